@@ -1,0 +1,9 @@
+"""URL routes of the Storyteller app."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("", include("characters.urls")),
+]

@@ -1,0 +1,1 @@
+"""One module per area of the engine, each registering the case kinds it runs."""
