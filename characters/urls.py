@@ -1,1 +1,7 @@
-urlpatterns: list = []
+from django.urls import path
+
+from characters import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+]

@@ -132,7 +132,7 @@ NODE_MODULES = BASE_DIR / "node_modules"
 STATICFILES_DIRS = [
     BASE_DIR / "static",
     ("vendor/htmx", NODE_MODULES / "htmx.org" / "dist"),
-    ("vendor/htmx-ext-ws", NODE_MODULES / "htmx-ext-ws"),
+    ("vendor/htmx-ext-ws", NODE_MODULES / "htmx-ext-ws" / "dist"),
 ]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
