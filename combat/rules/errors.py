@@ -9,7 +9,11 @@ from __future__ import annotations
 
 
 class RuleError(Exception):
-    """A step the rules refuse, e.g. ``RuleError("C9", "Overbid already used in this challenge")``."""
+    """A step the rules refuse.
+
+    ``RuleError("C9", "Overbid already used in this challenge")`` reads
+    "Overbid already used in this challenge (C9)".
+    """
 
     def __init__(self, rule: str, reason: str) -> None:
         self.rule = rule

@@ -91,7 +91,9 @@ def _same(key: str, want: Any, got: Any) -> bool:
     return want == got
 
 
-def check(case: Case, expect: Mapping[str, Any], observed: Mapping[str, Any], where: str = "") -> None:
+def check(
+    case: Case, expect: Mapping[str, Any], observed: Mapping[str, Any], where: str = ""
+) -> None:
     """Compare every key of ``expect`` (but ``refused``/``refused_start``) with ``observed``.
 
     ``lost`` compares as multisets per side, ``spent`` exactly per side named (zero counts
