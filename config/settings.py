@@ -13,6 +13,7 @@ from pathlib import Path
 import dj_database_url
 
 from config.env import envbool, envint, envlist, envstr
+from config.network import local_hostnames
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -24,8 +25,9 @@ if not SECRET_KEY:
 
     raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
 
-# On a laptop the app is reached from phones on the venue's wifi by LAN address.
-ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["*"] if DEBUG else [])
+# On a laptop phones reach the app by its LAN address; never "*", because the websocket
+# origin check (AllowedHostsOriginValidator) trusts exactly these hosts.
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", local_hostnames() if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [

@@ -46,7 +46,10 @@ def case_dirs() -> list[Path]:
     extra = os.environ.get("RULES_CASES_DIR", "")
     for part in extra.split(os.pathsep):
         if part.strip():
-            dirs.append(Path(part.strip()))
+            folder = Path(part.strip())
+            if not folder.is_dir():
+                raise FileNotFoundError(f"RULES_CASES_DIR names {folder}, which is not a folder")
+            dirs.append(folder)
     return dirs
 
 
