@@ -96,6 +96,8 @@ else:
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 20,
             },
+            # A file, not memory, so a test server thread sees the tests' data (browser tests).
+            "TEST": {"NAME": envstr("SQLITE_TEST_PATH", str(BASE_DIR / "var" / "test.sqlite3"))},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

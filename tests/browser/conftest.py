@@ -1,0 +1,102 @@
+"""Browser tests: Playwright drives Debian's chromium against the real ASGI app (uvicorn).
+
+No browser is ever downloaded: the tests launch /usr/bin/chromium headless, and are skipped,
+saying so, when it is not installed (``apt-get install chromium``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+CHROMIUM = Path("/usr/bin/chromium")
+SKIP_REASON = f"browser tests skipped: {CHROMIUM} not found (apt-get install chromium)"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/browser/" in item.nodeid:
+            item.add_marker(pytest.mark.browser)
+            if not CHROMIUM.exists():
+                item.add_marker(pytest.mark.skip(reason=SKIP_REASON))
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class _ThreadedServer(uvicorn.Server):
+    def install_signal_handlers(self) -> None:  # the test process keeps its own handlers
+        pass
+
+
+@pytest.fixture(scope="session")
+def live_url(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> Iterator[str]:
+    """The app served by uvicorn on a free loopback port, in a thread of this process."""
+    from config.asgi import application
+
+    port = _free_port()
+    server = _ThreadedServer(
+        uvicorn.Config(
+            application,
+            host="127.0.0.1",
+            port=port,
+            lifespan="off",
+            ws="websockets-sansio",
+            log_level="warning",
+        )
+    )
+    with django_db_blocker.unblock():  # type: ignore[attr-defined]
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start within 10 s")
+            time.sleep(0.05)
+        yield f"http://localhost:{port}"
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop in the test thread; the tests' own ORM calls
+    # (making the cast, flushing the database) are plain sync code, so Django's async guard
+    # must stand down for as long as the browser runs.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 390, "height": 844})  # type: ignore[attr-defined]
+    page = context.new_page()
+    yield page
+    context.close()
