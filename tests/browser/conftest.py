@@ -77,7 +77,8 @@ def live_url(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) ->
         thread.join(timeout=10)
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's loop must be gone before pytest-asyncio's tests run.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
