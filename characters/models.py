@@ -1,0 +1,359 @@
+"""Chronicles, character sheets, game nights and the per-night ledger.
+
+A sheet holds permanent values only. What a game night costs (traits lost, ability points and
+willpower spent, once-per-night uses, damage) is written to the ledger of that night, never by
+editing the sheet; current values are derived (see ``characters.selectors``).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+
+class Ruleset(models.TextChoices):
+    """The four rule profiles of RULES.md."""
+
+    MET_CLASSIC = "met_classic", "Mind's Eye Theatre (classic)"
+    MET_WEREWOLF = "met_werewolf", "Mind's Eye Theatre: Werewolf"
+    MET_BNS = "met_bns", "Mind's Eye Theatre: test pools"
+    WOD_DICE = "wod_dice", "World of Darkness dice"
+
+
+def default_options() -> dict[str, bool]:
+    """House rules with the RULES.md defaults (W2 abilities add; G4 Control decays)."""
+    return {"abilities_add": True, "control_decay": True}
+
+
+class Chronicle(models.Model):
+    name = models.CharField(max_length=120, unique=True)
+    ruleset = models.CharField(
+        max_length=20,
+        choices=Ruleset.choices,
+        default=Ruleset.MET_CLASSIC,
+        help_text="The ruleset its scenes use unless a scene picks another.",
+    )
+    options = models.JSONField(default=default_options, blank=True, help_text="House rules.")
+    storytellers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="chronicles_run", blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Creature(models.TextChoices):
+    VAMPIRE = "vampire", "Vampire"
+    WEREWOLF = "werewolf", "Werewolf"
+    MAGE = "mage", "Mage"
+    CHANGELING = "changeling", "Changeling"
+    WRAITH = "wraith", "Wraith"
+    MORTAL = "mortal", "Mortal"
+    GHOUL = "ghoul", "Ghoul"
+    KINFOLK = "kinfolk", "Kinfolk"
+    FERA = "fera", "Fera"
+    OTHER = "other", "Other"
+
+
+class Character(models.Model):
+    chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="characters")
+    name = models.CharField(max_length=120)
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="characters",
+    )
+    npc = models.BooleanField("NPC", default=False)
+    creature = models.CharField(max_length=20, choices=Creature.choices, default=Creature.MORTAL)
+    affiliation = models.CharField(max_length=80, blank=True, help_text="Clan, tribe, tradition…")
+    generation = models.PositiveSmallIntegerField(null=True, blank=True)
+    willpower = models.PositiveSmallIntegerField(default=0)
+    blood = models.PositiveSmallIntegerField(default=0, help_text="Blood pool (maximum).")
+    blood_per_turn = models.PositiveSmallIntegerField(
+        default=1, help_text="Blood that may be spent per turn (from the generation)."
+    )
+    rage = models.PositiveSmallIntegerField(default=0)
+    gnosis = models.PositiveSmallIntegerField(default=0)
+    nature = models.CharField(max_length=80, blank=True)
+    demeanor = models.CharField(max_length=80, blank=True)
+    narrator = models.CharField(max_length=120, blank=True)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["chronicle", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["chronicle", "name"], name="character_unique_name")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Category(models.TextChoices):
+    """Trait categories (RULES.md, Shared terms)."""
+
+    PHYSICAL = "physical", "Physical"
+    SOCIAL = "social", "Social"
+    MENTAL = "mental", "Mental"
+
+
+class Trait(models.Model):
+    """A named trait with a count (``Tough x2``), possibly negative (C5, W8)."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="traits")
+    category = models.CharField(max_length=10, choices=Category.choices)
+    name = models.CharField(max_length=80)
+    count = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
+    negative = models.BooleanField(default=False)
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["category", "negative", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["character", "category", "negative", "name"], name="trait_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} x{self.count}"
+
+
+class Ability(models.Model):
+    """An ability with its rating: MET ``Dodge x2`` and wod_dice dots share it."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="abilities")
+    name = models.CharField(max_length=80)
+    rating = models.PositiveSmallIntegerField(default=1)
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "abilities"
+        constraints = [models.UniqueConstraint(fields=["character", "name"], name="ability_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.rating}"
+
+
+class Power(models.Model):
+    """A discipline, gift or other power with its level (``Celerity: Alacrity``)."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="powers")
+    name = models.CharField(max_length=120)
+    level = models.PositiveSmallIntegerField(default=1)
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["character", "name"], name="power_unique")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Attribute(models.Model):
+    """wod_dice attributes in dots (Strength, Wits…) or met_bns values (Physical…)."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="attributes")
+    name = models.CharField(max_length=40)
+    value = models.PositiveSmallIntegerField(default=1)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["character", "name"], name="attribute_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.value}"
+
+
+class SheetEntry(models.Model):
+    """Lists the rules do not read: backgrounds, influences, merits, flaws…"""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="entries")
+    list_name = models.CharField(max_length=40)
+    name = models.CharField(max_length=120)
+    value = models.CharField(max_length=40, blank=True)
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["list_name", "name"]
+        verbose_name_plural = "sheet entries"
+
+    def __str__(self) -> str:
+        return f"{self.list_name}: {self.name}"
+
+
+class HealthLevel(models.Model):
+    """One level of a character's health track, with its boxes and wound penalty (D2)."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="health")
+    name = models.CharField(max_length=40)
+    boxes = models.PositiveSmallIntegerField(default=1)
+    penalty = models.SmallIntegerField(default=0)
+    order = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["order"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# Default tracks per ruleset: wod_dice is RULES.md D2; MET's follows the seeds.
+HEALTH_TRACKS: dict[str, list[tuple[str, int, int]]] = {
+    "wod_dice": [
+        ("Bruised", 1, 0),
+        ("Hurt", 1, -1),
+        ("Injured", 1, -1),
+        ("Wounded", 1, -2),
+        ("Mauled", 1, -2),
+        ("Crippled", 1, -5),
+        ("Incapacitated", 1, 0),
+    ],
+    "met": [("Healthy", 1, 0), ("Bruised", 1, 0), ("Wounded", 1, 0), ("Incapacitated", 1, 0)],
+}
+
+
+class DamageType(models.TextChoices):
+    BASHING = "bashing", "Bashing"
+    LETHAL = "lethal", "Lethal"
+    AGGRAVATED = "aggravated", "Aggravated"
+
+
+class Equipment(models.Model):
+    class Kind(models.TextChoices):
+        WEAPON = "weapon", "Weapon"
+        ARMOR = "armor", "Armor"
+        ITEM = "item", "Item"
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="equipment")
+    name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.ITEM)
+    bonus_traits = models.PositiveSmallIntegerField(default=0)
+    negative_traits = models.CharField(max_length=200, blank=True)
+    damage = models.PositiveSmallIntegerField(default=0, help_text="Damage dice or levels.")
+    damage_type = models.CharField(max_length=12, choices=DamageType.choices, blank=True)
+    difficulty = models.PositiveSmallIntegerField(null=True, blank=True)
+    range = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Yards.")
+    armor = models.PositiveSmallIntegerField(default=0, help_text="Armor rating (soak dice).")
+    concealable = models.BooleanField(default=False)
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["kind", "name"]
+        verbose_name_plural = "equipment"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ExperienceEntry(models.Model):
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="experience")
+    date = models.DateTimeField(null=True, blank=True)
+    change = models.IntegerField(default=0)
+    kind = models.CharField(max_length=20, blank=True)
+    reason = models.CharField(max_length=300, blank=True)
+    unspent = models.IntegerField(default=0)
+    earned = models.IntegerField(default=0)
+
+    class Meta:
+        ordering = ["date", "pk"]
+        verbose_name_plural = "experience entries"
+
+    def __str__(self) -> str:
+        return f"{self.change:+d} {self.reason}".strip()
+
+
+class GameNight(models.Model):
+    """One event of a chronicle; exactly one is open at a time."""
+
+    chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="game_nights")
+    number = models.PositiveIntegerField()
+    opened_at = models.DateTimeField(auto_now_add=True)
+    opened_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["chronicle", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["chronicle", "number"], name="game_night_number"),
+            models.UniqueConstraint(
+                fields=["chronicle"],
+                condition=Q(closed_at__isnull=True),
+                name="one_open_game_night",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.chronicle} · night {self.number}"
+
+
+class LedgerKind(models.TextChoices):
+    TRAIT_LOST = "trait_lost", "Trait lost"
+    TRAIT_REGAINED = "trait_regained", "Traits regained"
+    ABILITY_SPENT = "ability_spent", "Ability point spent"
+    WILLPOWER_SPENT = "willpower_spent", "Willpower spent"
+    BLOOD_SPENT = "blood_spent", "Blood spent"
+    RAGE_SPENT = "rage_spent", "Rage spent"
+    GNOSIS_SPENT = "gnosis_spent", "Gnosis spent"
+    HEALTH_DAMAGE = "health_damage", "Damage taken"
+    ONCE_PER_NIGHT = "once_per_night", "Once-per-night use"
+    REFRESH = "refresh", "Willpower, blood and health refreshed"
+
+
+# Kinds that reset when the next game night opens; the others last until a refresh.
+PER_NIGHT_KINDS = frozenset(
+    {
+        LedgerKind.TRAIT_LOST,
+        LedgerKind.TRAIT_REGAINED,
+        LedgerKind.ABILITY_SPENT,
+        LedgerKind.ONCE_PER_NIGHT,
+    }
+)
+
+
+class LedgerEntry(models.Model):
+    """One change to a character's current values during a game night.
+
+    Entries are never edited or deleted: a mistake is undone by a reversal, itself an entry.
+    """
+
+    game_night = models.ForeignKey(GameNight, on_delete=models.PROTECT, related_name="ledger")
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="ledger")
+    kind = models.CharField(max_length=20, choices=LedgerKind.choices)
+    subject = models.CharField(max_length=120, blank=True, help_text="Trait, ability or power.")
+    category = models.CharField(max_length=10, blank=True)
+    amount = models.IntegerField(default=1)
+    reason = models.CharField(max_length=300, blank=True)
+    source = models.CharField(max_length=120, blank=True, help_text='e.g. "challenge 12"')
+    reverses = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="reversed_by"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name_plural = "ledger entries"
+        indexes = [models.Index(fields=["character", "game_night"])]
+
+    def __str__(self) -> str:
+        what = f" {self.subject}" if self.subject else ""
+        return f"{self.get_kind_display()}{what} x{self.amount}"

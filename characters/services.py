@@ -1,0 +1,189 @@
+"""Writes to chronicles, game nights and the ledger.
+
+Every function runs in one transaction, locks the rows it changes, and raises
+:class:`LedgerError` with a message for people (changing nothing) when the request cannot be met.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from characters.models import (
+    Character,
+    Chronicle,
+    GameNight,
+    LedgerEntry,
+    LedgerKind,
+)
+from characters.selectors import current_values
+
+NO_OPEN_NIGHT = "No game night is open for {chronicle}: open one first."
+NIGHT_ALREADY_OPENED = "Game night {number} is no longer the open one; nothing was changed."
+NOT_ENOUGH = "{character} has only {have} current {what}; cannot spend {amount}."
+TRAIT_NOT_HELD = "{character} has no current {trait} ({category}) to lose."
+ALREADY_REVERSED = "This entry was already reversed."
+CANNOT_REVERSE_REVERSAL = "A reversal cannot itself be reversed; record a new entry instead."
+CANNOT_REVERSE_REFRESH = "A refresh cannot be reversed; record the spending again instead."
+REASON_REQUIRED = "Say why the entry is reversed."
+AMOUNT_POSITIVE = "The amount must be a whole number of at least 1."
+
+
+class LedgerError(Exception):
+    """A ledger change refused, with a message for the storyteller or player."""
+
+
+def game_night_open(
+    *, chronicle: Chronicle, by: AbstractBaseUser | None, expected_number: int | None = None
+) -> GameNight:
+    """Close the open game night (if any) and open the next; nothing is deleted.
+
+    ``expected_number`` is the open night's number the storyteller saw: a double tap or a
+    second storyteller pressing the same button finds it closed and changes nothing.
+    """
+    with transaction.atomic():
+        Chronicle.objects.select_for_update().get(pk=chronicle.pk)
+        current = GameNight.objects.filter(chronicle=chronicle, closed_at__isnull=True).first()
+        if expected_number is not None and (current is None or current.number != expected_number):
+            raise LedgerError(NIGHT_ALREADY_OPENED.format(number=expected_number))
+        if current is not None:
+            current.closed_at = timezone.now()
+            current.save(update_fields=["closed_at"])
+        last = GameNight.objects.filter(chronicle=chronicle).aggregate(n=Max("number"))["n"]
+        return GameNight.objects.create(chronicle=chronicle, number=(last or 0) + 1, opened_by=by)
+
+
+def _open_night(chronicle: Chronicle) -> GameNight:
+    night = (
+        GameNight.objects.select_for_update()
+        .filter(chronicle=chronicle, closed_at__isnull=True)
+        .first()
+    )
+    if night is None:
+        raise LedgerError(NO_OPEN_NIGHT.format(chronicle=chronicle))
+    return night
+
+
+def game_night_refresh(*, chronicle: Chronicle, by: AbstractBaseUser | None) -> int:
+    """Refresh willpower, blood and health of every character in one bulk action.
+
+    Recorded like any other change (RULES.md, Shared terms): one ``refresh`` entry each.
+    Returns the number of characters refreshed.
+    """
+    with transaction.atomic():
+        night = _open_night(chronicle)
+        ids = list(
+            Character.objects.select_for_update()
+            .filter(chronicle=chronicle)
+            .values_list("pk", flat=True)
+        )
+        LedgerEntry.objects.bulk_create(
+            LedgerEntry(
+                game_night=night,
+                character_id=pk,
+                kind=LedgerKind.REFRESH,
+                amount=0,
+                reason="Start of game night refresh",
+                created_by=by,
+            )
+            for pk in ids
+        )
+        return len(ids)
+
+
+def ledger_spend(
+    *,
+    character: Character,
+    kind: str,
+    by: AbstractBaseUser | None,
+    subject: str = "",
+    category: str = "",
+    amount: int = 1,
+    reason: str = "",
+    source: str = "",
+) -> LedgerEntry:
+    """Record a cost in the open game night: a lost trait, spent willpower or ability…
+
+    Refuses (changing nothing) what the character does not currently have.
+    """
+    if not isinstance(amount, int) or amount < 1:
+        raise LedgerError(AMOUNT_POSITIVE)
+    with transaction.atomic():
+        locked = Character.objects.select_for_update().get(pk=character.pk)
+        night = _open_night(locked.chronicle)
+        now = current_values(locked)
+        _check_affordable(locked, now, kind, subject, category, amount)
+        return LedgerEntry.objects.create(
+            game_night=night,
+            character=locked,
+            kind=kind,
+            subject=subject,
+            category=category,
+            amount=amount,
+            reason=reason,
+            source=source,
+            created_by=by,
+        )
+
+
+_POOLS = {
+    LedgerKind.WILLPOWER_SPENT: "willpower",
+    LedgerKind.BLOOD_SPENT: "blood",
+    LedgerKind.RAGE_SPENT: "rage",
+    LedgerKind.GNOSIS_SPENT: "gnosis",
+}
+
+
+def _check_affordable(
+    character: Character, now: dict, kind: str, subject: str, category: str, amount: int
+) -> None:
+    if kind in _POOLS:
+        what = _POOLS[LedgerKind(kind)]
+        have = now[what]
+        if have < amount:
+            raise LedgerError(
+                NOT_ENOUGH.format(character=character, have=have, what=what, amount=amount)
+            )
+    elif kind == LedgerKind.TRAIT_LOST:
+        have = now["traits"].get(category, {}).get(subject, 0)
+        if have < amount:
+            raise LedgerError(
+                TRAIT_NOT_HELD.format(character=character, trait=subject, category=category)
+            )
+    elif kind == LedgerKind.ABILITY_SPENT:
+        have = now["abilities"].get(subject, 0)
+        if have < amount:
+            raise LedgerError(
+                NOT_ENOUGH.format(
+                    character=character, have=have, what=f"{subject} points", amount=amount
+                )
+            )
+
+
+def ledger_reverse(*, entry: LedgerEntry, by: AbstractBaseUser | None, reason: str) -> LedgerEntry:
+    """Undo an entry with a reason; the reversal is itself an entry of the open night."""
+    if not reason.strip():
+        raise LedgerError(REASON_REQUIRED)
+    with transaction.atomic():
+        locked = LedgerEntry.objects.select_for_update().get(pk=entry.pk)
+        if locked.reverses_id is not None:
+            raise LedgerError(CANNOT_REVERSE_REVERSAL)
+        if locked.kind == LedgerKind.REFRESH:
+            raise LedgerError(CANNOT_REVERSE_REFRESH)
+        if LedgerEntry.objects.filter(reverses=locked).exists():
+            raise LedgerError(ALREADY_REVERSED)
+        night = _open_night(locked.character.chronicle)
+        return LedgerEntry.objects.create(
+            game_night=night,
+            character_id=locked.character_id,
+            kind=locked.kind,
+            subject=locked.subject,
+            category=locked.category,
+            amount=-locked.amount,
+            reason=reason.strip(),
+            source=f"reverses entry {locked.pk}",
+            reverses=locked,
+            created_by=by,
+        )
