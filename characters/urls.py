@@ -4,4 +4,16 @@ from characters import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("characters/<int:pk>/", views.character_sheet, name="character"),
+    path("characters/<int:pk>/print/", views.character_print, name="character_print"),
+    path("chronicles/<int:pk>/", views.chronicle_desk, name="chronicle"),
+    path("chronicles/<int:pk>/nights/open/", views.game_night_open, name="game_night_open"),
+    path(
+        "chronicles/<int:pk>/nights/refresh/", views.game_night_refresh, name="game_night_refresh"
+    ),
+    path(
+        "chronicles/<int:pk>/ledger/<int:entry_pk>/reverse/",
+        views.ledger_reverse,
+        name="ledger_reverse",
+    ),
 ]

@@ -1,0 +1,223 @@
+"""Django admin: the admins' home for sheets.
+
+Storytellers are staff users in the Storytellers group; every page is scoped to the chronicles
+they run (superusers see all). The ledger is read-only: it changes through game-night actions
+and reversals, never by editing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+
+from characters import services
+from characters.models import (
+    Ability,
+    Attribute,
+    Character,
+    Chronicle,
+    Equipment,
+    ExperienceEntry,
+    GameNight,
+    HealthLevel,
+    LedgerEntry,
+    Power,
+    SheetEntry,
+    Trait,
+)
+from characters.selectors import chronicles_run_by
+
+
+def _runs(request: HttpRequest, chronicle_id: int | None) -> bool:
+    if request.user.is_superuser:
+        return True
+    return (
+        chronicle_id is not None
+        and chronicles_run_by(request.user).filter(pk=chronicle_id).exists()
+    )
+
+
+class ChronicleScopedAdmin(admin.ModelAdmin):
+    """Rows of chronicles the storyteller runs only; FK choices limited the same way."""
+
+    chronicle_path = "chronicle"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        qs = super().get_queryset(request)
+        if request.user.is_superuser:
+            return qs
+        return qs.filter(**{f"{self.chronicle_path}__storytellers": request.user}).distinct()
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "chronicle" and not request.user.is_superuser:
+            kwargs["queryset"] = chronicles_run_by(request.user)
+        if db_field.name == "character" and not request.user.is_superuser:
+            kwargs["queryset"] = Character.objects.filter(chronicle__storytellers=request.user)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class SheetInline(admin.TabularInline):
+    extra = 0
+
+
+class TraitInline(SheetInline):
+    model = Trait
+    fields = ("category", "name", "count", "negative", "note")
+
+
+class AbilityInline(SheetInline):
+    model = Ability
+
+
+class PowerInline(SheetInline):
+    model = Power
+
+
+class AttributeInline(SheetInline):
+    model = Attribute
+
+
+class HealthLevelInline(SheetInline):
+    model = HealthLevel
+
+
+class EquipmentInline(SheetInline):
+    model = Equipment
+    fields = (
+        "name",
+        "kind",
+        "bonus_traits",
+        "damage",
+        "damage_type",
+        "difficulty",
+        "range",
+        "armor",
+        "note",
+    )
+
+
+class SheetEntryInline(SheetInline):
+    model = SheetEntry
+
+
+class ExperienceInline(SheetInline):
+    model = ExperienceEntry
+
+
+class LedgerInline(admin.TabularInline):
+    model = LedgerEntry
+    fk_name = "character"
+    extra = 0
+    can_delete = False
+    fields = ("created_at", "game_night", "kind", "subject", "category", "amount", "reason")
+    readonly_fields = fields
+    ordering = ("-pk",)
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Character)
+class CharacterAdmin(ChronicleScopedAdmin):
+    list_display = ("name", "chronicle", "creature", "affiliation", "player", "npc")
+    list_filter = ("chronicle", "creature", "npc", ("player", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("name", "affiliation", "player__username", "notes")
+    list_select_related = ("chronicle", "player")
+    inlines = (
+        TraitInline,
+        AbilityInline,
+        PowerInline,
+        AttributeInline,
+        HealthLevelInline,
+        EquipmentInline,
+        SheetEntryInline,
+        ExperienceInline,
+        LedgerInline,
+    )
+    fieldsets = (
+        (None, {"fields": ("chronicle", "name", "player", "npc", "creature", "affiliation")}),
+        (
+            "Pools",
+            {"fields": ("generation", "willpower", "blood", "blood_per_turn", "rage", "gnosis")},
+        ),
+        ("Story", {"fields": ("nature", "demeanor", "narrator", "notes")}),
+    )
+
+
+@admin.register(Chronicle)
+class ChronicleAdmin(admin.ModelAdmin):
+    list_display = ("name", "ruleset", "character_count")
+    search_fields = ("name",)
+    filter_horizontal = ("storytellers",)
+    actions = ("open_next_game_night", "refresh_pools")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return chronicles_run_by(request.user).annotate(character_count=Count("characters"))
+
+    @admin.display(ordering="character_count", description="characters")
+    def character_count(self, obj: Chronicle) -> int:
+        return obj.character_count  # type: ignore[attr-defined]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        allowed = super().has_change_permission(request, obj)
+        return allowed and (obj is None or _runs(request, obj.pk))
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        if not change:  # whoever creates a chronicle runs it, or it would vanish from view
+            form.instance.storytellers.add(request.user)
+
+    @admin.action(description="Open the next game night")
+    def open_next_game_night(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for chronicle in queryset:
+            night = services.game_night_open(chronicle=chronicle, by=request.user)
+            self.message_user(request, f"{chronicle}: game night {night.number} is open.")
+
+    @admin.action(description="Refresh willpower, blood and health")
+    def refresh_pools(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for chronicle in queryset:
+            try:
+                count = services.game_night_refresh(chronicle=chronicle, by=request.user)
+            except services.LedgerError as error:
+                self.message_user(request, str(error), messages.ERROR)
+            else:
+                self.message_user(request, f"{chronicle}: {count} characters refreshed.")
+
+
+@admin.register(GameNight)
+class GameNightAdmin(ChronicleScopedAdmin):
+    list_display = ("chronicle", "number", "opened_at", "closed_at")
+    list_filter = ("chronicle",)
+    readonly_fields = ("chronicle", "number", "opened_at", "opened_by", "closed_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(LedgerEntry)
+class LedgerEntryAdmin(ChronicleScopedAdmin):
+    chronicle_path = "character__chronicle"
+    list_display = ("created_at", "character", "kind", "subject", "amount", "reason", "reverses")
+    list_filter = ("kind", "game_night__chronicle")
+    search_fields = ("character__name", "subject", "reason")
+    list_select_related = ("character", "reverses", "game_night")
+    readonly_fields = [f.name for f in LedgerEntry._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

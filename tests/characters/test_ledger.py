@@ -1,0 +1,123 @@
+"""Game nights and the ledger: costs are recorded, never edited into the sheet."""
+
+from __future__ import annotations
+
+import pytest
+
+from characters import services
+from characters.models import GameNight, LedgerEntry, Trait
+from characters.selectors import current_values
+from tests.factories import AbilityFactory, CharacterFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_records_a_lost_trait_without_touching_the_sheet(character, storyteller) -> None:
+    services.ledger_spend(
+        character=character,
+        kind="trait_lost",
+        subject="Charismatic",
+        category="social",
+        by=storyteller,
+    )
+    assert Trait.objects.get(character=character, name="Charismatic").count == 3
+    now = current_values(character)
+    assert now["traits"]["social"]["Charismatic"] == 2
+    assert now["permanent_traits"]["social"]["Charismatic"] == 3
+
+
+def test_it_refuses_to_lose_a_trait_the_character_no_longer_has(character, storyteller) -> None:
+    for _ in range(2):
+        services.ledger_spend(
+            character=character, kind="trait_lost", subject="Quick", category="physical", by=None
+        )
+    with pytest.raises(services.LedgerError, match="no current Quick"):
+        services.ledger_spend(
+            character=character, kind="trait_lost", subject="Quick", category="physical", by=None
+        )
+    assert LedgerEntry.objects.filter(character=character).count() == 2
+
+
+def test_it_refuses_willpower_the_character_does_not_have(character) -> None:
+    services.ledger_spend(character=character, kind="willpower_spent", amount=3, by=None)
+    with pytest.raises(services.LedgerError, match="only 0 current willpower"):
+        services.ledger_spend(character=character, kind="willpower_spent", by=None)
+    assert current_values(character)["willpower"] == 0
+
+
+@pytest.mark.parametrize("amount", [0, -2])
+def test_it_refuses_an_amount_below_one(character, amount) -> None:
+    with pytest.raises(services.LedgerError, match="at least 1"):
+        services.ledger_spend(character=character, kind="willpower_spent", amount=amount, by=None)
+    assert not LedgerEntry.objects.exists()
+
+
+def test_it_resets_lost_traits_and_spent_abilities_with_the_next_night(
+    character, chronicle, storyteller
+) -> None:
+    AbilityFactory(character=character, name="Expression", rating=2)
+    services.ledger_spend(
+        character=character, kind="trait_lost", subject="Quick", category="physical", by=None
+    )
+    services.ledger_spend(character=character, kind="ability_spent", subject="Expression", by=None)
+    services.ledger_spend(character=character, kind="willpower_spent", by=None)
+
+    night = services.game_night_open(chronicle=chronicle, by=storyteller, expected_number=1)
+
+    assert night.number == 2
+    now = current_values(character)
+    assert now["traits"]["physical"]["Quick"] == 2
+    assert now["abilities"]["Expression"] == 2
+    assert now["willpower"] == 2, "willpower waits for the storyteller's refresh"
+    assert LedgerEntry.objects.filter(character=character).count() == 3, "nothing deleted"
+    assert GameNight.objects.filter(chronicle=chronicle).count() == 2
+
+
+def test_it_refreshes_willpower_blood_and_health_in_one_bulk_action(
+    character, chronicle, storyteller, django_assert_max_num_queries
+) -> None:
+    CharacterFactory.create_batch(20, chronicle=chronicle)
+    services.ledger_spend(character=character, kind="willpower_spent", amount=2, by=None)
+    services.ledger_spend(character=character, kind="health_damage", amount=2, by=None)
+    with django_assert_max_num_queries(8):
+        count = services.game_night_refresh(chronicle=chronicle, by=storyteller)
+    assert count == 21
+    now = current_values(character)
+    assert (now["willpower"], now["damage"]) == (3, 0)
+    assert LedgerEntry.objects.filter(kind="refresh").count() == 21
+
+
+def test_it_opens_a_night_only_once_for_a_double_tap(chronicle, storyteller) -> None:
+    services.game_night_open(chronicle=chronicle, by=storyteller, expected_number=1)
+    with pytest.raises(services.LedgerError, match="no longer the open one"):
+        services.game_night_open(chronicle=chronicle, by=storyteller, expected_number=1)
+    assert GameNight.objects.filter(chronicle=chronicle).count() == 2
+
+
+def test_it_reverses_an_entry_with_a_reason_and_records_the_reversal(
+    character, storyteller
+) -> None:
+    entry = services.ledger_spend(
+        character=character, kind="trait_lost", subject="Quick", category="physical", by=None
+    )
+    reversal = services.ledger_reverse(entry=entry, by=storyteller, reason="wrong target")
+    assert reversal.reverses == entry
+    assert reversal.amount == -1
+    assert current_values(character)["traits"]["physical"]["Quick"] == 2
+    with pytest.raises(services.LedgerError, match="already reversed"):
+        services.ledger_reverse(entry=entry, by=storyteller, reason="again")
+    with pytest.raises(services.LedgerError, match="cannot itself be reversed"):
+        services.ledger_reverse(entry=reversal, by=storyteller, reason="undo the undo")
+
+
+def test_it_wants_a_reason_to_reverse(character, storyteller) -> None:
+    entry = services.ledger_spend(character=character, kind="willpower_spent", by=None)
+    with pytest.raises(services.LedgerError, match="Say why"):
+        services.ledger_reverse(entry=entry, by=storyteller, reason="  ")
+    assert LedgerEntry.objects.count() == 1
+
+
+def test_it_refuses_to_spend_without_an_open_night(character, chronicle) -> None:
+    GameNight.objects.filter(chronicle=chronicle).update(closed_at="2026-01-01T00:00Z")
+    with pytest.raises(services.LedgerError, match="No game night is open"):
+        services.ledger_spend(character=character, kind="willpower_spent", by=None)

@@ -1,0 +1,64 @@
+"""The named cast every test can call on."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from characters.models import Character, Chronicle
+from tests.factories import (
+    CharacterFactory,
+    ChronicleFactory,
+    GameNightFactory,
+    StorytellerFactory,
+    TraitFactory,
+    UserFactory,
+)
+
+
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def storyteller(db):  # runs the chronicle
+    return StorytellerFactory(username="st")
+
+
+@pytest.fixture
+def player(db):  # plays Janet in that chronicle
+    return UserFactory(username="janet_player")
+
+
+@pytest.fixture
+def other_player(db):  # plays someone else and must see nothing of Janet
+    return UserFactory(username="cody_player")
+
+
+@pytest.fixture
+def visitor() -> Client:  # an anonymous browser
+    return Client()
+
+
+@pytest.fixture
+def chronicle(storyteller) -> Chronicle:
+    chronicle = ChronicleFactory(name="Chronicle of Tests")
+    chronicle.storytellers.add(storyteller)
+    GameNightFactory(chronicle=chronicle, number=1)
+    return chronicle
+
+
+@pytest.fixture
+def character(chronicle, player) -> Character:
+    janet = CharacterFactory(chronicle=chronicle, name="Janet", player=player, willpower=3)
+    TraitFactory(character=janet, category="social", name="Charismatic", count=3)
+    TraitFactory(character=janet, category="physical", name="Quick", count=2)
+    TraitFactory(character=janet, category="social", name="Tactless", negative=True)
+    return janet
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client

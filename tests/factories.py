@@ -1,0 +1,91 @@
+"""Factories for every model the tests need (factory_boy)."""
+
+from __future__ import annotations
+
+import factory
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from characters import models
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    password = factory.django.Password("pw-for-tests")
+
+
+class StorytellerFactory(UserFactory):
+    is_staff = True
+
+    @factory.post_generation
+    def storytellers_group(self, create: bool, extracted: object, **kwargs: object) -> None:
+        if create:
+            self.groups.add(Group.objects.get(name="Storytellers"))
+
+
+class ChronicleFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Chronicle
+
+    name = factory.Sequence(lambda n: f"Chronicle {n}")
+    ruleset = "met_classic"
+
+
+class CharacterFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Character
+
+    chronicle = factory.SubFactory(ChronicleFactory)
+    name = factory.Sequence(lambda n: f"Character {n}")
+    player = factory.SubFactory(UserFactory)
+    creature = "vampire"
+    willpower = 4
+    blood = 10
+
+
+class TraitFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Trait
+
+    character = factory.SubFactory(CharacterFactory)
+    category = "physical"
+    name = factory.Sequence(lambda n: f"Trait{n}")
+    count = 1
+
+
+class AbilityFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Ability
+
+    character = factory.SubFactory(CharacterFactory)
+    name = factory.Sequence(lambda n: f"Ability{n}")
+    rating = 2
+
+
+class PowerFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Power
+
+    character = factory.SubFactory(CharacterFactory)
+    name = factory.Sequence(lambda n: f"Power{n}")
+
+
+class EquipmentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Equipment
+
+    character = factory.SubFactory(CharacterFactory)
+    name = factory.Sequence(lambda n: f"Item{n}")
+
+
+class GameNightFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.GameNight
+
+    chronicle = factory.SubFactory(ChronicleFactory)
+    number = factory.Sequence(lambda n: n + 1)
