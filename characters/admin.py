@@ -14,6 +14,7 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
 from characters import services
+from characters.admin_io import export_characters_action, grapevine_upload_view
 from characters.models import (
     Ability,
     Attribute,
@@ -130,6 +131,7 @@ class CharacterAdmin(ChronicleScopedAdmin):
     list_filter = ("chronicle", "creature", "npc", ("player", admin.RelatedOnlyFieldListFilter))
     search_fields = ("name", "affiliation", "player__username", "notes")
     list_select_related = ("chronicle", "player")
+    actions = (export_characters_action,)
     inlines = (
         TraitInline,
         AbilityInline,
@@ -153,13 +155,31 @@ class CharacterAdmin(ChronicleScopedAdmin):
 
 @admin.register(Chronicle)
 class ChronicleAdmin(admin.ModelAdmin):
-    list_display = ("name", "ruleset", "character_count")
+    list_display = ("name", "ruleset", "character_count", "import_link")
     search_fields = ("name",)
     filter_horizontal = ("storytellers",)
     actions = ("open_next_game_night", "refresh_pools")
+    list_display_links = ("name",)
+
+    def get_urls(self) -> list:
+        from django.urls import path
+
+        upload = self.admin_site.admin_view(grapevine_upload_view)
+        return [
+            path("<int:chronicle_id>/grapevine/", upload, name="characters_chronicle_grapevine"),
+            *super().get_urls(),
+        ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return chronicles_run_by(request.user).annotate(character_count=Count("characters"))
+
+    @admin.display(description="Grapevine")
+    def import_link(self, obj: Chronicle) -> str:
+        from django.urls import reverse
+        from django.utils.html import format_html
+
+        url = reverse("admin:characters_chronicle_grapevine", args=[obj.pk])
+        return format_html('<a href="{}">Import a .gex file</a>', url)
 
     @admin.display(ordering="character_count", description="characters")
     def character_count(self, obj: Chronicle) -> int:

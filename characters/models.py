@@ -61,6 +61,13 @@ class Creature(models.TextChoices):
     OTHER = "other", "Other"
 
 
+def blood_per_turn(generation: int | None) -> int:
+    """Blood a vampire may spend in one turn, by generation (the C5 limit on blood traits)."""
+    if generation is None or generation >= 10:
+        return 1
+    return {9: 2, 8: 3, 7: 4, 6: 6, 5: 8}.get(generation, 10)
+
+
 class Character(models.Model):
     chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="characters")
     name = models.CharField(max_length=120)

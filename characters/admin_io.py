@@ -1,0 +1,66 @@
+"""Admin pieces for moving sheets in and out: the JSON export action, the Grapevine upload."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import slugify
+
+from characters.grapevine import GrapevineError, parse_grapevine
+from characters.selectors import chronicles_run_by
+from characters.sheet_io import chronicle_export, sheets_write
+
+
+@admin.action(description="Export selected characters as JSON")
+def export_characters_action(
+    modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet
+) -> HttpResponse:
+    document = chronicle_export(characters=queryset)
+    response = HttpResponse(
+        json.dumps(document, indent=2), content_type="application/json; charset=utf-8"
+    )
+    response["Content-Disposition"] = 'attachment; filename="characters.json"'
+    return response
+
+
+class GrapevineUploadForm(forms.Form):
+    file = forms.FileField(help_text="A Grapevine 3 chronicle file (.gex)")
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data["file"]
+        limit = settings.GRAPEVINE_MAX_BYTES
+        if upload.size > limit:
+            raise forms.ValidationError(
+                f"The file is {upload.size} bytes; the limit is {limit} bytes."
+            )
+        try:
+            self.sheets = parse_grapevine(upload.read(), max_bytes=limit)
+        except GrapevineError as error:
+            raise forms.ValidationError(f"{error}. Nothing was imported.") from None
+        return upload
+
+
+def grapevine_upload_view(request: HttpRequest, chronicle_id: int) -> HttpResponse:
+    """Upload a .gex into a chronicle the storyteller runs (admin URL, staff only)."""
+    chronicle = get_object_or_404(chronicles_run_by(request.user), pk=chronicle_id)
+    form = GrapevineUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        report = sheets_write(chronicle=chronicle, sheets=form.sheets)
+        messages.success(request, f"{chronicle}: {report}.")
+        for player in report.unknown_players:
+            messages.warning(request, f"No user named {slugify(player)!r}: left without player.")
+        return redirect("admin:characters_character_changelist")
+    context = {
+        **admin.site.each_context(request),
+        "form": form,
+        "chronicle": chronicle,
+        "title": f"Import a Grapevine file into {chronicle}",
+    }
+    return render(request, "admin/characters/grapevine_upload.html", context)

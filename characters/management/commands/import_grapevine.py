@@ -1,0 +1,40 @@
+"""Import a Grapevine 3 chronicle file (.gex) into a chronicle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from characters.grapevine import GrapevineError, parse_grapevine
+from characters.models import Chronicle
+from characters.sheet_io import sheets_write
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a Grapevine 3 file (.gex): every character is created or updated by name in "
+        "the chronicle (made if it does not exist). A broken file imports nothing. "
+        "For the JSON of export_characters use import_characters."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--chronicle", required=True, help="chronicle name")
+
+    def handle(self, *args: Any, file: Path, chronicle: str, **options: Any) -> None:
+        try:
+            data = file.read_bytes()
+        except OSError as error:
+            raise CommandError(f"cannot read {file}: {error.strerror}") from None
+        try:
+            sheets = parse_grapevine(data, max_bytes=settings.GRAPEVINE_MAX_BYTES)
+        except GrapevineError as error:
+            raise CommandError(f"{file}: {error}; nothing was imported") from None
+        target, _ = Chronicle.objects.get_or_create(name=chronicle)
+        report = sheets_write(chronicle=target, sheets=sheets)
+        self.stdout.write(str(report))
+        for player in report.unknown_players:
+            self.stderr.write(f"no user named {player!r}: the character was left without player")
