@@ -1,0 +1,258 @@
+"""G1-G9: grapples, driven one step at a time.
+
+A :class:`Grapple` holds who is the Grappler, who the Victim, and the Control. Steps return a
+new Grapple or raise :class:`RuleError`; rolls are made by the caller and passed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from enum import Enum
+from typing import Any
+
+from combat.rules.errors import RuleError
+
+GRAPPLE_DIFFICULTY = 6  # G3
+
+
+class Over(Enum):
+    """G5: how a grapple ended."""
+
+    FREE = "free"
+    PINNED = "pinned"
+    RELEASED = "released"
+
+
+class Intent(Enum):
+    """G2: what the Victim does on the Grappler's resolution."""
+
+    RESIST = "resist"
+    REVERSE = "reverse"
+
+
+class Effect(Enum):
+    """G6: effects and their cost in Control (None: all Control, or set by the storyteller)."""
+
+    PIN = "pin"
+    DISARM = "disarm"
+    SHRUG_OFF = "shrug_off"
+    HOSTAGE_BLOCK = "hostage_block"
+    DROP = "drop"
+    SLAM = "slam"
+    THROW = "throw"
+    PROP = "prop"
+    CLINCH = "clinch"
+    CRACK = "crack"
+    ACTION = "action"
+
+    @property
+    def cost(self) -> int | None:
+        return EFFECT_COSTS[self]
+
+
+EFFECT_COSTS: dict[Effect, int | None] = {
+    Effect.PIN: 10,
+    Effect.DISARM: 5,
+    Effect.SHRUG_OFF: 1,
+    Effect.HOSTAGE_BLOCK: 2,
+    Effect.DROP: 2,
+    Effect.SLAM: 3,
+    Effect.THROW: None,
+    Effect.PROP: 5,
+    Effect.CLINCH: 1,
+    Effect.CRACK: 4,
+    Effect.ACTION: None,
+}
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A damage pool rolled at difficulty 6 and soakable (G6 with D11, D12)."""
+
+    type: str
+    pool: int
+
+
+@dataclass(frozen=True)
+class Grapple:
+    grappler: str
+    victim: str
+    control: int
+    strength: tuple[tuple[str, int], ...] = ()
+    over: Over | None = None
+    may_perform_effect: bool = True
+    sustained_this_round: bool = False
+    control_decay: bool = True  # G4 profile option: on by default
+    victim_prone: bool = False
+    last_damage: Damage | None = None
+    thrown_yards: int | None = None
+
+    # -- starting --------------------------------------------------------------------
+    @classmethod
+    def start(
+        cls,
+        *,
+        attacker: str,
+        defender: str,
+        attacker_successes: int,
+        defender_successes: int,
+        grappling: str,
+        strength: dict[str, int] | None = None,
+        control_decay: bool = True,
+    ) -> Grapple:
+        """G1 (with D10): the side with more successes, if it was the one grappling, becomes
+        the Grappler with Control = the difference; otherwise the grapple never starts and
+        the result is already over (``Over.FREE``)."""
+        names = {"attacker": attacker, "defender": defender}
+        if grappling not in names:
+            raise RuleError("G1", "Say which side used the grapple: attacker or defender.")
+        scores = {"attacker": attacker_successes, "defender": defender_successes}
+        other = "defender" if grappling == "attacker" else "attacker"
+        margin = scores[grappling] - scores[other]
+        base = cls(
+            grappler=names[grappling],
+            victim=names[other],
+            control=max(margin, 0),
+            strength=tuple(sorted((strength or {}).items())),
+            control_decay=control_decay,
+        )
+        return base if margin > 0 else replace(base, over=Over.FREE, may_perform_effect=False)
+
+    def _strength(self, who: str) -> int:
+        return dict(self.strength).get(who, 0)
+
+    def _running(self, rule: str) -> None:
+        if self.over is not None:
+            raise RuleError(rule, f"The grapple is over ({self.over.value}).")
+
+    def _after(self, control: int, **changes: Any) -> Grapple:
+        if control <= 0:
+            return replace(self, control=0, over=Over.FREE, may_perform_effect=False, **changes)
+        return replace(self, control=control, **changes)
+
+    # -- steps -----------------------------------------------------------------------
+    def roll(self, *, grappler: int, victim: int, intent: Intent = Intent.RESIST) -> Grapple:
+        """G3: both roll grapple pools; the higher has the lower's successes taken off.
+        Grappler higher: Control + remaining and one effect may follow. Victim higher and
+        resisting: Control - remaining. Reversing needs remaining >= 2 x Control to swap
+        roles (Control + remaining - 2 x Control); otherwise nothing changes."""
+        self._running("G3")
+        cleared = replace(
+            self,
+            sustained_this_round=True,
+            may_perform_effect=False,
+            last_damage=None,
+            thrown_yards=None,
+        )
+        if grappler > victim:
+            return replace(
+                cleared, control=self.control + grappler - victim, may_perform_effect=True
+            )
+        if victim == grappler:
+            return cleared
+        remaining = victim - grappler
+        if intent is Intent.RESIST:
+            return cleared._after(self.control - remaining)
+        if remaining >= 2 * self.control:
+            return replace(
+                cleared,
+                grappler=self.victim,
+                victim=self.grappler,
+                control=self.control + remaining - 2 * self.control,
+            )
+        return cleared
+
+    def effect(self, effect: Effect, *, cost: int | None = None) -> Grapple:
+        """G6: one effect after the Grappler won its roll, paid for in Control."""
+        self._running("G6")
+        if not self.may_perform_effect:
+            raise RuleError("G6", "An effect follows only a roll the Grappler won.")
+        if effect is Effect.ACTION:
+            if cost is None or not 2 <= cost <= 6:
+                raise RuleError("G6", "The storyteller sets a cost from 2 to 6 for an Action.")
+            price = cost
+        elif effect is Effect.THROW:
+            price = self.control
+        else:
+            price = EFFECT_COSTS[effect] or 0
+        if price > self.control:
+            raise RuleError(
+                "G6",
+                f"{effect.value.replace('_', ' ').title()} costs {price} Control; "
+                f"the Grappler has {self.control}.",
+            )
+        remaining = self.control - price
+        strength = self._strength(self.grappler)
+        done = replace(self, may_perform_effect=False, last_damage=None, thrown_yards=None)
+        if effect is Effect.PIN:
+            return replace(done, control=remaining, over=Over.PINNED)
+        if effect is Effect.THROW:
+            thrown = replace(done, thrown_yards=strength + self.control, victim_prone=False)
+            return replace(thrown, control=0, over=Over.FREE)
+        damage = {
+            Effect.SLAM: Damage("bashing", strength + remaining),
+            Effect.CLINCH: Damage("bashing", strength + remaining // 2),
+            Effect.CRACK: Damage("lethal", strength + remaining // 2),
+        }.get(effect)
+        prone = effect in {Effect.DROP, Effect.SLAM} or self.victim_prone
+        return done._after(remaining, last_damage=damage, victim_prone=prone)
+
+    def assist(self, *, side: str, successes: int) -> Grapple:
+        """G7: a third party's successes; +1 Control per 2 for the Grappler, -1 per 2 for the
+        Victim (rounded down)."""
+        self._running("G7")
+        if side not in {"grappler", "victim"}:
+            raise RuleError("G7", "A helper joins the grappler or the victim.")
+        change = successes // 2
+        return self._after(self.control + change if side == "grappler" else self.control - change)
+
+    def end_round(self) -> Grapple:
+        """G4: at the end of a round in which it was sustained, Control - 1 (profile option)."""
+        self._running("G4")
+        decay = 1 if self.control_decay else 0
+        return replace(self, sustained_this_round=False)._after(self.control - decay)
+
+    def release(self) -> Grapple:
+        """G5: the Grappler lets go."""
+        self._running("G5")
+        return replace(self, over=Over.RELEASED, may_perform_effect=False)
+
+    def relent(self) -> Grapple:
+        """G5: the Victim gives in and is pinned."""
+        self._running("G5")
+        return replace(self, over=Over.PINNED, may_perform_effect=False)
+
+    # -- persistence -----------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["over"] = self.over.value if self.over else None
+        data["strength"] = dict(self.strength)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Grapple:
+        data = dict(data)
+        data["over"] = Over(data["over"]) if data.get("over") else None
+        data["strength"] = tuple(sorted(data.get("strength", {}).items()))
+        damage = data.get("last_damage")
+        data["last_damage"] = Damage(**damage) if damage else None
+        return cls(**data)
+
+
+def single_effect(grapple: Grapple, effect: Effect, *, cost: int | None = None) -> Grapple:
+    """G8: spend the opening roll's Control on one effect at once; the grapple is not
+    sustained, so it ends there (released, unless the effect pinned or threw)."""
+    if grapple.sustained_this_round:
+        raise RuleError("G8", "A single-effect grapple follows the opening roll only.")
+    done = grapple.effect(effect, cost=cost)
+    return done if done.over else replace(done, over=Over.RELEASED)
+
+
+def grapple_difficulty(*, attribute: str, biological: bool = True, non_humanoid: int = 0) -> int:
+    """G3, G9: difficulty 6; a Dexterity + Brawl grapple needs a biological target with an
+    internal skeleton, and a non-humanoid target adds 1 to 3 (the storyteller's call)."""
+    if attribute == "dexterity" and not biological:
+        raise RuleError("G9", "A Dexterity grapple needs a living target with a skeleton.")
+    if not 0 <= non_humanoid <= 3:
+        raise RuleError("G9", "A non-humanoid target adds 1 to 3 to the difficulty.")
+    return GRAPPLE_DIFFICULTY + non_humanoid
