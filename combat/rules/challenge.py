@@ -1,0 +1,709 @@
+"""A Mind's Eye Theatre challenge, one player action at a time (met_classic, met_werewolf,
+met_bns).
+
+A service starts a :class:`Challenge` and feeds it each player's action as it arrives: bids,
+a throw from each side (held hidden until both have thrown), declared totals after a draw,
+retests and cancels, and finally :meth:`Challenge.finish`. Each step returns a new frozen
+Challenge or raises :class:`RuleError` naming the rule, leaving the old one as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from enum import Enum
+from typing import Any
+
+from combat.rules.errors import RuleError
+from combat.rules.profiles import Family, Profile, profile
+from combat.rules.terms import Category, Health, Mode, Outcome, RetestKind, Side, Throw, compare
+
+CHOICE = "(a trait of the loser's choice)"  # W8: extra traits at risk are the loser's pick
+
+
+class Phase(Enum):
+    THROWS = "throws"  # waiting for both throws
+    DECLARATIONS = "declarations"  # C4: a draw, totals to declare
+    RETESTS = "retests"  # someone is losing: retest, cancel, or finish
+    OVER = "over"
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One side as the challenge reads it (the sheet's current values, passed in)."""
+
+    traits: tuple[tuple[str, int], ...] | int = 0  # named traits with counts, or a total
+    bid: str | None = None
+    ability: str | None = None  # W2: the ability this challenge uses
+    abilities: tuple[tuple[str, int], ...] = ()  # permanent ratings
+    powers: tuple[str, ...] = ()
+    temper: tuple[tuple[str, int], ...] = ()  # willpower, rage, gnosis (current)
+    health: Health = Health.HEALTHY
+    bonus: int = 0  # C5: blood, powers
+    weapon_bonus: int = 0
+    weapon_skill: bool = False
+    negatives: tuple[str, ...] = ()
+    pool: int = 0  # B1
+    damage_base: int = 1  # B3
+    damage_bonus: int = 0
+    damage_reduction: int = 0
+
+    @classmethod
+    def make(cls, **raw: Any) -> Contender:
+        """Build from plain values (dicts for traits, abilities and temper)."""
+        data = dict(raw)
+        if isinstance(data.get("traits"), dict):
+            data["traits"] = tuple(sorted(data["traits"].items()))
+        for key in ("abilities", "temper"):
+            if isinstance(data.get(key), dict):
+                data[key] = tuple(sorted(data[key].items()))
+        for key in ("powers", "negatives"):
+            if key in data:
+                data[key] = tuple(data[key])
+        if "health" in data and not isinstance(data["health"], Health):
+            data["health"] = Health(data["health"])
+        damage = data.pop("damage", None) or {}
+        data["damage_base"] = damage.get("base", 1)
+        data["damage_bonus"] = damage.get("bonus", 0)
+        data["damage_reduction"] = damage.get("reduction", 0)
+        return cls(**data)
+
+    @property
+    def trait_count(self) -> int:
+        if isinstance(self.traits, int):
+            return self.traits
+        return sum(count for _name, count in self.traits)
+
+    def has_trait(self, name: str, count: int = 1) -> bool:
+        if isinstance(self.traits, int):
+            return self.traits >= count
+        return dict(self.traits).get(name, 0) >= count
+
+    def rating(self, ability: str | None) -> int:
+        return dict(self.abilities).get(ability or "", 0)
+
+    def tempered(self, name: str) -> int:
+        return dict(self.temper).get(name, 0)
+
+
+@dataclass(frozen=True)
+class Retest:
+    kind: RetestKind
+    by: Side
+    ability: str | None = None
+    power: str | None = None
+
+
+@dataclass(frozen=True)
+class Challenge:
+    profile: Profile
+    mode: Mode
+    category: Category | None
+    attacker: Contender
+    defender: Contender | None
+    difficulty: int = 0
+    mind_control: bool = False
+    more_defensive: Side = Side.DEFENDER
+    win_outright: bool = False
+    phase: Phase = Phase.THROWS
+    leader: Side | None = None  # who is winning right now
+    pending: tuple[tuple[str, str], ...] = ()  # hidden throws: (side, throw)
+    throws: int = 0
+    declared: tuple[tuple[str, int], ...] = ()  # C4: fixed once made
+    used: tuple[str, ...] = ()  # retest kinds used: "overbid" or "defender:overbid"
+    spent: tuple[tuple[str, str, int], ...] = ()  # (side, resource, amount)
+    at_risk: tuple[tuple[str, str], ...] = ()  # (side, trait) beyond the bid
+    lost_now: tuple[tuple[str, str], ...] = ()  # W11: crossed off at once
+    penalties: tuple[tuple[str, int], ...] = ()  # C5: named negatives, wrong guesses
+    announced: Retest | None = None  # a retest waiting for its throw (may be cancelled)
+    final: bool = False  # C10: after a willpower retest nothing follows
+    wins: int = 0  # W13
+    target_wins: int | None = None
+    decided_by: str = ""  # how it ended: "throw", "relent", "no bid", "running out"…
+
+    # -- starting --------------------------------------------------------------------
+    @classmethod
+    def start(
+        cls,
+        *,
+        ruleset: str | Profile,
+        mode: Mode | str = Mode.CONTESTED,
+        category: Category | str | None = None,
+        attacker: Contender | None = None,
+        defender: Contender | None = None,
+        difficulty: int = 0,
+        mind_control: bool = False,
+        more_defensive: Side | str = Side.DEFENDER,
+        win_outright: bool = False,
+        target_wins: int | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> Challenge:
+        """C1: the attacker names the category and bids; the defender answers. Refused when
+        the attacker is Incapacitated (C7) or has no current traits in the category (W6)."""
+        prof = ruleset if isinstance(ruleset, Profile) else profile(ruleset, options)
+        mode = Mode(mode)
+        category = Category(category) if category else None
+        attacker = attacker or Contender()
+        challenge = cls(
+            profile=prof,
+            mode=mode,
+            category=category,
+            attacker=attacker,
+            defender=defender if mode is Mode.CONTESTED else None,
+            difficulty=difficulty,
+            mind_control=mind_control,
+            more_defensive=Side(more_defensive),
+            win_outright=win_outright,
+            target_wins=target_wins,
+        )
+        if mode in {Mode.SIMPLE, Mode.DIFFICULT}:
+            return challenge
+        if attacker.health is Health.INCAPACITATED:
+            raise RuleError("C7", "An Incapacitated character cannot start a challenge.")
+        if prof.family is not Family.POOLS and challenge._current(Side.ATTACKER) <= 0:
+            raise RuleError("W6", "With no traits left in this category you cannot challenge.")
+        if (
+            mode is Mode.CONTESTED
+            and prof.family is not Family.POOLS
+            and challenge._current(Side.DEFENDER) <= 0
+        ):
+            # W6: challenged with nothing left, the defender loses at once, losing nothing.
+            return challenge._over(Side.ATTACKER, "running out")
+        return challenge
+
+    # -- reading ---------------------------------------------------------------------
+    def side(self, side: Side) -> Contender:
+        contender = self.attacker if side is Side.ATTACKER else self.defender
+        if contender is None:
+            raise RuleError("C11", "A static test has no defending character.")
+        return contender
+
+    def _current(self, side: Side) -> int:
+        contender = self.side(side)
+        if self.category and self.category.is_temper:
+            return contender.tempered(self.category.value)
+        return contender.trait_count
+
+    def total(self, side: Side) -> int:
+        """C5 (W2 in met_werewolf): current traits + bonuses - penalties (+ the permanent
+        rating of the ability used, W2; abilities never add to temper challenges)."""
+        contender = self.side(side)
+        if self.profile.family is Family.POOLS:
+            return contender.pool
+        value = self._current(side)
+        temper = bool(self.category and self.category.is_temper)
+        if not temper:
+            value += contender.bonus
+            if contender.weapon_skill:
+                value += contender.weapon_bonus
+            if contender.health is Health.BRUISED:
+                value -= 1
+            if self.profile.family is Family.WEREWOLF and self.profile.abilities_add:
+                value += contender.rating(contender.ability)
+        value -= dict(self.penalties).get(side.value, 0)
+        return value
+
+    def _opponent_total(self, side: Side) -> int:
+        if self.mode is Mode.CONTESTED:
+            return self.total(side.other)
+        return self.difficulty  # C9: in a static challenge, the difficulty
+
+    def _used(self, kind: RetestKind, by: Side) -> bool:
+        if self.profile.retests_per_person:
+            return f"{by.value}:{kind.value}" in self.used
+        return kind.value in self.used
+
+    def _mark_used(self, kind: RetestKind, by: Side) -> tuple[str, ...]:
+        key = f"{by.value}:{kind.value}" if self.profile.retests_per_person else kind.value
+        return (*self.used, key)
+
+    def spent_by(self, side: Side) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for who, resource, amount in self.spent:
+            if who == side.value:
+                totals[resource] = totals.get(resource, 0) + amount
+        return totals
+
+    @property
+    def loser(self) -> Side | None:
+        return None if self.leader is None else self.leader.other
+
+    @property
+    def winner(self) -> Side | None:
+        return self.leader if self.phase is Phase.OVER else None
+
+    @property
+    def success(self) -> bool | None:
+        """Static, simple and extended tests: did the character succeed?"""
+        if self.phase is not Phase.OVER:
+            return None
+        if self.mode is Mode.EXTENDED:
+            return self.wins > 0
+        return self.leader is Side.ATTACKER
+
+    def lost(self) -> dict[str, list[str]]:
+        """C3, W4, W8, W11: the traits each side crosses off once the challenge is over."""
+        out: dict[str, list[str]] = {"attacker": [], "defender": []}
+        for who, trait in self.lost_now:
+            out[who].append(trait)
+        if self.phase is not Phase.OVER or self.leader is None:
+            return out
+        if self.profile.family is Family.POOLS or (self.category and self.category.is_temper):
+            return out  # B1, W1: nothing is crossed off
+        if self.decided_by in {"relent", "no bid", "running out"}:
+            return out
+        loser = self.leader.other
+        if self.mode is not Mode.CONTESTED:
+            if self.profile.family is Family.WEREWOLF or loser is Side.DEFENDER:
+                return out  # W4: nothing at risk in a static test; C11: only the character
+            if self.mode is not Mode.STATIC:
+                return out
+        bid = self.side(loser).bid
+        if bid:
+            out[loser.value].append(bid)
+        out[loser.value] += [trait for who, trait in self.at_risk if who == loser.value]
+        return out
+
+    def damage(self) -> int:
+        """B3: 1 base + bonuses - reductions, never below 0, dealt by the winner."""
+        if self.winner is None or self.profile.family is not Family.POOLS:
+            return 0
+        hitter = self.side(self.winner)
+        return max(hitter.damage_base + hitter.damage_bonus - hitter.damage_reduction, 0)
+
+    def view_for(self, side: Side) -> dict[str, Any]:
+        """What one side may be shown: its own pending throw, never the other's."""
+        data = self.to_dict()
+        data["pending"] = {k: v for k, v in dict(self.pending).items() if k == side.value}
+        data["waiting_for"] = [s for s in ("attacker", "defender") if s not in dict(self.pending)]
+        return data
+
+    # -- steps -----------------------------------------------------------------------
+    def _open(self, rule: str) -> None:
+        if self.phase is Phase.OVER:
+            raise RuleError(rule, "The challenge is over.")
+
+    def _over(self, leader: Side, how: str) -> Challenge:
+        return replace(
+            self, phase=Phase.OVER, leader=leader, pending=(), announced=None, decided_by=how
+        )
+
+    def relent(self, side: Side | str) -> Challenge:
+        """C2, W5: before the test either side may give in; nobody loses a trait."""
+        side = Side(side)
+        self._open("C2")
+        if self.throws:
+            raise RuleError(
+                "W5" if self.profile.family is Family.WEREWOLF else "C2",
+                "You can only relent before the first throw.",
+            )
+        return self._over(side.other, "relent")
+
+    def no_bid(self) -> Challenge:
+        """C1: the defender does not or cannot bid: the attacker's effect happens, no test."""
+        self._open("C1")
+        if self.throws or self.mode is not Mode.CONTESTED:
+            raise RuleError("C1", "Only a defender who has not thrown can decline to bid.")
+        return self._over(Side.ATTACKER, "no bid")
+
+    def name_negative(self, by: Side | str, trait: str) -> Challenge:
+        """C5 (W8 in met_werewolf): name a negative trait of the opponent before the test."""
+        by = Side(by)
+        self._open("C5")
+        rule = "W8" if self.profile.family is Family.WEREWOLF else "C5"
+        if self.throws:
+            raise RuleError(rule, "Negative traits are named before the first throw.")
+        if self.mode is not Mode.CONTESTED:
+            raise RuleError(rule, "Negative traits are named against a character.")
+        target = by.other
+        correct = trait in self.side(target).negatives
+        if self.profile.family is Family.WEREWOLF:
+            who = target if correct else by
+            return replace(self, at_risk=(*self.at_risk, (who.value, CHOICE)))
+        wrong_guesses = dict(self.penalties).get(by.value, 0) if not correct else 0
+        if not correct and self._current(by) - 1 <= wrong_guesses:
+            raise RuleError("C5", "You cannot pay for another wrong guess.")
+        penalties = dict(self.penalties)
+        who = target if correct else by
+        penalties[who.value] = penalties.get(who.value, 0) + 1
+        return replace(self, penalties=tuple(sorted(penalties.items())))
+
+    def throw(self, side: Side | str, throw: Throw | str) -> Challenge:
+        """Both throw at once: a throw is held hidden until the other side's arrives."""
+        side, throw = Side(side), Throw(throw)
+        self._open("C3")
+        if self.phase is not Phase.THROWS:
+            raise RuleError("C3", "No throw is called for right now.")
+        if side.value in dict(self.pending):
+            raise RuleError("C3", "You have already thrown.")
+        pending = (*self.pending, (side.value, throw.value))
+        if len(pending) < 2:
+            return replace(self, pending=pending)
+        throws = dict(pending)
+        return replace(self, pending=())._resolve(
+            Throw(throws["attacker"]), Throw(throws["defender"])
+        )
+
+    def throw_both(self, attacker: Throw | str, defender: Throw | str) -> Challenge:
+        """Both throws at once (the storyteller's tablet, or tests)."""
+        return self.throw(Side.ATTACKER, attacker).throw(Side.DEFENDER, defender)
+
+    def _resolve(self, attacker: Throw, defender: Throw) -> Challenge:
+        state = replace(self, throws=self.throws + 1, announced=None)
+        outcome = compare(attacker, defender)
+        if state.mode in {Mode.SIMPLE, Mode.DIFFICULT}:
+            # C13, W14: the initiator wins draws unless a win outright is needed.
+            outright = state.mode is Mode.DIFFICULT or state.win_outright
+            won = outcome is Outcome.FIRST or (outcome is Outcome.DRAW and not outright)
+            return state._over(Side.ATTACKER if won else Side.DEFENDER, "throw")
+        if outcome is Outcome.DRAW:
+            return state._draw()
+        leader = Side.ATTACKER if outcome is Outcome.FIRST else Side.DEFENDER
+        return state._lead(leader)
+
+    def _lead(self, leader: Side) -> Challenge:
+        if self.mode is Mode.EXTENDED:
+            return self._extended(leader)
+        return replace(self, leader=leader, phase=Phase.RETESTS)
+
+    def _extended(self, leader: Side) -> Challenge:
+        """W13: keep throwing until a throw is lost or the target count is reached."""
+        if leader is Side.DEFENDER:
+            return self._over(Side.DEFENDER, "throw")
+        wins = self.wins + 1
+        state = replace(self, wins=wins, leader=Side.ATTACKER)
+        if self.target_wins is not None and wins >= self.target_wins:
+            return state._over(Side.ATTACKER, "throw")
+        return replace(state, phase=Phase.THROWS)
+
+    def _draw(self) -> Challenge:
+        family = self.profile.family
+        if family is Family.POOLS:
+            # B1: the larger pool wins; equal pools: the defender.
+            a, d = self.total(Side.ATTACKER), self._opponent_total(Side.ATTACKER)
+            return self._lead(Side.ATTACKER if a > d else Side.DEFENDER)
+        if self.mode is Mode.CONTESTED:
+            a_hurt = self.attacker.health is Health.WOUNDED
+            d_hurt = self.side(Side.DEFENDER).health is Health.WOUNDED
+            if a_hurt != d_hurt:  # C6: the Wounded side loses every draw
+                return self._lead(Side.DEFENDER if a_hurt else Side.ATTACKER)
+        if family is Family.WEREWOLF:
+            return self._compare_totals(
+                self.total(Side.ATTACKER), self._opponent_total(Side.ATTACKER)
+            )
+        if self.declared:
+            declared = dict(self.declared)
+            return self._compare_totals(
+                declared["attacker"], declared.get("defender", self.difficulty)
+            )
+        return replace(self, phase=Phase.DECLARATIONS, leader=None)
+
+    def _compare_totals(self, attacker: int, defender: int) -> Challenge:
+        if attacker != defender:
+            return self._lead(Side.ATTACKER if attacker > defender else Side.DEFENDER)
+        if self.profile.family is Family.WEREWOLF:
+            # W3: the more defensive action wins; against a static difficulty, the static.
+            if self.mode is not Mode.CONTESTED:
+                return self._lead(Side.DEFENDER)
+            return self._lead(self.more_defensive)
+        # C4, C11: equal totals: throw again (not a retest, uses nothing up).
+        return replace(self, phase=Phase.THROWS, leader=None)
+
+    def declare(self, attacker: int, defender: int | None = None) -> Challenge:
+        """C4: after a draw the attacker, then the defender, declare a total no higher than
+        their own (under-declaring is allowed); the declaration holds for the challenge."""
+        self._open("C4")
+        if self.phase is not Phase.DECLARATIONS:
+            raise RuleError("C4", "Totals are declared only after a draw.")
+        values = {"attacker": attacker}
+        if self.mode is Mode.CONTESTED:
+            if defender is None:
+                raise RuleError("C4", "Both sides declare a total.")
+            values["defender"] = defender
+        for side_name, value in values.items():
+            most = self.total(Side(side_name))
+            if value > most:
+                raise RuleError("C4", f"The {side_name} can declare at most {most} traits.")
+            if value < 0:
+                raise RuleError("C4", "A declared total cannot be negative.")
+        declared = tuple(sorted(values.items()))
+        return replace(self, declared=declared)._compare_totals(
+            values["attacker"], values.get("defender", self.difficulty)
+        )
+
+    # -- retests ---------------------------------------------------------------------
+    def allowed_retests(self, side: Side | str) -> list[tuple[RetestKind, str]]:
+        """Every retest kind this side may call for now, with the rule that allows it."""
+        side = Side(side)
+        allowed = []
+        for kind in RetestKind:
+            try:
+                self._check_retest(
+                    side, kind, ability=None, power=None, declared=None, trait=None, probing=True
+                )
+            except RuleError:
+                continue
+            allowed.append((kind, _RETEST_RULES[self.profile.family][kind]))
+        return allowed
+
+    def _rule(self, kind: RetestKind) -> str:
+        return _RETEST_RULES[self.profile.family][kind]
+
+    def _check_retest(
+        self,
+        side: Side,
+        kind: RetestKind,
+        *,
+        ability: str | None,
+        power: str | None,
+        declared: int | None,
+        trait: str | None,
+        probing: bool = False,
+    ) -> None:
+        rule = self._rule(kind)
+        family = self.profile.family
+        if self.phase is not Phase.RETESTS or self.leader is None:
+            raise RuleError(rule, "A retest follows a lost throw, before the challenge ends.")
+        if self.final:
+            raise RuleError("C10", "After a willpower retest the result is final.")
+        if self.leader is side:
+            raise RuleError("C8", "Only the side that is losing can retest.")
+        if self._used(kind, side):
+            scope = "by you" if self.profile.retests_per_person else "in this challenge"
+            raise RuleError(rule, f"{kind.value.capitalize()} retest already used {scope}.")
+        contender = self.side(side)
+        if kind is RetestKind.WILLPOWER:
+            if family is Family.CLASSIC:
+                if side is not Side.DEFENDER:
+                    raise RuleError("C10", "Only the defender can spend willpower to retest.")
+                if self.category not in {Category.MENTAL, Category.SOCIAL}:
+                    raise RuleError("C10", "Willpower retests only mental or social challenges.")
+            if family is Family.WEREWOLF and (side is not Side.DEFENDER or not self.mind_control):
+                raise RuleError("W12", "Willpower defends only against an attack on your mind.")
+            if contender.tempered("willpower") - self.spent_by(side).get("willpower", 0) < 1:
+                raise RuleError(rule, "No willpower left to spend.")
+        elif kind is RetestKind.ABILITY:
+            name = ability or contender.ability
+            if family is Family.POOLS:
+                raise RuleError("B2", "met_bns has no ability retests.")
+            if family is Family.WEREWOLF:
+                if probing and name is None:
+                    name = next((n for n, r in contender.abilities if r > 0), None)
+                spent = self.spent_by(side).get(name or "", 0)
+                if not name or contender.rating(name) - spent < 1:
+                    raise RuleError("W10", "You have no point of that ability left to spend.")
+            elif not probing and not name:
+                raise RuleError("C8", "Name the ability you retest with.")
+        elif kind is RetestKind.OVERBID:
+            if family is Family.POOLS:
+                if contender.pool < 2 * self._opponent_total(side):
+                    raise RuleError("B2", "Overbid needs a test pool at least double the other.")
+            elif declared is not None and declared > self.total(side):
+                raise RuleError(rule, f"You can announce at most your total of {self.total(side)}.")
+            if family is Family.WEREWOLF and not probing and not self._can_risk(side, trait):
+                raise RuleError("W11", "Name another current trait to risk on the overbid.")
+        elif kind is RetestKind.POWER:
+            if family is not Family.CLASSIC and family is not Family.WEREWOLF:
+                raise RuleError(rule, "No power retests in this ruleset.")
+            if not contender.powers or (power and power not in contender.powers):
+                raise RuleError("C8", "You have no power that retests this.")
+        elif kind is RetestKind.FREE:
+            opponent = self.side(side.other) if self.mode is Mode.CONTESTED else None
+            if opponent is None or opponent.health is not Health.WOUNDED:
+                raise RuleError("C6", "A free retest is only against a Wounded opponent.")
+            if self._current(side) <= self._current(side.other):
+                raise RuleError("C6", "The free retest needs more current traits than them.")
+
+    def _can_risk(self, side: Side, trait: str | None) -> bool:
+        contender = self.side(side)
+        if not trait:
+            return False
+        if isinstance(contender.traits, int):
+            return True
+        already = [t for who, t in (*self.at_risk, *self.lost_now) if who == side.value]
+        needed = 1 + already.count(trait) + (1 if contender.bid == trait else 0)
+        return contender.has_trait(trait, needed)
+
+    def retest(
+        self,
+        side: Side | str,
+        kind: RetestKind | str,
+        *,
+        ability: str | None = None,
+        opposing: str | None = None,
+        power: str | None = None,
+        declared: int | None = None,
+        trait: str | None = None,
+    ) -> Challenge:
+        """C8–C10, C6, W10–W12, B2: the losing side calls for a retest. A retest the rules do
+        not allow now is refused and uses nothing up."""
+        side, kind = Side(side), RetestKind(kind)
+        self._open(self._rule(kind))
+        self._check_retest(side, kind, ability=ability, power=power, declared=declared, trait=trait)
+        family = self.profile.family
+        used = self._mark_used(kind, side)
+        contender = self.side(side)
+        if kind is RetestKind.ABILITY and family is Family.CLASSIC:
+            # C8: the retest happens only if the loser's rating beats the opposing one.
+            mine = contender.rating(ability or contender.ability)
+            theirs = self.side(side.other).rating(opposing) if self.mode is Mode.CONTESTED else 0
+            if mine <= theirs:
+                raise RuleError(
+                    "C8", f"Your rating ({mine}) must be higher than the opposing one ({theirs})."
+                )
+        if kind is RetestKind.OVERBID and family is not Family.POOLS:
+            announced = self.total(side) if declared is None else declared
+            opponent = self._opponent_total(side)
+            if family is Family.WEREWOLF:
+                succeeds = announced >= 2 * opponent  # W11
+                if not succeeds:
+                    return replace(
+                        self, used=used, lost_now=(*self.lost_now, (side.value, trait or CHOICE))
+                    )
+                return replace(
+                    self,
+                    used=used,
+                    at_risk=(*self.at_risk, (side.value, trait or CHOICE)),
+                    phase=Phase.THROWS,
+                    announced=Retest(kind, side),
+                )
+            if opponent > announced / 2:  # C9: the overbid fails, the loss stands
+                return replace(self, used=used)
+        spent = self.spent
+        if kind is RetestKind.WILLPOWER:
+            spent = (*spent, (side.value, "willpower", 1))
+        if kind is RetestKind.ABILITY and family is Family.WEREWOLF:
+            name = ability or contender.ability
+            spent = (*spent, (side.value, name or "", 1))
+        return replace(
+            self,
+            used=used,
+            spent=spent,
+            phase=Phase.THROWS,
+            announced=Retest(kind, side, ability=ability or contender.ability, power=power),
+            final=self.final or (kind is RetestKind.WILLPOWER and family is Family.CLASSIC),
+        )
+
+    def cancel(
+        self, side: Side | str, *, ability: str | None = None, power: str | None = None
+    ) -> Challenge:
+        """W10: cross off a point of an opposing ability to cancel an ability retest; C8: an
+        identical power retest cancels a power retest. The loss stands."""
+        side = Side(side)
+        pending = self.announced
+        if pending is None or pending.by is side or self.phase is not Phase.THROWS or self.pending:
+            raise RuleError("C8", "There is no retest of the other side's to cancel now.")
+        contender = self.side(side)
+        if pending.kind is RetestKind.POWER and power:
+            if power != pending.power or power not in contender.powers:
+                raise RuleError("C8", "Only the identical power cancels a power retest.")
+            return replace(self, announced=None, phase=Phase.RETESTS)
+        if (
+            pending.kind is RetestKind.ABILITY
+            and ability
+            and self.profile.family is Family.WEREWOLF
+        ):
+            if self._used(RetestKind.ABILITY, side):
+                raise RuleError("W10", "You have already used an ability point in this challenge.")
+            if contender.rating(ability) - self.spent_by(side).get(ability, 0) < 1:
+                raise RuleError("W10", "You have no point of that ability left to spend.")
+            return replace(
+                self,
+                announced=None,
+                phase=Phase.RETESTS,
+                used=self._mark_used(RetestKind.ABILITY, side),
+                spent=(*self.spent, (side.value, ability, 1)),
+            )
+        raise RuleError("C8", "That does not cancel this retest.")
+
+    def finish(self) -> Challenge:
+        """Everyone accepts the result: the challenge is over and losses apply (C3, W4)."""
+        if self.phase is Phase.OVER:
+            return self
+        if self.phase is not Phase.RETESTS or self.leader is None:
+            if self.mode is Mode.EXTENDED and self.phase is Phase.THROWS and self.wins:
+                return self._over(Side.ATTACKER, "throw")
+            raise RuleError("C3", "The challenge cannot end before the test is decided.")
+        return self._over(self.leader, self.decided_by or "throw")
+
+    # -- persistence -----------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return _dump(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Challenge:
+        return _load(data)
+
+
+_RETEST_RULES = {
+    Family.CLASSIC: {
+        RetestKind.POWER: "C8",
+        RetestKind.ABILITY: "C8",
+        RetestKind.OVERBID: "C9",
+        RetestKind.WILLPOWER: "C10",
+        RetestKind.FREE: "C6",
+    },
+    Family.WEREWOLF: {
+        RetestKind.POWER: "W12",
+        RetestKind.ABILITY: "W10",
+        RetestKind.OVERBID: "W11",
+        RetestKind.WILLPOWER: "W12",
+        RetestKind.FREE: "C6",
+    },
+    Family.POOLS: {
+        RetestKind.POWER: "B2",
+        RetestKind.ABILITY: "B2",
+        RetestKind.OVERBID: "B2",
+        RetestKind.WILLPOWER: "B2",
+        RetestKind.FREE: "B2",
+    },
+}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Profile):
+        return {
+            "slug": value.slug,
+            "abilities_add": value.abilities_add,
+            "control_decay": value.control_decay,
+        }
+    if isinstance(value, (Contender, Retest)):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _dump(challenge: Challenge) -> dict[str, Any]:
+    return {f.name: _plain(getattr(challenge, f.name)) for f in fields(challenge)}
+
+
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def _load(data: dict[str, Any]) -> Challenge:
+    raw = dict(data)
+    slug = raw["profile"]["slug"]
+    raw["profile"] = profile(slug, {k: v for k, v in raw["profile"].items() if k != "slug"})
+    for key, enum in (("mode", Mode), ("phase", Phase), ("more_defensive", Side)):
+        raw[key] = enum(raw[key])
+    raw["category"] = Category(raw["category"]) if raw.get("category") else None
+    raw["leader"] = Side(raw["leader"]) if raw.get("leader") else None
+    for key in ("attacker", "defender"):
+        if raw.get(key) is not None:
+            side = {k: _tuples(v) for k, v in raw[key].items()}
+            side["health"] = Health(side["health"])
+            raw[key] = Contender(**side)
+    if raw.get("announced"):
+        r = raw["announced"]
+        raw["announced"] = Retest(
+            RetestKind(r["kind"]), Side(r["by"]), r.get("ability"), r.get("power")
+        )
+    for key in ("pending", "declared", "used", "spent", "at_risk", "lost_now", "penalties"):
+        raw[key] = _tuples(raw.get(key, []))
+    return Challenge(**raw)
+
+
+__all__ = ["CHOICE", "Challenge", "Contender", "Phase", "Retest"]

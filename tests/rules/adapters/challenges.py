@@ -1,0 +1,122 @@
+"""Runs the Mind's Eye Theatre cases: throws and challenges (met_classic, met_werewolf,
+met_bns), one step at a time as a service would."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from combat.rules.challenge import Challenge, Contender, Phase
+from combat.rules.errors import RuleError
+from combat.rules.terms import Outcome, Side, Throw, compare
+from tests.rules.casekit import Case, adapter, check
+
+MET = ("met_classic", "met_werewolf", "met_bns")
+
+
+@adapter("throw", *MET)
+def run_throw(case: Case) -> None:
+    outcome = compare(Throw(case.given["a"]), Throw(case.given["b"]))
+    check(
+        case,
+        case.expect,
+        {"winner": {Outcome.FIRST: "a", Outcome.SECOND: "b"}.get(outcome, "draw")},
+    )
+
+
+def _contender(raw: dict[str, Any] | None) -> Contender | None:
+    if raw is None:
+        return None
+    return Contender.make(**raw)
+
+
+def _start(case: Case) -> Challenge:
+    g = case.given
+    return Challenge.start(
+        ruleset=case.ruleset,
+        mode=g.get("mode", "contested"),
+        category=g.get("category"),
+        attacker=_contender(g.get("attacker")),
+        defender=_contender(g.get("defender")),
+        difficulty=g.get("difficulty", 0),
+        mind_control=g.get("mind_control", False),
+        more_defensive=g.get("more_defensive", "defender"),
+        win_outright=g.get("win_outright", False),
+        options=g.get("options"),
+    )
+
+
+def _step(challenge: Challenge, step: dict[str, Any]) -> Challenge:
+    if "relent" in step:
+        return challenge.relent(step["relent"])
+    if step.get("no_bid"):
+        return challenge.no_bid()
+    if "name_negative" in step:
+        return challenge.name_negative(step["name_negative"]["by"], step["name_negative"]["trait"])
+    if "throw" in step:
+        return challenge.throw_both(*step["throw"])
+    if "declare" in step:
+        return challenge.declare(*step["declare"])
+    if "retest" in step:
+        r = dict(step["retest"])
+        return challenge.retest(
+            r.pop("by"),
+            r.pop("kind"),
+            ability=r.get("ability"),
+            opposing=r.get("opposing"),
+            power=r.get("power"),
+            declared=r.get("declared"),
+            trait=r.get("trait"),
+        )
+    if "cancel" in step:
+        c = step["cancel"]
+        return challenge.cancel(c["by"], ability=c.get("ability"), power=c.get("power"))
+    raise AssertionError(f"unknown step {step}")
+
+
+def _full_declarations(challenge: Challenge) -> Challenge:
+    """FORMAT: where no declaration follows a draw, each side declares its full total."""
+    if challenge.defender is None:
+        return challenge.declare(challenge.total(Side.ATTACKER))
+    return challenge.declare(challenge.total(Side.ATTACKER), challenge.total(Side.DEFENDER))
+
+
+@adapter("challenge", *MET)
+def run_challenge(case: Case) -> None:
+    if case.expect.get("refused_start"):
+        with pytest.raises(RuleError) as refused:
+            _start(case)
+        assert refused.value.rule, f"{case.label}: refusal names no rule"
+        return
+    challenge = _start(case)
+    for index, step in enumerate(case.steps):
+        before = challenge
+        if index in case.refused:
+            with pytest.raises(RuleError) as refused:
+                _step(challenge, step)
+            assert refused.value.rule, f"{case.label} step {index}: refusal names no rule"
+            assert challenge == before, f"{case.label} step {index}: a refusal changed the state"
+            continue
+        try:
+            challenge = _step(challenge, step)
+        except RuleError as error:
+            raise AssertionError(f"{case.label} step {index} refused: {error}") from error
+        following = case.steps[index + 1] if index + 1 < len(case.steps) else {}
+        if challenge.phase is Phase.DECLARATIONS and "declare" not in following:
+            challenge = _full_declarations(challenge)
+        assert Challenge.from_dict(challenge.to_dict()) == challenge
+    if challenge.phase is Phase.DECLARATIONS:
+        challenge = _full_declarations(challenge)
+    if challenge.phase is not Phase.OVER:
+        challenge = challenge.finish()
+    observed: dict[str, Any] = {
+        "winner": challenge.winner.value if challenge.winner else None,
+        "success": challenge.success,
+        "wins": challenge.wins,
+        "lost": challenge.lost(),
+        "spent": {s.value: challenge.spent_by(s) for s in Side},
+        "throws": challenge.throws,
+        "damage": challenge.damage(),
+    }
+    check(case, case.expect, observed)
