@@ -1,0 +1,74 @@
+"""Chases: starts, pools, several Predators, game time (the cases cover the arithmetic)."""
+
+from __future__ import annotations
+
+import pytest
+
+from chases.rules import Chase, Terrain, chase_pool
+from combat.rules.errors import RuleError
+
+
+@pytest.mark.rules("K1")
+def test_it_keeps_a_lead_for_each_predator() -> None:
+    chase = Chase.with_lead({"Hound": 3, "Hunter": 6})
+    chase = chase.play_round(4, {"Hound": 2, "Hunter": 5})
+    assert chase.pursuit("Hound").lead == 5
+    assert chase.pursuit("Hunter").lead == 5
+    assert chase.running
+
+
+@pytest.mark.rules("K1", "K10")
+def test_it_ends_when_any_predator_catches_the_prey() -> None:
+    chase = Chase.with_lead({"Hound": 1, "Hunter": 8}).play_round(1, {"Hound": 3, "Hunter": 0})
+    assert chase.over is not None and chase.over.value == "caught"
+
+
+@pytest.mark.rules("K1")
+def test_it_refuses_a_chase_that_is_already_over() -> None:
+    with pytest.raises(RuleError) as refused:
+        Chase.with_lead(0)
+    assert refused.value.rule == "K1"
+
+
+@pytest.mark.rules("K2")
+@pytest.mark.parametrize(
+    ("terrain", "attribute", "ability"),
+    [
+        (Terrain.FOOT, "dexterity", "athletics"),
+        (Terrain.CAR, "dexterity", "drive"),
+        (Terrain.HEAVY_TRAFFIC, "wits", "drive"),
+        (Terrain.WATER, "strength", "athletics"),
+    ],
+)
+def test_it_picks_the_chase_pool_for_the_terrain(
+    terrain: Terrain, attribute: str, ability: str
+) -> None:
+    pool = chase_pool(terrain)
+    assert (pool.attribute, pool.ability) == (attribute, ability)
+
+
+@pytest.mark.rules("K2")
+def test_it_switches_a_long_run_on_foot_to_stamina() -> None:
+    chase = Chase.with_lead(5)
+    for _ in range(6):
+        chase = chase.play_round(1, 1)
+    assert chase.pool.attribute == "stamina"
+
+
+@pytest.mark.rules("K4", "D9")
+def test_it_starts_from_an_escape_that_beat_the_attack() -> None:
+    assert Chase.from_escape(7, 4).lead == 3
+    with pytest.raises(RuleError) as refused:
+        Chase.from_escape(3, 4)
+    assert refused.value.rule == "K4"
+
+
+@pytest.mark.rules("K12")
+def test_it_counts_fifteen_seconds_of_game_time_a_round() -> None:
+    chase = Chase.with_lead(5).play_round(2, 1).play_round(1, 1)
+    assert chase.game_seconds == 30
+
+
+def test_it_round_trips_through_json() -> None:
+    chase = Chase.with_lead({"Hound": 3, "Hunter": 6}).play_round(2, {"Hound": 1, "Hunter": 1})
+    assert Chase.from_dict(chase.to_dict()) == chase
