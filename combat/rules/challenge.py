@@ -17,7 +17,12 @@ from combat.rules.errors import RuleError
 from combat.rules.profiles import Family, Profile, profile
 from combat.rules.terms import Category, Health, Mode, Outcome, RetestKind, Side, Throw, compare
 
-CHOICE = "(a trait of the loser's choice)"  # W8: extra traits at risk are the loser's pick
+CHOICE = "(a trait of the loser's choice)"
+SURPRISE_BARRED = {
+    "brawl",
+    "melee",
+    "dodge",
+}  # C12  # W8: extra traits at risk are the loser's pick
 
 
 class Phase(Enum):
@@ -42,6 +47,7 @@ class Contender:
     weapon_bonus: int = 0
     weapon_skill: bool = False
     negatives: tuple[str, ...] = ()
+    surprised: bool = False  # C12
     pool: int = 0  # B1
     damage_base: int = 1  # B3
     damage_bonus: int = 0
@@ -136,6 +142,7 @@ class Challenge:
         win_outright: bool = False,
         target_wins: int | None = None,
         options: dict[str, Any] | None = None,
+        mob_attackers: int = 1,
     ) -> Challenge:
         """C1: the attacker names the category and bids; the defender answers. Refused when
         the attacker is Incapacitated (C7) or has no current traits in the category (W6)."""
@@ -154,6 +161,8 @@ class Challenge:
             more_defensive=Side(more_defensive),
             win_outright=win_outright,
             target_wins=target_wins,
+            # C5, C16: the defender of a mob is -1 for each attacker beyond the first.
+            penalties=(("defender", mob_attackers - 1),) if mob_attackers > 1 else (),
         )
         if mode in {Mode.SIMPLE, Mode.DIFFICULT}:
             return challenge
@@ -262,6 +271,10 @@ class Challenge:
             out[loser.value].append(bid)
         out[loser.value] += [trait for who, trait in self.at_risk if who == loser.value]
         return out
+
+    def harms(self, side: Side) -> bool:
+        """C12: a surprised defender cannot harm the attacker even if it wins."""
+        return not (side is Side.DEFENDER and self.side(side).surprised)
 
     def damage(self) -> int:
         """B3: 1 base + bonuses - reductions, never below 0, dealt by the winner."""
@@ -483,6 +496,8 @@ class Challenge:
                 raise RuleError(rule, "No willpower left to spend.")
         elif kind is RetestKind.ABILITY:
             name = ability or contender.ability
+            if contender.surprised and (name or "").lower() in SURPRISE_BARRED:
+                raise RuleError("C12", "A surprised defender has no Brawl, Melee or Dodge retest.")
             if family is Family.POOLS:
                 raise RuleError("B2", "met_bns has no ability retests.")
             if family is Family.WEREWOLF:

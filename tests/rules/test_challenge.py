@@ -1,0 +1,112 @@
+"""The MET challenge beyond the cases: surprise, mobs, werewolf inheritance, hidden throws,
+refusals that change nothing, and persistence."""
+
+from __future__ import annotations
+
+import pytest
+
+from combat.rules.challenge import Challenge, Contender, Phase
+from combat.rules.errors import RuleError
+from combat.rules.ranged import may_counterattack, ranged_retest_allowed, shooting_category
+from combat.rules.terms import Category, RetestKind, Side
+
+
+def _duel(ruleset: str = "met_classic", **defender: object) -> Challenge:
+    return Challenge.start(
+        ruleset=ruleset,
+        category="physical",
+        attacker=Contender.make(
+            traits={"Quick": 2, "Strong": 3}, bid="Quick", abilities={"brawl": 3}
+        ),
+        defender=Contender.make(traits={"Tough": 2, "Wiry": 2}, bid="Tough", **defender),
+    )
+
+
+@pytest.mark.rules("C12")
+def test_it_bars_a_surprised_defender_from_dodge_retests_and_from_harming() -> None:
+    duel = _duel(surprised=True, abilities={"dodge": 4}).throw_both("paper", "scissors")
+    assert duel.leader is Side.DEFENDER
+    losing = _duel(surprised=True, abilities={"dodge": 4}).throw_both("rock", "scissors")
+    with pytest.raises(RuleError) as refused:
+        losing.retest("defender", "ability", ability="dodge", opposing="brawl")
+    assert refused.value.rule == "C12"
+    won = duel.finish()
+    assert won.winner is Side.DEFENDER and not won.harms(Side.DEFENDER)
+
+
+@pytest.mark.rules("C14")
+def test_it_announces_shooting_in_mental_or_physical_only() -> None:
+    assert shooting_category("mental") is Category.MENTAL
+    with pytest.raises(RuleError) as refused:
+        shooting_category("social")
+    assert refused.value.rule == "C14"
+    assert not may_counterattack(ranged_attack=True, defender_has_ranged_weapon=False)
+    assert ranged_retest_allowed("Dodge", ranged_attack=True)
+    assert not ranged_retest_allowed("Brawl", ranged_attack=True)
+
+
+@pytest.mark.rules("C16", "C5")
+def test_it_takes_one_trait_off_a_mobbed_defender_per_extra_attacker() -> None:
+    mobbed = Challenge.start(
+        ruleset="met_classic",
+        category="physical",
+        attacker=Contender.make(traits=8, bid="Quick"),
+        defender=Contender.make(traits=9, bid="Tough"),
+        mob_attackers=3,
+    )
+    assert mobbed.total(Side.DEFENDER) == 7
+    assert mobbed.throw_both("rock", "rock").declare(8, 7).winner is None
+    assert mobbed.throw_both("rock", "rock").declare(8, 7).leader is Side.ATTACKER
+
+
+@pytest.mark.rules("W0", "C6")
+def test_it_plays_werewolf_health_as_classic() -> None:
+    duel = _duel("met_werewolf", health="wounded").throw_both("rock", "rock")
+    assert duel.leader is Side.ATTACKER  # C6 applies in met_werewolf (W0)
+
+
+@pytest.mark.rules("W5", "C2")
+def test_it_allows_relenting_only_before_the_first_throw() -> None:
+    relented = _duel("met_werewolf").relent("defender")
+    assert relented.winner is Side.ATTACKER and relented.lost() == {
+        "attacker": [],
+        "defender": [],
+    }
+    thrown = _duel("met_werewolf").throw_both("rock", "scissors")
+    with pytest.raises(RuleError) as refused:
+        thrown.relent("defender")
+    assert refused.value.rule == "W5"
+
+
+@pytest.mark.rules("C3")
+def test_it_keeps_a_throw_hidden_until_both_have_thrown() -> None:
+    duel = _duel().throw("attacker", "rock")
+    assert duel.phase is Phase.THROWS and duel.throws == 0
+    seen_by_defender = duel.view_for(Side.DEFENDER)
+    assert seen_by_defender["pending"] == {}
+    assert seen_by_defender["waiting_for"] == ["defender"]
+    assert duel.view_for(Side.ATTACKER)["pending"] == {"attacker": "rock"}
+    with pytest.raises(RuleError, match="already thrown"):
+        duel.throw("attacker", "paper")
+    assert duel.throw("defender", "scissors").leader is Side.ATTACKER
+
+
+@pytest.mark.rules("C8")
+def test_it_offers_only_the_retests_the_loser_may_take() -> None:
+    losing = _duel(powers=["Fortitude"], temper={"willpower": 2}).throw_both("rock", "scissors")
+    offered = {kind for kind, _rule in losing.allowed_retests("defender")}
+    assert RetestKind.POWER in offered and RetestKind.OVERBID in offered
+    assert RetestKind.WILLPOWER not in offered  # C10: physical challenge
+    assert losing.allowed_retests("attacker") == []  # the winner takes no retest
+
+
+def test_it_round_trips_every_phase_through_json() -> None:
+    duel = _duel(temper={"willpower": 1})
+    for state in (
+        duel,
+        duel.throw("attacker", "rock"),
+        duel.throw_both("rock", "rock"),
+        duel.throw_both("rock", "scissors").retest("defender", "overbid"),
+        duel.throw_both("rock", "paper").finish(),
+    ):
+        assert Challenge.from_dict(state.to_dict()) == state
