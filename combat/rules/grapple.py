@@ -30,6 +30,36 @@ class Intent(Enum):
     REVERSE = "reverse"
 
 
+class Declaration(Enum):
+    """G2: what each side of a grapple may declare for the round."""
+
+    SUSTAIN = "sustain"
+    RELEASE = "release"
+    RESIST = "resist"
+    REVERSE = "reverse"
+    RELENT = "relent"
+
+
+GRAPPLER_DECLARATIONS = {Declaration.SUSTAIN, Declaration.RELEASE}
+VICTIM_DECLARATIONS = {Declaration.RESIST, Declaration.REVERSE, Declaration.RELENT}
+
+
+def check_declarations(grappler: Declaration | str, victim: Declaration | str) -> None:
+    """G2: the Grappler sustains (its main action) or releases; the Victim may only resist,
+    reverse or relent."""
+    if _declared(grappler) not in GRAPPLER_DECLARATIONS:
+        raise RuleError("G2", "The Grappler sustains the grapple or releases it.")
+    if _declared(victim) not in VICTIM_DECLARATIONS:
+        raise RuleError("G2", "A grappled Victim can only resist, reverse or relent.")
+
+
+def _declared(value: Declaration | str) -> Declaration | None:
+    try:
+        return Declaration(value)
+    except ValueError:
+        return None
+
+
 class Effect(Enum):
     """G6: effects and their cost in Control (None: all Control, or set by the storyteller)."""
 

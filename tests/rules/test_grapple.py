@@ -1,0 +1,70 @@
+"""Grapples beyond the cases: declarations, single-effect grapples, targets, persistence."""
+
+from __future__ import annotations
+
+import pytest
+
+from combat.rules.errors import RuleError
+from combat.rules.grapple import (
+    Effect,
+    Grapple,
+    Over,
+    check_declarations,
+    grapple_difficulty,
+    single_effect,
+)
+
+
+@pytest.mark.rules("G2")
+def test_it_lets_the_victim_only_resist_reverse_or_relent() -> None:
+    check_declarations("sustain", "reverse")
+    with pytest.raises(RuleError) as refused:
+        check_declarations("sustain", "attack")
+    assert refused.value.rule == "G2"
+    with pytest.raises(RuleError):
+        check_declarations("clinch", "resist")
+
+
+@pytest.mark.rules("G8", "G1")
+def test_it_spends_the_opening_control_on_one_effect_and_lets_go() -> None:
+    opening = Grapple.start(
+        attacker="Ted",
+        defender="Peter",
+        attacker_successes=6,
+        defender_successes=1,
+        grappling="attacker",
+        strength={"Ted": 3},
+    )
+    done = single_effect(opening, Effect.CLINCH)
+    assert done.over is Over.RELEASED
+    assert done.last_damage is not None and done.last_damage.pool == 3 + 4 // 2
+    with pytest.raises(RuleError) as refused:
+        single_effect(opening.roll(grappler=2, victim=1), Effect.CLINCH)
+    assert refused.value.rule == "G8"
+
+
+@pytest.mark.rules("G9", "G3")
+def test_it_needs_a_living_skeleton_for_a_dexterity_grapple() -> None:
+    assert grapple_difficulty(attribute="strength") == 6
+    assert grapple_difficulty(attribute="strength", non_humanoid=2) == 8
+    with pytest.raises(RuleError) as refused:
+        grapple_difficulty(attribute="dexterity", biological=False)
+    assert refused.value.rule == "G9"
+
+
+@pytest.mark.rules("G5", "G4")
+def test_it_ends_on_release_and_refuses_steps_after() -> None:
+    grapple = Grapple(grappler="Jo", victim="Kelly", control=3).release()
+    assert grapple.over is Over.RELEASED
+    with pytest.raises(RuleError):
+        grapple.end_round()
+    assert (
+        Grapple(grappler="Jo", victim="Kelly", control=1, control_decay=False).end_round().control
+        == 1
+    )
+
+
+def test_it_round_trips_through_json() -> None:
+    grapple = Grapple(grappler="Ron", victim="Po", control=6, strength=(("Ron", 3),))
+    slammed = grapple.effect(Effect.SLAM)
+    assert Grapple.from_dict(slammed.to_dict()) == slammed
