@@ -29,7 +29,7 @@ setup-dev: $(VENV)/.installed-dev node_modules/.installed
 ## make run: install, migrate, load the demo chronicle, serve on the LAN (SQLite, in-memory layer)
 run: setup
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py load_demo
+	$(PY) manage.py load_demo --verbosity 0
 	$(PY) manage.py serve --port $(PORT)
 
 ## make test: install and run the whole suite (set DATABASE_URL / REDIS_URL for PostgreSQL / Redis)

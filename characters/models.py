@@ -348,6 +348,14 @@ class LedgerEntry(models.Model):
     amount = models.IntegerField(default=1)
     reason = models.CharField(max_length=300, blank=True)
     source = models.CharField(max_length=120, blank=True, help_text='e.g. "challenge 12"')
+    idempotency_key = models.CharField(
+        max_length=64,
+        null=True,
+        blank=True,
+        unique=True,
+        editable=False,
+        help_text="Set by the form that recorded it, so a double tap counts once.",
+    )
     reverses = models.OneToOneField(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="reversed_by"
     )

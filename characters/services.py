@@ -103,15 +103,21 @@ def ledger_spend(
     amount: int = 1,
     reason: str = "",
     source: str = "",
+    idempotency_key: str | None = None,
 ) -> LedgerEntry:
     """Record a cost in the open game night: a lost trait, spent willpower or ability…
 
-    Refuses (changing nothing) what the character does not currently have.
+    Refuses (changing nothing) what the character does not currently have. A request
+    repeated with the same ``idempotency_key`` (a double tap) returns the first entry.
     """
     if not isinstance(amount, int) or amount < 1:
         raise LedgerError(AMOUNT_POSITIVE)
     with transaction.atomic():
         locked = Character.objects.select_for_update().get(pk=character.pk)
+        if idempotency_key:
+            done = LedgerEntry.objects.filter(idempotency_key=idempotency_key).first()
+            if done is not None:
+                return done
         night = _open_night(locked.chronicle)
         now = current_values(locked)
         _check_affordable(locked, now, kind, subject, category, amount)
@@ -124,6 +130,7 @@ def ledger_spend(
             amount=amount,
             reason=reason,
             source=source,
+            idempotency_key=idempotency_key or None,
             created_by=by,
         )
 

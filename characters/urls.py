@@ -11,6 +11,7 @@ urlpatterns = [
     path(
         "chronicles/<int:pk>/nights/refresh/", views.game_night_refresh, name="game_night_refresh"
     ),
+    path("chronicles/<int:pk>/ledger/", views.ledger_record, name="ledger_record"),
     path(
         "chronicles/<int:pk>/ledger/<int:entry_pk>/reverse/",
         views.ledger_reverse,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -9,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from characters import selectors, services
-from characters.forms import GameNightForm, ReverseForm
+from characters.forms import GameNightForm, LedgerRecordForm, ReverseForm
 from characters.models import Character, Chronicle, GameNight, LedgerEntry
 
 
@@ -65,8 +67,38 @@ def chronicle_desk(request: HttpRequest, pk: int) -> HttpResponse:
             "night": night,
             "characters": chronicle.characters.select_related("player"),
             "ledger": ledger,
+            "record_form": LedgerRecordForm(chronicle=chronicle, initial={"key": uuid.uuid4().hex}),
         },
     )
+
+
+@login_required
+@require_POST
+def ledger_record(request: HttpRequest, pk: int) -> HttpResponse:
+    """The storyteller records a cost by hand; the form's key makes a double tap count once."""
+    chronicle = _get_chronicle_for_storyteller(request, pk)
+    form = LedgerRecordForm(request.POST, chronicle=chronicle)
+    if not form.is_valid():
+        problems = "; ".join(e for errors in form.errors.values() for e in errors)
+        messages.error(request, f"Nothing recorded: {problems}")
+        return redirect("chronicle", pk=chronicle.pk)
+    data = form.cleaned_data
+    try:
+        entry = services.ledger_spend(
+            character=data["character"],
+            kind=data["kind"],
+            subject=data["subject"],
+            category=data["category"],
+            amount=data["amount"],
+            reason=data["reason"],
+            by=request.user,
+            idempotency_key=f"{request.user.pk}:{data['key']}",
+        )
+    except services.LedgerError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"Recorded for {entry.character}: {entry}.")
+    return redirect("chronicle", pk=chronicle.pk)
 
 
 @login_required

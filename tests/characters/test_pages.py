@@ -108,3 +108,43 @@ def test_it_reverses_an_entry_from_the_chronicle_page(character, chronicle, stor
     assert LedgerEntry.objects.filter(reverses=entry, reason="misclick").exists()
     page = client.get(f"/chronicles/{chronicle.pk}/").content.decode()
     assert "(reversed)" in page
+
+
+def _record(client, chronicle, character, **fields):
+    data = {
+        "character": character.pk,
+        "kind": "trait_lost",
+        "subject": "Quick",
+        "category": "physical",
+        "amount": 1,
+        "reason": "lost a brawl",
+        "key": "tap-1",
+    }
+    data.update(fields)
+    return client.post(f"/chronicles/{chronicle.pk}/ledger/", data, follow=True)
+
+
+def test_it_records_a_cost_by_hand_once_for_a_double_tap(character, chronicle, storyteller) -> None:
+    client = client_for(storyteller)
+    _record(client, chronicle, character)
+    page = _record(client, chronicle, character)
+    assert LedgerEntry.objects.filter(character=character).count() == 1
+    assert "Recorded for Janet" in page.content.decode()
+    sheet = client_for(storyteller).get(f"/characters/{character.pk}/").content.decode()
+    assert 'aria-label="1 of 2 left"' in sheet
+
+
+def test_it_explains_a_cost_it_refuses(character, chronicle, storyteller) -> None:
+    client = client_for(storyteller)
+    page = _record(client, chronicle, character, subject="", key="tap-2").content.decode()
+    assert "Name the trait and its category" in page
+    page = _record(client, chronicle, character, subject="Mighty", key="tap-3").content.decode()
+    assert "no current Mighty" in page
+    assert not LedgerEntry.objects.exists()
+
+
+def test_it_refuses_a_character_of_another_chronicle(character, chronicle, storyteller) -> None:
+    stranger = CharacterFactory(name="Stranger")
+    page = _record(client_for(storyteller), chronicle, stranger, key="tap-4").content.decode()
+    assert "Nothing recorded" in page
+    assert not LedgerEntry.objects.exists()

@@ -16,6 +16,8 @@ class Command(BaseCommand):
         chronicle = load_demo()
         count = chronicle.characters.count()
         self.stdout.write(self.style.SUCCESS(f"Demo chronicle {chronicle}: {count} characters."))
+        if options["verbosity"] < 1:
+            return  # `make run` lets the server print the logins once
         self.stdout.write("Logins (user / password):")
         for username, password, role in DEMO_LOGINS:
             self.stdout.write(f"  {role:<22} {username} / {password}")
