@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.db import transaction
 
 from characters.models import (
@@ -26,6 +25,7 @@ from characters.models import (
     Ruleset,
     Trait,
 )
+from characters.roles import storytellers_group
 
 CHRONICLE = "Demo by Night"
 STORYTELLER = ("storyteller", "storyteller", "storyteller")
@@ -263,9 +263,7 @@ _FIELDS = ("creature", "affiliation", "generation", "willpower", "blood", "blood
 def load_demo() -> Chronicle:
     """Create the demo chronicle; running it again leaves existing sheets as they are."""
     storyteller = _user(STORYTELLER[0], STORYTELLER[1], staff=True)
-    group = Group.objects.filter(name="Storytellers").first()
-    if group is not None:
-        storyteller.groups.add(group)
+    storyteller.groups.add(storytellers_group())
     chronicle, _ = Chronicle.objects.get_or_create(
         name=CHRONICLE, defaults={"ruleset": Ruleset.MET_CLASSIC}
     )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import factory
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 
 from characters import models
+from characters.roles import storytellers_group
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -25,7 +25,7 @@ class StorytellerFactory(UserFactory):
     @factory.post_generation
     def storytellers_group(self, create: bool, extracted: object, **kwargs: object) -> None:
         if create:
-            self.groups.add(Group.objects.get(name="Storytellers"))
+            self.groups.add(storytellers_group())
 
 
 class ChronicleFactory(factory.django.DjangoModelFactory):

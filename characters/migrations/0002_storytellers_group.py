@@ -2,22 +2,7 @@
 
 from django.db import migrations
 
-GROUP = "Storytellers"
-MODELS = [
-    "chronicle",
-    "character",
-    "trait",
-    "ability",
-    "power",
-    "attribute",
-    "sheetentry",
-    "healthlevel",
-    "equipment",
-    "experienceentry",
-    "gamenight",
-    "ledgerentry",
-]
-READ_ONLY = {"gamenight", "ledgerentry"}
+from characters.roles import GROUP, storytellers_group
 
 
 def create_group(apps, schema_editor):
@@ -30,17 +15,7 @@ def create_group(apps, schema_editor):
     create_contenttypes(config, apps=apps, verbosity=0)
     create_permissions(config, apps=apps, verbosity=0)
     config.models_module = None
-    Group = apps.get_model("auth", "Group")
-    Permission = apps.get_model("auth", "Permission")
-    group, _ = Group.objects.get_or_create(name=GROUP)
-    codenames = []
-    for model in MODELS:
-        codenames.append(f"view_{model}")
-        if model not in READ_ONLY:
-            codenames += [f"add_{model}", f"change_{model}", f"delete_{model}"]
-    group.permissions.set(
-        Permission.objects.filter(content_type__app_label="characters", codename__in=codenames)
-    )
+    storytellers_group(apps.get_model("auth", "Group"), apps.get_model("auth", "Permission"))
 
 
 def remove_group(apps, schema_editor):
