@@ -47,6 +47,8 @@ class Contender:
     weapon_bonus: int = 0
     weapon_skill: bool = False
     negatives: tuple[str, ...] = ()
+    blood: int = 0  # C5: blood spent for physical traits (counted in the total)
+    blood_per_turn: int = 3  # C5: the generation's limit
     surprised: bool = False  # C12
     pool: int = 0  # B1
     damage_base: int = 1  # B3
@@ -166,6 +168,9 @@ class Challenge:
         )
         if mode in {Mode.SIMPLE, Mode.DIFFICULT}:
             return challenge
+        for who in (attacker, defender):
+            if who is not None and who.blood:
+                challenge._check_blood(who)
         if attacker.health is Health.INCAPACITATED:
             raise RuleError("C7", "An Incapacitated character cannot start a challenge.")
         if prof.family is not Family.POOLS and challenge._current(Side.ATTACKER) <= 0:
@@ -186,6 +191,20 @@ class Challenge:
             raise RuleError("C11", "A static test has no defending character.")
         return contender
 
+    def _check_blood(self, contender: Contender) -> None:
+        """C5: up to 3 blood traits a challenge, never past the generation's per-turn limit,
+        physical challenges only; C12: not by a surprised defender."""
+        if self.category is not Category.PHYSICAL:
+            raise RuleError("C5", "Blood buys physical traits only.")
+        if contender.surprised:
+            raise RuleError("C12", "A surprised defender cannot spend blood for traits.")
+        if contender.blood > 3:
+            raise RuleError("C5", "At most 3 blood traits in one challenge.")
+        if contender.blood > contender.blood_per_turn:
+            raise RuleError(
+                "C5", f"Your generation lets you spend {contender.blood_per_turn} blood a turn."
+            )
+
     def _current(self, side: Side) -> int:
         contender = self.side(side)
         if self.category and self.category.is_temper:
@@ -201,7 +220,7 @@ class Challenge:
         value = self._current(side)
         temper = bool(self.category and self.category.is_temper)
         if not temper:
-            value += contender.bonus
+            value += contender.bonus + contender.blood
             if contender.weapon_skill:
                 value += contender.weapon_bonus
             if contender.health is Health.BRUISED:

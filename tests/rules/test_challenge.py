@@ -110,3 +110,37 @@ def test_it_round_trips_every_phase_through_json() -> None:
         duel.throw_both("rock", "paper").finish(),
     ):
         assert Challenge.from_dict(state.to_dict()) == state
+
+
+@pytest.mark.rules("C5")
+@pytest.mark.parametrize(
+    ("blood", "per_turn", "category", "message"),
+    [
+        (4, 4, "physical", "At most 3"),
+        (2, 1, "physical", "spend 1 blood a turn"),
+        (1, 3, "social", "physical traits only"),
+    ],
+)
+def test_it_holds_blood_traits_to_their_limits(
+    blood: int, per_turn: int, category: str, message: str
+) -> None:
+    with pytest.raises(RuleError, match=message) as refused:
+        Challenge.start(
+            ruleset="met_classic",
+            category=category,
+            attacker=Contender.make(traits=5, bid="Quick", blood=blood, blood_per_turn=per_turn),
+            defender=Contender.make(traits=5, bid="Tough"),
+        )
+    assert refused.value.rule == "C5"
+
+
+@pytest.mark.rules("C5")
+def test_it_counts_blood_traits_in_the_total() -> None:
+    duel = Challenge.start(
+        ruleset="met_classic",
+        category="physical",
+        attacker=Contender.make(traits=5, bid="Quick", blood=2, blood_per_turn=2),
+        defender=Contender.make(traits=6, bid="Tough"),
+    )
+    assert duel.total(Side.ATTACKER) == 7
+    assert duel.throw_both("rock", "rock").declare(7, 6).leader is Side.ATTACKER
