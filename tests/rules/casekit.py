@@ -131,3 +131,42 @@ def adapter(kind: str, *rulesets: str) -> Callable[[Adapter], Adapter]:
         return fn
 
     return register
+
+
+def step_through(
+    case: Case,
+    state: Any,
+    apply: Callable[[Any, Mapping[str, Any]], Any],
+    observe: Callable[[Any, Mapping[str, Any]], Mapping[str, Any]] | None = None,
+    after: Callable[[Any, int], Any] | None = None,
+) -> Any:
+    """Drive an engine state through the case's steps, one at a time, as a service would.
+
+    A step listed in ``expect.refused`` must raise a RuleError naming a rule and leave the
+    state equal to before; any other refusal fails the case. After each applied step the state
+    must round-trip through ``to_dict``/``from_dict``, and its own ``expect`` is checked against
+    ``observe(state, step)``. ``after(state, index)`` may take the decisions a step leaves implied.
+    """
+    from combat.rules.errors import RuleError
+
+    for index, step in enumerate(case.steps):
+        before = state
+        if index in case.refused:
+            try:
+                apply(state, step)
+            except RuleError as refused:
+                assert refused.rule, f"{case.label} step {index}: the refusal names no rule"
+            else:
+                raise CaseMismatch(f"{case.label}: step {index} should have been refused")
+            assert state == before, f"{case.label} step {index}: a refusal changed the state"
+            continue
+        try:
+            state = apply(state, step)
+        except RuleError as error:
+            raise CaseMismatch(f"{case.label} step {index} refused: {error}") from error
+        if after is not None:
+            state = after(state, index)
+        assert type(state).from_dict(state.to_dict()) == state, f"{case.label}: JSON round trip"
+        if observe is not None and step.get("expect"):
+            check(case, step["expect"], observe(state, step), where=f"after step {index}")
+    return state

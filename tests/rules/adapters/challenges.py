@@ -10,7 +10,7 @@ import pytest
 from combat.rules.challenge import Challenge, Contender, Phase
 from combat.rules.errors import RuleError
 from combat.rules.terms import Outcome, Side, Throw, compare
-from tests.rules.casekit import Case, adapter, check
+from tests.rules.casekit import Case, adapter, check, step_through
 
 MET = ("met_classic", "met_werewolf", "met_bns")
 
@@ -89,23 +89,14 @@ def run_challenge(case: Case) -> None:
             _start(case)
         assert refused.value.rule, f"{case.label}: refusal names no rule"
         return
-    challenge = _start(case)
-    for index, step in enumerate(case.steps):
-        before = challenge
-        if index in case.refused:
-            with pytest.raises(RuleError) as refused:
-                _step(challenge, step)
-            assert refused.value.rule, f"{case.label} step {index}: refusal names no rule"
-            assert challenge == before, f"{case.label} step {index}: a refusal changed the state"
-            continue
-        try:
-            challenge = _step(challenge, step)
-        except RuleError as error:
-            raise AssertionError(f"{case.label} step {index} refused: {error}") from error
+
+    def declare_if_silent(challenge: Challenge, index: int) -> Challenge:
         following = case.steps[index + 1] if index + 1 < len(case.steps) else {}
         if challenge.phase is Phase.DECLARATIONS and "declare" not in following:
-            challenge = _full_declarations(challenge)
-        assert Challenge.from_dict(challenge.to_dict()) == challenge
+            return _full_declarations(challenge)
+        return challenge
+
+    challenge = step_through(case, _start(case), _step, after=declare_if_silent)
     if challenge.phase is Phase.DECLARATIONS:
         challenge = _full_declarations(challenge)
     if challenge.phase is not Phase.OVER:

@@ -8,7 +8,7 @@ import pytest
 
 from chases.rules import PREDATOR, AttackMeans, Chase
 from combat.rules.errors import RuleError
-from tests.rules.casekit import Case, adapter, check
+from tests.rules.casekit import Case, adapter, check, step_through
 
 
 def _start(given: dict[str, Any]) -> Chase:
@@ -35,20 +35,28 @@ def _observe(chase: Chase, allowed: bool | None = None) -> dict[str, Any]:
     return observed
 
 
-def _step(chase: Chase, step: dict[str, Any]) -> tuple[Chase, bool | None]:
+def _who(side: str) -> str:
+    return side if side == "prey" else PREDATOR
+
+
+def _step(chase: Chase, step: dict[str, Any]) -> Chase:
     if "round" in step:
-        return chase.play_round(step["round"]["prey"], step["round"]["predator"]), None
+        return chase.play_round(step["round"]["prey"], step["round"]["predator"])
     if "maneuver" in step:
-        by = step["maneuver"]["by"]
-        return chase.maneuver(by if by == "prey" else PREDATOR, step["maneuver"]["name"]), None
+        return chase.maneuver(_who(step["maneuver"]["by"]), step["maneuver"]["name"])
     if "obstacle" in step:
-        results = {("prey" if k == "prey" else PREDATOR): v for k, v in step["obstacle"].items()}
-        return chase.face_obstacle(results), None
+        return chase.face_obstacle({_who(k): v for k, v in step["obstacle"].items()})
     if "can_attack" in step:
-        by = step["can_attack"]["by"]
-        means = AttackMeans(step["can_attack"]["with"])
-        return chase, chase.can_attack(by if by == "prey" else PREDATOR, means)
+        return chase  # a question, answered in _observe_step
     raise AssertionError(f"unknown chase step {step}")
+
+
+def _observe_step(chase: Chase, step: dict[str, Any]) -> dict[str, Any]:
+    allowed = None
+    if "can_attack" in step:
+        ask = step["can_attack"]
+        allowed = chase.can_attack(_who(ask["by"]), AttackMeans(ask["with"]))
+    return _observe(chase, allowed)
 
 
 @adapter("chase", "wod_dice")
@@ -57,16 +65,5 @@ def run_chase(case: Case) -> None:
         with pytest.raises(RuleError):
             _start(case.given)
         return
-    chase = _start(case.given)
-    for index, step in enumerate(case.steps):
-        before = chase
-        if index in case.refused:
-            with pytest.raises(RuleError) as refused:
-                _step(chase, step)
-            assert refused.value.rule, f"{case.label} step {index}: refusal names no rule"
-            assert chase == before
-            continue
-        chase, allowed = _step(chase, step)
-        assert Chase.from_dict(chase.to_dict()) == chase
-        check(case, step.get("expect", {}), _observe(chase, allowed), where=f"after step {index}")
+    chase = step_through(case, _start(case.given), _step, _observe_step)
     check(case, case.expect, _observe(chase))

@@ -15,7 +15,7 @@ from combat.rules.grapple import Effect, Grapple, Intent, Over
 from combat.rules.penalties import Stance, piling_on, split
 from combat.rules.soak import DamageType, soak_pool
 from combat.rules.wod_initiative import Combatant, round_phases
-from tests.rules.casekit import Case, adapter, check
+from tests.rules.casekit import Case, adapter, check, step_through
 
 
 def _refused_start(case: Case, run: Any) -> None:
@@ -186,16 +186,6 @@ def run_grapple(case: Case) -> None:
             control=state["control"],
             strength=tuple(sorted(strength.items())),
         )
-    for index, step in enumerate(case.steps):
-        before = grapple
-        if index in case.refused:
-            with pytest.raises(RuleError) as refused:
-                _grapple_step(grapple, step)
-            assert refused.value.rule, f"{case.label} step {index}: refusal names no rule"
-            assert grapple == before
-            continue
-        grapple = _grapple_step(grapple, step)
-        assert Grapple.from_dict(grapple.to_dict()) == grapple
-        check(case, step.get("expect", {}), _observe(grapple), where=f"after step {index}")
+    grapple = step_through(case, grapple, _grapple_step, lambda state, _step: _observe(state))
     check(case, case.expect, _observe(grapple))
     assert grapple.over in (None, *Over)
