@@ -12,6 +12,7 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 
 from characters import services
 from characters.admin_io import export_characters_action, grapevine_upload_view
@@ -198,10 +199,37 @@ class ChronicleAdmin(admin.ModelAdmin):
             form.instance.storytellers.add(request.user)
 
     @admin.action(description="Open the next game night")
-    def open_next_game_night(self, request: HttpRequest, queryset: QuerySet) -> None:
+    def open_next_game_night(self, request: HttpRequest, queryset: QuerySet) -> Any:
+        """Confirm first, naming the night each chronicle is on; the confirmation carries
+        those numbers, so a second click finds the night already moved on and does nothing."""
+        if "confirm" not in request.POST:
+            open_nights = {
+                night.chronicle_id: night.number
+                for night in GameNight.objects.filter(chronicle__in=queryset, closed_at=None)
+            }
+            rows = [(chronicle, open_nights.get(chronicle.pk)) for chronicle in queryset]
+            return TemplateResponse(
+                request,
+                "admin/characters/open_game_night.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "rows": rows,
+                    "title": "Open the next game night?",
+                    "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                },
+            )
         for chronicle in queryset:
-            night = services.game_night_open(chronicle=chronicle, by=request.user)
-            self.message_user(request, f"{chronicle}: game night {night.number} is open.")
+            raw = request.POST.get(f"expected_{chronicle.pk}", "")
+            expected = int(raw) if raw.isdigit() else None
+            try:
+                night = services.game_night_open(
+                    chronicle=chronicle, by=request.user, expected_number=expected
+                )
+            except services.LedgerError as error:
+                self.message_user(request, f"{chronicle}: {error}", messages.WARNING)
+            else:
+                self.message_user(request, f"{chronicle}: game night {night.number} is open.")
+        return None
 
     @admin.action(description="Refresh willpower, blood and health")
     def refresh_pools(self, request: HttpRequest, queryset: QuerySet) -> None:

@@ -66,11 +66,23 @@ def test_it_edits_a_sheet_with_every_inline(character, storyteller) -> None:
 def test_it_opens_a_game_night_and_refreshes_from_admin_actions(chronicle, storyteller) -> None:
     CharacterFactory.create_batch(3, chronicle=chronicle)
     client = client_for(storyteller)
-    client.post(
+    confirm = client.post(
         "/admin/characters/chronicle/",
         {"action": "open_next_game_night", "_selected_action": [chronicle.pk]},
     )
+    assert "game night 1 closes, 2 opens" in confirm.content.decode()
+    assert GameNight.objects.filter(chronicle=chronicle).count() == 1, "nothing before confirming"
+    confirmed = {
+        "action": "open_next_game_night",
+        "_selected_action": [chronicle.pk],
+        "confirm": "yes",
+        f"expected_{chronicle.pk}": "1",
+    }
+    client.post("/admin/characters/chronicle/", confirmed)
+    again = client.post("/admin/characters/chronicle/", confirmed, follow=True)
+    assert "no longer the open one" in again.content.decode()
     assert GameNight.objects.get(chronicle=chronicle, closed_at__isnull=True).number == 2
+    assert GameNight.objects.filter(chronicle=chronicle).count() == 2
     client.post(
         "/admin/characters/chronicle/",
         {"action": "refresh_pools", "_selected_action": [chronicle.pk]},
