@@ -89,3 +89,22 @@ class GameNightFactory(factory.django.DjangoModelFactory):
 
     chronicle = factory.SubFactory(ChronicleFactory)
     number = factory.Sequence(lambda n: n + 1)
+
+
+class SceneFactory(factory.django.DjangoModelFactory):
+    """A scene in its chronicle's open game night (opened through the service in most tests)."""
+
+    class Meta:
+        model = "combat.Scene"
+
+    chronicle = factory.SubFactory(ChronicleFactory)
+    game_night = factory.LazyAttribute(
+        lambda o: (
+            o.chronicle.game_nights.filter(closed_at__isnull=True).first()
+            or GameNightFactory(chronicle=o.chronicle)
+        )
+    )
+    name = factory.Sequence(lambda n: f"Scene {n}")
+    ruleset = factory.LazyAttribute(lambda o: o.chronicle.ruleset)
+    join_code = factory.Sequence(lambda n: f"T{n:05d}"[:6])
+    storyteller = factory.SubFactory(StorytellerFactory)

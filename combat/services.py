@@ -1,0 +1,334 @@
+"""Writes to scenes: open, join, NPCs, the game clock, removal, presence.
+
+Every function runs in one transaction, locks the scene row (``select_for_update``), bumps the
+scene's ``seq``, writes a log line where a person would want one, and announces the change with
+``transaction.on_commit`` so no phone hears of a change that rolled back. A refused request
+raises :class:`SceneError` with a sentence for people and changes nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from characters.models import Character, Chronicle, GameNight, Ruleset
+from characters.selectors import chronicles_run_by
+from combat import live
+from combat.models import (
+    JOIN_CODE_ALPHABET,
+    JOIN_CODE_LENGTH,
+    LogKind,
+    Participant,
+    Presence,
+    Scene,
+    SceneLogEntry,
+)
+
+NO_OPEN_NIGHT = "{chronicle} has no open game night: open one before opening a scene."
+NOT_STORYTELLER = "Only a storyteller of {chronicle} can do that."
+SCENE_CLOSED = "This scene is closed."
+NAME_REQUIRED = "Give the scene a name."
+NAME_TOO_LONG = "A name is at most {limit} characters."
+UNKNOWN_RULESET = "Unknown ruleset {ruleset!r}."
+UNKNOWN_CODE = "No open scene has the code {code}. Check the code on the storyteller's tablet."
+NOT_YOUR_CHARACTER = "{character} is not one of your characters."
+WRONG_CHRONICLE = "{character} is not in {chronicle}, the chronicle of this scene."
+ALREADY_IN = "{character} is already in this scene."
+NOT_AN_NPC = "{character} is not an NPC of {chronicle}."
+CLOCK_RANGE = "Advance the clock by 1 second to 24 hours."
+NOT_IN_SCENE = "That participant is not in this scene."
+STALE = "The scene moved on since you loaded it; nothing was changed. Look again and retry."
+
+MAX_CLOCK_STEP = 24 * 60 * 60
+
+
+class SceneError(Exception):
+    """A scene change refused, with a message for the storyteller or player."""
+
+
+def is_storyteller_of_scene(user: AbstractBaseUser, scene: Scene) -> bool:
+    """A scene's storytellers are the storytellers of its chronicle (one rule, in access)."""
+    return chronicles_run_by(user).filter(pk=scene.chronicle_id).exists()
+
+
+def _require_storyteller(user: AbstractBaseUser, chronicle: Chronicle) -> None:
+    if not chronicles_run_by(user).filter(pk=chronicle.pk).exists():
+        raise SceneError(NOT_STORYTELLER.format(chronicle=chronicle))
+
+
+def _lock_open_scene(scene: Scene, *, expected_seq: int | None = None) -> Scene:
+    locked = Scene.objects.select_for_update().select_related("chronicle").get(pk=scene.pk)
+    if locked.closed_at is not None:
+        raise SceneError(SCENE_CLOSED)
+    if expected_seq is not None and locked.seq != expected_seq:
+        raise SceneError(STALE)
+    return locked
+
+
+def _changed(
+    scene: Scene,
+    *,
+    by: AbstractBaseUser | None,
+    kind: str | None = None,
+    text: str = "",
+    public: bool = False,
+    characters: Iterable[Character] = (),
+    data: dict[str, Any] | None = None,
+    private_user_ids: Iterable[int] = (),
+) -> None:
+    """Bump ``seq``, log the change (when ``kind`` is given) and publish it on commit."""
+    scene.seq += 1
+    scene.save(update_fields=["seq", "game_time", "situation", "ruleset", "closed_at"])
+    if kind is not None:
+        entry = SceneLogEntry.objects.create(
+            scene=scene,
+            seq=scene.seq,
+            game_time=scene.game_time,
+            kind=kind,
+            text=text[:500],
+            public=public,
+            data=data or {},
+            created_by=by if by is not None and by.is_authenticated else None,
+        )
+        characters = list(characters)
+        if characters:
+            entry.characters.set(characters)
+    transaction.on_commit(
+        partial(live.scene_changed, scene.pk, private_user_ids=tuple(set(private_user_ids)))
+    )
+
+
+def _new_join_code() -> str:
+    return "".join(secrets.choice(JOIN_CODE_ALPHABET) for _ in range(JOIN_CODE_LENGTH))
+
+
+def scene_open(
+    *, chronicle: Chronicle, by: AbstractBaseUser, name: str, ruleset: str | None = None
+) -> Scene:
+    """Open a scene in the chronicle's open game night, run by ``by``."""
+    name = (name or "").strip()
+    if not name:
+        raise SceneError(NAME_REQUIRED)
+    if len(name) > 120:
+        raise SceneError(NAME_TOO_LONG.format(limit=120))
+    ruleset = ruleset or chronicle.ruleset
+    if ruleset not in Ruleset.values:
+        raise SceneError(UNKNOWN_RULESET.format(ruleset=ruleset))
+    _require_storyteller(by, chronicle)
+    for _ in range(10):
+        try:
+            with transaction.atomic():
+                Chronicle.objects.select_for_update().get(pk=chronicle.pk)
+                night = GameNight.objects.filter(
+                    chronicle=chronicle, closed_at__isnull=True
+                ).first()
+                if night is None:
+                    raise SceneError(NO_OPEN_NIGHT.format(chronicle=chronicle))
+                scene = Scene.objects.create(
+                    chronicle=chronicle,
+                    game_night=night,
+                    name=name,
+                    ruleset=ruleset,
+                    join_code=_new_join_code(),
+                    storyteller=by,
+                )
+                _changed(
+                    scene, by=by, kind=LogKind.SCENE, text=f"Scene opened: {name}", public=True
+                )
+                return scene
+        except IntegrityError:  # a join code taken at the same moment: draw another
+            continue
+    raise SceneError("Could not draw a free join code; try again.")
+
+
+def scene_close(*, scene: Scene, by: AbstractBaseUser) -> Scene:
+    _require_storyteller(by, scene.chronicle)
+    with transaction.atomic():
+        scene = _lock_open_scene(scene)
+        scene.closed_at = timezone.now()
+        _changed(scene, by=by, kind=LogKind.SCENE, text="Scene closed", public=True)
+    return scene
+
+
+def scene_set_ruleset(*, scene: Scene, by: AbstractBaseUser, ruleset: str) -> Scene:
+    if ruleset not in Ruleset.values:
+        raise SceneError(UNKNOWN_RULESET.format(ruleset=ruleset))
+    _require_storyteller(by, scene.chronicle)
+    with transaction.atomic():
+        scene = _lock_open_scene(scene)
+        scene.ruleset = ruleset
+        label = Ruleset(ruleset).label
+        _changed(scene, by=by, kind=LogKind.SCENE, text=f"Ruleset: {label}", public=True)
+    return scene
+
+
+def scene_set_situation(*, scene: Scene, by: AbstractBaseUser, situation: str) -> Scene:
+    """What is happening, as the players' phones show it."""
+    _require_storyteller(by, scene.chronicle)
+    situation = (situation or "").strip()[:300]
+    with transaction.atomic():
+        scene = _lock_open_scene(scene)
+        scene.situation = situation
+        _changed(scene, by=by)
+    return scene
+
+
+def scene_advance_clock(
+    *, scene: Scene, by: AbstractBaseUser, seconds: int, expected_seq: int | None = None
+) -> Scene:
+    """Move the scene's game clock forward; locks and effects expire by it (C10, W9)."""
+    if not isinstance(seconds, int) or not 1 <= seconds <= MAX_CLOCK_STEP:
+        raise SceneError(CLOCK_RANGE)
+    _require_storyteller(by, scene.chronicle)
+    with transaction.atomic():
+        scene = _lock_open_scene(scene, expected_seq=expected_seq)
+        scene.game_time += seconds
+        _changed(
+            scene,
+            by=by,
+            kind=LogKind.CLOCK,
+            text=f"Game clock +{format_game_time(seconds)}",
+            public=True,
+        )
+    return scene
+
+
+def scene_join(*, code: str, user: AbstractBaseUser, character: Character) -> Participant:
+    """A player joins an open scene with one of their characters, by the scene's code."""
+    code = (code or "").strip().upper()
+    scene = Scene.objects.filter(join_code=code, closed_at__isnull=True).first()
+    if scene is None or len(code) != JOIN_CODE_LENGTH:
+        raise SceneError(UNKNOWN_CODE.format(code=code[:JOIN_CODE_LENGTH] or "(none)"))
+    if character.player_id != user.pk:
+        raise SceneError(NOT_YOUR_CHARACTER.format(character=character))
+    if character.chronicle_id != scene.chronicle_id:
+        raise SceneError(WRONG_CHRONICLE.format(character=character, chronicle=scene.chronicle))
+    with transaction.atomic():
+        scene = _lock_open_scene(scene)
+        existing = Participant.objects.filter(
+            scene=scene, character=character, removed_at__isnull=True
+        ).first()
+        if existing is not None:  # joining twice (a second phone, a double tap) is no error
+            return existing
+        participant = Participant.objects.create(
+            scene=scene, character=character, name=character.name, npc=character.npc
+        )
+        _changed(
+            scene,
+            by=user,
+            kind=LogKind.JOIN,
+            text=f"{character.name} joined",
+            public=True,
+            characters=[character],
+            private_user_ids=[user.pk],
+        )
+    return participant
+
+
+def scene_add_npc(
+    *,
+    scene: Scene,
+    by: AbstractBaseUser,
+    character: Character | None = None,
+    name: str = "",
+    pools: dict[str, Any] | None = None,
+    hidden: bool = False,
+) -> Participant:
+    """Add an NPC: one of the chronicle's NPC sheets, or a quick NPC with a name and pools."""
+    _require_storyteller(by, scene.chronicle)
+    if character is not None:
+        if character.chronicle_id != scene.chronicle_id or not character.npc:
+            raise SceneError(NOT_AN_NPC.format(character=character, chronicle=scene.chronicle))
+        name = character.name
+    name = (name or "").strip()
+    if not name:
+        raise SceneError("Give the NPC a name.")
+    if len(name) > 120:
+        raise SceneError(NAME_TOO_LONG.format(limit=120))
+    with transaction.atomic():
+        scene = _lock_open_scene(scene)
+        if (
+            character is not None
+            and Participant.objects.filter(
+                scene=scene, character=character, removed_at__isnull=True
+            ).exists()
+        ):
+            raise SceneError(ALREADY_IN.format(character=character))
+        participant = Participant.objects.create(
+            scene=scene,
+            character=character,
+            name=name,
+            npc=True,
+            hidden=hidden,
+            quick_pools=pools or {},
+        )
+        _changed(
+            scene,
+            by=by,
+            kind=LogKind.JOIN,
+            text=f"NPC {name} added" + (" (hidden)" if hidden else ""),
+            public=not hidden,
+        )
+    return participant
+
+
+def scene_remove(*, scene: Scene, by: AbstractBaseUser, participant: Participant) -> None:
+    """The storyteller takes someone out of the scene; their phone is told at once."""
+    _require_storyteller(by, scene.chronicle)
+    with transaction.atomic():
+        scene = _lock_open_scene(scene)
+        participant = (
+            Participant.objects.select_for_update()
+            .select_related("character")
+            .filter(pk=participant.pk, scene=scene, removed_at__isnull=True)
+            .first()
+        )
+        if participant is None:
+            raise SceneError(NOT_IN_SCENE)
+        participant.removed_at = timezone.now()
+        participant.save(update_fields=["removed_at"])
+        player_ids = [participant.player_id] if participant.player_id else []
+        _changed(
+            scene,
+            by=by,
+            kind=LogKind.LEAVE,
+            text=f"{participant.name} left the scene",
+            public=not participant.hidden,
+            characters=[participant.character] if participant.character else [],
+            private_user_ids=player_ids,
+        )
+
+
+def presence_connect(*, scene_id: int, user_id: int, channel_name: str) -> None:
+    """A socket of the scene opened: the storyteller's board shows who is connected."""
+    with transaction.atomic():
+        Presence.objects.update_or_create(
+            channel_name=channel_name, defaults={"scene_id": scene_id, "user_id": user_id}
+        )
+        transaction.on_commit(partial(live.presence_changed, scene_id))
+
+
+def presence_disconnect(*, channel_name: str) -> None:
+    with transaction.atomic():
+        gone = Presence.objects.filter(channel_name=channel_name).first()
+        if gone is None:
+            return
+        gone.delete()
+        transaction.on_commit(partial(live.presence_changed, gone.scene_id))
+
+
+def format_game_time(seconds: int) -> str:
+    """``1h 05m 30s`` style, for the clock and the log."""
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m {secs:02d}s"
+    if minutes:
+        return f"{minutes}m {secs:02d}s"
+    return f"{secs}s"
