@@ -96,6 +96,9 @@ class Presence(models.Model):
     class Meta:
         indexes = [models.Index(fields=["scene", "user"])]
 
+    def __str__(self) -> str:
+        return f"{self.user_id} in {self.scene_id}"
+
 
 class LogKind(models.TextChoices):
     SCENE = "scene", "Scene"
