@@ -86,6 +86,10 @@ class Contender:
             return self.traits >= count
         return dict(self.traits).get(name, 0) >= count
 
+    def holds_bid(self) -> bool:
+        """C1: the bid is one of the side's current traits in the category."""
+        return self.bid is None or self.has_trait(self.bid)
+
     def rating(self, ability: str | None) -> int:
         return dict(self.abilities).get(ability or "", 0)
 
@@ -175,6 +179,7 @@ class Challenge:
             raise RuleError("C7", "An Incapacitated character cannot start a challenge.")
         if prof.family is not Family.POOLS and challenge._current(Side.ATTACKER) <= 0:
             raise RuleError("W6", "With no traits left in this category you cannot challenge.")
+        challenge._check_bid(Side.ATTACKER)
         if (
             mode is Mode.CONTESTED
             and prof.family is not Family.POOLS
@@ -182,6 +187,8 @@ class Challenge:
         ):
             # W6: challenged with nothing left, the defender loses at once, losing nothing.
             return challenge._over(Side.ATTACKER, "running out")
+        if mode is Mode.CONTESTED:
+            challenge._check_bid(Side.DEFENDER)
         return challenge
 
     # -- reading ---------------------------------------------------------------------
@@ -190,6 +197,19 @@ class Challenge:
         if contender is None:
             raise RuleError("C11", "A static test has no defending character.")
         return contender
+
+    def _check_bid(self, side: Side) -> None:
+        """C1: a side bids one of its current traits in the category (W1: temper challenges
+        and B1: test pools name none)."""
+        if self.profile.family is Family.POOLS or (self.category and self.category.is_temper):
+            return
+        contender = self.side(side)
+        if not contender.holds_bid():
+            raise RuleError(
+                "C1",
+                f"The {side.value} has no current {contender.bid} trait to bid "
+                f"in this {self.category.value if self.category else ''} challenge.",
+            )
 
     def _check_blood(self, contender: Contender) -> None:
         """C5: up to 3 blood traits a challenge, never past the generation's per-turn limit,
