@@ -90,6 +90,9 @@ class Contender:
         """C1: the bid is one of the side's current traits in the category."""
         return self.bid is None or self.has_trait(self.bid)
 
+    def has_power(self, name: str) -> bool:
+        return any(power.casefold() == name.casefold() for power in self.powers)
+
     def rating(self, ability: str | None) -> int:
         return dict(self.abilities).get(ability or "", 0)
 
@@ -125,7 +128,8 @@ class Challenge:
     spent: tuple[tuple[str, str, int], ...] = ()  # (side, resource, amount)
     at_risk: tuple[tuple[str, str], ...] = ()  # (side, trait) beyond the bid
     lost_now: tuple[tuple[str, str], ...] = ()  # W11: crossed off at once
-    penalties: tuple[tuple[str, int], ...] = ()  # C5: named negatives, wrong guesses
+    penalties: tuple[tuple[str, int], ...] = ()  # C5, C16: the mob penalty
+    guesses: tuple[tuple[str, str, bool], ...] = ()  # C5: (by, trait named, correct)
     announced: Retest | None = None  # a retest waiting for its throw (may be cancelled)
     final: bool = False  # C10: after a willpower retest nothing follows
     wins: int = 0  # W13
@@ -243,8 +247,9 @@ class Challenge:
             value += contender.bonus + contender.blood
             if contender.weapon_skill:
                 value += contender.weapon_bonus
-            if contender.health is Health.BRUISED:
-                value -= 1
+            if contender.health is Health.BRUISED and not contender.has_power("Fortitude"):
+                value -= 1  # C5: Fortitude may ignore Bruised
+            value -= self.guess_penalty(side)
             if self.profile.family is Family.WEREWOLF and self.profile.abilities_add:
                 value += contender.rating(contender.ability)
         value -= dict(self.penalties).get(side.value, 0)
@@ -358,7 +363,12 @@ class Challenge:
         return self._over(Side.ATTACKER, "no bid")
 
     def name_negative(self, by: Side | str, trait: str) -> Challenge:
-        """C5 (W8 in met_werewolf): name a negative trait of the opponent before the test."""
+        """C5 (W8 in met_werewolf): name a negative trait of the opponent before the test.
+
+        A side makes at most as many guesses, right or wrong, as it has current traits beyond
+        its bid (it must be able to pay for every wrong one); holding only its bid it makes
+        none. A trait already named against that side counts once (C16: in a mob each
+        attacker may name all it knows, the defender's negatives still count once)."""
         by = Side(by)
         self._open("C5")
         rule = "W8" if self.profile.family is Family.WEREWOLF else "C5"
@@ -366,18 +376,34 @@ class Challenge:
             raise RuleError(rule, "Negative traits are named before the first throw.")
         if self.mode is not Mode.CONTESTED:
             raise RuleError(rule, "Negative traits are named against a character.")
+        if any(who == by.value and named == trait for who, named, _ in self.guesses):
+            return self  # C16: counted once
+        made = sum(1 for who, _named, _correct in self.guesses if who == by.value)
+        beyond_bid = self.side(by).trait_count - 1
+        if made + 1 > beyond_bid:
+            raise RuleError(
+                "C5",
+                "You can name only as many negative traits as you have traits beyond your bid"
+                f" ({max(beyond_bid, 0)}).",
+            )
         target = by.other
         correct = trait in self.side(target).negatives
+        state = replace(self, guesses=(*self.guesses, (by.value, trait, correct)))
         if self.profile.family is Family.WEREWOLF:
             who = target if correct else by
-            return replace(self, at_risk=(*self.at_risk, (who.value, CHOICE)))
-        wrong_guesses = dict(self.penalties).get(by.value, 0) if not correct else 0
-        if not correct and self._current(by) - 1 <= wrong_guesses:
-            raise RuleError("C5", "You cannot pay for another wrong guess.")
-        penalties = dict(self.penalties)
-        who = target if correct else by
-        penalties[who.value] = penalties.get(who.value, 0) + 1
-        return replace(self, penalties=tuple(sorted(penalties.items())))
+            return replace(state, at_risk=(*self.at_risk, (who.value, CHOICE)))
+        return state
+
+    def guess_penalty(self, side: Side) -> int:
+        """C5: -1 for each correctly named negative trait of this side, -1 for each wrong
+        guess this side made (met_classic; W8 puts traits at risk instead)."""
+        if self.profile.family is Family.WEREWOLF:
+            return 0
+        return sum(
+            1
+            for who, _trait, correct in self.guesses
+            if (who == side.value and not correct) or (who != side.value and correct)
+        )
 
     def throw(self, side: Side | str, throw: Throw | str) -> Challenge:
         """Both throw at once: a throw is held hidden until the other side's arrives."""
@@ -755,7 +781,16 @@ def _load(data: dict[str, Any]) -> Challenge:
         raw["announced"] = Retest(
             RetestKind(r["kind"]), Side(r["by"]), r.get("ability"), r.get("power")
         )
-    for key in ("pending", "declared", "used", "spent", "at_risk", "lost_now", "penalties"):
+    for key in (
+        "pending",
+        "declared",
+        "used",
+        "spent",
+        "at_risk",
+        "lost_now",
+        "penalties",
+        "guesses",
+    ):
         raw[key] = _tuples(raw.get(key, []))
     return Challenge(**raw)
 

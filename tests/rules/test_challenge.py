@@ -144,3 +144,26 @@ def test_it_counts_blood_traits_in_the_total() -> None:
     )
     assert duel.total(Side.ATTACKER) == 7
     assert duel.throw_both("rock", "rock").declare(7, 6).leader is Side.ATTACKER
+
+
+@pytest.mark.rules("C16", "C5")
+def test_it_does_not_count_the_mob_penalty_as_the_defenders_wrong_guesses() -> None:
+    mobbed = Challenge.start(
+        ruleset="met_classic",
+        category="physical",
+        attacker=Contender.make(traits=8, bid="Quick", negatives=["Clumsy"]),
+        defender=Contender.make(traits=2, bid="Tough"),
+        mob_attackers=3,
+    )
+    guessed = mobbed.name_negative("defender", "Lame")  # one trait beyond the bid: one guess
+    assert guessed.total(Side.DEFENDER) == 2 - 2 - 1
+    with pytest.raises(RuleError) as refused:
+        guessed.name_negative("defender", "Clumsy")
+    assert refused.value.rule == "C5"
+
+
+@pytest.mark.rules("C16", "C5")
+def test_it_counts_a_negative_trait_named_twice_once() -> None:
+    duel = _duel(negatives=["Clumsy"])
+    twice = duel.name_negative("attacker", "Clumsy").name_negative("attacker", "Clumsy")
+    assert twice.total(Side.DEFENDER) == duel.total(Side.DEFENDER) - 1
