@@ -459,11 +459,13 @@ class Challenge:
             # B1: the larger pool wins; equal pools: the defender.
             a, d = self.total(Side.ATTACKER), self._opponent_total(Side.ATTACKER)
             return self._lead(Side.ATTACKER if a > d else Side.DEFENDER)
+        a_hurt = self.attacker.health is Health.WOUNDED
         if self.mode is Mode.CONTESTED:
-            a_hurt = self.attacker.health is Health.WOUNDED
             d_hurt = self.side(Side.DEFENDER).health is Health.WOUNDED
             if a_hurt != d_hurt:  # C6: the Wounded side loses every draw
                 return self._lead(Side.DEFENDER if a_hurt else Side.ATTACKER)
+        elif a_hurt:  # C6 with C11: against a difficulty too, without comparing totals
+            return self._lead(Side.DEFENDER)
         if family is Family.WEREWOLF:
             return self._compare_totals(
                 self.total(Side.ATTACKER), self._opponent_total(Side.ATTACKER)
