@@ -229,10 +229,17 @@ class Challenge:
                 "C5", f"Your generation lets you spend {contender.blood_per_turn} blood a turn."
             )
 
+    @property
+    def _temper(self) -> bool:
+        return bool(self.category and self.category.is_temper)
+
     def _current(self, side: Side) -> int:
+        """Current traits in the category; W1: in a temper challenge the current temper
+        (what this challenge has spent of it already is gone)."""
         contender = self.side(side)
         if self.category and self.category.is_temper:
-            return contender.tempered(self.category.value)
+            name = self.category.value
+            return contender.tempered(name) - self.spent_by(side).get(name, 0)
         return contender.trait_count
 
     def total(self, side: Side) -> int:
@@ -581,7 +588,12 @@ class Challenge:
                     raise RuleError("B2", "Overbid needs a test pool at least double the other.")
             elif declared is not None and declared > self.total(side):
                 raise RuleError(rule, f"You can announce at most your total of {self.total(side)}.")
-            if family is Family.WEREWOLF and not probing and not self._can_risk(side, trait):
+            if (
+                family is Family.WEREWOLF
+                and not self._temper
+                and not probing
+                and not self._can_risk(side, trait)
+            ):
                 raise RuleError("W11", "Name another current trait to risk on the overbid.")
         elif kind is RetestKind.POWER:
             if family is not Family.CLASSIC and family is not Family.WEREWOLF:
@@ -637,14 +649,14 @@ class Challenge:
             opponent = self._opponent_total(side)
             if family is Family.WEREWOLF:
                 succeeds = announced >= 2 * opponent  # W11
+                # W1: a temper overbid names no trait and crosses none off.
+                risked = () if self._temper else ((side.value, trait or CHOICE),)
                 if not succeeds:
-                    return replace(
-                        self, used=used, lost_now=(*self.lost_now, (side.value, trait or CHOICE))
-                    )
+                    return replace(self, used=used, lost_now=(*self.lost_now, *risked))
                 return replace(
                     self,
                     used=used,
-                    at_risk=(*self.at_risk, (side.value, trait or CHOICE)),
+                    at_risk=(*self.at_risk, *risked),
                     phase=Phase.THROWS,
                     announced=Retest(kind, side),
                 )
