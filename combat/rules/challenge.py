@@ -132,8 +132,10 @@ class Challenge:
     guesses: tuple[tuple[str, str, bool], ...] = ()  # C5: (by, trait named, correct)
     announced: Retest | None = None  # a retest waiting for its throw (may be cancelled)
     final: bool = False  # C10: after a willpower retest nothing follows
-    wins: int = 0  # W13
-    target_wins: int | None = None
+    wins: int = 0  # W13: the character's won throws (in a race, the attacker's)
+    target_wins: int | None = None  # W13: a target count ends the challenge when reached
+    race: bool = False  # W13: two sides throw until one reaches the target count
+    opponent_wins: int = 0  # W13: in a race, the defender's (or the static's) won throws
     decided_by: str = ""  # how it ended: "throw", "relent", "no bid", "running out"…
 
     # -- starting --------------------------------------------------------------------
@@ -151,6 +153,7 @@ class Challenge:
         more_defensive: Side | str = Side.DEFENDER,
         win_outright: bool = False,
         target_wins: int | None = None,
+        race: bool = False,
         options: dict[str, Any] | None = None,
         mob_attackers: int = 1,
     ) -> Challenge:
@@ -165,17 +168,20 @@ class Challenge:
             mode=mode,
             category=category,
             attacker=attacker,
-            defender=defender if mode is Mode.CONTESTED else None,
+            defender=defender if mode is Mode.CONTESTED or race else None,
             difficulty=difficulty,
             mind_control=mind_control,
             more_defensive=Side(more_defensive),
             win_outright=win_outright,
             target_wins=target_wins,
+            race=race,
             # C5, C16: the defender of a mob is -1 for each attacker beyond the first.
             penalties=(("defender", mob_attackers - 1),) if mob_attackers > 1 else (),
         )
         if mode in {Mode.SIMPLE, Mode.DIFFICULT}:
             return challenge
+        if race and (mode is not Mode.EXTENDED or not target_wins or target_wins < 1):
+            raise RuleError("W13", "A race is an extended challenge with a target count.")
         for who in (attacker, defender):
             if who is not None and who.blood:
                 challenge._check_blood(who)
@@ -263,7 +269,7 @@ class Challenge:
         return value
 
     def _opponent_total(self, side: Side) -> int:
-        if self.mode is Mode.CONTESTED:
+        if self.defender is not None:
             return self.total(side.other)
         return self.difficulty  # C9: in a static challenge, the difficulty
 
@@ -296,8 +302,6 @@ class Challenge:
         """Static, simple and extended tests: did the character succeed?"""
         if self.phase is not Phase.OVER:
             return None
-        if self.mode is Mode.EXTENDED:
-            return self.wins > 0
         return self.leader is Side.ATTACKER
 
     def lost(self) -> dict[str, list[str]]:
@@ -451,14 +455,41 @@ class Challenge:
         return replace(self, leader=leader, phase=Phase.RETESTS)
 
     def _extended(self, leader: Side) -> Challenge:
-        """W13: keep throwing until a throw is lost or the target count is reached."""
-        if leader is Side.DEFENDER:
-            return self._over(Side.DEFENDER, "throw")
-        wins = self.wins + 1
-        state = replace(self, wins=wins, leader=Side.ATTACKER)
-        if self.target_wins is not None and wins >= self.target_wins:
-            return state._over(Side.ATTACKER, "throw")
-        return replace(state, phase=Phase.THROWS)
+        """W13: a won throw counts; a lost one may be retested within the usual limits (the
+        losing side calls a retest or :meth:`accept`). A static opponent never retests, so
+        the character's won throw counts at once."""
+        if leader is Side.ATTACKER and self.defender is None:
+            return self._score(Side.ATTACKER)
+        return replace(self, leader=leader, phase=Phase.RETESTS)
+
+    def _score(self, side: Side) -> Challenge:
+        """W13: the throw counts for ``side``. Retest limits are counted per throw, so the
+        next throw starts with every retest available again (what was spent stays spent)."""
+        state = replace(
+            self,
+            wins=self.wins + (side is Side.ATTACKER),
+            opponent_wins=self.opponent_wins + (side is Side.DEFENDER),
+            used=(),
+            final=False,
+            announced=None,
+            pending=(),
+        )
+        count = state.wins if side is Side.ATTACKER else state.opponent_wins
+        if self.target_wins is not None and count >= self.target_wins:
+            return state._over(side, "target")
+        if not self.race and side is Side.DEFENDER:
+            return state._end_extended()  # the character lost a throw: it stops
+        return replace(state, phase=Phase.THROWS, leader=None)
+
+    def _end_extended(self) -> Challenge:
+        """W13: the result is the number of wins; with a target count set, success needs it;
+        a race cut short goes to the side ahead (equal: the defender, as a static would)."""
+        if self.race:
+            return self._over(
+                Side.ATTACKER if self.wins > self.opponent_wins else Side.DEFENDER, "throw"
+            )
+        reached = self.wins >= self.target_wins if self.target_wins else self.wins > 0
+        return self._over(Side.ATTACKER if reached else Side.DEFENDER, "throw")
 
     def _draw(self) -> Challenge:
         family = self.profile.family
@@ -467,7 +498,7 @@ class Challenge:
             a, d = self.total(Side.ATTACKER), self._opponent_total(Side.ATTACKER)
             return self._lead(Side.ATTACKER if a > d else Side.DEFENDER)
         a_hurt = self.attacker.health is Health.WOUNDED
-        if self.mode is Mode.CONTESTED:
+        if self.defender is not None:
             d_hurt = self.side(Side.DEFENDER).health is Health.WOUNDED
             if a_hurt != d_hurt:  # C6: the Wounded side loses every draw
                 return self._lead(Side.DEFENDER if a_hurt else Side.ATTACKER)
@@ -489,7 +520,7 @@ class Challenge:
             return self._lead(Side.ATTACKER if attacker > defender else Side.DEFENDER)
         if self.profile.family is Family.WEREWOLF:
             # W3: the more defensive action wins; against a static difficulty, the static.
-            if self.mode is not Mode.CONTESTED:
+            if self.defender is None:
                 return self._lead(Side.DEFENDER)
             return self._lead(self.more_defensive)
         # C4, C11: equal totals: throw again (not a retest, uses nothing up).
@@ -502,7 +533,7 @@ class Challenge:
         if self.phase is not Phase.DECLARATIONS:
             raise RuleError("C4", "Totals are declared only after a draw.")
         values = {"attacker": attacker}
-        if self.mode is Mode.CONTESTED:
+        if self.defender is not None:
             if defender is None:
                 raise RuleError("C4", "Both sides declare a total.")
             values["defender"] = defender
@@ -601,7 +632,7 @@ class Challenge:
             if not contender.powers or (power and power not in contender.powers):
                 raise RuleError("C8", "You have no power that retests this.")
         elif kind is RetestKind.FREE:
-            opponent = self.side(side.other) if self.mode is Mode.CONTESTED else None
+            opponent = self.side(side.other) if self.defender is not None else None
             if opponent is None or opponent.health is not Health.WOUNDED:
                 raise RuleError("C6", "A free retest is only against a Wounded opponent.")
             if self._current(side) <= self._current(side.other):
@@ -639,7 +670,7 @@ class Challenge:
         if kind is RetestKind.ABILITY and family is Family.CLASSIC:
             # C8: the retest happens only if the loser's rating beats the opposing one.
             mine = contender.rating(ability or contender.ability)
-            theirs = self.side(side.other).rating(opposing) if self.mode is Mode.CONTESTED else 0
+            theirs = self.side(side.other).rating(opposing) if self.defender is not None else 0
             if mine <= theirs:
                 raise RuleError(
                     "C8", f"Your rating ({mine}) must be higher than the opposing one ({theirs})."
@@ -709,13 +740,30 @@ class Challenge:
             )
         raise RuleError("C8", "That does not cancel this retest.")
 
+    def accept(self) -> Challenge:
+        """C3: the losing side takes the result without a further retest. In a contested or
+        static challenge the challenge is over; W13: in an extended challenge the throw
+        counts (a lost throw ends it; in a race the winner of the throw scores)."""
+        self._open("C3")
+        if self.phase is not Phase.RETESTS or self.leader is None:
+            raise RuleError("C3", "No throw result is waiting to be accepted.")
+        if self.mode is Mode.EXTENDED:
+            return self._score(self.leader)
+        return self._over(self.leader, self.decided_by or "throw")
+
     def finish(self) -> Challenge:
-        """Everyone accepts the result: the challenge is over and losses apply (C3, W4)."""
+        """Everyone accepts the result: the challenge is over and losses apply (C3, W4).
+        W13: an extended challenge stops with the wins it has; a race cut short goes to the
+        side ahead."""
         if self.phase is Phase.OVER:
             return self
+        if self.mode is Mode.EXTENDED and self.throws and not self.pending:
+            state = self.accept() if self.phase is Phase.RETESTS else self
+            if state.phase is Phase.OVER:
+                return state
+            if state.phase is Phase.THROWS:
+                return state._end_extended()
         if self.phase is not Phase.RETESTS or self.leader is None:
-            if self.mode is Mode.EXTENDED and self.phase is Phase.THROWS and self.wins:
-                return self._over(Side.ATTACKER, "throw")
             raise RuleError("C3", "The challenge cannot end before the test is decided.")
         return self._over(self.leader, self.decided_by or "throw")
 

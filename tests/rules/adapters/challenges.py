@@ -9,7 +9,7 @@ import pytest
 
 from combat.rules.challenge import Challenge, Contender, Phase
 from combat.rules.errors import RuleError
-from combat.rules.terms import Outcome, Side, Throw, compare
+from combat.rules.terms import Mode, Outcome, Side, Throw, compare
 from tests.rules.casekit import Case, adapter, check, step_through
 
 MET = ("met_classic", "met_werewolf", "met_bns")
@@ -43,6 +43,8 @@ def _start(case: Case) -> Challenge:
         mind_control=g.get("mind_control", False),
         more_defensive=g.get("more_defensive", "defender"),
         win_outright=g.get("win_outright", False),
+        target_wins=g.get("target_wins", g.get("target")),
+        race=g.get("race", False),
         options=g.get("options"),
     )
 
@@ -93,7 +95,13 @@ def run_challenge(case: Case) -> None:
     def declare_if_silent(challenge: Challenge, index: int) -> Challenge:
         following = case.steps[index + 1] if index + 1 < len(case.steps) else {}
         if challenge.phase is Phase.DECLARATIONS and "declare" not in following:
-            return _full_declarations(challenge)
+            challenge = _full_declarations(challenge)
+        if (
+            challenge.mode is Mode.EXTENDED
+            and challenge.phase is Phase.RETESTS
+            and "throw" in following
+        ):
+            challenge = challenge.accept()  # W13: the lost throw is taken, the next one comes
         return challenge
 
     challenge = step_through(case, _start(case), _step, after=declare_if_silent)
