@@ -273,14 +273,29 @@ class Challenge:
             return self.total(side.other)
         return self.difficulty  # C9: in a static challenge, the difficulty
 
-    def _used(self, kind: RetestKind, by: Side) -> bool:
-        if self.profile.retests_per_person:
-            return f"{by.value}:{kind.value}" in self.used
-        return kind.value in self.used
+    def _use_key(self, kind: RetestKind, by: Side, source: str | None = None) -> str:
+        """C8: each kind once per challenge; W10–W12, B2: once per person; W12: other
+        retest sources once per person per source (two gifts, two retests)."""
+        if not self.profile.retests_per_person:
+            return kind.value
+        key = f"{by.value}:{kind.value}"
+        return f"{key}:{source}" if source else key
 
-    def _mark_used(self, kind: RetestKind, by: Side) -> tuple[str, ...]:
-        key = f"{by.value}:{kind.value}" if self.profile.retests_per_person else kind.value
-        return (*self.used, key)
+    def _used(self, kind: RetestKind, by: Side, source: str | None = None) -> bool:
+        return self._use_key(kind, by, source) in self.used
+
+    def _mark_used(self, kind: RetestKind, by: Side, source: str | None = None) -> tuple[str, ...]:
+        return (*self.used, self._use_key(kind, by, source))
+
+    def _source(self, kind: RetestKind, by: Side, power: str | None) -> str | None:
+        """W12: in met_werewolf a power retest is counted per source: the one named, or
+        the first of the side's not used yet."""
+        if kind is not RetestKind.POWER or self.profile.family is not Family.WEREWOLF:
+            return None
+        if power:
+            return power
+        powers = self.side(by).powers
+        return next((p for p in powers if not self._used(kind, by, p)), None)
 
     def spent_by(self, side: Side) -> dict[str, int]:
         totals: dict[str, int] = {}
@@ -504,10 +519,6 @@ class Challenge:
                 return self._lead(Side.DEFENDER if a_hurt else Side.ATTACKER)
         elif a_hurt:  # C6 with C11: against a difficulty too, without comparing totals
             return self._lead(Side.DEFENDER)
-        if family is Family.WEREWOLF:
-            return self._compare_totals(
-                self.total(Side.ATTACKER), self._opponent_total(Side.ATTACKER)
-            )
         if self.declared:
             declared = dict(self.declared)
             return self._compare_totals(
@@ -527,8 +538,9 @@ class Challenge:
         return replace(self, phase=Phase.THROWS, leader=None)
 
     def declare(self, attacker: int, defender: int | None = None) -> Challenge:
-        """C4: after a draw the attacker, then the defender, declare a total no higher than
-        their own (under-declaring is allowed); the declaration holds for the challenge."""
+        """C4 (W3 in met_werewolf): after a draw the attacker, then the defender, declare a
+        total no higher than their own (under-declaring is allowed). A declaration stands
+        for every later draw of the same challenge: those are compared without asking."""
         self._open("C4")
         if self.phase is not Phase.DECLARATIONS:
             raise RuleError("C4", "Totals are declared only after a draw.")
@@ -585,9 +597,11 @@ class Challenge:
             raise RuleError("C10", "After a willpower retest the result is final.")
         if self.leader is side:
             raise RuleError("C8", "Only the side that is losing can retest.")
-        if self._used(kind, side):
+        source = self._source(kind, side, power)
+        if self._used(kind, side, source):
             scope = "by you" if self.profile.retests_per_person else "in this challenge"
-            raise RuleError(rule, f"{kind.value.capitalize()} retest already used {scope}.")
+            what = f"{source} retest" if source else f"{kind.value.capitalize()} retest"
+            raise RuleError(rule, f"{what} already used {scope}.")
         contender = self.side(side)
         if kind is RetestKind.WILLPOWER:
             if family is Family.CLASSIC:
@@ -665,7 +679,8 @@ class Challenge:
         self._open(self._rule(kind))
         self._check_retest(side, kind, ability=ability, power=power, declared=declared, trait=trait)
         family = self.profile.family
-        used = self._mark_used(kind, side)
+        source = self._source(kind, side, power)
+        used = self._mark_used(kind, side, source)
         contender = self.side(side)
         if kind is RetestKind.ABILITY and family is Family.CLASSIC:
             # C8: the retest happens only if the loser's rating beats the opposing one.
@@ -704,7 +719,9 @@ class Challenge:
             used=used,
             spent=spent,
             phase=Phase.THROWS,
-            announced=Retest(kind, side, ability=ability or contender.ability, power=power),
+            announced=Retest(
+                kind, side, ability=ability or contender.ability, power=source or power
+            ),
             final=self.final or (kind is RetestKind.WILLPOWER and family is Family.CLASSIC),
         )
 
