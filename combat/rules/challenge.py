@@ -18,6 +18,7 @@ from combat.rules.profiles import Family, Profile, profile
 from combat.rules.terms import Category, Health, Mode, Outcome, RetestKind, Side, Throw, compare
 
 CHOICE = "(a trait of the loser's choice)"
+MOB_MOST = 5  # C16
 SURPRISE_BARRED = {
     "brawl",
     "melee",
@@ -51,6 +52,13 @@ class Contender:
     blood_per_turn: int = 3  # C5: the generation's limit
     surprised: bool = False  # C12
     pool: int = 0  # B1
+    name: str = ""  # who this is (C16: mob members, locks)
+    #: C12, C15: which traits of the sheet are Stamina-based (trait -> flag; missing: unknown)
+    stamina_based: tuple[tuple[str, bool], ...] = ()
+    #: C12: the storyteller's word on whether this side's bid is Stamina-based (None: unsaid)
+    stamina_ruling: bool | None = None
+    outpaced: bool = False  # C15: the target of Celerity actions it cannot match
+    armed: bool = False  # C14: has a weapon to counterattack a ranged attack with
     damage_base: int = 1  # B3
     damage_bonus: int = 0
     damage_reduction: int = 0
@@ -61,7 +69,7 @@ class Contender:
         data = dict(raw)
         if isinstance(data.get("traits"), dict):
             data["traits"] = tuple(sorted(data["traits"].items()))
-        for key in ("abilities", "temper"):
+        for key in ("abilities", "temper", "stamina_based"):
             if isinstance(data.get(key), dict):
                 data[key] = tuple(sorted(data[key].items()))
         for key in ("powers", "negatives"):
@@ -89,6 +97,12 @@ class Contender:
     def holds_bid(self) -> bool:
         """C1: the bid is one of the side's current traits in the category."""
         return self.bid is None or self.has_trait(self.bid)
+
+    def bid_is_stamina_based(self) -> bool | None:
+        """C12: the storyteller's ruling if given, else the sheet's flag, else unknown."""
+        if self.stamina_ruling is not None:
+            return self.stamina_ruling
+        return dict(self.stamina_based).get(self.bid or "")
 
     def has_power(self, name: str) -> bool:
         return any(power.casefold() == name.casefold() for power in self.powers)
@@ -137,6 +151,16 @@ class Challenge:
     race: bool = False  # W13: two sides throw until one reaches the target count
     opponent_wins: int = 0  # W13: in a race, the defender's (or the static's) won throws
     decided_by: str = ""  # how it ended: "throw", "relent", "no bid", "running out"…
+    path: str = ""  # C10, W9: the ability, discipline path or effect the attacker uses
+    both_attacking: bool = False  # C10: both sides were attacking each other
+    ranged: bool = False  # C14: a ranged attack
+    counterattack: bool = False  # C14: the defender's stated effect is a counterattack
+    ranged_abilities: tuple[str, ...] = ("dodge",)  # C14: what retests a ranged attack
+    bid_required: bool = False  # W14: the storyteller requires a bid in a simple test
+    #: C16: the mob's other members (name, side as read), beyond the primary who throws
+    mob: tuple[tuple[str, Contender], ...] = ()
+    mob_side: Side = Side.ATTACKER  # C16: which side is the mob (five defenders: defender)
+    dropped: tuple[str, ...] = ()  # C16: members who dropped out
 
     # -- starting --------------------------------------------------------------------
     @classmethod
@@ -156,13 +180,31 @@ class Challenge:
         race: bool = False,
         options: dict[str, Any] | None = None,
         mob_attackers: int = 1,
+        mob: list[tuple[str, Contender]] | tuple[tuple[str, Contender], ...] = (),
+        mob_side: Side | str = Side.ATTACKER,
+        path: str = "",
+        both_attacking: bool = False,
+        ranged: bool = False,
+        counterattack: bool = False,
+        ranged_abilities: tuple[str, ...] = ("dodge",),
+        bid_required: bool = False,
     ) -> Challenge:
         """C1: the attacker names the category and bids; the defender answers. Refused when
-        the attacker is Incapacitated (C7) or has no current traits in the category (W6)."""
+        the attacker is Incapacitated (C7) or has no current traits in the category (W6),
+        a bid is not held (C1), a surprised or outpaced side bids a trait not Stamina-based
+        (C12, C15), an unarmed defender would counterattack a ranged attack (C14), a mob is
+        more than five or a member does not bid (C16), or a required bid is missing (W14).
+
+        ``mob`` lists the mob's other members (name, side) beyond the primary who throws
+        (``attacker``, or ``defender`` when ``mob_side`` is the defender: five defenders
+        against one); ``mob_attackers`` is the older way to give only the mob's size."""
         prof = ruleset if isinstance(ruleset, Profile) else profile(ruleset, options)
         mode = Mode(mode)
         category = Category(category) if category else None
         attacker = attacker or Contender()
+        mob = tuple((name, member) for name, member in mob)
+        mob_side = Side(mob_side)
+        extra = len(mob) + max(mob_attackers - 1, 0)
         challenge = cls(
             profile=prof,
             mode=mode,
@@ -175,10 +217,20 @@ class Challenge:
             win_outright=win_outright,
             target_wins=target_wins,
             race=race,
-            # C5, C16: the defender of a mob is -1 for each attacker beyond the first.
-            penalties=(("defender", mob_attackers - 1),) if mob_attackers > 1 else (),
+            # C5, C16: the one facing a mob is -1 for each member beyond the first.
+            penalties=((mob_side.other.value, extra),) if extra else (),
+            path=path,
+            both_attacking=both_attacking,
+            ranged=ranged,
+            counterattack=counterattack,
+            ranged_abilities=tuple(a.lower() for a in ranged_abilities),
+            bid_required=bid_required,
+            mob=mob,
+            mob_side=mob_side,
         )
         if mode in {Mode.SIMPLE, Mode.DIFFICULT}:
+            if bid_required and (not attacker.bid or not attacker.holds_bid()):
+                raise RuleError("W14", "The storyteller requires a bid: bid a trait you hold.")
             return challenge
         if race and (mode is not Mode.EXTENDED or not target_wins or target_wins < 1):
             raise RuleError("W13", "A race is an extended challenge with a target count.")
@@ -199,6 +251,11 @@ class Challenge:
             return challenge._over(Side.ATTACKER, "running out")
         if mode is Mode.CONTESTED:
             challenge._check_bid(Side.DEFENDER)
+            challenge._check_ranged()
+        for side in (Side.ATTACKER, Side.DEFENDER):
+            if challenge.defender is not None or side is Side.ATTACKER:
+                challenge._check_stamina(challenge.side(side))
+        challenge._check_mob()
         return challenge
 
     # -- reading ---------------------------------------------------------------------
@@ -220,6 +277,40 @@ class Challenge:
                 f"The {side.value} has no current {contender.bid} trait to bid "
                 f"in this {self.category.value if self.category else ''} challenge.",
             )
+
+    def _check_stamina(self, contender: Contender) -> None:
+        """C12: a surprised defender bids only Stamina-based physical traits; C15: so does
+        the target of Celerity actions it cannot match. Whether a trait is Stamina-based is
+        on the sheet; where the sheet does not say, the storyteller's ruling decides."""
+        if not (contender.surprised or contender.outpaced) or not contender.bid:
+            return
+        if self.category is not Category.PHYSICAL:
+            return
+        rule = "C12" if contender.surprised else "C15"
+        flag = contender.bid_is_stamina_based()
+        if flag is None:
+            raise RuleError(
+                rule, f"The storyteller must say whether {contender.bid} is Stamina-based."
+            )
+        if not flag:
+            raise RuleError(rule, f"{contender.bid} is not Stamina-based: bid one that is.")
+
+    def _check_ranged(self) -> None:
+        """C14: against a ranged attack an unarmed defender may not counterattack."""
+        if self.ranged and self.counterattack and not self.side(Side.DEFENDER).armed:
+            raise RuleError("C14", "Unarmed, you cannot counterattack a ranged attack.")
+
+    def _check_mob(self) -> None:
+        """C16: at most five in a mob; every member bids a trait it holds."""
+        if not self.mob:
+            return
+        if len(self.mob) + 1 > MOB_MOST:
+            raise RuleError("C16", f"At most {MOB_MOST} can act together as a mob.")
+        for name, member in self.mob:
+            if not member.bid:
+                raise RuleError("C16", f"Every member of a mob bids a trait; {name} has not.")
+            if not member.holds_bid() and not self._temper:
+                raise RuleError("C1", f"{name} has no current {member.bid} trait to bid.")
 
     def _check_blood(self, contender: Contender) -> None:
         """C5: up to 3 blood traits a challenge, never past the generation's per-turn limit,
@@ -331,6 +422,11 @@ class Challenge:
         if self.decided_by in {"relent", "no bid", "running out"}:
             return out
         loser = self.leader.other
+        if self.mode in {Mode.SIMPLE, Mode.DIFFICULT}:
+            # W14: a bid the storyteller required is at risk like any other.
+            if self.bid_required and loser is Side.ATTACKER and self.attacker.bid:
+                out["attacker"].append(self.attacker.bid)
+            return out
         if self.mode is not Mode.CONTESTED:
             if self.profile.family is Family.WEREWOLF or loser is Side.DEFENDER:
                 return out  # W4: nothing at risk in a static test; C11: only the character
@@ -343,8 +439,39 @@ class Challenge:
         return out
 
     def harms(self, side: Side) -> bool:
-        """C12: a surprised defender cannot harm the attacker even if it wins."""
-        return not (side is Side.DEFENDER and self.side(side).surprised)
+        """Whether this side's stated effect on the other may happen if it wins. C12: a
+        surprised defender cannot harm the attacker; C10: a defender who spent willpower
+        dropped its own action; C14: an unarmed defender does not counterattack a ranged
+        attack."""
+        if side is not Side.DEFENDER:
+            return True
+        defender = self.side(side)
+        if defender.surprised or self.dropped_action(side):
+            return False
+        return not (self.ranged and not defender.armed)
+
+    def dropped_action(self, side: Side) -> bool:
+        """C10: when both sides were attacking each other, the defender who spends
+        willpower drops its own action against the attacker (willpower only defends)."""
+        return (
+            self.both_attacking
+            and side is Side.DEFENDER
+            and self.profile.family is Family.CLASSIC
+            and self.spent_by(side).get("willpower", 0) > 0
+        )
+
+    def fended_off(self) -> bool:
+        """C10: the defender's willpower retest fended the attack off."""
+        return (
+            self.phase is Phase.OVER
+            and self.winner is Side.DEFENDER
+            and self.profile.family is Family.CLASSIC
+            and self.spent_by(Side.DEFENDER).get("willpower", 0) > 0
+        )
+
+    def initiator_lost(self) -> bool:
+        """W9: the initiator ultimately lost (the five-minute rule follows)."""
+        return self.phase is Phase.OVER and self.winner is not Side.ATTACKER
 
     def damage(self) -> int:
         """B3: 1 base + bonuses - reductions, never below 0, dealt by the winner."""
@@ -413,7 +540,9 @@ class Challenge:
                 f" ({max(beyond_bid, 0)}).",
             )
         target = by.other
-        correct = trait in self.side(target).negatives
+        correct = trait in self.side(target).negatives or (
+            target is self.mob_side and any(trait in m.negatives for _n, m in self.mob)
+        )
         state = replace(self, guesses=(*self.guesses, (by.value, trait, correct)))
         if self.profile.family is Family.WEREWOLF:
             who = target if correct else by
@@ -425,16 +554,77 @@ class Challenge:
         guess this side made (met_classic; W8 puts traits at risk instead)."""
         if self.profile.family is Family.WEREWOLF:
             return 0
+        negatives = self.side(side).negatives
         return sum(
             1
-            for who, _trait, correct in self.guesses
-            if (who == side.value and not correct) or (who != side.value and correct)
+            for who, trait, correct in self.guesses
+            if (who == side.value and not correct) or (who != side.value and trait in negatives)
         )
+
+    # -- mobs ------------------------------------------------------------------------
+    def _members(self) -> list[tuple[str, Contender]]:
+        """C16: every member of the mob, the primary first."""
+        primary = self.side(self.mob_side)
+        return [(primary.name or "primary", primary), *self.mob]
+
+    def must_drop_out(self) -> list[str]:
+        """C16: mob members who cannot match the negative traits named against them: more
+        of those they have than traits beyond their bid. No throw until they drop out."""
+        if not self.mob:
+            return []
+        named = {t for who, t, _c in self.guesses if who == self.mob_side.other.value}
+        out = []
+        for name, member in self._members():
+            hits = sum(1 for trait in named if trait in member.negatives)
+            if hits > member.trait_count - 1:
+                out.append(name)
+        return out
+
+    def drop_out(self, name: str, replacement: tuple[str, Contender] | None = None) -> Challenge:
+        """C16: a mob member who cannot match the negatives named drops out before the
+        test; another may step in (it bids a trait it holds). If the primary drops out the
+        next member (or the one stepping in) throws instead."""
+        self._open("C16")
+        if self.throws:
+            raise RuleError("C16", "Members drop out before the first throw.")
+        if name not in self.must_drop_out():
+            raise RuleError("C16", f"{name} can match the negatives named and stays in.")
+        members = [(n, m) for n, m in self._members() if n != name]
+        if replacement is not None:
+            new_name, new = replacement
+            if not new.bid or not new.holds_bid():
+                raise RuleError("C16", f"{new_name} must bid a trait it holds to step in.")
+            members.append((new_name, replace(new, name=new.name or new_name)))
+        if not members:
+            raise RuleError("C16", "The last member cannot drop out: the mob breaks up.")
+        (primary_name, primary), *rest = members
+        primary = replace(primary, name=primary.name or primary_name)
+        penalties = dict(self.penalties)
+        penalties[self.mob_side.other.value] = len(rest)
+        state = replace(
+            self,
+            mob=tuple(rest),
+            dropped=(*self.dropped, name),
+            penalties=tuple(sorted((k, v) for k, v in penalties.items() if v)),
+        )
+        if self.mob_side is Side.ATTACKER:
+            return replace(state, attacker=primary)
+        return replace(state, defender=primary)
+
+    def mob_lost(self) -> dict[str, list[str]]:
+        """C16: if the one facing the mob wins, every member loses the trait it bid."""
+        if not self.mob or self.phase is not Phase.OVER or self.winner is not self.mob_side.other:
+            return {}
+        if self.decided_by in {"relent", "no bid", "running out"}:
+            return {}
+        return {name: [member.bid] for name, member in self._members() if member.bid}
 
     def throw(self, side: Side | str, throw: Throw | str) -> Challenge:
         """Both throw at once: a throw is held hidden until the other side's arrives."""
         side, throw = Side(side), Throw(throw)
         self._open("C3")
+        if not self.throws and self.must_drop_out():
+            raise RuleError("C16", f"{', '.join(self.must_drop_out())} must drop out first.")
         if self.phase is not Phase.THROWS:
             raise RuleError("C3", "No throw is called for right now.")
         if side.value in dict(self.pending):
@@ -615,6 +805,13 @@ class Challenge:
                 raise RuleError(rule, "No willpower left to spend.")
         elif kind is RetestKind.ABILITY:
             name = ability or contender.ability
+            if (
+                self.ranged
+                and side is Side.DEFENDER
+                and name
+                and name.lower() not in self.ranged_abilities
+            ):
+                raise RuleError("C14", "Against a ranged attack only Dodge retests.")
             if contender.surprised and (name or "").lower() in SURPRISE_BARRED:
                 raise RuleError("C12", "A surprised defender has no Brawl, Melee or Dodge retest.")
             if family is Family.POOLS:
@@ -842,6 +1039,12 @@ def _tuples(value: Any) -> Any:
     return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
+def _contender(data: dict[str, Any]) -> Contender:
+    side = {k: _tuples(v) for k, v in data.items()}
+    side["health"] = Health(side["health"])
+    return Contender(**side)
+
+
 def _load(data: dict[str, Any]) -> Challenge:
     raw = dict(data)
     slug = raw["profile"]["slug"]
@@ -850,11 +1053,11 @@ def _load(data: dict[str, Any]) -> Challenge:
         raw[key] = enum(raw[key])
     raw["category"] = Category(raw["category"]) if raw.get("category") else None
     raw["leader"] = Side(raw["leader"]) if raw.get("leader") else None
+    raw["mob_side"] = Side(raw.get("mob_side", "attacker"))
     for key in ("attacker", "defender"):
         if raw.get(key) is not None:
-            side = {k: _tuples(v) for k, v in raw[key].items()}
-            side["health"] = Health(side["health"])
-            raw[key] = Contender(**side)
+            raw[key] = _contender(raw[key])
+    raw["mob"] = tuple((name, _contender(member)) for name, member in raw.get("mob", []))
     if raw.get("announced"):
         r = raw["announced"]
         raw["announced"] = Retest(
@@ -869,6 +1072,8 @@ def _load(data: dict[str, Any]) -> Challenge:
         "lost_now",
         "penalties",
         "guesses",
+        "ranged_abilities",
+        "dropped",
     ):
         raw[key] = _tuples(raw.get(key, []))
     return Challenge(**raw)

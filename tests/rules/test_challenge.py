@@ -24,9 +24,13 @@ def _duel(ruleset: str = "met_classic", **defender: object) -> Challenge:
 
 @pytest.mark.rules("C12")
 def test_it_bars_a_surprised_defender_from_dodge_retests_and_from_harming() -> None:
-    duel = _duel(surprised=True, abilities={"dodge": 4}).throw_both("paper", "scissors")
+    duel = _duel(surprised=True, stamina_based={"Tough": True}, abilities={"dodge": 4}).throw_both(
+        "paper", "scissors"
+    )
     assert duel.leader is Side.DEFENDER
-    losing = _duel(surprised=True, abilities={"dodge": 4}).throw_both("rock", "scissors")
+    losing = _duel(
+        surprised=True, stamina_based={"Tough": True}, abilities={"dodge": 4}
+    ).throw_both("rock", "scissors")
     with pytest.raises(RuleError) as refused:
         losing.retest("defender", "ability", ability="dodge", opposing="brawl")
     assert refused.value.rule == "C12"
