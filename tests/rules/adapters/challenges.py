@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from combat.rules.challenge import Challenge, Contender, Phase
 from combat.rules.errors import RuleError
 from combat.rules.terms import Mode, Outcome, Side, Throw, compare
-from tests.rules.casekit import Case, adapter, check, step_through
+from tests.rules.casekit import Case, CaseMismatch, adapter, check, step_through
 
 MET = ("met_classic", "met_werewolf", "met_bns")
 
@@ -84,13 +82,32 @@ def _full_declarations(challenge: Challenge) -> Challenge:
     return challenge.declare(challenge.total(Side.ATTACKER), challenge.total(Side.DEFENDER))
 
 
+def _observed(challenge: Challenge) -> dict[str, Any]:
+    """Every ``expect`` key of FORMAT.md for a challenge, read off the engine."""
+    return {
+        "winner": challenge.winner.value if challenge.winner else None,
+        "success": challenge.success,
+        "wins": challenge.wins,
+        "lost": challenge.lost(),
+        "spent": {s.value: challenge.spent_by(s) for s in Side},
+        "throws": challenge.throws,
+        "damage": challenge.damage(),
+    }
+
+
 @adapter("challenge", *MET)
 def run_challenge(case: Case) -> None:
     if case.expect.get("refused_start"):
-        with pytest.raises(RuleError) as refused:
+        try:
             _start(case)
-        assert refused.value.rule, f"{case.label}: refusal names no rule"
-        return
+        except RuleError as refused:
+            assert refused.rule, f"{case.label}: refusal names no rule"
+            return
+        raise CaseMismatch(f"{case.label}: the challenge should not have started")
+    try:
+        start = _start(case)
+    except RuleError as error:
+        raise CaseMismatch(f"{case.label}: the challenge was refused: {error}") from error
 
     def declare_if_silent(challenge: Challenge, index: int) -> Challenge:
         following = case.steps[index + 1] if index + 1 < len(case.steps) else {}
@@ -104,18 +121,14 @@ def run_challenge(case: Case) -> None:
             challenge = challenge.accept()  # W13: the lost throw is taken, the next one comes
         return challenge
 
-    challenge = step_through(case, _start(case), _step, after=declare_if_silent)
+    challenge = step_through(
+        case, start, _step, observe=lambda state, _step: _observed(state), after=declare_if_silent
+    )
     if challenge.phase is Phase.DECLARATIONS:
         challenge = _full_declarations(challenge)
     if challenge.phase is not Phase.OVER:
-        challenge = challenge.finish()
-    observed: dict[str, Any] = {
-        "winner": challenge.winner.value if challenge.winner else None,
-        "success": challenge.success,
-        "wins": challenge.wins,
-        "lost": challenge.lost(),
-        "spent": {s.value: challenge.spent_by(s) for s in Side},
-        "throws": challenge.throws,
-        "damage": challenge.damage(),
-    }
-    check(case, case.expect, observed)
+        try:
+            challenge = challenge.finish()
+        except RuleError as error:
+            raise CaseMismatch(f"{case.label}: the challenge cannot end: {error}") from error
+    check(case, case.expect, _observed(challenge))
