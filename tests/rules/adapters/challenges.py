@@ -44,6 +44,11 @@ def _start(case: Case) -> Challenge:
         target_wins=g.get("target_wins", g.get("target")),
         race=g.get("race", False),
         options=g.get("options"),
+        # beyond FORMAT.md, for the project's own cases: C10, C14, W14
+        both_attacking=g.get("both_attacking", False),
+        ranged=g.get("ranged", False),
+        counterattack=g.get("counterattack", False),
+        bid_required=g.get("bid_required", g.get("require_bid", False)),
     )
 
 
