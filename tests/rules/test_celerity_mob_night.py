@@ -13,7 +13,7 @@ from combat.rules.celerity import (
     round_order,
 )
 from combat.rules.errors import RuleError
-from combat.rules.mob import Mob
+from combat.rules.mob import Mob, primary_victim
 from combat.rules.night import (
     check_locks,
     five_minute_lock,
@@ -100,6 +100,14 @@ def test_it_forms_a_mob_of_at_most_five_with_a_primary_attacker() -> None:
         Mob.form("Cody", list("ABCDEF"), "A", agreed=True)
     with pytest.raises(RuleError, match="agreement"):
         Mob.form("Cody", ["A", "B"], "A", agreed=False)
+
+
+@pytest.mark.rules("C16")
+def test_it_makes_the_character_with_most_attackers_the_primary_victim() -> None:
+    assert primary_victim({"A": "Cody", "B": "Cody", "C": "Jane"}) == "Cody"
+    with pytest.raises(RuleError, match="storyteller") as refused:
+        primary_victim({"A": "Cody", "B": "Jane"})
+    assert refused.value.rule == "C16"
 
 
 @pytest.mark.rules("C16")
