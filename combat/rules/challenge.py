@@ -5,6 +5,16 @@ A service starts a :class:`Challenge` and feeds it each player's action as it ar
 a throw from each side (held hidden until both have thrown), declared totals after a draw,
 retests and cancels, and finally :meth:`Challenge.finish`. Each step returns a new frozen
 Challenge or raises :class:`RuleError` naming the rule, leaving the old one as it was.
+
+The steps: :meth:`~Challenge.start` (C1 bids held, C7, W6, C12/C15 Stamina-based bids, C14,
+C16 mobs, W13 races, W14 required bids), :meth:`~Challenge.relent`, :meth:`~Challenge.no_bid`,
+:meth:`~Challenge.name_negative` (C5, W8), :meth:`~Challenge.drop_out` (C16),
+:meth:`~Challenge.throw`, :meth:`~Challenge.declare` (C4, W3), :meth:`~Challenge.retest`,
+:meth:`~Challenge.cancel`, :meth:`~Challenge.accept` (the loser takes a throw's result; W13
+scores it in an extended challenge) and :meth:`~Challenge.finish`. Reading:
+:meth:`~Challenge.allowed_retests`, :meth:`~Challenge.must_drop_out`, :meth:`~Challenge.lost`,
+:meth:`~Challenge.mob_lost`, :meth:`~Challenge.harms`, :meth:`~Challenge.fended_off` and
+:meth:`~Challenge.initiator_lost` (for the C10 and W9 locks of :mod:`combat.rules.night`).
 """
 
 from __future__ import annotations
@@ -69,6 +79,9 @@ class Contender:
         data = dict(raw)
         if isinstance(data.get("traits"), dict):
             data["traits"] = tuple(sorted(data["traits"].items()))
+        flagged = data.get("stamina_based")
+        if isinstance(flagged, (list, set)) and all(isinstance(n, str) for n in flagged):
+            data["stamina_based"] = dict.fromkeys(flagged, True)  # C12: names flagged
         for key in ("abilities", "temper", "stamina_based"):
             if isinstance(data.get(key), dict):
                 data[key] = tuple(sorted(data[key].items()))

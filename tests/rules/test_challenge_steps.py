@@ -114,6 +114,12 @@ def test_it_lets_a_surprised_defender_bid_only_stamina_based_traits(
     assert ("storyteller" in error.reason) is (allowed is None)
 
 
+@pytest.mark.rules("C12")
+def test_it_reads_a_list_of_stamina_based_traits_as_flags() -> None:
+    assert _ambush(bid="Tough", surprised=True, stamina_based=["Tough"]).throws == 0
+    _refused("C12", _ambush, bid="Quick", surprised=True, stamina_based=["Tough"])
+
+
 @pytest.mark.rules("C15")
 def test_it_lets_an_outpaced_target_bid_only_stamina_based_traits() -> None:
     _refused("C15", _ambush, bid="Quick", outpaced=True, stamina_based={"Quick": False})
