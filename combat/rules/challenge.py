@@ -5,6 +5,16 @@ A service starts a :class:`Challenge` and feeds it each player's action as it ar
 a throw from each side (held hidden until both have thrown), declared totals after a draw,
 retests and cancels, and finally :meth:`Challenge.finish`. Each step returns a new frozen
 Challenge or raises :class:`RuleError` naming the rule, leaving the old one as it was.
+
+The steps: :meth:`~Challenge.start` (C1 bids held, C7, W6, C12/C15 Stamina-based bids, C14,
+C16 mobs, W13 races, W14 required bids), :meth:`~Challenge.relent`, :meth:`~Challenge.no_bid`,
+:meth:`~Challenge.name_negative` (C5, W8), :meth:`~Challenge.drop_out` (C16),
+:meth:`~Challenge.throw`, :meth:`~Challenge.declare` (C4, W3), :meth:`~Challenge.retest`,
+:meth:`~Challenge.cancel`, :meth:`~Challenge.accept` (the loser takes a throw's result; W13
+scores it in an extended challenge) and :meth:`~Challenge.finish`. Reading:
+:meth:`~Challenge.allowed_retests`, :meth:`~Challenge.must_drop_out`, :meth:`~Challenge.lost`,
+:meth:`~Challenge.mob_lost`, :meth:`~Challenge.harms`, :meth:`~Challenge.fended_off` and
+:meth:`~Challenge.initiator_lost` (for the C10 and W9 locks of :mod:`combat.rules.night`).
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from combat.rules.profiles import Family, Profile, profile
 from combat.rules.terms import Category, Health, Mode, Outcome, RetestKind, Side, Throw, compare
 
 CHOICE = "(a trait of the loser's choice)"
+MOB_MOST = 5  # C16
 SURPRISE_BARRED = {
     "brawl",
     "melee",
@@ -51,6 +62,13 @@ class Contender:
     blood_per_turn: int = 3  # C5: the generation's limit
     surprised: bool = False  # C12
     pool: int = 0  # B1
+    name: str = ""  # who this is (C16: mob members, locks)
+    #: C12, C15: which traits of the sheet are Stamina-based (trait -> flag; missing: unknown)
+    stamina_based: tuple[tuple[str, bool], ...] = ()
+    #: C12: the storyteller's word on whether this side's bid is Stamina-based (None: unsaid)
+    stamina_ruling: bool | None = None
+    outpaced: bool = False  # C15: the target of Celerity actions it cannot match
+    armed: bool = False  # C14: has a weapon to counterattack a ranged attack with
     damage_base: int = 1  # B3
     damage_bonus: int = 0
     damage_reduction: int = 0
@@ -61,7 +79,10 @@ class Contender:
         data = dict(raw)
         if isinstance(data.get("traits"), dict):
             data["traits"] = tuple(sorted(data["traits"].items()))
-        for key in ("abilities", "temper"):
+        flagged = data.get("stamina_based")
+        if isinstance(flagged, (list, set)) and all(isinstance(n, str) for n in flagged):
+            data["stamina_based"] = dict.fromkeys(flagged, True)  # C12: names flagged
+        for key in ("abilities", "temper", "stamina_based"):
             if isinstance(data.get(key), dict):
                 data[key] = tuple(sorted(data[key].items()))
         for key in ("powers", "negatives"):
@@ -85,6 +106,19 @@ class Contender:
         if isinstance(self.traits, int):
             return self.traits >= count
         return dict(self.traits).get(name, 0) >= count
+
+    def holds_bid(self) -> bool:
+        """C1: the bid is one of the side's current traits in the category."""
+        return self.bid is None or self.has_trait(self.bid)
+
+    def bid_is_stamina_based(self) -> bool | None:
+        """C12: the storyteller's ruling if given, else the sheet's flag, else unknown."""
+        if self.stamina_ruling is not None:
+            return self.stamina_ruling
+        return dict(self.stamina_based).get(self.bid or "")
+
+    def has_power(self, name: str) -> bool:
+        return any(power.casefold() == name.casefold() for power in self.powers)
 
     def rating(self, ability: str | None) -> int:
         return dict(self.abilities).get(ability or "", 0)
@@ -121,12 +155,25 @@ class Challenge:
     spent: tuple[tuple[str, str, int], ...] = ()  # (side, resource, amount)
     at_risk: tuple[tuple[str, str], ...] = ()  # (side, trait) beyond the bid
     lost_now: tuple[tuple[str, str], ...] = ()  # W11: crossed off at once
-    penalties: tuple[tuple[str, int], ...] = ()  # C5: named negatives, wrong guesses
+    penalties: tuple[tuple[str, int], ...] = ()  # C5, C16: the mob penalty
+    guesses: tuple[tuple[str, str, bool], ...] = ()  # C5: (by, trait named, correct)
     announced: Retest | None = None  # a retest waiting for its throw (may be cancelled)
     final: bool = False  # C10: after a willpower retest nothing follows
-    wins: int = 0  # W13
-    target_wins: int | None = None
+    wins: int = 0  # W13: the character's won throws (in a race, the attacker's)
+    target_wins: int | None = None  # W13: a target count ends the challenge when reached
+    race: bool = False  # W13: two sides throw until one reaches the target count
+    opponent_wins: int = 0  # W13: in a race, the defender's (or the static's) won throws
     decided_by: str = ""  # how it ended: "throw", "relent", "no bid", "running out"…
+    path: str = ""  # C10, W9: the ability, discipline path or effect the attacker uses
+    both_attacking: bool = False  # C10: both sides were attacking each other
+    ranged: bool = False  # C14: a ranged attack
+    counterattack: bool = False  # C14: the defender's stated effect is a counterattack
+    ranged_abilities: tuple[str, ...] = ("dodge",)  # C14: what retests a ranged attack
+    bid_required: bool = False  # W14: the storyteller requires a bid in a simple test
+    #: C16: the mob's other members (name, side as read), beyond the primary who throws
+    mob: tuple[tuple[str, Contender], ...] = ()
+    mob_side: Side = Side.ATTACKER  # C16: which side is the mob (five defenders: defender)
+    dropped: tuple[str, ...] = ()  # C16: members who dropped out
 
     # -- starting --------------------------------------------------------------------
     @classmethod
@@ -143,31 +190,63 @@ class Challenge:
         more_defensive: Side | str = Side.DEFENDER,
         win_outright: bool = False,
         target_wins: int | None = None,
+        race: bool = False,
         options: dict[str, Any] | None = None,
         mob_attackers: int = 1,
+        mob: list[tuple[str, Contender]] | tuple[tuple[str, Contender], ...] = (),
+        mob_side: Side | str = Side.ATTACKER,
+        path: str = "",
+        both_attacking: bool = False,
+        ranged: bool = False,
+        counterattack: bool = False,
+        ranged_abilities: tuple[str, ...] = ("dodge",),
+        bid_required: bool = False,
     ) -> Challenge:
         """C1: the attacker names the category and bids; the defender answers. Refused when
-        the attacker is Incapacitated (C7) or has no current traits in the category (W6)."""
+        the attacker is Incapacitated (C7) or has no current traits in the category (W6),
+        a bid is not held (C1), a surprised or outpaced side bids a trait not Stamina-based
+        (C12, C15), an unarmed defender would counterattack a ranged attack (C14), a mob is
+        more than five or a member does not bid (C16), or a required bid is missing (W14).
+
+        ``mob`` lists the mob's other members (name, side) beyond the primary who throws
+        (``attacker``, or ``defender`` when ``mob_side`` is the defender: five defenders
+        against one); ``mob_attackers`` is the older way to give only the mob's size."""
         prof = ruleset if isinstance(ruleset, Profile) else profile(ruleset, options)
         mode = Mode(mode)
         category = Category(category) if category else None
         attacker = attacker or Contender()
+        mob = tuple((name, member) for name, member in mob)
+        mob_side = Side(mob_side)
+        extra = len(mob) + max(mob_attackers - 1, 0)
         challenge = cls(
             profile=prof,
             mode=mode,
             category=category,
             attacker=attacker,
-            defender=defender if mode is Mode.CONTESTED else None,
+            defender=defender if mode is Mode.CONTESTED or race else None,
             difficulty=difficulty,
             mind_control=mind_control,
             more_defensive=Side(more_defensive),
             win_outright=win_outright,
             target_wins=target_wins,
-            # C5, C16: the defender of a mob is -1 for each attacker beyond the first.
-            penalties=(("defender", mob_attackers - 1),) if mob_attackers > 1 else (),
+            race=race,
+            # C5, C16: the one facing a mob is -1 for each member beyond the first.
+            penalties=((mob_side.other.value, extra),) if extra else (),
+            path=path,
+            both_attacking=both_attacking,
+            ranged=ranged,
+            counterattack=counterattack,
+            ranged_abilities=tuple(a.lower() for a in ranged_abilities),
+            bid_required=bid_required,
+            mob=mob,
+            mob_side=mob_side,
         )
         if mode in {Mode.SIMPLE, Mode.DIFFICULT}:
+            if bid_required and (not attacker.bid or not attacker.holds_bid()):
+                raise RuleError("W14", "The storyteller requires a bid: bid a trait you hold.")
             return challenge
+        if race and (mode is not Mode.EXTENDED or not target_wins or target_wins < 1):
+            raise RuleError("W13", "A race is an extended challenge with a target count.")
         for who in (attacker, defender):
             if who is not None and who.blood:
                 challenge._check_blood(who)
@@ -175,6 +254,7 @@ class Challenge:
             raise RuleError("C7", "An Incapacitated character cannot start a challenge.")
         if prof.family is not Family.POOLS and challenge._current(Side.ATTACKER) <= 0:
             raise RuleError("W6", "With no traits left in this category you cannot challenge.")
+        challenge._check_bid(Side.ATTACKER)
         if (
             mode is Mode.CONTESTED
             and prof.family is not Family.POOLS
@@ -182,6 +262,13 @@ class Challenge:
         ):
             # W6: challenged with nothing left, the defender loses at once, losing nothing.
             return challenge._over(Side.ATTACKER, "running out")
+        if mode is Mode.CONTESTED:
+            challenge._check_bid(Side.DEFENDER)
+            challenge._check_ranged()
+        for side in (Side.ATTACKER, Side.DEFENDER):
+            if challenge.defender is not None or side is Side.ATTACKER:
+                challenge._check_stamina(challenge.side(side))
+        challenge._check_mob()
         return challenge
 
     # -- reading ---------------------------------------------------------------------
@@ -190,6 +277,53 @@ class Challenge:
         if contender is None:
             raise RuleError("C11", "A static test has no defending character.")
         return contender
+
+    def _check_bid(self, side: Side) -> None:
+        """C1: a side bids one of its current traits in the category (W1: temper challenges
+        and B1: test pools name none)."""
+        if self.profile.family is Family.POOLS or (self.category and self.category.is_temper):
+            return
+        contender = self.side(side)
+        if not contender.holds_bid():
+            raise RuleError(
+                "C1",
+                f"The {side.value} has no current {contender.bid} trait to bid "
+                f"in this {self.category.value if self.category else ''} challenge.",
+            )
+
+    def _check_stamina(self, contender: Contender) -> None:
+        """C12: a surprised defender bids only Stamina-based physical traits; C15: so does
+        the target of Celerity actions it cannot match. Whether a trait is Stamina-based is
+        on the sheet; where the sheet does not say, the storyteller's ruling decides."""
+        if not (contender.surprised or contender.outpaced) or not contender.bid:
+            return
+        if self.category is not Category.PHYSICAL:
+            return
+        rule = "C12" if contender.surprised else "C15"
+        flag = contender.bid_is_stamina_based()
+        if flag is None:
+            raise RuleError(
+                rule, f"The storyteller must say whether {contender.bid} is Stamina-based."
+            )
+        if not flag:
+            raise RuleError(rule, f"{contender.bid} is not Stamina-based: bid one that is.")
+
+    def _check_ranged(self) -> None:
+        """C14: against a ranged attack an unarmed defender may not counterattack."""
+        if self.ranged and self.counterattack and not self.side(Side.DEFENDER).armed:
+            raise RuleError("C14", "Unarmed, you cannot counterattack a ranged attack.")
+
+    def _check_mob(self) -> None:
+        """C16: at most five in a mob; every member bids a trait it holds."""
+        if not self.mob:
+            return
+        if len(self.mob) + 1 > MOB_MOST:
+            raise RuleError("C16", f"At most {MOB_MOST} can act together as a mob.")
+        for name, member in self.mob:
+            if not member.bid:
+                raise RuleError("C16", f"Every member of a mob bids a trait; {name} has not.")
+            if not member.holds_bid() and not self._temper:
+                raise RuleError("C1", f"{name} has no current {member.bid} trait to bid.")
 
     def _check_blood(self, contender: Contender) -> None:
         """C5: up to 3 blood traits a challenge, never past the generation's per-turn limit,
@@ -205,10 +339,17 @@ class Challenge:
                 "C5", f"Your generation lets you spend {contender.blood_per_turn} blood a turn."
             )
 
+    @property
+    def _temper(self) -> bool:
+        return bool(self.category and self.category.is_temper)
+
     def _current(self, side: Side) -> int:
+        """Current traits in the category; W1: in a temper challenge the current temper
+        (what this challenge has spent of it already is gone)."""
         contender = self.side(side)
         if self.category and self.category.is_temper:
-            return contender.tempered(self.category.value)
+            name = self.category.value
+            return contender.tempered(name) - self.spent_by(side).get(name, 0)
         return contender.trait_count
 
     def total(self, side: Side) -> int:
@@ -223,26 +364,42 @@ class Challenge:
             value += contender.bonus + contender.blood
             if contender.weapon_skill:
                 value += contender.weapon_bonus
-            if contender.health is Health.BRUISED:
-                value -= 1
+            if contender.health is Health.BRUISED and not contender.has_power("Fortitude"):
+                value -= 1  # C5: Fortitude may ignore Bruised
+            value -= self.guess_penalty(side)
             if self.profile.family is Family.WEREWOLF and self.profile.abilities_add:
                 value += contender.rating(contender.ability)
         value -= dict(self.penalties).get(side.value, 0)
         return value
 
     def _opponent_total(self, side: Side) -> int:
-        if self.mode is Mode.CONTESTED:
+        if self.defender is not None:
             return self.total(side.other)
         return self.difficulty  # C9: in a static challenge, the difficulty
 
-    def _used(self, kind: RetestKind, by: Side) -> bool:
-        if self.profile.retests_per_person:
-            return f"{by.value}:{kind.value}" in self.used
-        return kind.value in self.used
+    def _use_key(self, kind: RetestKind, by: Side, source: str | None = None) -> str:
+        """C8: each kind once per challenge; W10–W12, B2: once per person; W12: other
+        retest sources once per person per source (two gifts, two retests)."""
+        if not self.profile.retests_per_person:
+            return kind.value
+        key = f"{by.value}:{kind.value}"
+        return f"{key}:{source}" if source else key
 
-    def _mark_used(self, kind: RetestKind, by: Side) -> tuple[str, ...]:
-        key = f"{by.value}:{kind.value}" if self.profile.retests_per_person else kind.value
-        return (*self.used, key)
+    def _used(self, kind: RetestKind, by: Side, source: str | None = None) -> bool:
+        return self._use_key(kind, by, source) in self.used
+
+    def _mark_used(self, kind: RetestKind, by: Side, source: str | None = None) -> tuple[str, ...]:
+        return (*self.used, self._use_key(kind, by, source))
+
+    def _source(self, kind: RetestKind, by: Side, power: str | None) -> str | None:
+        """W12: in met_werewolf a power retest is counted per source: the one named, or
+        the first of the side's not used yet."""
+        if kind is not RetestKind.POWER or self.profile.family is not Family.WEREWOLF:
+            return None
+        if power:
+            return power
+        powers = self.side(by).powers
+        return next((p for p in powers if not self._used(kind, by, p)), None)
 
     def spent_by(self, side: Side) -> dict[str, int]:
         totals: dict[str, int] = {}
@@ -264,8 +421,6 @@ class Challenge:
         """Static, simple and extended tests: did the character succeed?"""
         if self.phase is not Phase.OVER:
             return None
-        if self.mode is Mode.EXTENDED:
-            return self.wins > 0
         return self.leader is Side.ATTACKER
 
     def lost(self) -> dict[str, list[str]]:
@@ -280,6 +435,11 @@ class Challenge:
         if self.decided_by in {"relent", "no bid", "running out"}:
             return out
         loser = self.leader.other
+        if self.mode in {Mode.SIMPLE, Mode.DIFFICULT}:
+            # W14: a bid the storyteller required is at risk like any other.
+            if self.bid_required and loser is Side.ATTACKER and self.attacker.bid:
+                out["attacker"].append(self.attacker.bid)
+            return out
         if self.mode is not Mode.CONTESTED:
             if self.profile.family is Family.WEREWOLF or loser is Side.DEFENDER:
                 return out  # W4: nothing at risk in a static test; C11: only the character
@@ -292,8 +452,39 @@ class Challenge:
         return out
 
     def harms(self, side: Side) -> bool:
-        """C12: a surprised defender cannot harm the attacker even if it wins."""
-        return not (side is Side.DEFENDER and self.side(side).surprised)
+        """Whether this side's stated effect on the other may happen if it wins. C12: a
+        surprised defender cannot harm the attacker; C10: a defender who spent willpower
+        dropped its own action; C14: an unarmed defender does not counterattack a ranged
+        attack."""
+        if side is not Side.DEFENDER:
+            return True
+        defender = self.side(side)
+        if defender.surprised or self.dropped_action(side):
+            return False
+        return not (self.ranged and not defender.armed)
+
+    def dropped_action(self, side: Side) -> bool:
+        """C10: when both sides were attacking each other, the defender who spends
+        willpower drops its own action against the attacker (willpower only defends)."""
+        return (
+            self.both_attacking
+            and side is Side.DEFENDER
+            and self.profile.family is Family.CLASSIC
+            and self.spent_by(side).get("willpower", 0) > 0
+        )
+
+    def fended_off(self) -> bool:
+        """C10: the defender's willpower retest fended the attack off."""
+        return (
+            self.phase is Phase.OVER
+            and self.winner is Side.DEFENDER
+            and self.profile.family is Family.CLASSIC
+            and self.spent_by(Side.DEFENDER).get("willpower", 0) > 0
+        )
+
+    def initiator_lost(self) -> bool:
+        """W9: the initiator ultimately lost (the five-minute rule follows)."""
+        return self.phase is Phase.OVER and self.winner is not Side.ATTACKER
 
     def damage(self) -> int:
         """B3: 1 base + bonuses - reductions, never below 0, dealt by the winner."""
@@ -338,7 +529,12 @@ class Challenge:
         return self._over(Side.ATTACKER, "no bid")
 
     def name_negative(self, by: Side | str, trait: str) -> Challenge:
-        """C5 (W8 in met_werewolf): name a negative trait of the opponent before the test."""
+        """C5 (W8 in met_werewolf): name a negative trait of the opponent before the test.
+
+        A side makes at most as many guesses, right or wrong, as it has current traits beyond
+        its bid (it must be able to pay for every wrong one); holding only its bid it makes
+        none. A trait already named against that side counts once (C16: in a mob each
+        attacker may name all it knows, the defender's negatives still count once)."""
         by = Side(by)
         self._open("C5")
         rule = "W8" if self.profile.family is Family.WEREWOLF else "C5"
@@ -346,23 +542,102 @@ class Challenge:
             raise RuleError(rule, "Negative traits are named before the first throw.")
         if self.mode is not Mode.CONTESTED:
             raise RuleError(rule, "Negative traits are named against a character.")
+        if any(who == by.value and named == trait for who, named, _ in self.guesses):
+            return self  # C16: counted once
+        made = sum(1 for who, _named, _correct in self.guesses if who == by.value)
+        beyond_bid = self.side(by).trait_count - 1
+        if made + 1 > beyond_bid:
+            raise RuleError(
+                "C5",
+                "You can name only as many negative traits as you have traits beyond your bid"
+                f" ({max(beyond_bid, 0)}).",
+            )
         target = by.other
-        correct = trait in self.side(target).negatives
+        correct = trait in self.side(target).negatives or (
+            target is self.mob_side and any(trait in m.negatives for _n, m in self.mob)
+        )
+        state = replace(self, guesses=(*self.guesses, (by.value, trait, correct)))
         if self.profile.family is Family.WEREWOLF:
             who = target if correct else by
-            return replace(self, at_risk=(*self.at_risk, (who.value, CHOICE)))
-        wrong_guesses = dict(self.penalties).get(by.value, 0) if not correct else 0
-        if not correct and self._current(by) - 1 <= wrong_guesses:
-            raise RuleError("C5", "You cannot pay for another wrong guess.")
+            return replace(state, at_risk=(*self.at_risk, (who.value, CHOICE)))
+        return state
+
+    def guess_penalty(self, side: Side) -> int:
+        """C5: -1 for each correctly named negative trait of this side, -1 for each wrong
+        guess this side made (met_classic; W8 puts traits at risk instead)."""
+        if self.profile.family is Family.WEREWOLF:
+            return 0
+        negatives = self.side(side).negatives
+        return sum(
+            1
+            for who, trait, correct in self.guesses
+            if (who == side.value and not correct) or (who != side.value and trait in negatives)
+        )
+
+    # -- mobs ------------------------------------------------------------------------
+    def _members(self) -> list[tuple[str, Contender]]:
+        """C16: every member of the mob, the primary first."""
+        primary = self.side(self.mob_side)
+        return [(primary.name or "primary", primary), *self.mob]
+
+    def must_drop_out(self) -> list[str]:
+        """C16: mob members who cannot match the negative traits named against them: more
+        of those they have than traits beyond their bid. No throw until they drop out."""
+        if not self.mob:
+            return []
+        named = {t for who, t, _c in self.guesses if who == self.mob_side.other.value}
+        out = []
+        for name, member in self._members():
+            hits = sum(1 for trait in named if trait in member.negatives)
+            if hits > member.trait_count - 1:
+                out.append(name)
+        return out
+
+    def drop_out(self, name: str, replacement: tuple[str, Contender] | None = None) -> Challenge:
+        """C16: a mob member who cannot match the negatives named drops out before the
+        test; another may step in (it bids a trait it holds). If the primary drops out the
+        next member (or the one stepping in) throws instead."""
+        self._open("C16")
+        if self.throws:
+            raise RuleError("C16", "Members drop out before the first throw.")
+        if name not in self.must_drop_out():
+            raise RuleError("C16", f"{name} can match the negatives named and stays in.")
+        members = [(n, m) for n, m in self._members() if n != name]
+        if replacement is not None:
+            new_name, new = replacement
+            if not new.bid or not new.holds_bid():
+                raise RuleError("C16", f"{new_name} must bid a trait it holds to step in.")
+            members.append((new_name, replace(new, name=new.name or new_name)))
+        if not members:
+            raise RuleError("C16", "The last member cannot drop out: the mob breaks up.")
+        (primary_name, primary), *rest = members
+        primary = replace(primary, name=primary.name or primary_name)
         penalties = dict(self.penalties)
-        who = target if correct else by
-        penalties[who.value] = penalties.get(who.value, 0) + 1
-        return replace(self, penalties=tuple(sorted(penalties.items())))
+        penalties[self.mob_side.other.value] = len(rest)
+        state = replace(
+            self,
+            mob=tuple(rest),
+            dropped=(*self.dropped, name),
+            penalties=tuple(sorted((k, v) for k, v in penalties.items() if v)),
+        )
+        if self.mob_side is Side.ATTACKER:
+            return replace(state, attacker=primary)
+        return replace(state, defender=primary)
+
+    def mob_lost(self) -> dict[str, list[str]]:
+        """C16: if the one facing the mob wins, every member loses the trait it bid."""
+        if not self.mob or self.phase is not Phase.OVER or self.winner is not self.mob_side.other:
+            return {}
+        if self.decided_by in {"relent", "no bid", "running out"}:
+            return {}
+        return {name: [member.bid] for name, member in self._members() if member.bid}
 
     def throw(self, side: Side | str, throw: Throw | str) -> Challenge:
         """Both throw at once: a throw is held hidden until the other side's arrives."""
         side, throw = Side(side), Throw(throw)
         self._open("C3")
+        if not self.throws and self.must_drop_out():
+            raise RuleError("C16", f"{', '.join(self.must_drop_out())} must drop out first.")
         if self.phase is not Phase.THROWS:
             raise RuleError("C3", "No throw is called for right now.")
         if side.value in dict(self.pending):
@@ -398,14 +673,41 @@ class Challenge:
         return replace(self, leader=leader, phase=Phase.RETESTS)
 
     def _extended(self, leader: Side) -> Challenge:
-        """W13: keep throwing until a throw is lost or the target count is reached."""
-        if leader is Side.DEFENDER:
-            return self._over(Side.DEFENDER, "throw")
-        wins = self.wins + 1
-        state = replace(self, wins=wins, leader=Side.ATTACKER)
-        if self.target_wins is not None and wins >= self.target_wins:
-            return state._over(Side.ATTACKER, "throw")
-        return replace(state, phase=Phase.THROWS)
+        """W13: a won throw counts; a lost one may be retested within the usual limits (the
+        losing side calls a retest or :meth:`accept`). A static opponent never retests, so
+        the character's won throw counts at once."""
+        if leader is Side.ATTACKER and self.defender is None:
+            return self._score(Side.ATTACKER)
+        return replace(self, leader=leader, phase=Phase.RETESTS)
+
+    def _score(self, side: Side) -> Challenge:
+        """W13: the throw counts for ``side``. Retest limits are counted per throw, so the
+        next throw starts with every retest available again (what was spent stays spent)."""
+        state = replace(
+            self,
+            wins=self.wins + (side is Side.ATTACKER),
+            opponent_wins=self.opponent_wins + (side is Side.DEFENDER),
+            used=(),
+            final=False,
+            announced=None,
+            pending=(),
+        )
+        count = state.wins if side is Side.ATTACKER else state.opponent_wins
+        if self.target_wins is not None and count >= self.target_wins:
+            return state._over(side, "target")
+        if not self.race and side is Side.DEFENDER:
+            return state._end_extended()  # the character lost a throw: it stops
+        return replace(state, phase=Phase.THROWS, leader=None)
+
+    def _end_extended(self) -> Challenge:
+        """W13: the result is the number of wins; with a target count set, success needs it;
+        a race cut short goes to the side ahead (equal: the defender, as a static would)."""
+        if self.race:
+            return self._over(
+                Side.ATTACKER if self.wins > self.opponent_wins else Side.DEFENDER, "throw"
+            )
+        reached = self.wins >= self.target_wins if self.target_wins else self.wins > 0
+        return self._over(Side.ATTACKER if reached else Side.DEFENDER, "throw")
 
     def _draw(self) -> Challenge:
         family = self.profile.family
@@ -413,15 +715,13 @@ class Challenge:
             # B1: the larger pool wins; equal pools: the defender.
             a, d = self.total(Side.ATTACKER), self._opponent_total(Side.ATTACKER)
             return self._lead(Side.ATTACKER if a > d else Side.DEFENDER)
-        if self.mode is Mode.CONTESTED:
-            a_hurt = self.attacker.health is Health.WOUNDED
+        a_hurt = self.attacker.health is Health.WOUNDED
+        if self.defender is not None:
             d_hurt = self.side(Side.DEFENDER).health is Health.WOUNDED
             if a_hurt != d_hurt:  # C6: the Wounded side loses every draw
                 return self._lead(Side.DEFENDER if a_hurt else Side.ATTACKER)
-        if family is Family.WEREWOLF:
-            return self._compare_totals(
-                self.total(Side.ATTACKER), self._opponent_total(Side.ATTACKER)
-            )
+        elif a_hurt:  # C6 with C11: against a difficulty too, without comparing totals
+            return self._lead(Side.DEFENDER)
         if self.declared:
             declared = dict(self.declared)
             return self._compare_totals(
@@ -434,20 +734,21 @@ class Challenge:
             return self._lead(Side.ATTACKER if attacker > defender else Side.DEFENDER)
         if self.profile.family is Family.WEREWOLF:
             # W3: the more defensive action wins; against a static difficulty, the static.
-            if self.mode is not Mode.CONTESTED:
+            if self.defender is None:
                 return self._lead(Side.DEFENDER)
             return self._lead(self.more_defensive)
         # C4, C11: equal totals: throw again (not a retest, uses nothing up).
         return replace(self, phase=Phase.THROWS, leader=None)
 
     def declare(self, attacker: int, defender: int | None = None) -> Challenge:
-        """C4: after a draw the attacker, then the defender, declare a total no higher than
-        their own (under-declaring is allowed); the declaration holds for the challenge."""
+        """C4 (W3 in met_werewolf): after a draw the attacker, then the defender, declare a
+        total no higher than their own (under-declaring is allowed). A declaration stands
+        for every later draw of the same challenge: those are compared without asking."""
         self._open("C4")
         if self.phase is not Phase.DECLARATIONS:
             raise RuleError("C4", "Totals are declared only after a draw.")
         values = {"attacker": attacker}
-        if self.mode is Mode.CONTESTED:
+        if self.defender is not None:
             if defender is None:
                 raise RuleError("C4", "Both sides declare a total.")
             values["defender"] = defender
@@ -499,9 +800,11 @@ class Challenge:
             raise RuleError("C10", "After a willpower retest the result is final.")
         if self.leader is side:
             raise RuleError("C8", "Only the side that is losing can retest.")
-        if self._used(kind, side):
+        source = self._source(kind, side, power)
+        if self._used(kind, side, source):
             scope = "by you" if self.profile.retests_per_person else "in this challenge"
-            raise RuleError(rule, f"{kind.value.capitalize()} retest already used {scope}.")
+            what = f"{source} retest" if source else f"{kind.value.capitalize()} retest"
+            raise RuleError(rule, f"{what} already used {scope}.")
         contender = self.side(side)
         if kind is RetestKind.WILLPOWER:
             if family is Family.CLASSIC:
@@ -515,6 +818,13 @@ class Challenge:
                 raise RuleError(rule, "No willpower left to spend.")
         elif kind is RetestKind.ABILITY:
             name = ability or contender.ability
+            if (
+                self.ranged
+                and side is Side.DEFENDER
+                and name
+                and name.lower() not in self.ranged_abilities
+            ):
+                raise RuleError("C14", "Against a ranged attack only Dodge retests.")
             if contender.surprised and (name or "").lower() in SURPRISE_BARRED:
                 raise RuleError("C12", "A surprised defender has no Brawl, Melee or Dodge retest.")
             if family is Family.POOLS:
@@ -533,7 +843,12 @@ class Challenge:
                     raise RuleError("B2", "Overbid needs a test pool at least double the other.")
             elif declared is not None and declared > self.total(side):
                 raise RuleError(rule, f"You can announce at most your total of {self.total(side)}.")
-            if family is Family.WEREWOLF and not probing and not self._can_risk(side, trait):
+            if (
+                family is Family.WEREWOLF
+                and not self._temper
+                and not probing
+                and not self._can_risk(side, trait)
+            ):
                 raise RuleError("W11", "Name another current trait to risk on the overbid.")
         elif kind is RetestKind.POWER:
             if family is not Family.CLASSIC and family is not Family.WEREWOLF:
@@ -541,7 +856,7 @@ class Challenge:
             if not contender.powers or (power and power not in contender.powers):
                 raise RuleError("C8", "You have no power that retests this.")
         elif kind is RetestKind.FREE:
-            opponent = self.side(side.other) if self.mode is Mode.CONTESTED else None
+            opponent = self.side(side.other) if self.defender is not None else None
             if opponent is None or opponent.health is not Health.WOUNDED:
                 raise RuleError("C6", "A free retest is only against a Wounded opponent.")
             if self._current(side) <= self._current(side.other):
@@ -574,12 +889,13 @@ class Challenge:
         self._open(self._rule(kind))
         self._check_retest(side, kind, ability=ability, power=power, declared=declared, trait=trait)
         family = self.profile.family
-        used = self._mark_used(kind, side)
+        source = self._source(kind, side, power)
+        used = self._mark_used(kind, side, source)
         contender = self.side(side)
         if kind is RetestKind.ABILITY and family is Family.CLASSIC:
             # C8: the retest happens only if the loser's rating beats the opposing one.
             mine = contender.rating(ability or contender.ability)
-            theirs = self.side(side.other).rating(opposing) if self.mode is Mode.CONTESTED else 0
+            theirs = self.side(side.other).rating(opposing) if self.defender is not None else 0
             if mine <= theirs:
                 raise RuleError(
                     "C8", f"Your rating ({mine}) must be higher than the opposing one ({theirs})."
@@ -589,14 +905,14 @@ class Challenge:
             opponent = self._opponent_total(side)
             if family is Family.WEREWOLF:
                 succeeds = announced >= 2 * opponent  # W11
+                # W1: a temper overbid names no trait and crosses none off.
+                risked = () if self._temper else ((side.value, trait or CHOICE),)
                 if not succeeds:
-                    return replace(
-                        self, used=used, lost_now=(*self.lost_now, (side.value, trait or CHOICE))
-                    )
+                    return replace(self, used=used, lost_now=(*self.lost_now, *risked))
                 return replace(
                     self,
                     used=used,
-                    at_risk=(*self.at_risk, (side.value, trait or CHOICE)),
+                    at_risk=(*self.at_risk, *risked),
                     phase=Phase.THROWS,
                     announced=Retest(kind, side),
                 )
@@ -613,7 +929,9 @@ class Challenge:
             used=used,
             spent=spent,
             phase=Phase.THROWS,
-            announced=Retest(kind, side, ability=ability or contender.ability, power=power),
+            announced=Retest(
+                kind, side, ability=ability or contender.ability, power=source or power
+            ),
             final=self.final or (kind is RetestKind.WILLPOWER and family is Family.CLASSIC),
         )
 
@@ -649,13 +967,30 @@ class Challenge:
             )
         raise RuleError("C8", "That does not cancel this retest.")
 
+    def accept(self) -> Challenge:
+        """C3: the losing side takes the result without a further retest. In a contested or
+        static challenge the challenge is over; W13: in an extended challenge the throw
+        counts (a lost throw ends it; in a race the winner of the throw scores)."""
+        self._open("C3")
+        if self.phase is not Phase.RETESTS or self.leader is None:
+            raise RuleError("C3", "No throw result is waiting to be accepted.")
+        if self.mode is Mode.EXTENDED:
+            return self._score(self.leader)
+        return self._over(self.leader, self.decided_by or "throw")
+
     def finish(self) -> Challenge:
-        """Everyone accepts the result: the challenge is over and losses apply (C3, W4)."""
+        """Everyone accepts the result: the challenge is over and losses apply (C3, W4).
+        W13: an extended challenge stops with the wins it has; a race cut short goes to the
+        side ahead."""
         if self.phase is Phase.OVER:
             return self
+        if self.mode is Mode.EXTENDED and self.throws and not self.pending:
+            state = self.accept() if self.phase is Phase.RETESTS else self
+            if state.phase is Phase.OVER:
+                return state
+            if state.phase is Phase.THROWS:
+                return state._end_extended()
         if self.phase is not Phase.RETESTS or self.leader is None:
-            if self.mode is Mode.EXTENDED and self.phase is Phase.THROWS and self.wins:
-                return self._over(Side.ATTACKER, "throw")
             raise RuleError("C3", "The challenge cannot end before the test is decided.")
         return self._over(self.leader, self.decided_by or "throw")
 
@@ -717,6 +1052,12 @@ def _tuples(value: Any) -> Any:
     return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
+def _contender(data: dict[str, Any]) -> Contender:
+    side = {k: _tuples(v) for k, v in data.items()}
+    side["health"] = Health(side["health"])
+    return Contender(**side)
+
+
 def _load(data: dict[str, Any]) -> Challenge:
     raw = dict(data)
     slug = raw["profile"]["slug"]
@@ -725,17 +1066,28 @@ def _load(data: dict[str, Any]) -> Challenge:
         raw[key] = enum(raw[key])
     raw["category"] = Category(raw["category"]) if raw.get("category") else None
     raw["leader"] = Side(raw["leader"]) if raw.get("leader") else None
+    raw["mob_side"] = Side(raw.get("mob_side", "attacker"))
     for key in ("attacker", "defender"):
         if raw.get(key) is not None:
-            side = {k: _tuples(v) for k, v in raw[key].items()}
-            side["health"] = Health(side["health"])
-            raw[key] = Contender(**side)
+            raw[key] = _contender(raw[key])
+    raw["mob"] = tuple((name, _contender(member)) for name, member in raw.get("mob", []))
     if raw.get("announced"):
         r = raw["announced"]
         raw["announced"] = Retest(
             RetestKind(r["kind"]), Side(r["by"]), r.get("ability"), r.get("power")
         )
-    for key in ("pending", "declared", "used", "spent", "at_risk", "lost_now", "penalties"):
+    for key in (
+        "pending",
+        "declared",
+        "used",
+        "spent",
+        "at_risk",
+        "lost_now",
+        "penalties",
+        "guesses",
+        "ranged_abilities",
+        "dropped",
+    ):
         raw[key] = _tuples(raw.get(key, []))
     return Challenge(**raw)
 

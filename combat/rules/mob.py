@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from combat.rules.errors import RuleError
 
 MOST_ATTACKERS = 5
+
+
+def primary_victim(targets: Mapping[str, str]) -> str:
+    """C16: everyone reveals a target at once; the character with the most attackers is the
+    primary victim. A tie is the storyteller's call (refused here, naming the tied)."""
+    counts = Counter(targets.values())
+    if not counts:
+        raise RuleError("C16", "Nobody has named a target.")
+    most = max(counts.values())
+    tied = sorted(name for name, count in counts.items() if count == most)
+    if len(tied) > 1:
+        raise RuleError("C16", f"{' and '.join(tied)} have as many attackers: storyteller's call.")
+    return tied[0]
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,15 @@ that keep a failed or fended-off attack from being repeated at once (C10, W9).""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from combat.rules.errors import RuleError
+from combat.rules.profiles import Family
+from combat.rules.terms import Category
+
+if TYPE_CHECKING:
+    from combat.rules.challenge import Challenge
 
 PHYSICAL_MENTAL_SOCIAL = ("physical", "social", "mental")
 FIVE_MINUTES = 5 * 60  # W9, in game-clock seconds
@@ -56,3 +62,49 @@ def check_locks(locks: tuple[Lock, ...], attacker: str, target: str, what: str, 
                 lock.rule,
                 f"{attacker} cannot use {what} on {target} for {minutes} more minute(s).",
             )
+
+
+@dataclass(frozen=True)
+class Locks:
+    """The locks in force in a scene, a step at a time (C10, W9). A service keeps them with
+    the scene, asks :meth:`check` before a challenge starts and :meth:`after` once one is
+    over; ``now`` is always the scene's game clock in seconds."""
+
+    held: tuple[Lock, ...] = ()
+
+    def check(self, *, attacker: str, target: str, what: str, now: int) -> None:
+        """Refuse (C10 or W9) a challenge that a lock still in force forbids."""
+        check_locks(self.held, attacker, target, what, now)
+
+    def after(
+        self, challenge: Challenge, *, attacker: str, target: str, now: int, what: str = ""
+    ) -> Locks:
+        """The locks a finished challenge leaves. C10: a defender's willpower retest that
+        fended the attack off bars that ability or discipline path (``what``, by default the
+        challenge's ``path``) against that defender for ten game minutes. W9: in
+        met_werewolf, a social or mental challenge the initiator lost bars the same
+        challenge against the same target for five game minutes."""
+        what = what or challenge.path
+        if not what:
+            raise RuleError("C10", "Name the ability, power or effect the challenge used.")
+        new: list[Lock] = []
+        if challenge.fended_off():
+            new.append(willpower_lock(attacker, target, what, now))
+        if (
+            challenge.profile.family is Family.WEREWOLF
+            and challenge.category in {Category.SOCIAL, Category.MENTAL}
+            and challenge.initiator_lost()
+        ):
+            new.append(five_minute_lock(attacker, target, what, now))
+        return replace(self, held=(*self.expire(now).held, *new))
+
+    def expire(self, now: int) -> Locks:
+        """Drop the locks whose time has passed."""
+        return replace(self, held=tuple(lock for lock in self.held if now < lock.until))
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [vars(lock).copy() for lock in self.held]
+
+    @classmethod
+    def from_list(cls, data: list[dict[str, Any]]) -> Locks:
+        return cls(tuple(Lock(**item) for item in data))

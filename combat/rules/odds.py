@@ -79,7 +79,7 @@ def _after_losing(state: Challenge, policy: RetestPolicy) -> Challenge:
             return retest_with(state, loser, kind)
         except RuleError:
             continue
-    return state.finish()
+    return state.accept()
 
 
 def _settle(state: Challenge, policy: RetestPolicy) -> Challenge:

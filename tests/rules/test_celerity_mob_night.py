@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from combat.rules.celerity import matched, round_order
+from combat.rules.celerity import (
+    CelerityRound,
+    Slot,
+    alacrity_dodge_succeeds,
+    alacrity_first,
+    matched,
+    round_order,
+)
 from combat.rules.errors import RuleError
-from combat.rules.mob import Mob
+from combat.rules.mob import Mob, primary_victim
 from combat.rules.night import (
     check_locks,
     five_minute_lock,
@@ -33,15 +40,54 @@ def test_it_puts_alacrity_first_against_a_target_without_celerity() -> None:
 def test_it_lets_only_the_higher_celerity_act_first() -> None:
     order = _order({"Paulo": 3, "Marcus": 1})
     assert order[0] == ("Paulo", "Alacrity")
-    assert order[1] == ("Marcus", "Alacrity")  # with the normal actions, not before Paulo's
+    assert ("Marcus", "Alacrity") not in order  # Marcus answers as if without Celerity
+    assert order[1:3] == [("Paulo", "normal"), ("Marcus", "normal")]
     assert ("Paulo", "Rapidity") in order and ("Marcus", "Swiftness") not in order
 
 
 @pytest.mark.rules("C15")
 def test_it_gives_no_one_alacrity_first_when_celerity_is_matched() -> None:
     order = _order({"Paulo": 2, "Marcus": 2})
-    assert order[:2] == [("Paulo", "Alacrity"), ("Marcus", "Alacrity")]
+    assert order[:2] == [("Paulo", "normal"), ("Marcus", "normal")]
+    assert all(action != "Alacrity" for _who, action in order)
+    assert order[2:] == [("Paulo", "Swiftness"), ("Marcus", "Swiftness")]
     assert matched(2, 2) and not matched(3, 1)
+
+
+@pytest.mark.rules("C15")
+def test_it_weighs_alacrity_against_each_characters_own_target() -> None:
+    # Paulo (2) strikes Jane (no Celerity); Marcus (1) strikes Paulo, who outpaces him
+    order = round_order(
+        {"Paulo": 2, "Jane": 0, "Marcus": 1}, targets={"Paulo": "Jane", "Marcus": "Paulo"}
+    )
+    alacrity = [slot.who for slot in order if slot.action == "Alacrity"]
+    assert alacrity == ["Paulo"]
+    assert alacrity_first("Marcus", {"Marcus": 1, "Jane": 0}, {"Marcus": "Jane"})
+
+
+@pytest.mark.rules("C15")
+def test_it_spends_the_blood_of_announced_celerity_even_when_unused() -> None:
+    rnd = (
+        CelerityRound()
+        .announce("Paulo", level=3, follow_ups=3, target="Marcus")
+        .announce("Marcus", level=1, follow_ups=1, target="Paulo")
+    )
+    assert rnd.blood_spent() == {"Paulo": 3, "Marcus": 1}
+    assert Slot("Marcus", "Alacrity") in rnd.unused()  # outpaced: never taken, still paid
+    with pytest.raises(RuleError) as refused:
+        rnd.take("Marcus", "Alacrity")
+    assert refused.value.rule == "C15"
+    rnd = rnd.take("Paulo", "Alacrity")
+    assert Slot("Paulo", "Alacrity") not in rnd.unused()
+    with pytest.raises(RuleError, match="at most 1"):
+        CelerityRound().announce("Jane", level=1, follow_ups=2)
+
+
+@pytest.mark.rules("C15")
+def test_it_lets_alacrity_dodge_a_brawler_without_celerity_outright() -> None:
+    assert alacrity_dodge_succeeds(dodging_with_alacrity=True, attack="Brawl", attacker_level=0)
+    assert not alacrity_dodge_succeeds(dodging_with_alacrity=True, attack="Brawl", attacker_level=1)
+    assert not alacrity_dodge_succeeds(dodging_with_alacrity=True, attack="Melee", attacker_level=0)
 
 
 @pytest.mark.rules("C16")
@@ -54,6 +100,14 @@ def test_it_forms_a_mob_of_at_most_five_with_a_primary_attacker() -> None:
         Mob.form("Cody", list("ABCDEF"), "A", agreed=True)
     with pytest.raises(RuleError, match="agreement"):
         Mob.form("Cody", ["A", "B"], "A", agreed=False)
+
+
+@pytest.mark.rules("C16")
+def test_it_makes_the_character_with_most_attackers_the_primary_victim() -> None:
+    assert primary_victim({"A": "Cody", "B": "Cody", "C": "Jane"}) == "Cody"
+    with pytest.raises(RuleError, match="storyteller") as refused:
+        primary_victim({"A": "Cody", "B": "Jane"})
+    assert refused.value.rule == "C16"
 
 
 @pytest.mark.rules("C16")

@@ -24,9 +24,13 @@ def _duel(ruleset: str = "met_classic", **defender: object) -> Challenge:
 
 @pytest.mark.rules("C12")
 def test_it_bars_a_surprised_defender_from_dodge_retests_and_from_harming() -> None:
-    duel = _duel(surprised=True, abilities={"dodge": 4}).throw_both("paper", "scissors")
+    duel = _duel(surprised=True, stamina_based={"Tough": True}, abilities={"dodge": 4}).throw_both(
+        "paper", "scissors"
+    )
     assert duel.leader is Side.DEFENDER
-    losing = _duel(surprised=True, abilities={"dodge": 4}).throw_both("rock", "scissors")
+    losing = _duel(
+        surprised=True, stamina_based={"Tough": True}, abilities={"dodge": 4}
+    ).throw_both("rock", "scissors")
     with pytest.raises(RuleError) as refused:
         losing.retest("defender", "ability", ability="dodge", opposing="brawl")
     assert refused.value.rule == "C12"
@@ -144,3 +148,26 @@ def test_it_counts_blood_traits_in_the_total() -> None:
     )
     assert duel.total(Side.ATTACKER) == 7
     assert duel.throw_both("rock", "rock").declare(7, 6).leader is Side.ATTACKER
+
+
+@pytest.mark.rules("C16", "C5")
+def test_it_does_not_count_the_mob_penalty_as_the_defenders_wrong_guesses() -> None:
+    mobbed = Challenge.start(
+        ruleset="met_classic",
+        category="physical",
+        attacker=Contender.make(traits=8, bid="Quick", negatives=["Clumsy"]),
+        defender=Contender.make(traits=2, bid="Tough"),
+        mob_attackers=3,
+    )
+    guessed = mobbed.name_negative("defender", "Lame")  # one trait beyond the bid: one guess
+    assert guessed.total(Side.DEFENDER) == 2 - 2 - 1
+    with pytest.raises(RuleError) as refused:
+        guessed.name_negative("defender", "Clumsy")
+    assert refused.value.rule == "C5"
+
+
+@pytest.mark.rules("C16", "C5")
+def test_it_counts_a_negative_trait_named_twice_once() -> None:
+    duel = _duel(negatives=["Clumsy"])
+    twice = duel.name_negative("attacker", "Clumsy").name_negative("attacker", "Clumsy")
+    assert twice.total(Side.DEFENDER) == duel.total(Side.DEFENDER) - 1

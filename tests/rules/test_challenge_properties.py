@@ -89,7 +89,7 @@ def test_every_step_is_applied_or_refused_without_change(start: Challenge, plan:
             continue
         # no retest kind beyond its limit (once a challenge, or once a person)
         for kind in RetestKind:
-            uses = sum(1 for used in state.used if used.endswith(kind.value))
+            uses = sum(1 for used in state.used if kind.value in used.split(":"))
             assert uses <= _limit(state), (kind, state.used)
         # nothing spent below zero
         for side in Side:

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from combat.rules.challenge import Challenge, Contender, Phase
 from combat.rules.errors import RuleError
-from combat.rules.terms import Outcome, Side, Throw, compare
-from tests.rules.casekit import Case, adapter, check, step_through
+from combat.rules.terms import Mode, Outcome, Side, Throw, compare
+from tests.rules.casekit import Case, CaseMismatch, adapter, check, step_through
 
 MET = ("met_classic", "met_werewolf", "met_bns")
 
@@ -43,7 +41,14 @@ def _start(case: Case) -> Challenge:
         mind_control=g.get("mind_control", False),
         more_defensive=g.get("more_defensive", "defender"),
         win_outright=g.get("win_outright", False),
+        target_wins=g.get("target_wins", g.get("target")),
+        race=g.get("race", False),
         options=g.get("options"),
+        # beyond FORMAT.md, for the project's own cases: C10, C14, W14
+        both_attacking=g.get("both_attacking", False),
+        ranged=g.get("ranged", False),
+        counterattack=g.get("counterattack", False),
+        bid_required=g.get("bid_required", g.get("require_bid", False)),
     )
 
 
@@ -82,26 +87,9 @@ def _full_declarations(challenge: Challenge) -> Challenge:
     return challenge.declare(challenge.total(Side.ATTACKER), challenge.total(Side.DEFENDER))
 
 
-@adapter("challenge", *MET)
-def run_challenge(case: Case) -> None:
-    if case.expect.get("refused_start"):
-        with pytest.raises(RuleError) as refused:
-            _start(case)
-        assert refused.value.rule, f"{case.label}: refusal names no rule"
-        return
-
-    def declare_if_silent(challenge: Challenge, index: int) -> Challenge:
-        following = case.steps[index + 1] if index + 1 < len(case.steps) else {}
-        if challenge.phase is Phase.DECLARATIONS and "declare" not in following:
-            return _full_declarations(challenge)
-        return challenge
-
-    challenge = step_through(case, _start(case), _step, after=declare_if_silent)
-    if challenge.phase is Phase.DECLARATIONS:
-        challenge = _full_declarations(challenge)
-    if challenge.phase is not Phase.OVER:
-        challenge = challenge.finish()
-    observed: dict[str, Any] = {
+def _observed(challenge: Challenge) -> dict[str, Any]:
+    """Every ``expect`` key of FORMAT.md for a challenge, read off the engine."""
+    return {
         "winner": challenge.winner.value if challenge.winner else None,
         "success": challenge.success,
         "wins": challenge.wins,
@@ -110,4 +98,42 @@ def run_challenge(case: Case) -> None:
         "throws": challenge.throws,
         "damage": challenge.damage(),
     }
-    check(case, case.expect, observed)
+
+
+@adapter("challenge", *MET)
+def run_challenge(case: Case) -> None:
+    if case.expect.get("refused_start"):
+        try:
+            _start(case)
+        except RuleError as refused:
+            assert refused.rule, f"{case.label}: refusal names no rule"
+            return
+        raise CaseMismatch(f"{case.label}: the challenge should not have started")
+    try:
+        start = _start(case)
+    except RuleError as error:
+        raise CaseMismatch(f"{case.label}: the challenge was refused: {error}") from error
+
+    def declare_if_silent(challenge: Challenge, index: int) -> Challenge:
+        following = case.steps[index + 1] if index + 1 < len(case.steps) else {}
+        if challenge.phase is Phase.DECLARATIONS and "declare" not in following:
+            challenge = _full_declarations(challenge)
+        if (
+            challenge.mode is Mode.EXTENDED
+            and challenge.phase is Phase.RETESTS
+            and "throw" in following
+        ):
+            challenge = challenge.accept()  # W13: the lost throw is taken, the next one comes
+        return challenge
+
+    challenge = step_through(
+        case, start, _step, observe=lambda state, _step: _observed(state), after=declare_if_silent
+    )
+    if challenge.phase is Phase.DECLARATIONS:
+        challenge = _full_declarations(challenge)
+    if challenge.phase is not Phase.OVER:
+        try:
+            challenge = challenge.finish()
+        except RuleError as error:
+            raise CaseMismatch(f"{case.label}: the challenge cannot end: {error}") from error
+    check(case, case.expect, _observed(challenge))
