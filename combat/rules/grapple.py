@@ -79,6 +79,12 @@ class Effect(Enum):
     def cost(self) -> int | None:
         return EFFECT_COSTS[self]
 
+    @property
+    def forced(self) -> bool:
+        """G6 with G7: Shrug Off and Hostage Block answer a third party's attack; they do not
+        follow a roll the Grappler won."""
+        return self in FORCED_EFFECTS
+
 
 EFFECT_COSTS: dict[Effect, int | None] = {
     Effect.PIN: 10,
@@ -93,6 +99,9 @@ EFFECT_COSTS: dict[Effect, int | None] = {
     Effect.CRACK: 4,
     Effect.ACTION: None,
 }
+
+
+FORCED_EFFECTS = frozenset({Effect.SHRUG_OFF, Effect.HOSTAGE_BLOCK})
 
 
 @dataclass(frozen=True)
@@ -193,10 +202,17 @@ class Grapple:
         return cleared
 
     def effect(self, effect: Effect, *, cost: int | None = None) -> Grapple:
-        """G6: one effect after the Grappler won its roll, paid for in Control."""
+        """G3, G6: one effect right after the Grappler won its roll of this resolution, paid
+        for in Control (a roll of an earlier round allows none). Throw needs the Victim on its
+        feet. The forced effects (Shrug Off, Hostage Block) answer a third party's attack
+        (G7): they need no won roll and leave the won roll's effect, if any, to come."""
         self._running("G6")
-        if not self.may_perform_effect:
-            raise RuleError("G6", "An effect follows only a roll the Grappler won.")
+        if not effect.forced and not self.may_perform_effect:
+            raise RuleError(
+                "G3", "An effect follows only the roll the Grappler has just won, this round."
+            )
+        if effect is Effect.THROW and self.victim_prone:
+            raise RuleError("G6", "Throw needs the Victim on its feet: it is down after a Drop.")
         if effect is Effect.ACTION:
             if cost is None or not 2 <= cost <= 6:
                 raise RuleError("G6", "The storyteller sets a cost from 2 to 6 for an Action.")
@@ -213,7 +229,8 @@ class Grapple:
             )
         remaining = self.control - price
         strength = self._strength(self.grappler)
-        done = replace(self, may_perform_effect=False, last_damage=None, thrown_yards=None)
+        may = self.may_perform_effect if effect.forced else False
+        done = replace(self, may_perform_effect=may, last_damage=None, thrown_yards=None)
         if effect is Effect.PIN:
             return replace(done, control=remaining, over=Over.PINNED)
         if effect is Effect.THROW:
@@ -240,7 +257,16 @@ class Grapple:
         """G4: at the end of a round in which it was sustained, Control - 1 (profile option)."""
         self._running("G4")
         decay = 1 if self.control_decay else 0
-        return replace(self, sustained_this_round=False)._after(self.control - decay)
+        # G3: the round's won roll is spent; the next effect needs the next round's roll.
+        ended = replace(self, sustained_this_round=False, may_perform_effect=False)
+        return ended._after(self.control - decay)
+
+    def stand_up(self) -> Grapple:
+        """G6: a Victim put down by a Drop or a Slam gets back on its feet (Throw needs it)."""
+        self._running("G6")
+        if not self.victim_prone:
+            raise RuleError("G6", f"{self.victim} is already on its feet.")
+        return replace(self, victim_prone=False)
 
     def release(self) -> Grapple:
         """G5: the Grappler lets go."""

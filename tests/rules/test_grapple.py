@@ -68,3 +68,16 @@ def test_it_round_trips_through_json() -> None:
     grapple = Grapple(grappler="Ron", victim="Po", control=6, strength=(("Ron", 3),))
     slammed = grapple.effect(Effect.SLAM)
     assert Grapple.from_dict(slammed.to_dict()) == slammed
+
+
+@pytest.mark.rules("G6", "B10")
+def test_it_throws_a_dropped_victim_only_once_it_stands() -> None:
+    dropped = Grapple(grappler="Ted", victim="Peter", control=8, strength=(("Ted", 3),))
+    dropped = dropped.effect(Effect.DROP).roll(grappler=3, victim=1)
+    with pytest.raises(RuleError) as refused:
+        dropped.effect(Effect.THROW)
+    assert refused.value.rule == "G6"
+    thrown = dropped.stand_up().effect(Effect.THROW)
+    assert thrown.thrown_yards == 3 + 8 and thrown.over is Over.FREE
+    with pytest.raises(RuleError):
+        dropped.stand_up().stand_up()

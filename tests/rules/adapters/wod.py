@@ -74,7 +74,11 @@ def _move(raw: dict) -> Move:
 
 @adapter("exchange", "wod_dice")
 def run_exchange(case: Case) -> None:
-    out = resolve(_move(case.given["attacker"]), _move(case.given["defender"]))
+    out = resolve(
+        _move(case.given["attacker"]),
+        _move(case.given["defender"]),
+        first_attack=case.given.get("first_attack", True),
+    )
     observed: dict[str, Any] = {
         "lands": out.lands,
         "net": out.net,
