@@ -246,7 +246,7 @@ class Combat:
         """B11: a complex scenario opens with mediation. B4's random ties are drawn here."""
         names = [c.name for c in combatants]
         if len(set(names)) != len(names):
-            raise ValueError(f"combatants need distinct names: {names}")
+            raise RuleError("B11", f"Each character takes part once: {', '.join(names)}")
         if tiebreak is None:
             if rng is None:
                 raise ValueError("Combat.begin needs an rng or a tiebreak (B4)")

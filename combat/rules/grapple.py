@@ -145,6 +145,10 @@ class Grapple:
         names = {"attacker": attacker, "defender": defender}
         if grappling not in names:
             raise RuleError("G1", "Say which side used the grapple: attacker or defender.")
+        if attacker == defender:
+            raise RuleError("G1", "A grapple takes two characters.")
+        if attacker_successes < 0 or defender_successes < 0:
+            raise RuleError("G1", "Successes are counted from 0 up.")
         scores = {"attacker": attacker_successes, "defender": defender_successes}
         other = "defender" if grappling == "attacker" else "attacker"
         margin = scores[grappling] - scores[other]
@@ -156,6 +160,30 @@ class Grapple:
             control_decay=control_decay,
         )
         return base if margin > 0 else replace(base, over=Over.FREE, may_perform_effect=False)
+
+    @classmethod
+    def held(
+        cls,
+        *,
+        grappler: str,
+        victim: str,
+        control: int,
+        strength: dict[str, int] | None = None,
+        control_decay: bool = True,
+    ) -> Grapple:
+        """G1, G3: a grapple in progress, right after the Grappler won its roll (so one
+        effect may follow). Control must be above 0 (G5: at 0 the Victim is free)."""
+        if grappler == victim:
+            raise RuleError("G1", "A grapple takes two characters.")
+        if control <= 0:
+            raise RuleError("G5", "At Control 0 or less the Victim is free: no grapple.")
+        return cls(
+            grappler=grappler,
+            victim=victim,
+            control=control,
+            strength=tuple(sorted((strength or {}).items())),
+            control_decay=control_decay,
+        )
 
     def _strength(self, who: str) -> int:
         return dict(self.strength).get(who, 0)
