@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any
 
 from combat.rules.errors import RuleError
+from combat.rules.penalties import split
 
 GRAPPLE_DIFFICULTY = 6  # G3
 
@@ -21,6 +22,7 @@ class Over(Enum):
     FREE = "free"
     PINNED = "pinned"
     RELEASED = "released"
+    BROKEN_UP = "broken_up"  # G5: a third party broke it up before either side acted
 
 
 class Intent(Enum):
@@ -125,6 +127,9 @@ class Grapple:
     victim_prone: bool = False
     last_damage: Damage | None = None
     thrown_yards: int | None = None
+    victim_acted: bool = False  # G5: the Victim's roll this round (breaking free spends it)
+    released_from_pin: bool = False  # G5: the Victim loses its next Main Phase action
+    victim_block_penalty: int = 0  # G7: the Victim's split pool after blocking this round
 
     # -- starting --------------------------------------------------------------------
     @classmethod
@@ -204,8 +209,11 @@ class Grapple:
         resisting: Control - remaining. Reversing needs remaining >= 2 x Control to swap
         roles (Control + remaining - 2 x Control); otherwise nothing changes."""
         self._running("G3")
+        if grappler < 0 or victim < 0:
+            raise RuleError("G3", "Successes are counted from 0 up.")
         cleared = replace(
             self,
+            victim_acted=True,
             sustained_this_round=True,
             may_perform_effect=False,
             last_damage=None,
@@ -286,7 +294,13 @@ class Grapple:
         self._running("G4")
         decay = 1 if self.control_decay else 0
         # G3: the round's won roll is spent; the next effect needs the next round's roll.
-        ended = replace(self, sustained_this_round=False, may_perform_effect=False)
+        ended = replace(
+            self,
+            sustained_this_round=False,
+            may_perform_effect=False,
+            victim_acted=False,
+            victim_block_penalty=0,
+        )
         return ended._after(self.control - decay)
 
     def stand_up(self) -> Grapple:
@@ -297,9 +311,54 @@ class Grapple:
         return replace(self, victim_prone=False)
 
     def release(self) -> Grapple:
-        """G5: the Grappler lets go."""
+        """G5: the Grappler lets go (and, having declared, may abort, D16). Releasing a
+        pinned Victim ends the Pin; the Victim then loses its action in the next Main Phase
+        (:attr:`loses_next_main_action`)."""
+        if self.over is Over.PINNED:
+            return replace(self, over=Over.RELEASED, released_from_pin=True)
         self._running("G5")
         return replace(self, over=Over.RELEASED, may_perform_effect=False)
+
+    def break_up(self) -> Grapple:
+        """G5: a third party breaks the grapple up before either side has acted this round;
+        both their actions are negated (:attr:`negated`; the round step is
+        :meth:`~combat.rules.wod_round.WodRound.negate`)."""
+        self._running("G5")
+        if self.sustained_this_round:
+            raise RuleError("G5", "Too late: the grapple has already been rolled this round.")
+        return replace(self, over=Over.BROKEN_UP, may_perform_effect=False)
+
+    def victim_block(self, *, wits: int) -> Grapple:
+        """G7 with D14: a grappled Victim blocks a third party's attack by splitting its pool
+        (two actions: the block and its grapple roll lose the split penalty each)."""
+        self._running("G7")
+        if self.victim_block_penalty:
+            raise RuleError("G7", f"{self.victim} has already split its pool to block.")
+        return replace(self, victim_block_penalty=split(2, wits))
+
+    @property
+    def negated(self) -> tuple[str, ...]:
+        """G5: whose actions a third party negated by breaking the grapple up."""
+        return (self.grappler, self.victim) if self.over is Over.BROKEN_UP else ()
+
+    @property
+    def loses_next_main_action(self) -> str | None:
+        """G5: the Victim released from a Pin, who has no action in the next Main Phase
+        (give it to :meth:`~combat.rules.wod_round.WodRound.start` as ``lost_main``)."""
+        return self.victim if self.released_from_pin else None
+
+    def may_abort(self, who: str) -> bool:
+        """G5 with D16: once the grapple ends a Grappler who released instead of rolling may
+        abort; a Victim who broke free with its own roll has spent its action and may not (nor
+        may the Grappler whose roll that was); a pinned Victim, or anyone while the grapple
+        holds, has nothing to abort."""
+        if who not in {self.grappler, self.victim}:
+            raise RuleError("G5", f"{who} is not in this grapple.")
+        if self.over in {None, Over.PINNED, Over.BROKEN_UP} or self.released_from_pin:
+            return False
+        if who == self.victim:
+            return not self.victim_acted
+        return not self.sustained_this_round  # its roll this round was its action
 
     def relent(self) -> Grapple:
         """G5: the Victim gives in and is pinned."""
