@@ -148,6 +148,11 @@ class RoundPlan:
         return cls(number=int(data["number"]), order=tuple(data["order"]))
 
 
+def forgo_bonus_counts(number: int) -> bool:
+    """B8 with B5: a pending +5 counts in the everyman round (0), never in a Celerity round."""
+    return number == 0
+
+
 def round_initiative(combatant: Combatant, number: int) -> int:
     """B4, B5, B8: a character's initiative in round ``number`` of a turn.
 
@@ -155,7 +160,8 @@ def round_initiative(combatant: Combatant, number: int) -> int:
     only: it is never added in a Celerity round, the everyman round being the next round in
     which everybody acts.
     """
-    return initiative(combatant, forgo_bonus=number == 0 and combatant.forwent_last_round)
+    pending = combatant.forwent_last_round
+    return initiative(combatant, forgo_bonus=forgo_bonus_counts(number) and pending)
 
 
 def acts_in_round(combatant: Combatant, number: int) -> bool:

@@ -26,6 +26,7 @@ from combat.rules.bns_initiative import (
     Combatant,
     acts_in_round,
     draw_tiebreak,
+    forgo_bonus_counts,
     initiative,
     plan_round,
 )
@@ -675,7 +676,7 @@ class Combat:
                 escape=escape,
                 intents=(),
             )
-            if number == 0 and not f.out and f.forwent:
+            if forgo_bonus_counts(number) and not f.out and f.forwent:
                 # B8 with B5: the pending +5 counts in the everyman round only.
                 f = replace(f, boosted=True, forwent=False)
             fighters.append(f)

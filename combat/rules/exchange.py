@@ -25,6 +25,12 @@ class Action(Enum):
     def is_attack(self) -> bool:
         return self in {Action.ATTACK, Action.GRAPPLE}
 
+    @property
+    def meets_as_attack(self) -> bool:
+        """D7, D9, D10 and D6's guard: compared attack against attack (lower successes off
+        the higher), not subtracted as a defense (D8)."""
+        return self.is_attack or self in {Action.ESCAPE, Action.GUARD}
+
 
 class Maneuver(Enum):
     """D5: attack kinds with their (difficulty, damage dice) modifiers."""
@@ -85,7 +91,7 @@ def resolve(attacker: Move, defender: Move, *, first_attack: bool = True) -> Out
         raise RuleError("D7", "Successes are counted from 0 up.")
     if defender.action is Action.GUARD and not first_attack:
         return _landing("attacker", attacker, a) if a > 0 else Outcome()
-    if defender.action.is_attack or defender.action in {Action.ESCAPE, Action.GUARD}:
+    if defender.action.meets_as_attack:
         # D7, D9, D10: the lower successes come off the higher; equal, nothing lands.
         if a == d:
             return Outcome()
