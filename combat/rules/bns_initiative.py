@@ -228,6 +228,9 @@ def plan_turn(
     names = [c.name for c in combatants]
     if len(set(names)) != len(names):
         raise RuleError("B4", f"Each character takes part once: {', '.join(names)}")
+    for c in combatants:
+        if min(c.physical, c.mental, c.social, c.celerity) < 0:
+            raise RuleError("B4", f"{c.name}: attributes and Celerity are counted from 0.")
     everyman = {c.name: round_initiative(c, 0) for c in combatants}
     most = max((celerity_rounds(c) for c in combatants), default=0)
     rounds = [plan_round(combatants, k, tiebreak) for k in range(0, most + 1)]

@@ -248,6 +248,9 @@ class Combat:
         names = [c.name for c in combatants]
         if len(set(names)) != len(names):
             raise RuleError("B11", f"Each character takes part once: {', '.join(names)}")
+        for c in combatants:
+            if min(c.physical, c.mental, c.social, c.celerity) < 0:
+                raise RuleError("B4", f"{c.name}: attributes and Celerity are counted from 0.")
         if tiebreak is None:
             if rng is None:
                 raise ValueError("Combat.begin needs an rng or a tiebreak (B4)")

@@ -60,6 +60,11 @@ def round_phases(
     names = [c.name for c in combatants]
     if len(set(names)) != len(names):
         raise RuleError("D3", f"Each character rolls initiative once: {', '.join(names)}")
+    for c in combatants:
+        if not 1 <= c.roll <= 10:
+            raise RuleError("D3", f"{c.name}'s initiative die shows 1 to 10, not {c.roll}.")
+        if c.wound_penalty < 0 or c.wits < 0 or c.dexterity < 0:
+            raise RuleError("D3", f"{c.name}: traits and the wound penalty are counted from 0.")
     haste = haste or {}
     if any(n < 0 for n in haste.values()):
         raise RuleError("D4", "Haste actions are counted from 0 up.")

@@ -208,3 +208,18 @@ def test_it_negates_both_grapplers_actions_when_a_third_party_breaks_it_up() -> 
     assert broken.negated == ("Teddy", "Jane")
     with pytest.raises(RuleError):
         round_.resolve("Paulo").resolve("Jane").negate("Jane")
+
+
+@pytest.mark.rules("D3", "D2")
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Combatant("Jane", roll=11, wits=5, dexterity=5),
+        Combatant("Jane", roll=0, wits=5, dexterity=5),
+        Combatant("Jane", roll=7, wits=5, dexterity=5, wound_penalty=-1),
+    ],
+)
+def test_it_refuses_an_impossible_initiative_roll(bad: Combatant) -> None:
+    with pytest.raises(RuleError) as refused:
+        WodRound.start([bad])
+    assert refused.value.rule == "D3"
