@@ -567,9 +567,23 @@ class Combat:
 
         Once the character whose initiative it is has acted (one action or more), the next
         character in the order may act (or declare a fair escape) without anyone saying the
-        first has finished: what the first left unused is forgone.
+        first has finished: what the first left unused is forgone. A delayer, or a character
+        whose fair escape failed, may likewise step back in by acting (B8, B9).
         """
         current = self.current
+        if (
+            self.phase in _IN_ROUND
+            and self.surprise_by is None
+            and who in self.order
+            and self.fighter(who).delaying
+            and who not in self.queue
+            and (current is None or self.fighter(current).begun)
+        ):
+            # B8: a delayer (or a failed fair escape, B9) steps back in by acting, once the
+            # character whose initiative it is has acted or nobody is left.
+            stepped_in = self.resume(who)
+            if stepped_in.current == who:
+                return stepped_in
         if (
             self.phase in _IN_ROUND
             and self.surprise_by is None

@@ -180,7 +180,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("B6", "B9"),
         "the next in order waits for a 'finish' nobody says",
         _b6_wait_for_finish,
-        cases=("b-31", "b-32"),
+        cases=("b-31", "b-32", "b-35", "b-36"),
     ),
     Mutation(
         ("B8", "B5"),
