@@ -174,6 +174,8 @@ class WodRound:
         mine = self.declaration(who)
         if mine is None or who in self.resolved:
             raise RuleError("D16", "Only a declared, unresolved action can be aborted.")
+        if self._skipped(who):
+            raise RuleError("G5", f"{who} was released from a Pin: no action to abort now.")
         if reason is AbortReason.COMMITTED:
             raise RuleError("D5", "A committed attack's target aborts through its answer.")
         earlier = [ok for name, ok, _why in self.aborts if name == who]
@@ -208,7 +210,7 @@ class WodRound:
         state = replace(self, answers=(*self.answers, (attacker, target, answer.value)))
         if answer is not Answer.ABORT:
             return state
-        if target in self.resolved or self.declaration(target) is None:
+        if target in self.resolved or self.declaration(target) is None or self._skipped(target):
             raise RuleError("D5", f"{target} has no unresolved action to abort.")
         if self._committed(target):
             raise RuleError("D5", f"{target} made a committed attack: no defense this round.")

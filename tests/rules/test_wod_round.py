@@ -223,3 +223,11 @@ def test_it_refuses_an_impossible_initiative_roll(bad: Combatant) -> None:
     with pytest.raises(RuleError) as refused:
         WodRound.start([bad])
     assert refused.value.rule == "D3"
+
+
+@pytest.mark.rules("G5", "D16")
+def test_it_gives_a_victim_released_from_a_pin_nothing_to_abort() -> None:
+    round_ = WodRound.start(CAST, lost_main=("Teddy",))
+    with pytest.raises(RuleError) as refused:
+        round_.abort("Teddy", successes=2)
+    assert refused.value.rule == "G5"
