@@ -257,13 +257,15 @@ class Grapple:
             price = self.control
         else:
             price = EFFECT_COSTS[effect] or 0
-        if price > self.control:
+        if price > self.control and not effect.forced:
             raise RuleError(
                 "G6",
                 f"{effect.value.replace('_', ' ').title()} costs {price} Control; "
                 f"the Grappler has {self.control}.",
             )
-        remaining = self.control - price
+        # G7: a forced effect is performed even when it takes Control to 0 (the grapple then
+        # ends once the attack it answered is over).
+        remaining = max(self.control - price, 0)
         strength = self._strength(self.grappler)
         may = self.may_perform_effect if effect.forced else False
         done = replace(self, may_perform_effect=may, last_damage=None, thrown_yards=None)
@@ -380,6 +382,27 @@ class Grapple:
         damage = data.get("last_damage")
         data["last_damage"] = Damage(**damage) if damage else None
         return cls(**data)
+
+
+@dataclass(frozen=True)
+class HostageBlockOutcome:
+    """G6, G7: where a third party's attack lands after a Hostage Block: on the Victim with
+    its base damage (one success: the damage pool alone, D11) when the block negates it
+    fully, else on the Grappler with the successes left."""
+
+    on: str  # the name hit
+    successes: int
+
+
+def hostage_block_lands(grapple: Grapple, *, attack: int, block: int) -> HostageBlockOutcome:
+    """G6, G7: compare the Grappler's Hostage Block roll with the third party's attack."""
+    if attack < 0 or block < 0:
+        raise RuleError("G7", "Successes are counted from 0 up.")
+    if attack == 0:
+        raise RuleError("G7", "An attack with no success does not land on anyone.")
+    if block >= attack:
+        return HostageBlockOutcome(on=grapple.victim, successes=1)
+    return HostageBlockOutcome(on=grapple.grappler, successes=attack - block)
 
 
 def single_effect(grapple: Grapple, effect: Effect, *, cost: int | None = None) -> Grapple:

@@ -8,9 +8,11 @@ from combat.rules.errors import RuleError
 from combat.rules.grapple import (
     Effect,
     Grapple,
+    HostageBlockOutcome,
     Over,
     check_declarations,
     grapple_difficulty,
+    hostage_block_lands,
     single_effect,
 )
 
@@ -129,3 +131,14 @@ def test_it_lets_a_grappled_victim_block_by_splitting_its_pool() -> None:
         held.victim_block(wits=1)
     assert slow.value.rule == "D14"
     assert blocking.end_round().victim_block_penalty == 0
+
+
+@pytest.mark.rules("G6", "G7")
+def test_it_performs_a_forced_effect_that_takes_control_to_zero_and_ends_the_grapple() -> None:
+    held = Grapple(grappler="Jo", victim="Kelly", control=2).end_round()  # Control 1, no roll
+    blocked = held.effect(Effect.HOSTAGE_BLOCK)
+    assert blocked.control == 0 and blocked.over is Over.FREE
+    with pytest.raises(RuleError):
+        held.effect(Effect.DROP)  # an ordinary effect needs the won roll and the Control
+    assert hostage_block_lands(held, attack=3, block=3) == HostageBlockOutcome("Kelly", 1)
+    assert hostage_block_lands(held, attack=4, block=1) == HostageBlockOutcome("Jo", 3)

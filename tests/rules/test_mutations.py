@@ -213,7 +213,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("G6", "G7"),
         "Shrug Off and Hostage Block need a won roll",
         _g7_forced_needs_won_roll,
-        cases=("g-23", "g-25"),
+        cases=("g-23", "g-25", "g-28"),
     ),
     Mutation(
         ("FORMAT",),
