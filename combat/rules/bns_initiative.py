@@ -16,6 +16,8 @@ from enum import Enum
 from random import Random
 from typing import Any
 
+from combat.rules.errors import RuleError
+
 #: B8: the initiative bonus for forgoing both actions of a round (not cumulative).
 FORGO_BONUS = 5
 #: B5 decision: a Celerity rating of k grants k Celerity rounds, at most three.
@@ -146,6 +148,22 @@ class RoundPlan:
         return cls(number=int(data["number"]), order=tuple(data["order"]))
 
 
+def forgo_bonus_counts(number: int) -> bool:
+    """B8 with B5: a pending +5 counts in the everyman round (0), never in a Celerity round."""
+    return number == 0
+
+
+def round_initiative(combatant: Combatant, number: int) -> int:
+    """B4, B5, B8: a character's initiative in round ``number`` of a turn.
+
+    B8's +5 (``forwent_last_round``: the bonus still pending) counts in the everyman round
+    only: it is never added in a Celerity round, the everyman round being the next round in
+    which everybody acts.
+    """
+    pending = combatant.forwent_last_round
+    return initiative(combatant, forgo_bonus=forgo_bonus_counts(number) and pending)
+
+
 def acts_in_round(combatant: Combatant, number: int) -> bool:
     """B5: everyone acts in the everyman round; in Celerity round k only those granted k."""
     return number == 0 or celerity_rounds(combatant) >= number
@@ -156,7 +174,8 @@ class TurnPlan:
     """B4, B5: everyone's initiative and the rounds of a turn, as it stands at its start.
 
     The Celerity rounds use the plain initiative: B8's +5 is spent in the everyman round,
-    the first round in which everybody acts.
+    the first round in which everybody acts (:func:`round_initiative`, shared with
+    :class:`~combat.rules.bns_round.Combat`).
     """
 
     initiative: Mapping[str, int]
@@ -183,11 +202,14 @@ def plan_round(
     combatants: Sequence[Combatant],
     number: int,
     tiebreak: Sequence[str],
-    initiatives: Mapping[str, int] | None = None,
 ) -> RoundPlan:
-    """B5: the order of round ``number`` (0 everyman, k Celerity k) among those who act in it."""
+    """B4, B5, B8: the order of round ``number`` (0 everyman, k Celerity k) among those who
+    act in it. The one place an order is computed: the turn plan and a running
+    :class:`~combat.rules.bns_round.Combat` both call it (a pending B8 bonus is the sheet's
+    ``forwent_last_round``, counted in the everyman round only)."""
     acting = [c for c in combatants if acts_in_round(c, number)]
-    return RoundPlan(number=number, order=initiative_order(acting, tiebreak, initiatives))
+    values = {c.name: round_initiative(c, number) for c in acting}
+    return RoundPlan(number=number, order=initiative_order(acting, tiebreak, values))
 
 
 def plan_turn(
@@ -203,8 +225,13 @@ def plan_turn(
         if rng is None:
             raise ValueError("plan_turn needs an rng or a tiebreak to order full ties (B4)")
         tiebreak = draw_tiebreak((c.name for c in combatants), rng)
-    everyman = {c.name: initiative(c) for c in combatants}
-    rounds = [plan_round(combatants, 0, tiebreak, everyman)]
+    names = [c.name for c in combatants]
+    if len(set(names)) != len(names):
+        raise RuleError("B4", f"Each character takes part once: {', '.join(names)}")
+    for c in combatants:
+        if min(c.physical, c.mental, c.social, c.celerity) < 0:
+            raise RuleError("B4", f"{c.name}: attributes and Celerity are counted from 0.")
+    everyman = {c.name: round_initiative(c, 0) for c in combatants}
     most = max((celerity_rounds(c) for c in combatants), default=0)
-    rounds.extend(plan_round(combatants, k, tiebreak) for k in range(1, most + 1))
+    rounds = [plan_round(combatants, k, tiebreak) for k in range(0, most + 1)]
     return TurnPlan(initiative=everyman, rounds=tuple(rounds), tiebreak=tuple(tiebreak))

@@ -26,6 +26,7 @@ from combat.rules.bns_initiative import (
     Combatant,
     acts_in_round,
     draw_tiebreak,
+    forgo_bonus_counts,
     initiative,
     plan_round,
 )
@@ -136,7 +137,8 @@ class Fighter:
 
     ``standard`` and ``simple`` hold what filled each action this round (B6; a simple action
     in ``standard`` is a traded standard action). ``forwent`` is B8's +5 waiting for the next
-    round the character acts in; ``boosted`` says it applies to the current round.
+    everyman round (never a Celerity round, B5); ``boosted`` says it applies to the current
+    round.
     """
 
     sheet: Combatant
@@ -245,7 +247,10 @@ class Combat:
         """B11: a complex scenario opens with mediation. B4's random ties are drawn here."""
         names = [c.name for c in combatants]
         if len(set(names)) != len(names):
-            raise ValueError(f"combatants need distinct names: {names}")
+            raise RuleError("B11", f"Each character takes part once: {', '.join(names)}")
+        for c in combatants:
+            if min(c.physical, c.mental, c.social, c.celerity) < 0:
+                raise RuleError("B4", f"{c.name}: attributes and Celerity are counted from 0.")
         if tiebreak is None:
             if rng is None:
                 raise ValueError("Combat.begin needs an rng or a tiebreak (B4)")
@@ -374,10 +379,10 @@ class Combat:
         standard slot once the simple one is spent. ``target`` is the target of the challenge
         (B9 watches physical attacks, and mental or social ones ``against_physical``).
         """
-        self._require_turn_of(who)
+        state = self._turn_for(who)
         if standard is None and simple is None:
             raise RuleError("B6", "Say which action to take")
-        fighter = self.fighter(who)
+        fighter = state.fighter(who)
         for action in (standard, simple):
             if action is not None and self.round > 0 and action.attribute is not Attribute.PHYSICAL:
                 raise RuleError(
@@ -392,9 +397,9 @@ class Combat:
             raise RuleError("B6", "Only a challenge has a target")
         if standard is None and simple is not None and fighter.simple is not None:
             standard, simple = simple, None  # B6: the standard action traded for a simple one
-        fighter = self._use_in_some_order(fighter, standard, simple)
+        fighter = state._use_in_some_order(fighter, standard, simple)
         fighter = replace(fighter, begun=True, delaying=False)
-        state = self._put(fighter)
+        state = state._put(fighter)
         if target is not None:
             state = state._strike(who, challenges[0], target, against_physical)
         if not fighter.has_action_left:
@@ -406,17 +411,20 @@ class Combat:
         return self.act(by, standard=Action.ATTACK, target=target)
 
     def finish(self, who: str) -> Combat:
-        """B6: the current character leaves its remaining actions unused this round."""
-        self._require_turn_of(who)
-        return self._done(who)._settle()
+        """B6: the current character leaves its remaining actions unused this round.
+
+        Nobody has to say it: once a character has acted, the next one in the order may
+        simply act (:meth:`act`), and what the first left unused is forgone.
+        """
+        return self._turn_for(who)._done(who)._settle()
 
     # ----------------------------------------------------------------- B8: delay
 
     def delay(self, who: str) -> Combat:
         """B8: the current character holds its remaining actions for later in the round."""
-        self._require_turn_of(who)
-        fighter = replace(self.fighter(who), delaying=True)
-        state = self._put(fighter)
+        state = self._turn_for(who)
+        fighter = replace(state.fighter(who), delaying=True)
+        state = state._put(fighter)
         if state.queue and state.queue[0] == who:
             state = replace(state, queue=state.queue[1:])
         else:
@@ -430,15 +438,19 @@ class Combat:
         self._require_round()
         if not names:
             raise RuleError("B8", "Name who steps back in")
-        current = self.current
-        if current is not None and self.fighter(current).begun:
-            raise RuleError("B8", f"Wait until {current} has finished acting")
+        if self.surprise_by is not None:
+            raise RuleError("B7", f"{self.surprise_by}'s action started the combat: it goes first")
         for name in names:
             fighter = self.fighter(name)
             if not fighter.delaying or name in self.queue:
                 raise RuleError("B8", f"{name} is not delaying an action")
-        queue = sorted({*self.queue, *names}, key=self.order.index)
-        return replace(self, queue=tuple(queue))
+        state = self
+        current = self.current
+        if current is not None and self.fighter(current).begun:
+            # B6: whoever has acted is passed; what it left unused is forgone.
+            state = self._done(current)._settle()
+        queue = sorted({*state.queue, *names}, key=state.order.index)
+        return replace(state, queue=tuple(queue))
 
     # ----------------------------------------------------------------- B9: fair escape
 
@@ -456,8 +468,8 @@ class Combat:
         ``way_out`` false (grappled, locked in) refuses the escape; ``can_be_attacked`` false
         (nobody can physically attack it this round) lets it succeed at once.
         """
-        self._require_turn_of(who)
-        fighter = self.fighter(who)
+        state = self._turn_for(who)
+        fighter = state.fighter(who)
         if fighter.begun:
             raise RuleError("B9", "A fair escape is declared at the start of your initiative")
         if fighter.escape is not None:
@@ -466,18 +478,18 @@ class Combat:
             raise RuleError("B9", "No logical way out: no fair escape while grappled or locked in")
         if fighter.attacked:
             failed = replace(fighter, escape=Escape.FAILED, begun=True)
-            return self._put(failed)._settle()
+            return state._put(failed)._settle()
         for name in announced_by:
-            other = self.fighter(name)
+            other = state.fighter(name)
             if name == who or other.out or other.done or not other.has_action_left:
                 raise RuleError("B9", f"{name} has no action left to attack with this round")
-            if name not in self.order:
+            if name not in state.order:
                 raise RuleError("B9", f"{name} does not act in this round")
         if not announced_by or not can_be_attacked:
             escaped = replace(fighter, escape=Escape.ESCAPED, out=True, begun=True)
-            return self._put(escaped)._done(who)._settle()
+            return state._put(escaped)._done(who)._settle()
         held = replace(fighter, escape=Escape.ON_HOLD, intents=tuple(announced_by), begun=True)
-        return self._put(held)._done(who)._settle()
+        return state._put(held)._done(who)._settle()
 
     # ----------------------------------------------------------------- B5, B11: rounds
 
@@ -485,7 +497,7 @@ class Combat:
         """B5, B8, B9, B11: close the round; on to the next Celerity round or the next turn.
 
         Escapes on hold succeed. Whoever acts in this round and used no action at all gets
-        +5 initiative in the next round it acts in (B8, not cumulative).
+        +5 initiative in the next everyman round (B8 with B5, not cumulative).
         """
         self._require_round()
         if self.surprise_by is not None:
@@ -549,6 +561,42 @@ class Combat:
     def _require_round(self) -> None:
         if self.phase not in _IN_ROUND:
             raise RuleError("B11", "Actions come after the storyteller's assessment")
+
+    def _turn_for(self, who: str) -> Combat:
+        """B4, B6, B9: the state in which ``who`` acts now.
+
+        Once the character whose initiative it is has acted (one action or more), the next
+        character in the order may act (or declare a fair escape) without anyone saying the
+        first has finished: what the first left unused is forgone. A delayer, or a character
+        whose fair escape failed, may likewise step back in by acting (B8, B9).
+        """
+        current = self.current
+        if (
+            self.phase in _IN_ROUND
+            and self.surprise_by is None
+            and who in self.order
+            and self.fighter(who).delaying
+            and who not in self.queue
+            and (current is None or self.fighter(current).begun)
+        ):
+            # B8: a delayer (or a failed fair escape, B9) steps back in by acting, once the
+            # character whose initiative it is has acted or nobody is left.
+            stepped_in = self.resume(who)
+            if stepped_in.current == who:
+                return stepped_in
+        if (
+            self.phase in _IN_ROUND
+            and self.surprise_by is None
+            and current is not None
+            and current != who
+            and self.fighter(current).begun
+        ):
+            passed = self._done(current)._settle()
+            if passed.current == who:
+                passed._require_turn_of(who)
+                return passed
+        self._require_turn_of(who)
+        return self
 
     def _require_turn_of(self, who: str) -> None:
         self._require_round()
@@ -645,12 +693,13 @@ class Combat:
                 escape=escape,
                 intents=(),
             )
-            if not f.out and acts_in_round(f.sheet, number) and f.forwent:
+            if forgo_bonus_counts(number) and not f.out and f.forwent:
+                # B8 with B5: the pending +5 counts in the everyman round only.
                 f = replace(f, boosted=True, forwent=False)
             fighters.append(f)
         acting = [f for f in fighters if not f.out and acts_in_round(f.sheet, number)]
-        values = {f.name: initiative(f.sheet, forgo_bonus=f.boosted) for f in acting}
-        plan = plan_round([f.sheet for f in acting], number, self.tiebreak, values)
+        sheets = [replace(f.sheet, forwent_last_round=f.boosted) for f in acting]
+        plan = plan_round(sheets, number, self.tiebreak)
         phase = Phase.ORDER_OF_ACTION if number == 0 else Phase.CELERITY_ROUNDS
         return replace(
             self,

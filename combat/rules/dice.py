@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from enum import Enum
 from random import Random
 
+from combat.rules.errors import RuleError
+
 MIN_DIFFICULTY, MAX_DIFFICULTY = 2, 10
 
 
@@ -38,6 +40,8 @@ def clamp_difficulty(difficulty: int) -> int:
 def count(dice: Sequence[int], difficulty: int, kind: RollKind = RollKind.ACTION) -> RollResult:
     """D1: each die at or above the difficulty succeeds; on an action roll each 1 cancels one
     success (never below 0), and a roll with no die at the difficulty and a 1 is a botch."""
+    if any(not 1 <= die <= 10 for die in dice):
+        raise RuleError("D1", "A d10 shows 1 to 10.")
     target = clamp_difficulty(difficulty)
     hits = sum(1 for die in dice if die >= target)
     if kind is not RollKind.ACTION:

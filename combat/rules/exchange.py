@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from combat.rules.errors import RuleError
+
 
 class Action(Enum):
     ATTACK = "attack"
@@ -22,6 +24,12 @@ class Action(Enum):
     @property
     def is_attack(self) -> bool:
         return self in {Action.ATTACK, Action.GRAPPLE}
+
+    @property
+    def meets_as_attack(self) -> bool:
+        """D7, D9, D10 and D6's guard: compared attack against attack (lower successes off
+        the higher), not subtracted as a defense (D8)."""
+        return self.is_attack or self in {Action.ESCAPE, Action.GUARD}
 
 
 class Maneuver(Enum):
@@ -70,10 +78,20 @@ def _landing(side: str, move: Move, net: int) -> Outcome:
     return Outcome(lands=side, net=net, damage_pool=damage_pool(move, net))
 
 
-def resolve(attacker: Move, defender: Move) -> Outcome:
-    """D7-D10: compare the attacker's action with the defender's."""
+def resolve(attacker: Move, defender: Move, *, first_attack: bool = True) -> Outcome:
+    """D7-D10: compare the attacker's action with the defender's.
+
+    D6 with D7: a guard is no defense. It turns into an attack on the first attacker and is
+    compared attack against attack (the higher lands with the difference, equal: neither);
+    against any later attacker (``first_attack`` false) it has already been spent, so the
+    attack meets no defense and lands with all its successes.
+    """
     a, d = attacker.successes, defender.successes
-    if defender.action.is_attack or defender.action is Action.ESCAPE:
+    if a < 0 or d < 0:
+        raise RuleError("D7", "Successes are counted from 0 up.")
+    if defender.action is Action.GUARD and not first_attack:
+        return _landing("attacker", attacker, a) if a > 0 else Outcome()
+    if defender.action.meets_as_attack:
         # D7, D9, D10: the lower successes come off the higher; equal, nothing lands.
         if a == d:
             return Outcome()

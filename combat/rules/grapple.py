@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any
 
 from combat.rules.errors import RuleError
+from combat.rules.penalties import split
 
 GRAPPLE_DIFFICULTY = 6  # G3
 
@@ -21,6 +22,7 @@ class Over(Enum):
     FREE = "free"
     PINNED = "pinned"
     RELEASED = "released"
+    BROKEN_UP = "broken_up"  # G5: a third party broke it up before either side acted
 
 
 class Intent(Enum):
@@ -79,6 +81,12 @@ class Effect(Enum):
     def cost(self) -> int | None:
         return EFFECT_COSTS[self]
 
+    @property
+    def forced(self) -> bool:
+        """G6 with G7: Shrug Off and Hostage Block answer a third party's attack; they do not
+        follow a roll the Grappler won."""
+        return self in FORCED_EFFECTS
+
 
 EFFECT_COSTS: dict[Effect, int | None] = {
     Effect.PIN: 10,
@@ -93,6 +101,9 @@ EFFECT_COSTS: dict[Effect, int | None] = {
     Effect.CRACK: 4,
     Effect.ACTION: None,
 }
+
+
+FORCED_EFFECTS = frozenset({Effect.SHRUG_OFF, Effect.HOSTAGE_BLOCK})
 
 
 @dataclass(frozen=True)
@@ -116,6 +127,9 @@ class Grapple:
     victim_prone: bool = False
     last_damage: Damage | None = None
     thrown_yards: int | None = None
+    victim_acted: bool = False  # G5: the Victim's roll this round (breaking free spends it)
+    released_from_pin: bool = False  # G5: the Victim loses its next Main Phase action
+    victim_block_penalty: int = 0  # G7: the Victim's split pool after blocking this round
 
     # -- starting --------------------------------------------------------------------
     @classmethod
@@ -136,6 +150,10 @@ class Grapple:
         names = {"attacker": attacker, "defender": defender}
         if grappling not in names:
             raise RuleError("G1", "Say which side used the grapple: attacker or defender.")
+        if attacker == defender:
+            raise RuleError("G1", "A grapple takes two characters.")
+        if attacker_successes < 0 or defender_successes < 0:
+            raise RuleError("G1", "Successes are counted from 0 up.")
         scores = {"attacker": attacker_successes, "defender": defender_successes}
         other = "defender" if grappling == "attacker" else "attacker"
         margin = scores[grappling] - scores[other]
@@ -147,6 +165,30 @@ class Grapple:
             control_decay=control_decay,
         )
         return base if margin > 0 else replace(base, over=Over.FREE, may_perform_effect=False)
+
+    @classmethod
+    def held(
+        cls,
+        *,
+        grappler: str,
+        victim: str,
+        control: int,
+        strength: dict[str, int] | None = None,
+        control_decay: bool = True,
+    ) -> Grapple:
+        """G1, G3: a grapple in progress, right after the Grappler won its roll (so one
+        effect may follow). Control must be above 0 (G5: at 0 the Victim is free)."""
+        if grappler == victim:
+            raise RuleError("G1", "A grapple takes two characters.")
+        if control <= 0:
+            raise RuleError("G5", "At Control 0 or less the Victim is free: no grapple.")
+        return cls(
+            grappler=grappler,
+            victim=victim,
+            control=control,
+            strength=tuple(sorted((strength or {}).items())),
+            control_decay=control_decay,
+        )
 
     def _strength(self, who: str) -> int:
         return dict(self.strength).get(who, 0)
@@ -167,8 +209,11 @@ class Grapple:
         resisting: Control - remaining. Reversing needs remaining >= 2 x Control to swap
         roles (Control + remaining - 2 x Control); otherwise nothing changes."""
         self._running("G3")
+        if grappler < 0 or victim < 0:
+            raise RuleError("G3", "Successes are counted from 0 up.")
         cleared = replace(
             self,
+            victim_acted=True,
             sustained_this_round=True,
             may_perform_effect=False,
             last_damage=None,
@@ -193,10 +238,17 @@ class Grapple:
         return cleared
 
     def effect(self, effect: Effect, *, cost: int | None = None) -> Grapple:
-        """G6: one effect after the Grappler won its roll, paid for in Control."""
+        """G3, G6: one effect right after the Grappler won its roll of this resolution, paid
+        for in Control (a roll of an earlier round allows none). Throw needs the Victim on its
+        feet. The forced effects (Shrug Off, Hostage Block) answer a third party's attack
+        (G7): they need no won roll and leave the won roll's effect, if any, to come."""
         self._running("G6")
-        if not self.may_perform_effect:
-            raise RuleError("G6", "An effect follows only a roll the Grappler won.")
+        if not effect.forced and not self.may_perform_effect:
+            raise RuleError(
+                "G3", "An effect follows only the roll the Grappler has just won, this round."
+            )
+        if effect is Effect.THROW and self.victim_prone:
+            raise RuleError("G6", "Throw needs the Victim on its feet: it is down after a Drop.")
         if effect is Effect.ACTION:
             if cost is None or not 2 <= cost <= 6:
                 raise RuleError("G6", "The storyteller sets a cost from 2 to 6 for an Action.")
@@ -205,15 +257,18 @@ class Grapple:
             price = self.control
         else:
             price = EFFECT_COSTS[effect] or 0
-        if price > self.control:
+        if price > self.control and not effect.forced:
             raise RuleError(
                 "G6",
                 f"{effect.value.replace('_', ' ').title()} costs {price} Control; "
                 f"the Grappler has {self.control}.",
             )
-        remaining = self.control - price
+        # G7: a forced effect is performed even when it takes Control to 0 (the grapple then
+        # ends once the attack it answered is over).
+        remaining = max(self.control - price, 0)
         strength = self._strength(self.grappler)
-        done = replace(self, may_perform_effect=False, last_damage=None, thrown_yards=None)
+        may = self.may_perform_effect if effect.forced else False
+        done = replace(self, may_perform_effect=may, last_damage=None, thrown_yards=None)
         if effect is Effect.PIN:
             return replace(done, control=remaining, over=Over.PINNED)
         if effect is Effect.THROW:
@@ -240,12 +295,72 @@ class Grapple:
         """G4: at the end of a round in which it was sustained, Control - 1 (profile option)."""
         self._running("G4")
         decay = 1 if self.control_decay else 0
-        return replace(self, sustained_this_round=False)._after(self.control - decay)
+        # G3: the round's won roll is spent; the next effect needs the next round's roll.
+        ended = replace(
+            self,
+            sustained_this_round=False,
+            may_perform_effect=False,
+            victim_acted=False,
+            victim_block_penalty=0,
+        )
+        return ended._after(self.control - decay)
+
+    def stand_up(self) -> Grapple:
+        """G6: a Victim put down by a Drop or a Slam gets back on its feet (Throw needs it)."""
+        self._running("G6")
+        if not self.victim_prone:
+            raise RuleError("G6", f"{self.victim} is already on its feet.")
+        return replace(self, victim_prone=False)
 
     def release(self) -> Grapple:
-        """G5: the Grappler lets go."""
+        """G5: the Grappler lets go (and, having declared, may abort, D16). Releasing a
+        pinned Victim ends the Pin; the Victim then loses its action in the next Main Phase
+        (:attr:`loses_next_main_action`)."""
+        if self.over is Over.PINNED:
+            return replace(self, over=Over.RELEASED, released_from_pin=True)
         self._running("G5")
         return replace(self, over=Over.RELEASED, may_perform_effect=False)
+
+    def break_up(self) -> Grapple:
+        """G5: a third party breaks the grapple up before either side has acted this round;
+        both their actions are negated (:attr:`negated`; the round step is
+        :meth:`~combat.rules.wod_round.WodRound.negate`)."""
+        self._running("G5")
+        if self.sustained_this_round:
+            raise RuleError("G5", "Too late: the grapple has already been rolled this round.")
+        return replace(self, over=Over.BROKEN_UP, may_perform_effect=False)
+
+    def victim_block(self, *, wits: int) -> Grapple:
+        """G7 with D14: a grappled Victim blocks a third party's attack by splitting its pool
+        (two actions: the block and its grapple roll lose the split penalty each)."""
+        self._running("G7")
+        if self.victim_block_penalty:
+            raise RuleError("G7", f"{self.victim} has already split its pool to block.")
+        return replace(self, victim_block_penalty=split(2, wits))
+
+    @property
+    def negated(self) -> tuple[str, ...]:
+        """G5: whose actions a third party negated by breaking the grapple up."""
+        return (self.grappler, self.victim) if self.over is Over.BROKEN_UP else ()
+
+    @property
+    def loses_next_main_action(self) -> str | None:
+        """G5: the Victim released from a Pin, who has no action in the next Main Phase
+        (give it to :meth:`~combat.rules.wod_round.WodRound.start` as ``lost_main``)."""
+        return self.victim if self.released_from_pin else None
+
+    def may_abort(self, who: str) -> bool:
+        """G5 with D16: once the grapple ends a Grappler who released instead of rolling may
+        abort; a Victim who broke free with its own roll has spent its action and may not (nor
+        may the Grappler whose roll that was); a pinned Victim, or anyone while the grapple
+        holds, has nothing to abort."""
+        if who not in {self.grappler, self.victim}:
+            raise RuleError("G5", f"{who} is not in this grapple.")
+        if self.over in {None, Over.PINNED, Over.BROKEN_UP} or self.released_from_pin:
+            return False
+        if who == self.victim:
+            return not self.victim_acted
+        return not self.sustained_this_round  # its roll this round was its action
 
     def relent(self) -> Grapple:
         """G5: the Victim gives in and is pinned."""
@@ -267,6 +382,27 @@ class Grapple:
         damage = data.get("last_damage")
         data["last_damage"] = Damage(**damage) if damage else None
         return cls(**data)
+
+
+@dataclass(frozen=True)
+class HostageBlockOutcome:
+    """G6, G7: where a third party's attack lands after a Hostage Block: on the Victim with
+    its base damage (one success: the damage pool alone, D11) when the block negates it
+    fully, else on the Grappler with the successes left."""
+
+    on: str  # the name hit
+    successes: int
+
+
+def hostage_block_lands(grapple: Grapple, *, attack: int, block: int) -> HostageBlockOutcome:
+    """G6, G7: compare the Grappler's Hostage Block roll with the third party's attack."""
+    if attack < 0 or block < 0:
+        raise RuleError("G7", "Successes are counted from 0 up.")
+    if attack == 0:
+        raise RuleError("G7", "An attack with no success does not land on anyone.")
+    if block >= attack:
+        return HostageBlockOutcome(on=grapple.victim, successes=1)
+    return HostageBlockOutcome(on=grapple.grappler, successes=attack - block)
 
 
 def single_effect(grapple: Grapple, effect: Effect, *, cost: int | None = None) -> Grapple:

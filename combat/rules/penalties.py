@@ -15,7 +15,9 @@ class Stance(Enum):
 def piling_on(stance: Stance, attack_number: int) -> int:
     """D13: against the 2nd, 3rd… attack a character carrying on an attack defends at -2, -4…;
     one who declared a defense at -1, -2, -3… (returned as a negative number)."""
-    extra = max(attack_number - 1, 0)
+    if attack_number < 1:
+        raise RuleError("D13", "Attacks on a character are counted from the first.")
+    extra = attack_number - 1
     return -2 * extra if stance is Stance.ATTACKING else -extra
 
 

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from enum import Enum
 
+from combat.rules.errors import RuleError
+
+#: D12: the creatures the soak rule knows (the seed's shifters under any of their names).
+CREATURES = frozenset({"mortal", "vampire", "ghoul", "fae", "shifter", "werewolf", "fera"})
+
 
 class DamageType(Enum):
     BASHING = "bashing"
@@ -37,5 +42,9 @@ def soak_pool(
 ) -> int:
     """D12: Stamina + armor if the wearer may soak the damage, else the armor alone
     (decision: armor soaks every type, unsoakable included)."""
+    if creature not in CREATURES:
+        raise RuleError("D12", f"Unknown creature {creature!r}: one of {sorted(CREATURES)}.")
+    if stamina < 0 or armor < 0 or fortitude < 0:
+        raise RuleError("D12", "Stamina, armor and Fortitude are counted from 0 up.")
     own = stamina if may_soak(creature, damage, breed_form=breed_form, fortitude=fortitude) else 0
     return max(own + armor, 0)

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
+from combat.rules.errors import RuleError
+
 Slot = str | frozenset[str]
 
 
@@ -55,7 +57,17 @@ def round_phases(
     combatants: Sequence[Combatant], haste: Mapping[str, int] | None = None
 ) -> tuple[Phase, ...]:
     """D4: the Main Phase, then haste phase n for everyone with n or more haste actions."""
+    names = [c.name for c in combatants]
+    if len(set(names)) != len(names):
+        raise RuleError("D3", f"Each character rolls initiative once: {', '.join(names)}")
+    for c in combatants:
+        if not 1 <= c.roll <= 10:
+            raise RuleError("D3", f"{c.name}'s initiative die shows 1 to 10, not {c.roll}.")
+        if c.wound_penalty < 0 or c.wits < 0 or c.dexterity < 0:
+            raise RuleError("D3", f"{c.name}: traits and the wound penalty are counted from 0.")
     haste = haste or {}
+    if any(n < 0 for n in haste.values()):
+        raise RuleError("D4", "Haste actions are counted from 0 up.")
     resolve = resolution_order(combatants)
     phases = [Phase("main", tuple(reversed(resolve)), resolve)]
     n = 1

@@ -13,7 +13,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 CASES_DIR = Path(__file__).parent / "cases"
 
@@ -131,6 +133,37 @@ def adapter(kind: str, *rulesets: str) -> Callable[[Adapter], Adapter]:
         return fn
 
     return register
+
+
+def started(case: Case, begin: Callable[[], T]) -> T | None:
+    """Start the engine for ``case``, honouring ``expect.refused_start``.
+
+    With ``refused_start: true`` the start must be refused by a rules error naming a rule
+    (returns None: there is nothing more to check); otherwise a refused start fails the case.
+    Every adapter starts through here, so no adapter can ignore the key.
+    """
+    from combat.rules.errors import RuleError
+
+    if case.expect.get("refused_start"):
+        try:
+            begin()
+        except RuleError as refused:
+            if not refused.rule:
+                raise CaseMismatch(f"{case.label}: the refusal names no rule") from refused
+            return None
+        raise CaseMismatch(f"{case.label}: should not even start (refused_start)")
+    try:
+        return begin()
+    except RuleError as error:
+        raise CaseMismatch(f"{case.label}: refused at the start: {error}") from error
+
+
+def check_refused_indices(case: Case) -> None:
+    """``expect.refused`` names steps of the case; an index past the last step is a broken
+    case, not a pass."""
+    beyond = sorted(i for i in case.refused if not 0 <= i < len(case.steps))
+    if beyond:
+        raise CaseMismatch(f"{case.label}: refused names steps {beyond} the case does not have")
 
 
 def step_through(

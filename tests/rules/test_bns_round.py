@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from combat.rules.bns_initiative import Combatant
+from combat.rules.bns_initiative import Combatant, plan_turn
 from combat.rules.bns_round import Action, Combat, Phase, prone_defense_modifier
 from combat.rules.errors import RuleError
 
@@ -92,3 +92,22 @@ def test_it_keeps_mental_actions_out_of_celerity_rounds() -> None:
 def test_it_round_trips_through_json() -> None:
     combat = _fight(started_by="Delilah").surprise("Delilah", Action.ATTACK, target="Melvin")
     assert Combat.from_dict(combat.to_dict()) == combat
+
+
+@pytest.mark.rules("B8", "B5", "B4")
+def test_it_orders_every_round_of_a_turn_as_the_turn_plan_does() -> None:
+    rested = Combatant(
+        "Rested", physical=9, mental=4, social=5, celerity=2, forwent_last_round=True
+    )
+    quick = Combatant("Quick", physical=10, mental=3, social=3, celerity=2)
+    slow = Combatant("Slow", physical=3, mental=12, social=4)
+    cast = [rested, quick, slow]
+    plan = plan_turn(cast, tiebreak=["Quick", "Rested", "Slow"])
+    combat = Combat.begin(cast, tiebreak=["Quick", "Rested", "Slow"]).mediate(agreed=False)
+    combat = combat.assess(["Rested", "Quick", "Slow"])
+    seen = []
+    for _ in plan.rounds:
+        seen.append((combat.round_label, combat.order))
+        combat = combat.act(combat.current, standard=Action.MOVE).end_round()
+    assert seen == [(r.label, r.order) for r in plan.rounds]
+    assert seen[0][1][0] == "Rested" and seen[1][1][0] == "Quick"

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from chases.rules import Chase
 from combat.rules.dice import RollKind, count
 from combat.rules.errors import RuleError
+from combat.rules.exchange import Action, Move, resolve
 from combat.rules.grapple import Effect, Grapple, Intent
 
 dice = st.lists(st.integers(1, 10), max_size=15)
@@ -43,6 +44,7 @@ steps = st.lists(
 @given(st.integers(1, 8), steps, st.sampled_from(list(Intent)))
 def test_a_grapple_never_runs_on_with_no_control(control: int, plan: list, intent: Intent) -> None:
     grapple = Grapple(grappler="Ted", victim="Peter", control=control, strength=(("Ted", 3),))
+    won = True  # a given state starts right after the Grappler won its roll
     for kind, a, b in plan:
         before = grapple
         try:
@@ -57,6 +59,14 @@ def test_a_grapple_never_runs_on_with_no_control(control: int, plan: list, inten
         except RuleError as refused:
             assert refused.rule and grapple == before
             continue
+        if kind == "effect" and not a.forced:
+            assert won, "G3: an effect follows only the roll the Grappler has just won"
+            assert a is not Effect.THROW or not before.victim_prone, "G6: Throw a standing Victim"
+            won = False
+        elif kind == "roll":
+            won = a > b
+        elif kind == "end_round":
+            won = False
         assert grapple.control >= 0
         assert grapple.over is not None or grapple.control > 0
         assert Grapple.from_dict(grapple.to_dict()) == grapple
@@ -92,3 +102,14 @@ def test_a_chase_never_runs_on_with_the_lead_at_zero(lead: int, rounds: list) ->
         if chase.running:
             assert chase.lead > 0
         assert Chase.from_dict(chase.to_dict()) == chase
+
+
+@pytest.mark.rules("D6", "D7")
+@given(st.integers(0, 10), st.integers(0, 10), st.integers(0, 5), st.integers(0, 5))
+def test_a_guard_meets_the_first_attacker_as_an_attack_would(
+    attack: int, guard: int, attack_damage: int, guard_damage: int
+) -> None:
+    striker = Move(Action.ATTACK, attack, attack_damage)
+    as_guard = resolve(striker, Move(Action.GUARD, guard, guard_damage))
+    as_attack = resolve(striker, Move(Action.ATTACK, guard, guard_damage))
+    assert as_guard == as_attack

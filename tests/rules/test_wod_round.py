@@ -88,3 +88,146 @@ def test_it_expires_effects_at_book_keeping() -> None:
 def test_it_round_trips_through_json() -> None:
     round_ = _declared_main().resolve("Paulo")
     assert WodRound.from_dict(round_.to_dict()) == round_
+
+
+def _main(declarations: list[Declaration], lost_main: tuple[str, ...] = ()) -> WodRound:
+    round_ = WodRound.start(CAST, lost_main=lost_main)
+    for declaration in declarations:
+        round_ = round_.declare(declaration)
+    return round_
+
+
+@pytest.mark.rules("D5")
+def test_it_makes_a_committed_attacks_target_answer_it() -> None:
+    round_ = _main(
+        [
+            Declaration("Frank", "move"),
+            Declaration("Teddy", "attack", target="Jane"),
+            Declaration("Jane", "attack", target="Teddy"),
+            Declaration("Paulo", "attack", target="Jane", maneuver="committed"),
+        ]
+    )
+    with pytest.raises(RuleError) as unanswered:
+        round_.resolve("Paulo")
+    assert unanswered.value.rule == "D5"
+    accepted = round_.answer_committed("Jane", "Paulo", "accept")
+    assert accepted.resolve("Paulo").resolved == ("Paulo",)
+    assert accepted.difficulty_modifier("Jane") == 0
+    harder = round_.answer_committed("Jane", "Paulo", "harder")
+    assert harder.difficulty_modifier("Jane") == 2
+    with pytest.raises(RuleError):
+        harder.answer_committed("Jane", "Paulo", "accept")
+    aborted = round_.answer_committed("Jane", "Paulo", "abort")  # no Willpower roll
+    with pytest.raises(RuleError) as not_a_defense:
+        aborted.redeclare(Declaration("Jane", "attack", target="Paulo"))
+    assert not_a_defense.value.rule == "D16"
+    dodging = aborted.redeclare(Declaration("Jane", "dodge"))
+    assert dodging.declaration("Jane").action == "dodge"
+    assert dodging.split_penalty("Jane", wits=5) == 0
+    with pytest.raises(RuleError) as no_defense:
+        round_.abort("Paulo", successes=3, reason="later_attack", attacker="Jane")
+    assert no_defense.value.rule in {"D5", "D16"}
+    assert round_.defense_dice("Paulo", pool=6, attack_number=1) == 0
+    assert WodRound.from_dict(dodging.to_dict()) == dodging
+
+
+@pytest.mark.rules("D13")
+def test_it_lets_further_attacks_land_once_a_defender_is_at_zero_dice() -> None:
+    round_ = _main(
+        [
+            Declaration("Frank", "dodge"),
+            Declaration("Teddy", "attack", target="Frank"),
+            Declaration("Jane", "attack", target="Frank"),
+            Declaration("Paulo", "attack", target="Teddy"),
+        ]
+    )
+    assert [round_.defense_dice("Teddy", 5, n) for n in (1, 2, 3, 4)] == [5, 3, 1, 0]
+    assert [round_.defense_dice("Frank", 2, n) for n in (1, 2, 3, 4)] == [2, 1, 0, 0]
+
+
+@pytest.mark.rules("D16", "D14")
+def test_it_counts_a_void_abort_as_an_action_and_a_defensive_one_not_at_all() -> None:
+    round_ = _main(
+        [
+            Declaration("Frank", "attack", target="Paulo"),
+            Declaration("Teddy", "attack", target="Jane"),
+            Declaration("Jane", "move"),
+            Declaration("Paulo", "attack", target="Frank"),
+        ]
+    )
+    void = round_.abort("Teddy", successes=1).redeclare(
+        Declaration("Teddy", "attack", target="Frank")
+    )
+    assert void.split_penalty("Teddy", wits=3) == -3
+    twice = void.abort("Teddy", successes=2).redeclare(Declaration("Teddy", "move"))
+    assert twice.split_penalty("Teddy", wits=3) == -4
+    with pytest.raises(RuleError) as earlier:
+        round_.abort("Paulo", successes=1, reason="later_attack", attacker="Frank")
+    assert earlier.value.rule == "D16"  # Frank declared before Paulo: not a later attack
+    answered = round_.abort("Frank", successes=1, reason="later_attack", attacker="Paulo")
+    with pytest.raises(RuleError):
+        answered.redeclare(Declaration("Frank", "attack", target="Jane"))
+    blocking = answered.redeclare(Declaration("Frank", "block"))
+    assert blocking.split_penalty("Frank", wits=3) == 0
+    failed = round_.abort("Frank", successes=0, reason="later_attack", attacker="Paulo")
+    with pytest.raises(RuleError) as second:
+        failed.abort("Frank", successes=1, reason="later_attack", attacker="Paulo")
+    assert second.value.rule == "D16"
+    with pytest.raises(RuleError):
+        round_.resolve("Paulo").resolve("Jane").abort("Jane", successes=1)
+
+
+@pytest.mark.rules("G5")
+def test_it_takes_the_main_phase_action_of_a_victim_released_from_a_pin() -> None:
+    round_ = WodRound.start(CAST, haste={"Teddy": 1}, lost_main=("Teddy",))
+    with pytest.raises(RuleError) as refused:
+        round_.declare(Declaration("Teddy", "attack", target="Jane"))
+    assert refused.value.rule in {"G5", "D4"}
+    assert round_.up == ("Frank",)
+    for name in ("Frank", "Jane", "Paulo"):
+        assert "Teddy" not in round_.up
+        round_ = round_.declare(Declaration(name, "move"))
+    for name in ("Paulo", "Jane", "Frank"):
+        round_ = round_.resolve(name)
+    assert round_.phase.name == "haste 1" and round_.up == ("Teddy",)
+    round_ = round_.declare(Declaration("Teddy", "attack", target="Jane"))
+    assert WodRound.from_dict(round_.to_dict()) == round_
+
+
+@pytest.mark.rules("G5")
+def test_it_negates_both_grapplers_actions_when_a_third_party_breaks_it_up() -> None:
+    round_ = _main(
+        [
+            Declaration("Frank", "attack", target="Jane"),
+            Declaration("Teddy", "grapple", target="Jane"),
+            Declaration("Jane", "resist"),
+            Declaration("Paulo", "attack", target="Teddy"),
+        ]
+    )
+    broken = round_.negate("Teddy", "Jane")
+    assert broken.negated == ("Teddy", "Jane")
+    with pytest.raises(RuleError):
+        round_.resolve("Paulo").resolve("Jane").negate("Jane")
+
+
+@pytest.mark.rules("D3", "D2")
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Combatant("Jane", roll=11, wits=5, dexterity=5),
+        Combatant("Jane", roll=0, wits=5, dexterity=5),
+        Combatant("Jane", roll=7, wits=5, dexterity=5, wound_penalty=-1),
+    ],
+)
+def test_it_refuses_an_impossible_initiative_roll(bad: Combatant) -> None:
+    with pytest.raises(RuleError) as refused:
+        WodRound.start([bad])
+    assert refused.value.rule == "D3"
+
+
+@pytest.mark.rules("G5", "D16")
+def test_it_gives_a_victim_released_from_a_pin_nothing_to_abort() -> None:
+    round_ = WodRound.start(CAST, lost_main=("Teddy",))
+    with pytest.raises(RuleError) as refused:
+        round_.abort("Teddy", successes=2)
+    assert refused.value.rule == "G5"

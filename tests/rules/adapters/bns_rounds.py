@@ -11,12 +11,9 @@ from collections.abc import Mapping
 from random import Random
 from typing import Any
 
-import pytest
-
 from combat.rules.bns_initiative import Combatant, plan_turn
 from combat.rules.bns_round import Action, Combat
-from combat.rules.errors import RuleError
-from tests.rules.casekit import Case, adapter, check
+from tests.rules.casekit import Case, adapter, check, started, step_through
 
 
 def combatants(case: Case) -> list[Combatant]:
@@ -25,7 +22,9 @@ def combatants(case: Case) -> list[Combatant]:
 
 @adapter("initiative", "met_bns")
 def run_initiative(case: Case) -> None:
-    plan = plan_turn(combatants(case), rng=Random(case.id))
+    plan = started(case, lambda: plan_turn(combatants(case), rng=Random(case.id)))
+    if plan is None:
+        return
     observed = {
         "initiative": dict(plan.initiative),
         "rounds": [{"round": r.label, "order": list(r.order)} for r in plan.rounds],
@@ -73,7 +72,7 @@ def apply_step(state: Combat, step: Mapping[str, Any]) -> Combat:
     raise AssertionError(f"unknown round step {dict(step)!r}")
 
 
-def observe(state: Combat) -> dict[str, Any]:
+def observe(state: Combat, _step: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return {
         "fair_escape": state.escapes,
         "round": state.round_label,
@@ -85,28 +84,14 @@ def observe(state: Combat) -> dict[str, Any]:
 
 @adapter("round", "met_bns")
 def run_round(case: Case) -> None:
-    opened = Combat.begin(combatants(case), rng=Random(case.id)).mediate(agreed=False)
     names = [c["name"] for c in case.given["combatants"]]
-    if case.expect.get("refused_start"):
-        with pytest.raises(RuleError):
-            opened.assess(names, started_by=case.given.get("started_by"))
+
+    def begin() -> Combat:
+        opened = Combat.begin(combatants(case), rng=Random(case.id)).mediate(agreed=False)
+        return opened.assess(names, started_by=case.given.get("started_by"))
+
+    state = started(case, begin)
+    if state is None:
         return
-    state = opened.assess(names, started_by=case.given.get("started_by"))
-    for index, step in enumerate(case.steps):
-        where = f"step {index}"
-        if index in case.refused:
-            snapshot = state.to_dict()
-            with pytest.raises(RuleError) as refused:
-                apply_step(state, step)
-            assert refused.value.rule, f"{case.label} {where}: refusal names no rule"
-            assert refused.value.reason, f"{case.label} {where}: refusal gives no reason"
-            assert state.to_dict() == snapshot, f"{case.label} {where}: refusal changed state"
-            continue
-        try:
-            state = apply_step(state, step)
-        except RuleError as error:
-            raise AssertionError(f"{case.label} {where}: refused: {error}") from error
-        assert Combat.from_dict(state.to_dict()) == state, f"{case.label} {where}: JSON"
-        if "expect" in step:
-            check(case, step["expect"], observe(state), where=where)
+    state = step_through(case, state, apply_step, observe)
     check(case, case.expect, observe(state))

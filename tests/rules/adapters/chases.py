@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from chases.rules import PREDATOR, AttackMeans, Chase
-from combat.rules.errors import RuleError
-from tests.rules.casekit import Case, adapter, check, step_through
+from tests.rules.casekit import Case, adapter, check, started, step_through
 
 
 def _start(given: dict[str, Any]) -> Chase:
@@ -61,9 +58,8 @@ def _observe_step(chase: Chase, step: dict[str, Any]) -> dict[str, Any]:
 
 @adapter("chase", "wod_dice")
 def run_chase(case: Case) -> None:
-    if case.expect.get("refused_start"):
-        with pytest.raises(RuleError):
-            _start(case.given)
+    chase = started(case, lambda: _start(case.given))
+    if chase is None:
         return
-    chase = step_through(case, _start(case.given), _step, _observe_step)
+    chase = step_through(case, chase, _step, _observe_step)
     check(case, case.expect, _observe(chase))

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from combat.rules import difficulty as diff
 from combat.rules.dice import RollKind, count
 from combat.rules.errors import RuleError
@@ -15,19 +13,17 @@ from combat.rules.grapple import Effect, Grapple, Intent, Over
 from combat.rules.penalties import Stance, piling_on, split
 from combat.rules.soak import DamageType, soak_pool
 from combat.rules.wod_initiative import Combatant, round_phases
-from tests.rules.casekit import Case, adapter, check, step_through
-
-
-def _refused_start(case: Case, run: Any) -> None:
-    with pytest.raises(RuleError) as refused:
-        run()
-    assert refused.value.rule, f"{case.label}: refusal names no rule"
+from tests.rules.casekit import Case, adapter, check, started, step_through
 
 
 @adapter("roll", "wod_dice")
 def run_roll(case: Case) -> None:
     g = case.given
-    result = count(g["dice"], g["difficulty"], RollKind(g.get("roll", "action")))
+    result = started(
+        case, lambda: count(g["dice"], g["difficulty"], RollKind(g.get("roll", "action")))
+    )
+    if result is None:
+        return
     check(case, case.expect, {"successes": result.successes, "botch": result.botch})
 
 
@@ -42,7 +38,9 @@ def _expected_slots(order: list) -> list:
 @adapter("initiative", "wod_dice")
 def run_initiative(case: Case) -> None:
     combatants = [Combatant(**c) for c in case.given["combatants"]]
-    phases = round_phases(combatants, case.given.get("haste"))
+    phases = started(case, lambda: round_phases(combatants, case.given.get("haste")))
+    if phases is None:
+        return
     observed = {
         "totals": {c.name: c.total for c in combatants},
         "phases": [
@@ -74,21 +72,35 @@ def _move(raw: dict) -> Move:
 
 @adapter("exchange", "wod_dice")
 def run_exchange(case: Case) -> None:
-    out = resolve(_move(case.given["attacker"]), _move(case.given["defender"]))
+    out = started(
+        case,
+        lambda: resolve(
+            _move(case.given["attacker"]),
+            _move(case.given["defender"]),
+            first_attack=case.given.get("first_attack", True),
+        ),
+    )
+    if out is None:
+        return
     observed: dict[str, Any] = {
         "lands": out.lands,
         "net": out.net,
         "damage_pool": out.damage_pool,
         "chase_head_start": out.chase_head_start,
+        "grapple": {"grappler": out.grappler, "control": out.control} if out.grappler else None,
     }
-    if out.grappler:
-        observed["grapple"] = {"grappler": out.grappler, "control": out.control}
     check(case, case.expect, observed)
 
 
 @adapter("difficulty", "wod_dice")
 def run_difficulty(case: Case) -> None:
-    g = case.given
+    value = started(case, lambda: _difficulty(case.given))
+    if value is None:
+        return
+    check(case, case.expect, {"difficulty": value})
+
+
+def _difficulty(g: Any) -> int:
     action = g["action"]
     if action == "block":
         value = diff.block(
@@ -101,7 +113,7 @@ def run_difficulty(case: Case) -> None:
         value = diff.ESCAPE_DIFFICULTY
     elif action == "abort":
         value = diff.ABORT_DIFFICULTY
-    else:
+    elif action == "firearms":
         value = diff.firearms(
             range_=g.get("range"),
             distance=g.get("distance"),
@@ -109,33 +121,39 @@ def run_difficulty(case: Case) -> None:
             weapon=g.get("weapon"),
             defender_aware=g.get("defender_aware", True),
         )
-    check(case, case.expect, {"difficulty": value})
+    else:
+        raise RuleError("D6", f"No difficulty for a {action!r} roll")
+    return value
 
 
 @adapter("penalty", "wod_dice")
 def run_penalty(case: Case) -> None:
     g = case.given
     if g["rule"] == "split":
-        if case.expect.get("refused_start"):
-            _refused_start(case, lambda: split(g["actions"], g["wits"]))
-            return
-        value = split(g["actions"], g["wits"])
+        value = started(case, lambda: split(g["actions"], g["wits"]))
     else:
-        value = piling_on(Stance(g["stance"]), g["attack_number"])
+        value = started(case, lambda: piling_on(Stance(g["stance"]), g["attack_number"]))
+    if value is None:
+        return
     check(case, case.expect, {"penalty": value})
 
 
 @adapter("soak_pool", "wod_dice")
 def run_soak(case: Case) -> None:
     g = case.given
-    pool = soak_pool(
-        creature=g["creature"],
-        stamina=g["stamina"],
-        armor=g.get("armor", 0),
-        damage=DamageType(g["damage"]),
-        breed_form=g.get("breed_form", False),
-        fortitude=g.get("fortitude", 0),
+    pool = started(
+        case,
+        lambda: soak_pool(
+            creature=g["creature"],
+            stamina=g["stamina"],
+            armor=g.get("armor", 0),
+            damage=DamageType(g["damage"]),
+            breed_form=g.get("breed_form", False),
+            fortitude=g.get("fortitude", 0),
+        ),
     )
+    if pool is None:
+        return
     check(case, case.expect, {"pool": pool})
 
 
@@ -169,6 +187,8 @@ def _grapple_step(grapple: Grapple, step: dict) -> Grapple:
         return grapple.release()
     if step.get("relent"):
         return grapple.relent()
+    if step.get("stand_up"):
+        return grapple.stand_up()
     raise AssertionError(f"unknown grapple step {step}")
 
 
@@ -177,15 +197,20 @@ def run_grapple(case: Case) -> None:
     g = case.given
     strength = g.get("strength", {})
     if "start" in g:
-        grapple = Grapple.start(**g["start"], strength=strength)
+        grapple = started(case, lambda: Grapple.start(**g["start"], strength=strength))
     else:
         state = g["state"]
-        grapple = Grapple(
-            grappler=state["grappler"],
-            victim=state["victim"],
-            control=state["control"],
-            strength=tuple(sorted(strength.items())),
+        grapple = started(
+            case,
+            lambda: Grapple.held(
+                grappler=state["grappler"],
+                victim=state["victim"],
+                control=state["control"],
+                strength=strength,
+            ),
         )
+    if grapple is None:
+        return
     grapple = step_through(case, grapple, _grapple_step, lambda state, _step: _observe(state))
     check(case, case.expect, _observe(grapple))
     assert grapple.over in (None, *Over)
