@@ -634,7 +634,7 @@ class Challenge:
 
     def throw(self, side: Side | str, throw: Throw | str) -> Challenge:
         """Both throw at once: a throw is held hidden until the other side's arrives."""
-        side, throw = Side(side), Throw(throw)
+        side, throw = Side(side), Throw.parse(throw)
         self._open("C3")
         if not self.throws and self.must_drop_out():
             raise RuleError("C16", f"{', '.join(self.must_drop_out())} must drop out first.")

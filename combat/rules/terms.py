@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from combat.rules.errors import RuleError
+
 
 class Throw(Enum):
     """Rock beats scissors, scissors beats paper, paper beats rock; equal throws draw."""
@@ -14,6 +16,16 @@ class Throw(Enum):
 
     def beats(self, other: Throw) -> bool:
         return (self, other) in _BEATS
+
+    @classmethod
+    def parse(cls, value: Throw | str) -> Throw:
+        """C3: a throw is rock, paper or scissors; anything else is refused by name."""
+        if isinstance(value, Throw):
+            return value
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            raise RuleError("C3", f"{value!r} is not a throw: rock, paper or scissors.") from None
 
 
 _BEATS = {

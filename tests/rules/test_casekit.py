@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from combat.rules.challenge import Contender
 from tests.rules.adapters.challenges import run_challenge
 from tests.rules.casekit import ADAPTERS, Case, CaseMismatch, case_dirs
 from tests.rules.test_cases import run_case
@@ -123,7 +122,12 @@ TABLE: dict[tuple[str, str], tuple[dict, list, dict, dict | None]] = {
         },
         {"combatants": [GANG, GANG]},
     ),
-    ("throw", "met_classic"): ({"a": "rock", "b": "scissors"}, [], {"winner": "a"}, None),
+    ("throw", "met_classic"): (
+        {"a": "rock", "b": "scissors"},
+        [],
+        {"winner": "a"},
+        {"a": "lizard", "b": "rock"},
+    ),
     ("challenge", "met_classic"): (
         BASE,
         [{"throw": ["rock", "scissors"]}],
@@ -158,11 +162,7 @@ class Wrong:
         return "<wrong>"
 
 
-#: The challenges adapter (throws, challenges) belongs to the MET rules' owner. Its challenge
-#: start refusals are held to the same checks once that branch is merged (the bid check of C1
-#: marks it); its throw adapter has no start to refuse and ignores ``refused_start``.
-MET_MERGED = hasattr(Contender, "holds_bid")
-MET_ADAPTER = {("throw", "met_classic")} | (set() if MET_MERGED else {("challenge", "met_classic")})
+MET_ADAPTER: set[tuple[str, str]] = set()
 #: A wrong answer that a real value (not an opaque object) must stand for.
 WRONG_VALUE = {"phases": []}
 

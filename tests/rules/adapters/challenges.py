@@ -8,14 +8,17 @@ from typing import Any
 from combat.rules.challenge import Challenge, Contender, Phase
 from combat.rules.errors import RuleError
 from combat.rules.terms import Mode, Outcome, Side, Throw, compare
-from tests.rules.casekit import Case, CaseMismatch, adapter, check, step_through
+from tests.rules.casekit import Case, CaseMismatch, adapter, check, started, step_through
 
 MET = ("met_classic", "met_werewolf", "met_bns")
 
 
 @adapter("throw", *MET)
 def run_throw(case: Case) -> None:
-    outcome = compare(Throw(case.given["a"]), Throw(case.given["b"]))
+    throws = started(case, lambda: (Throw.parse(case.given["a"]), Throw.parse(case.given["b"])))
+    if throws is None:
+        return
+    outcome = compare(*throws)
     check(
         case,
         case.expect,
