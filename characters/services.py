@@ -12,13 +12,14 @@ from django.db.models import Max
 from django.utils import timezone
 
 from characters.models import (
+    PER_NIGHT_KINDS,
     Character,
     Chronicle,
     GameNight,
     LedgerEntry,
     LedgerKind,
 )
-from characters.selectors import current_values
+from characters.selectors import current_values, entry_counts
 
 NO_OPEN_NIGHT = "No game night is open for {chronicle}: open one first."
 NIGHT_ALREADY_OPENED = "Game night {number} is no longer the open one; nothing was changed."
@@ -27,6 +28,10 @@ TRAIT_NOT_HELD = "{character} has no current {trait} ({category}) to lose."
 ALREADY_REVERSED = "This entry was already reversed."
 CANNOT_REVERSE_REVERSAL = "A reversal cannot itself be reversed; record a new entry instead."
 CANNOT_REVERSE_REFRESH = "A refresh cannot be reversed; record the spending again instead."
+NO_LONGER_COUNTS = (
+    "This entry no longer counts ({why}), so reversing it would change nothing tonight; "
+    "record a new entry instead."
+)
 REASON_REQUIRED = "Say why the entry is reversed."
 AMOUNT_POSITIVE = "The amount must be a whole number of at least 1."
 
@@ -169,8 +174,19 @@ def _check_affordable(
             )
 
 
+def _why_not_counting(entry: LedgerEntry, night: GameNight) -> str:
+    if entry.kind in PER_NIGHT_KINDS and entry.game_night_id != night.pk:
+        return f"game night {entry.game_night.number} has closed"
+    return "a refresh came after it"
+
+
 def ledger_reverse(*, entry: LedgerEntry, by: AbstractBaseUser | None, reason: str) -> LedgerEntry:
-    """Undo an entry with a reason; the reversal is itself an entry of the open night."""
+    """Undo an entry with a reason; the reversal is itself an entry of the open night.
+
+    Only an entry that still counts can be reversed: one from a closed game night (traits,
+    abilities, once-per-night uses) or from before the last refresh (pools, damage) already
+    stopped counting, and reversing it would lift a current value above the sheet.
+    """
     if not reason.strip():
         raise LedgerError(REASON_REQUIRED)
     with transaction.atomic():
@@ -182,6 +198,8 @@ def ledger_reverse(*, entry: LedgerEntry, by: AbstractBaseUser | None, reason: s
         if LedgerEntry.objects.filter(reverses=locked).exists():
             raise LedgerError(ALREADY_REVERSED)
         night = _open_night(locked.character.chronicle)
+        if not entry_counts(locked):
+            raise LedgerError(NO_LONGER_COUNTS.format(why=_why_not_counting(locked, night)))
         return LedgerEntry.objects.create(
             game_night=night,
             character_id=locked.character_id,
