@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from characters.models import (
     PER_NIGHT_KINDS,
+    Category,
     Character,
     Chronicle,
     GameNight,
@@ -33,11 +34,30 @@ NO_LONGER_COUNTS = (
     "record a new entry instead."
 )
 REASON_REQUIRED = "Say why the entry is reversed."
+KIND_NOT_SPENT = "{kind} is not a cost to record here."
 AMOUNT_POSITIVE = "The amount must be a whole number of at least 1."
 
 
+REGAIN_CATEGORY = "W7: traits are regained in physical, social or mental, not {category}."
+REGAIN_TWICE = (
+    "W7: {character} already regained {category} traits tonight: once per game night per category."
+)
+REGAIN_NOTHING = "W7: {character} has lost nothing in {category} tonight: nothing to regain."
+REGAIN_NO_WILLPOWER = "W7: {character} has no current willpower to spend on regaining traits."
+PAID_FOR_REGAIN = (
+    "This willpower paid for regaining {category} traits (W7): reverse the regain instead."
+)
+
+
 class LedgerError(Exception):
-    """A ledger change refused, with a message for the storyteller or player."""
+    """A ledger change refused, with a message for the storyteller or player.
+
+    ``rule_id`` names the RULES.md rule that refused it, when one did.
+    """
+
+    def __init__(self, message: str, rule_id: str | None = None) -> None:
+        super().__init__(message)
+        self.rule_id = rule_id
 
 
 def game_night_open(
@@ -98,6 +118,10 @@ def game_night_refresh(*, chronicle: Chronicle, by: AbstractBaseUser | None) -> 
         return len(ids)
 
 
+# What ledger_spend records; refreshes and regains (W7) have their own services.
+SPENT_KINDS = frozenset(LedgerKind) - {LedgerKind.REFRESH, LedgerKind.TRAIT_REGAINED}
+
+
 def ledger_spend(
     *,
     character: Character,
@@ -115,6 +139,8 @@ def ledger_spend(
     Refuses (changing nothing) what the character does not currently have. A request
     repeated with the same ``idempotency_key`` (a double tap) returns the first entry.
     """
+    if kind not in SPENT_KINDS:
+        raise LedgerError(KIND_NOT_SPENT.format(kind=kind))
     if not isinstance(amount, int) or amount < 1:
         raise LedgerError(AMOUNT_POSITIVE)
     with transaction.atomic():
@@ -137,6 +163,60 @@ def ledger_spend(
             source=source,
             idempotency_key=idempotency_key or None,
             created_by=by,
+        )
+
+
+REGAIN_CATEGORIES = (Category.PHYSICAL, Category.SOCIAL, Category.MENTAL)
+
+
+def ledger_regain(
+    *,
+    character: Character,
+    category: str,
+    by: AbstractBaseUser | None,
+    reason: str = "",
+    source: str = "",
+) -> LedgerEntry:
+    """W7: spend one willpower to regain every trait lost in a category so far tonight.
+
+    Once per game night per category; losses recorded after the regain still count. Writes
+    a ``willpower_spent`` entry and the ``trait_regained`` entry it pays for (returned).
+    """
+    if category not in REGAIN_CATEGORIES:
+        raise LedgerError(REGAIN_CATEGORY.format(category=category or "no category"), "W7")
+    with transaction.atomic():
+        locked = Character.objects.select_for_update().get(pk=character.pk)
+        night = _open_night(locked.chronicle)
+        label = Category(category).label.lower()
+        done = LedgerEntry.objects.filter(
+            game_night=night,
+            character=locked,
+            kind=LedgerKind.TRAIT_REGAINED,
+            category=category,
+            reverses__isnull=True,
+            reversed_by__isnull=True,
+        )
+        if done.exists():
+            raise LedgerError(REGAIN_TWICE.format(character=locked, category=label), "W7")
+        now = current_values(locked)
+        if now["traits"].get(category) == now["permanent_traits"].get(category):
+            raise LedgerError(REGAIN_NOTHING.format(character=locked, category=label), "W7")
+        if now["willpower"] < 1:
+            raise LedgerError(REGAIN_NO_WILLPOWER.format(character=locked), "W7")
+        common = {"game_night": night, "character": locked, "source": source, "created_by": by}
+        paid = LedgerEntry.objects.create(
+            kind=LedgerKind.WILLPOWER_SPENT,
+            amount=1,
+            reason=reason or f"Regained {label} traits (W7)",
+            **common,
+        )
+        return LedgerEntry.objects.create(
+            kind=LedgerKind.TRAIT_REGAINED,
+            category=category,
+            amount=1,
+            reason=reason,
+            paid_by=paid,
+            **common,
         )
 
 
@@ -197,18 +277,31 @@ def ledger_reverse(*, entry: LedgerEntry, by: AbstractBaseUser | None, reason: s
             raise LedgerError(CANNOT_REVERSE_REFRESH)
         if LedgerEntry.objects.filter(reverses=locked).exists():
             raise LedgerError(ALREADY_REVERSED)
+        regain = LedgerEntry.objects.filter(paid_by=locked).first()
+        if regain is not None:
+            label = Category(regain.category).label.lower()
+            raise LedgerError(PAID_FOR_REGAIN.format(category=label), "W7")
         night = _open_night(locked.character.chronicle)
         if not entry_counts(locked):
             raise LedgerError(NO_LONGER_COUNTS.format(why=_why_not_counting(locked, night)))
-        return LedgerEntry.objects.create(
-            game_night=night,
-            character_id=locked.character_id,
-            kind=locked.kind,
-            subject=locked.subject,
-            category=locked.category,
-            amount=-locked.amount,
-            reason=reason.strip(),
-            source=f"reverses entry {locked.pk}",
-            reverses=locked,
-            created_by=by,
-        )
+        reversal = _write_reversal(locked, night, by, reason.strip())
+        if locked.paid_by is not None and entry_counts(locked.paid_by):
+            _write_reversal(locked.paid_by, night, by, reason.strip())
+        return reversal
+
+
+def _write_reversal(
+    entry: LedgerEntry, night: GameNight, by: AbstractBaseUser | None, reason: str
+) -> LedgerEntry:
+    return LedgerEntry.objects.create(
+        game_night=night,
+        character_id=entry.character_id,
+        kind=entry.kind,
+        subject=entry.subject,
+        category=entry.category,
+        amount=-entry.amount,
+        reason=reason,
+        source=f"reverses entry {entry.pk}",
+        reverses=entry,
+        created_by=by,
+    )

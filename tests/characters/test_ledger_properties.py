@@ -1,4 +1,4 @@
-"""The ledger as a state machine: whatever is spent, lost, regained, refreshed or reversed,
+"""The ledger as a state machine: whatever is spent, lost, regained (W7), refreshed or reversed,
 in whatever order, every current value stays within 0..permanent, and a refused change
 changes nothing (hypothesis, on the suite's database: SQLite or PostgreSQL)."""
 
@@ -80,6 +80,12 @@ class LedgerMachine(RuleBasedStateMachine):
             kind="ability_spent",
             subject="Brawl",
             by=None,
+        )
+
+    @rule(target=entries, category=st.sampled_from(["physical", "social"]))
+    def regain(self, category: str):
+        return self._try(
+            services.ledger_regain, character=self.character, category=category, by=None
         )
 
     @rule(target=entries, amount=st.integers(1, 4))
