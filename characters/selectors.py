@@ -16,9 +16,11 @@ from django.db.models import F, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from characters.models import (
+    HEALTH_TRACKS,
     PER_NIGHT_KINDS,
     Character,
     Chronicle,
+    DamageType,
     GameNight,
     LedgerEntry,
     LedgerKind,
@@ -122,6 +124,7 @@ def current_values(character: Character) -> dict:
 
 def _current(character: Character, entries: list[LedgerEntry]) -> dict:
     lost: dict[tuple[str, str], int] = defaultdict(int)
+    damage: dict[str, int] = defaultdict(int)
     spent_ability: dict[str, int] = defaultdict(int)
     pools: dict[str, int] = defaultdict(int)
     for entry in entries:  # oldest first: a regain restores what was lost before it only
@@ -132,6 +135,8 @@ def _current(character: Character, entries: list[LedgerEntry]) -> dict:
                 lost[key] = 0
         elif entry.kind == LedgerKind.ABILITY_SPENT:
             spent_ability[entry.subject.casefold()] += entry.amount
+        elif entry.kind == LedgerKind.HEALTH_DAMAGE:
+            damage[entry.category] += entry.amount
         else:
             pools[entry.kind] += entry.amount
 
@@ -157,7 +162,42 @@ def _current(character: Character, entries: list[LedgerEntry]) -> dict:
         "blood": _clamp(character.blood - pools[LedgerKind.BLOOD_SPENT], character.blood),
         "rage": _clamp(character.rage - pools[LedgerKind.RAGE_SPENT], character.rage),
         "gnosis": _clamp(character.gnosis - pools[LedgerKind.GNOSIS_SPENT], character.gnosis),
-        "damage": max(pools[LedgerKind.HEALTH_DAMAGE], 0),
+        **_health(character, damage),
+    }
+
+
+# Worst first: a box is filled by the most serious damage (aggravated, lethal, bashing);
+# damage recorded without a type sits between lethal and bashing.
+DAMAGE_ORDER = (DamageType.AGGRAVATED, DamageType.LETHAL, "", DamageType.BASHING)
+
+
+def health_track(character: Character) -> list[tuple[str, int, int]]:
+    """(name, boxes, penalty) per level: the sheet's own track, else its ruleset's default."""
+    levels = [(h.name, h.boxes, h.penalty) for h in character.health.all()]
+    if levels:
+        return levels
+    return HEALTH_TRACKS["wod_dice" if character.chronicle.ruleset == "wod_dice" else "met"]
+
+
+def _health(character: Character, damage: dict[str, int]) -> dict:
+    """The track with its boxes filled worst first, never past its last box (D2)."""
+    track = health_track(character)
+    size = sum(boxes for _, boxes, _ in track)
+    filled: list[str | None] = []
+    for kind in DAMAGE_ORDER:
+        filled += [str(kind) or "untyped"] * max(damage.get(kind, 0), 0)
+    filled = filled[:size] + [None] * max(size - len(filled), 0)
+    levels, start, level, penalty = [], 0, None, 0
+    for name, boxes, level_penalty in track:
+        mine = filled[start : start + boxes]
+        levels.append({"name": name, "penalty": level_penalty, "boxes": mine})
+        if mine and mine[0] is not None:
+            level, penalty = name, level_penalty
+        start += boxes
+    taken = size - filled.count(None)
+    return {
+        "damage": taken,
+        "health": {"levels": levels, "boxes": size, "level": level, "penalty": penalty},
     }
 
 

@@ -16,6 +16,7 @@ from characters.models import (
     Category,
     Character,
     Chronicle,
+    DamageType,
     GameNight,
     LedgerEntry,
     LedgerKind,
@@ -34,6 +35,9 @@ NO_LONGER_COUNTS = (
     "record a new entry instead."
 )
 REASON_REQUIRED = "Say why the entry is reversed."
+TRACK_FULL = "{character} has no empty health box left; cannot take more damage."
+TRACK_SHORT = "{character} has only {have} empty health boxes; cannot take {amount} damage."
+DAMAGE_TYPE = "Damage is bashing, lethal or aggravated (or left without a type), not {kind}."
 KIND_NOT_SPENT = "{kind} is not a cost to record here."
 AMOUNT_POSITIVE = "The amount must be a whole number of at least 1."
 
@@ -244,6 +248,14 @@ def _check_affordable(
             raise LedgerError(
                 TRAIT_NOT_HELD.format(character=character, trait=subject, category=category)
             )
+    elif kind == LedgerKind.HEALTH_DAMAGE:
+        if category and category not in DamageType.values:
+            raise LedgerError(DAMAGE_TYPE.format(kind=category))
+        have = now["health"]["boxes"] - now["damage"]
+        if have < 1:
+            raise LedgerError(TRACK_FULL.format(character=character))
+        if have < amount:
+            raise LedgerError(TRACK_SHORT.format(character=character, have=have, amount=amount))
     elif kind == LedgerKind.ABILITY_SPENT:
         have = now["abilities"].get(subject, 0)
         if have < amount:

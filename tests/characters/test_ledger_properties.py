@@ -88,12 +88,17 @@ class LedgerMachine(RuleBasedStateMachine):
             services.ledger_regain, character=self.character, category=category, by=None
         )
 
-    @rule(target=entries, amount=st.integers(1, 4))
-    def damage(self, amount: int):
+    @rule(
+        target=entries,
+        amount=st.integers(1, 3),
+        damage_type=st.sampled_from(["", "bashing", "lethal", "aggravated"]),
+    )
+    def damage(self, amount: int, damage_type: str):
         return self._try(
             services.ledger_spend,
             character=self.character,
             kind="health_damage",
+            category=damage_type,
             amount=amount,
             by=None,
         )
@@ -126,7 +131,7 @@ class LedgerMachine(RuleBasedStateMachine):
         assert 0 <= now["willpower"] <= 4
         assert 0 <= now["blood"] <= 5
         assert 0 <= now["rage"] <= 2
-        assert now["damage"] >= 0
+        assert 0 <= now["damage"] <= now["health"]["boxes"] == 4
 
 
 def test_it_keeps_current_values_within_the_sheet_whatever_the_order() -> None:
