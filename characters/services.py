@@ -56,12 +56,16 @@ PAID_FOR_REGAIN = (
 class LedgerError(Exception):
     """A ledger change refused, with a message for the storyteller or player.
 
-    ``rule_id`` names the RULES.md rule that refused it, when one did.
+    ``rule_id`` names the RULES.md rule that refused it, when one did; ``field`` the
+    service argument at fault, so a form can show the message beside the right field.
     """
 
-    def __init__(self, message: str, rule_id: str | None = None) -> None:
+    def __init__(
+        self, message: str, rule_id: str | None = None, *, field: str | None = None
+    ) -> None:
         super().__init__(message)
         self.rule_id = rule_id
+        self.field = field  # the argument at fault (subject, category, amount), if one is
 
 
 def game_night_open(
@@ -144,9 +148,9 @@ def ledger_spend(
     repeated with the same ``idempotency_key`` (a double tap) returns the first entry.
     """
     if kind not in SPENT_KINDS:
-        raise LedgerError(KIND_NOT_SPENT.format(kind=kind))
+        raise LedgerError(KIND_NOT_SPENT.format(kind=kind), field="kind")
     if not isinstance(amount, int) or amount < 1:
-        raise LedgerError(AMOUNT_POSITIVE)
+        raise LedgerError(AMOUNT_POSITIVE, field="amount")
     with transaction.atomic():
         locked = Character.objects.select_for_update().get(pk=character.pk)
         if idempotency_key:
@@ -155,6 +159,7 @@ def ledger_spend(
                 return done
         night = _open_night(locked.chronicle)
         now = current_values(locked)
+        subject, category = _as_on_the_sheet(now, kind, subject.strip(), category.strip())
         _check_affordable(locked, now, kind, subject, category, amount)
         return LedgerEntry.objects.create(
             game_night=night,
@@ -187,7 +192,9 @@ def ledger_regain(
     a ``willpower_spent`` entry and the ``trait_regained`` entry it pays for (returned).
     """
     if category not in REGAIN_CATEGORIES:
-        raise LedgerError(REGAIN_CATEGORY.format(category=category or "no category"), "W7")
+        raise LedgerError(
+            REGAIN_CATEGORY.format(category=category or "no category"), "W7", field="category"
+        )
     with transaction.atomic():
         locked = Character.objects.select_for_update().get(pk=character.pk)
         night = _open_night(locked.chronicle)
@@ -201,10 +208,14 @@ def ledger_regain(
             reversed_by__isnull=True,
         )
         if done.exists():
-            raise LedgerError(REGAIN_TWICE.format(character=locked, category=label), "W7")
+            raise LedgerError(
+                REGAIN_TWICE.format(character=locked, category=label), "W7", field="category"
+            )
         now = current_values(locked)
         if now["traits"].get(category) == now["permanent_traits"].get(category):
-            raise LedgerError(REGAIN_NOTHING.format(character=locked, category=label), "W7")
+            raise LedgerError(
+                REGAIN_NOTHING.format(character=locked, category=label), "W7", field="category"
+            )
         if now["willpower"] < 1:
             raise LedgerError(REGAIN_NO_WILLPOWER.format(character=locked), "W7")
         common = {"game_night": night, "character": locked, "source": source, "created_by": by}
@@ -232,6 +243,19 @@ _POOLS = {
 }
 
 
+def _as_on_the_sheet(now: dict, kind: str, subject: str, category: str) -> tuple[str, str]:
+    """The trait or ability as the sheet spells it, whatever case it was given in."""
+    if kind == LedgerKind.TRAIT_LOST:
+        category = category.lower()
+        names = now["permanent_traits"].get(category, {})
+    elif kind == LedgerKind.ABILITY_SPENT:
+        names = now["abilities"]
+    else:
+        return subject, category.lower() if kind == LedgerKind.HEALTH_DAMAGE else category
+    wanted = subject.casefold()
+    return next((name for name in names if name.casefold() == wanted), subject), category
+
+
 def _check_affordable(
     character: Character, now: dict, kind: str, subject: str, category: str, amount: int
 ) -> None:
@@ -240,29 +264,34 @@ def _check_affordable(
         have = now[what]
         if have < amount:
             raise LedgerError(
-                NOT_ENOUGH.format(character=character, have=have, what=what, amount=amount)
+                NOT_ENOUGH.format(character=character, have=have, what=what, amount=amount),
+                field="amount",
             )
     elif kind == LedgerKind.TRAIT_LOST:
         have = now["traits"].get(category, {}).get(subject, 0)
         if have < amount:
             raise LedgerError(
-                TRAIT_NOT_HELD.format(character=character, trait=subject, category=category)
+                TRAIT_NOT_HELD.format(character=character, trait=subject, category=category),
+                field="subject",
             )
     elif kind == LedgerKind.HEALTH_DAMAGE:
         if category and category not in DamageType.values:
-            raise LedgerError(DAMAGE_TYPE.format(kind=category))
+            raise LedgerError(DAMAGE_TYPE.format(kind=category), field="category")
         have = now["health"]["boxes"] - now["damage"]
         if have < 1:
-            raise LedgerError(TRACK_FULL.format(character=character))
+            raise LedgerError(TRACK_FULL.format(character=character), field="amount")
         if have < amount:
-            raise LedgerError(TRACK_SHORT.format(character=character, have=have, amount=amount))
+            raise LedgerError(
+                TRACK_SHORT.format(character=character, have=have, amount=amount), field="amount"
+            )
     elif kind == LedgerKind.ABILITY_SPENT:
         have = now["abilities"].get(subject, 0)
         if have < amount:
             raise LedgerError(
                 NOT_ENOUGH.format(
                     character=character, have=have, what=f"{subject} points", amount=amount
-                )
+                ),
+                field="subject" if subject not in now["abilities"] else "amount",
             )
 
 
