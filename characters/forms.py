@@ -14,7 +14,9 @@ KEY_HELP = "The form's key is missing or malformed: reload the page and record a
 
 
 class GameNightForm(forms.Form):
-    expected = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    """``expected`` is the open night's number the storyteller saw, 0 when none was open."""
+
+    expected = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
 
 
 class ReverseForm(forms.Form):

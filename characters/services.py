@@ -7,7 +7,7 @@ Every function runs in one transaction, locks the rows it changes, and raises
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -25,6 +25,7 @@ from characters.selectors import current_values, entry_counts
 
 NO_OPEN_NIGHT = "No game night is open for {chronicle}: open one first."
 NIGHT_ALREADY_OPENED = "Game night {number} is no longer the open one; nothing was changed."
+NIGHT_OPENED_MEANWHILE = "Game night {number} was opened meanwhile; nothing was changed."
 NOT_ENOUGH = "{character} has only {have} current {what}; cannot spend {amount}."
 TRAIT_NOT_HELD = "{character} has no current {trait} ({category}) to lose."
 ALREADY_REVERSED = "This entry was already reversed."
@@ -73,19 +74,31 @@ def game_night_open(
 ) -> GameNight:
     """Close the open game night (if any) and open the next; nothing is deleted.
 
-    ``expected_number`` is the open night's number the storyteller saw: a double tap or a
-    second storyteller pressing the same button finds it closed and changes nothing.
+    ``expected_number`` is the open night's number the storyteller saw, 0 when none was
+    open: a double tap, parallel posts or a second storyteller pressing the same button find
+    the night moved on and change nothing. ``None`` skips the check (scripts only).
+    The chronicle row is locked, so openings run one at a time; the ``one_open_game_night``
+    and ``game_night_number`` constraints back that up in the database.
     """
     with transaction.atomic():
         Chronicle.objects.select_for_update().get(pk=chronicle.pk)
         current = GameNight.objects.filter(chronicle=chronicle, closed_at__isnull=True).first()
-        if expected_number is not None and (current is None or current.number != expected_number):
+        seen = current.number if current is not None else 0
+        if expected_number is not None and seen != expected_number:
+            if expected_number == 0:
+                raise LedgerError(NIGHT_OPENED_MEANWHILE.format(number=seen))
             raise LedgerError(NIGHT_ALREADY_OPENED.format(number=expected_number))
         if current is not None:
             current.closed_at = timezone.now()
             current.save(update_fields=["closed_at"])
         last = GameNight.objects.filter(chronicle=chronicle).aggregate(n=Max("number"))["n"]
-        return GameNight.objects.create(chronicle=chronicle, number=(last or 0) + 1, opened_by=by)
+        try:
+            with transaction.atomic():
+                return GameNight.objects.create(
+                    chronicle=chronicle, number=(last or 0) + 1, opened_by=by
+                )
+        except IntegrityError:
+            raise LedgerError(NIGHT_OPENED_MEANWHILE.format(number=(last or 0) + 1)) from None
 
 
 def _open_night(chronicle: Chronicle) -> GameNight:
