@@ -6,11 +6,8 @@ from collections.abc import Iterable
 
 from django import forms
 
+from characters.idempotency import KEY_MALFORMED, KeyMalformed, idempotency_key_check
 from characters.models import Category, Character, DamageType, LedgerKind
-
-# An idempotency key as the page makes it (uuid4 hex) or a client may: short and plain.
-KEY_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-KEY_HELP = "The form's key is missing or malformed: reload the page and record again."
 
 
 class GameNightForm(forms.Form):
@@ -72,11 +69,15 @@ class LedgerRecordForm(forms.Form):
     damage_type = forms.ChoiceField(choices=DAMAGE_TYPES, required=False, help_text="For damage")
     amount = forms.IntegerField(min_value=1, max_value=50, initial=1)
     reason = forms.CharField(max_length=300, required=False)
-    key = forms.RegexField(
-        regex=KEY_PATTERN,
-        widget=forms.HiddenInput,
-        error_messages={"invalid": KEY_HELP, "required": KEY_HELP},
+    key = forms.CharField(
+        widget=forms.HiddenInput, strip=False, error_messages={"required": KEY_MALFORMED}
     )
+
+    def clean_key(self) -> str:
+        try:
+            return idempotency_key_check(self.cleaned_data["key"])
+        except KeyMalformed as error:
+            raise forms.ValidationError(str(error)) from None
 
     def __init__(
         self, *args: object, characters: list[Character], now: dict[int, dict], **kwargs: object

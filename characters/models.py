@@ -348,14 +348,6 @@ class LedgerEntry(models.Model):
     amount = models.IntegerField(default=1)
     reason = models.CharField(max_length=300, blank=True)
     source = models.CharField(max_length=120, blank=True, help_text='e.g. "challenge 12"')
-    idempotency_key = models.CharField(
-        max_length=64,
-        null=True,
-        blank=True,
-        unique=True,
-        editable=False,
-        help_text="Set by the form that recorded it, so a double tap counts once.",
-    )
     reverses = models.OneToOneField(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="reversed_by"
     )
@@ -380,3 +372,25 @@ class LedgerEntry(models.Model):
     def __str__(self) -> str:
         what = f" {self.subject}" if self.subject else ""
         return f"{self.get_kind_display()}{what} x{self.amount}"
+
+
+class IdempotencyKey(models.Model):
+    """A key a client sent with a write, so the same write sent twice counts once.
+
+    Scoped to the user and the action; see ``characters.idempotency`` for the API.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    action = models.CharField(max_length=60, help_text='What it was for, e.g. "ledger.spend".')
+    key = models.CharField(max_length=64)
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the request's payload.")
+    result = models.JSONField(default=dict, blank=True, help_text="What a replay answers.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "action", "key"], name="idempotency_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.key}"

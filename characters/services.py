@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from characters.idempotency import Claim, idempotency_claim
 from characters.models import (
     PER_NIGHT_KINDS,
     Category,
@@ -158,7 +159,9 @@ def ledger_spend(
     """Record a cost in the open game night: a lost trait, spent willpower or ability…
 
     Refuses (changing nothing) what the character does not currently have. A request
-    repeated with the same ``idempotency_key`` (a double tap) returns the first entry.
+    repeated by ``by`` with the same ``idempotency_key`` (a double tap) returns the first
+    entry; the same key with other arguments raises ``KeyReused`` (see
+    ``characters.idempotency``).
     """
     if kind not in SPENT_KINDS:
         raise LedgerError(KIND_NOT_SPENT.format(kind=kind), field="kind")
@@ -166,15 +169,23 @@ def ledger_spend(
         raise LedgerError(AMOUNT_POSITIVE, field="amount")
     with transaction.atomic():
         locked = Character.objects.select_for_update().get(pk=character.pk)
-        if idempotency_key:
-            done = LedgerEntry.objects.filter(idempotency_key=idempotency_key).first()
-            if done is not None:
-                return done
+        payload = {
+            "character": locked.pk,
+            "kind": kind,
+            "subject": subject,
+            "category": category,
+            "amount": amount,
+            "reason": reason,
+            "source": source,
+        }
+        claim = _claim(by, "ledger.spend", idempotency_key, payload)
+        if claim is not None and claim.replay:
+            return LedgerEntry.objects.get(pk=claim.result["entry"])
         night = _open_night(locked.chronicle)
         now = current_values(locked)
         subject, category = _as_on_the_sheet(now, kind, subject.strip(), category.strip())
         _check_affordable(locked, now, kind, subject, category, amount)
-        return LedgerEntry.objects.create(
+        entry = LedgerEntry.objects.create(
             game_night=night,
             character=locked,
             kind=kind,
@@ -183,9 +194,22 @@ def ledger_spend(
             amount=amount,
             reason=reason,
             source=source,
-            idempotency_key=idempotency_key or None,
             created_by=by,
         )
+        if claim is not None:
+            claim.complete(entry=entry.pk)
+        return entry
+
+
+def _claim(
+    by: AbstractBaseUser | None, action: str, key: str | None, payload: dict
+) -> Claim | None:
+    """Claim an idempotency key of ``by`` for this write, inside its transaction."""
+    if key is None:
+        return None
+    if by is None or not by.is_authenticated:
+        raise ValueError("an idempotency key belongs to a user: pass by=")
+    return idempotency_claim(user=by, action=action, key=key, payload=payload)
 
 
 REGAIN_CATEGORIES = (Category.PHYSICAL, Category.SOCIAL, Category.MENTAL)
@@ -198,11 +222,13 @@ def ledger_regain(
     by: AbstractBaseUser | None,
     reason: str = "",
     source: str = "",
+    idempotency_key: str | None = None,
 ) -> LedgerEntry:
     """W7: spend one willpower to regain every trait lost in a category so far tonight.
 
     Once per game night per category; losses recorded after the regain still count. Writes
     a ``willpower_spent`` entry and the ``trait_regained`` entry it pays for (returned).
+    ``idempotency_key`` works as in :func:`ledger_spend`.
     """
     if category not in REGAIN_CATEGORIES:
         raise LedgerError(
@@ -210,6 +236,10 @@ def ledger_regain(
         )
     with transaction.atomic():
         locked = Character.objects.select_for_update().get(pk=character.pk)
+        payload = {"character": locked.pk, "category": category, "reason": reason}
+        claim = _claim(by, "ledger.regain", idempotency_key, payload)
+        if claim is not None and claim.replay:
+            return LedgerEntry.objects.get(pk=claim.result["entry"])
         night = _open_night(locked.chronicle)
         label = Category(category).label.lower()
         done = LedgerEntry.objects.filter(
@@ -238,7 +268,7 @@ def ledger_regain(
             reason=reason or f"Regained {label} traits (W7)",
             **common,
         )
-        return LedgerEntry.objects.create(
+        regain = LedgerEntry.objects.create(
             kind=LedgerKind.TRAIT_REGAINED,
             category=category,
             amount=1,
@@ -246,6 +276,9 @@ def ledger_regain(
             paid_by=paid,
             **common,
         )
+        if claim is not None:
+            claim.complete(entry=regain.pk)
+        return regain
 
 
 _POOLS = {

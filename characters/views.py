@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from characters import selectors, services
 from characters.forms import GameNightForm, LedgerRecordForm, ReverseForm, subject_choices
+from characters.idempotency import KeyReused
 from characters.models import Character, Chronicle, GameNight, LedgerEntry, LedgerKind
 
 
@@ -109,6 +110,13 @@ def ledger_record(request: HttpRequest, pk: int) -> HttpResponse:
     data = form.cleaned_data
     try:
         entry = _record(request, data)
+    except KeyReused as error:
+        fresh = request.POST.copy()
+        fresh["key"] = uuid.uuid4().hex  # the next try is a new request
+        form = LedgerRecordForm(fresh, characters=characters, now=now)
+        form.is_valid()
+        form.add_error(None, str(error))
+        return _desk(request, chronicle, form, status=409)
     except services.LedgerError as error:
         field = _FIELD_OF_ARGUMENT.get(error.field or "")
         if error.field == "category":
@@ -126,6 +134,7 @@ def _record(request: HttpRequest, data: dict) -> LedgerEntry:
             category=data["category"],
             reason=data["reason"],
             by=request.user,
+            idempotency_key=data["key"],
         )
     part = data["trait"] or data["ability"]
     return services.ledger_spend(
@@ -142,7 +151,7 @@ def _record(request: HttpRequest, data: dict) -> LedgerEntry:
         amount=data["amount"],
         reason=data["reason"],
         by=request.user,
-        idempotency_key=f"{request.user.pk}:{data['key']}",
+        idempotency_key=data["key"],
     )
 
 

@@ -136,7 +136,7 @@ class LedgerMachine(RuleBasedStateMachine):
 
 def test_it_keeps_current_values_within_the_sheet_whatever_the_order() -> None:
     LedgerMachine.TestCase.settings = settings(
-        max_examples=10,
+        max_examples=8,
         stateful_step_count=12,
         deadline=None,
         database=None,
