@@ -67,7 +67,7 @@ class SheetInline(admin.TabularInline):
 
 class TraitInline(SheetInline):
     model = Trait
-    fields = ("category", "name", "count", "negative", "note")
+    fields = ("category", "name", "count", "negative", "stamina_based", "note")
 
 
 class AbilityInline(SheetInline):

@@ -122,6 +122,14 @@ class Trait(models.Model):
     name = models.CharField(max_length=80)
     count = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
     negative = models.BooleanField(default=False)
+    stamina_based = models.BooleanField(
+        "Stamina-based",
+        null=True,
+        blank=True,
+        default=None,
+        help_text="A physical trait of Stamina (C12, C15: all a surprised defender may bid). "
+        "Unknown: the storyteller decides at the table.",
+    )
     note = models.CharField(max_length=200, blank=True)
 
     class Meta:
