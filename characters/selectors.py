@@ -228,12 +228,29 @@ def sheet(character: Character) -> dict[str, Any]:
                 "permanent": sum(now["permanent_traits"].get(category, {}).values()),
             }
         )
+    pools = [
+        _pool("Willpower", now["willpower"], character.willpower),
+        _pool("Blood", now["blood"], character.blood, f"{character.blood_per_turn} per turn"),
+        _pool("Rage", now["rage"], character.rage),
+        _pool("Gnosis", now["gnosis"], character.gnosis),
+    ]
     return {
         "character": character,
+        "pools": [p for p in pools if p["name"] == "Willpower" or p["permanent"]],
         "categories": categories,
         "abilities": [
             {"ability": a, "current": now["abilities"][a.name]} for a in character.abilities.all()
         ],
         "now": now,
         "ledger": sorted(now["ledger"], key=lambda e: e.pk, reverse=True),
+    }
+
+
+def _pool(name: str, current: int, permanent: int, note: str = "") -> dict[str, Any]:
+    return {
+        "name": name,
+        "current": current,
+        "permanent": permanent,
+        "spent": permanent - current,
+        "note": note,
     }
