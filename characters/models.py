@@ -378,8 +378,8 @@ class LedgerEntry(models.Model):
         indexes = [models.Index(fields=["character", "game_night"])]
 
     def __str__(self) -> str:
-        what = f" {self.subject}" if self.subject else ""
-        return f"{self.get_kind_display()}{what} x{self.amount}"
+        what = self.subject or self.category  # a trait, an ability, a category, a damage type
+        return f"{self.get_kind_display()}{f' {what}' if what else ''} x{self.amount}"
 
 
 class IdempotencyKey(models.Model):

@@ -3,6 +3,12 @@
 Lost traits, spent ability points and once-per-night uses count in the open game night only;
 willpower, blood, rage, gnosis and damage count since the character's last refresh, which the
 storyteller gives at the start of a game night (RULES.md, Shared terms).
+
+Current values come from one place, :func:`current_values_for` (many characters, one query
+for their ledger) and its one-character form :func:`current_values`: sheets, the chronicle
+page and live scenes all call it. By construction every current value lies in 0..permanent:
+a reversal cancels the entry it reverses (both must still count), a W7 regain restores the
+losses recorded before it, and damage never fills more boxes than the health track has.
 """
 
 from __future__ import annotations
