@@ -358,6 +358,8 @@ def ledger_reverse(*, entry: LedgerEntry, by: AbstractBaseUser | None, reason: s
         raise LedgerError(REASON_REQUIRED)
     with transaction.atomic():
         locked = LedgerEntry.objects.select_for_update().get(pk=entry.pk)
+        # The character too, so a spend or a regain of it waits for the reversal.
+        Character.objects.select_for_update().get(pk=locked.character_id)
         if locked.reverses_id is not None:
             raise LedgerError(CANNOT_REVERSE_REVERSAL)
         if locked.kind == LedgerKind.REFRESH:

@@ -20,6 +20,15 @@ pytestmark = pytest.mark.django_db
 
 TRAITS = [("physical", "Quick", 2), ("physical", "Strong", 1), ("social", "Witty", 3)]
 _names = itertools.count()
+POOLS = {
+    "willpower": "willpower_spent",
+    "blood": "blood_spent",
+    "rage": "rage_spent",
+    "willpower_spent": "willpower",
+    "blood_spent": "blood",
+    "rage_spent": "rage",
+    "health_damage": "damage",
+}
 
 
 def _snapshot(character: Character) -> dict:
@@ -40,14 +49,19 @@ class LedgerMachine(RuleBasedStateMachine):
         for category, name, count in TRAITS:
             TraitFactory(character=self.character, category=category, name=name, count=count)
         AbilityFactory(character=self.character, name="Brawl", rating=2)
+        self.pools: dict[int, tuple[str, int]] = {}  # the model: pool entries since a refresh
 
     def _try(self, write, **kwargs):
         before = _snapshot(self.character)
         try:
-            return write(**kwargs)
+            entry = write(**kwargs)
         except services.LedgerError:
             assert _snapshot(self.character) == before, "a refusal changed nothing"
             return None
+        for row in (entry, entry.paid_by):  # a W7 regain is paid by a willpower entry
+            if row is not None and row.kind in POOLS and row.reverses_id is None:
+                self.pools[row.pk] = (row.kind, row.amount)
+        return entry
 
     @rule(
         target=entries,
@@ -106,6 +120,7 @@ class LedgerMachine(RuleBasedStateMachine):
     @rule()
     def refresh(self) -> None:
         services.game_night_refresh(chronicle=self.chronicle, by=None)
+        self.pools.clear()
         now = _snapshot(self.character)
         assert (now["willpower"], now["blood"], now["rage"], now["damage"]) == (4, 5, 2, 0)
 
@@ -119,8 +134,11 @@ class LedgerMachine(RuleBasedStateMachine):
 
     @rule(entry=entries)
     def reverse(self, entry) -> None:
-        if entry is not None:
-            self._try(services.ledger_reverse, entry=entry, by=None, reason="machine")
+        if entry is not None and self._try(
+            services.ledger_reverse, entry=entry, by=None, reason="machine"
+        ):
+            self.pools.pop(entry.pk, None)
+            self.pools.pop(entry.paid_by_id, None)
 
     @invariant()
     def values_stay_within_the_sheet(self) -> None:
@@ -132,6 +150,15 @@ class LedgerMachine(RuleBasedStateMachine):
         assert 0 <= now["blood"] <= 5
         assert 0 <= now["rage"] <= 2
         assert 0 <= now["damage"] <= now["health"]["boxes"] == 4
+
+    @invariant()
+    def pools_are_the_sheet_minus_what_still_counts(self) -> None:
+        now = _snapshot(self.character)
+        for pool, permanent in (("willpower", 4), ("blood", 5), ("rage", 2)):
+            spent = sum(a for kind, a in self.pools.values() if kind == POOLS[pool])
+            assert now[pool] == permanent - spent
+        damage = sum(a for kind, a in self.pools.values() if kind == "health_damage")
+        assert now["damage"] == damage
 
 
 def test_it_keeps_current_values_within_the_sheet_whatever_the_order() -> None:
