@@ -67,7 +67,7 @@ class SheetInline(admin.TabularInline):
 
 class TraitInline(SheetInline):
     model = Trait
-    fields = ("category", "name", "count", "negative", "note")
+    fields = ("category", "name", "count", "negative", "stamina_based", "note")
 
 
 class AbilityInline(SheetInline):
@@ -219,8 +219,8 @@ class ChronicleAdmin(admin.ModelAdmin):
                 },
             )
         for chronicle in queryset:
-            raw = request.POST.get(f"expected_{chronicle.pk}", "")
-            expected = int(raw) if raw.isdigit() else None
+            raw = request.POST.get(f"expected_{chronicle.pk}", "").strip()
+            expected = int(raw) if raw.isdigit() else 0  # blank: no night was open
             try:
                 night = services.game_night_open(
                     chronicle=chronicle, by=request.user, expected_number=expected

@@ -122,6 +122,14 @@ class Trait(models.Model):
     name = models.CharField(max_length=80)
     count = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
     negative = models.BooleanField(default=False)
+    stamina_based = models.BooleanField(
+        "Stamina-based",
+        null=True,
+        blank=True,
+        default=None,
+        help_text="A physical trait of Stamina (C12, C15: all a surprised defender may bid). "
+        "Unknown: the storyteller decides at the table.",
+    )
     note = models.CharField(max_length=200, blank=True)
 
     class Meta:
@@ -348,16 +356,16 @@ class LedgerEntry(models.Model):
     amount = models.IntegerField(default=1)
     reason = models.CharField(max_length=300, blank=True)
     source = models.CharField(max_length=120, blank=True, help_text='e.g. "challenge 12"')
-    idempotency_key = models.CharField(
-        max_length=64,
-        null=True,
-        blank=True,
-        unique=True,
-        editable=False,
-        help_text="Set by the form that recorded it, so a double tap counts once.",
-    )
     reverses = models.OneToOneField(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="reversed_by"
+    )
+    paid_by = models.OneToOneField(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="pays_for",
+        help_text="The willpower entry that paid for a regain (W7).",
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
@@ -370,5 +378,27 @@ class LedgerEntry(models.Model):
         indexes = [models.Index(fields=["character", "game_night"])]
 
     def __str__(self) -> str:
-        what = f" {self.subject}" if self.subject else ""
-        return f"{self.get_kind_display()}{what} x{self.amount}"
+        what = self.subject or self.category  # a trait, an ability, a category, a damage type
+        return f"{self.get_kind_display()}{f' {what}' if what else ''} x{self.amount}"
+
+
+class IdempotencyKey(models.Model):
+    """A key a client sent with a write, so the same write sent twice counts once.
+
+    Scoped to the user and the action; see ``characters.idempotency`` for the API.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    action = models.CharField(max_length=60, help_text='What it was for, e.g. "ledger.spend".')
+    key = models.CharField(max_length=64)
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the request's payload.")
+    result = models.JSONField(default=dict, blank=True, help_text="What a replay answers.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "action", "key"], name="idempotency_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.key}"

@@ -7,32 +7,67 @@ Every function runs in one transaction, locks the rows it changes, and raises
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from characters.idempotency import Claim, idempotency_claim
 from characters.models import (
+    PER_NIGHT_KINDS,
+    Category,
     Character,
     Chronicle,
+    DamageType,
     GameNight,
     LedgerEntry,
     LedgerKind,
 )
-from characters.selectors import current_values
+from characters.selectors import current_values, entry_counts
 
 NO_OPEN_NIGHT = "No game night is open for {chronicle}: open one first."
 NIGHT_ALREADY_OPENED = "Game night {number} is no longer the open one; nothing was changed."
+NIGHT_OPENED_MEANWHILE = "Game night {number} was opened meanwhile; nothing was changed."
 NOT_ENOUGH = "{character} has only {have} current {what}; cannot spend {amount}."
 TRAIT_NOT_HELD = "{character} has no current {trait} ({category}) to lose."
 ALREADY_REVERSED = "This entry was already reversed."
 CANNOT_REVERSE_REVERSAL = "A reversal cannot itself be reversed; record a new entry instead."
 CANNOT_REVERSE_REFRESH = "A refresh cannot be reversed; record the spending again instead."
+NO_LONGER_COUNTS = (
+    "This entry no longer counts ({why}), so reversing it would change nothing tonight; "
+    "record a new entry instead."
+)
 REASON_REQUIRED = "Say why the entry is reversed."
+TRACK_FULL = "{character} has no empty health box left; cannot take more damage."
+TRACK_SHORT = "{character} has only {have} empty health boxes; cannot take {amount} damage."
+DAMAGE_TYPE = "Damage is bashing, lethal or aggravated (or left without a type), not {kind}."
+KIND_NOT_SPENT = "{kind} is not a cost to record here."
 AMOUNT_POSITIVE = "The amount must be a whole number of at least 1."
 
 
+REGAIN_CATEGORY = "W7: traits are regained in physical, social or mental, not {category}."
+REGAIN_TWICE = (
+    "W7: {character} already regained {category} traits tonight: once per game night per category."
+)
+REGAIN_NOTHING = "W7: {character} has lost nothing in {category} tonight: nothing to regain."
+REGAIN_NO_WILLPOWER = "W7: {character} has no current willpower to spend on regaining traits."
+PAID_FOR_REGAIN = (
+    "This willpower paid for regaining {category} traits (W7): reverse the regain instead."
+)
+
+
 class LedgerError(Exception):
-    """A ledger change refused, with a message for the storyteller or player."""
+    """A ledger change refused, with a message for the storyteller or player.
+
+    ``rule_id`` names the RULES.md rule that refused it, when one did; ``field`` the
+    service argument at fault, so a form can show the message beside the right field.
+    """
+
+    def __init__(
+        self, message: str, rule_id: str | None = None, *, field: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.rule_id = rule_id
+        self.field = field  # the argument at fault (subject, category, amount), if one is
 
 
 def game_night_open(
@@ -40,19 +75,31 @@ def game_night_open(
 ) -> GameNight:
     """Close the open game night (if any) and open the next; nothing is deleted.
 
-    ``expected_number`` is the open night's number the storyteller saw: a double tap or a
-    second storyteller pressing the same button finds it closed and changes nothing.
+    ``expected_number`` is the open night's number the storyteller saw, 0 when none was
+    open: a double tap, parallel posts or a second storyteller pressing the same button find
+    the night moved on and change nothing. ``None`` skips the check (scripts only).
+    The chronicle row is locked, so openings run one at a time; the ``one_open_game_night``
+    and ``game_night_number`` constraints back that up in the database.
     """
     with transaction.atomic():
         Chronicle.objects.select_for_update().get(pk=chronicle.pk)
         current = GameNight.objects.filter(chronicle=chronicle, closed_at__isnull=True).first()
-        if expected_number is not None and (current is None or current.number != expected_number):
+        seen = current.number if current is not None else 0
+        if expected_number is not None and seen != expected_number:
+            if expected_number == 0:
+                raise LedgerError(NIGHT_OPENED_MEANWHILE.format(number=seen))
             raise LedgerError(NIGHT_ALREADY_OPENED.format(number=expected_number))
         if current is not None:
             current.closed_at = timezone.now()
             current.save(update_fields=["closed_at"])
         last = GameNight.objects.filter(chronicle=chronicle).aggregate(n=Max("number"))["n"]
-        return GameNight.objects.create(chronicle=chronicle, number=(last or 0) + 1, opened_by=by)
+        try:
+            with transaction.atomic():
+                return GameNight.objects.create(
+                    chronicle=chronicle, number=(last or 0) + 1, opened_by=by
+                )
+        except IntegrityError:
+            raise LedgerError(NIGHT_OPENED_MEANWHILE.format(number=(last or 0) + 1)) from None
 
 
 def _open_night(chronicle: Chronicle) -> GameNight:
@@ -93,6 +140,10 @@ def game_night_refresh(*, chronicle: Chronicle, by: AbstractBaseUser | None) -> 
         return len(ids)
 
 
+# What ledger_spend records; refreshes and regains (W7) have their own services.
+SPENT_KINDS = frozenset(LedgerKind) - {LedgerKind.REFRESH, LedgerKind.TRAIT_REGAINED}
+
+
 def ledger_spend(
     *,
     character: Character,
@@ -108,20 +159,33 @@ def ledger_spend(
     """Record a cost in the open game night: a lost trait, spent willpower or ability…
 
     Refuses (changing nothing) what the character does not currently have. A request
-    repeated with the same ``idempotency_key`` (a double tap) returns the first entry.
+    repeated by ``by`` with the same ``idempotency_key`` (a double tap) returns the first
+    entry; the same key with other arguments raises ``KeyReused`` (see
+    ``characters.idempotency``).
     """
+    if kind not in SPENT_KINDS:
+        raise LedgerError(KIND_NOT_SPENT.format(kind=kind), field="kind")
     if not isinstance(amount, int) or amount < 1:
-        raise LedgerError(AMOUNT_POSITIVE)
+        raise LedgerError(AMOUNT_POSITIVE, field="amount")
     with transaction.atomic():
         locked = Character.objects.select_for_update().get(pk=character.pk)
-        if idempotency_key:
-            done = LedgerEntry.objects.filter(idempotency_key=idempotency_key).first()
-            if done is not None:
-                return done
+        payload = {
+            "character": locked.pk,
+            "kind": kind,
+            "subject": subject,
+            "category": category,
+            "amount": amount,
+            "reason": reason,
+            "source": source,
+        }
+        claim = _claim(by, "ledger.spend", idempotency_key, payload)
+        if claim is not None and claim.replay:
+            return LedgerEntry.objects.get(pk=claim.result["entry"])
         night = _open_night(locked.chronicle)
         now = current_values(locked)
+        subject, category = _as_on_the_sheet(now, kind, subject.strip(), category.strip())
         _check_affordable(locked, now, kind, subject, category, amount)
-        return LedgerEntry.objects.create(
+        entry = LedgerEntry.objects.create(
             game_night=night,
             character=locked,
             kind=kind,
@@ -130,9 +194,91 @@ def ledger_spend(
             amount=amount,
             reason=reason,
             source=source,
-            idempotency_key=idempotency_key or None,
             created_by=by,
         )
+        if claim is not None:
+            claim.complete(entry=entry.pk)
+        return entry
+
+
+def _claim(
+    by: AbstractBaseUser | None, action: str, key: str | None, payload: dict
+) -> Claim | None:
+    """Claim an idempotency key of ``by`` for this write, inside its transaction."""
+    if key is None:
+        return None
+    if by is None or not by.is_authenticated:
+        raise ValueError("an idempotency key belongs to a user: pass by=")
+    return idempotency_claim(user=by, action=action, key=key, payload=payload)
+
+
+REGAIN_CATEGORIES = (Category.PHYSICAL, Category.SOCIAL, Category.MENTAL)
+
+
+def ledger_regain(
+    *,
+    character: Character,
+    category: str,
+    by: AbstractBaseUser | None,
+    reason: str = "",
+    source: str = "",
+    idempotency_key: str | None = None,
+) -> LedgerEntry:
+    """W7: spend one willpower to regain every trait lost in a category so far tonight.
+
+    Once per game night per category; losses recorded after the regain still count. Writes
+    a ``willpower_spent`` entry and the ``trait_regained`` entry it pays for (returned).
+    ``idempotency_key`` works as in :func:`ledger_spend`.
+    """
+    if category not in REGAIN_CATEGORIES:
+        raise LedgerError(
+            REGAIN_CATEGORY.format(category=category or "no category"), "W7", field="category"
+        )
+    with transaction.atomic():
+        locked = Character.objects.select_for_update().get(pk=character.pk)
+        payload = {"character": locked.pk, "category": category, "reason": reason}
+        claim = _claim(by, "ledger.regain", idempotency_key, payload)
+        if claim is not None and claim.replay:
+            return LedgerEntry.objects.get(pk=claim.result["entry"])
+        night = _open_night(locked.chronicle)
+        label = Category(category).label.lower()
+        done = LedgerEntry.objects.filter(
+            game_night=night,
+            character=locked,
+            kind=LedgerKind.TRAIT_REGAINED,
+            category=category,
+            reverses__isnull=True,
+            reversed_by__isnull=True,
+        )
+        if done.exists():
+            raise LedgerError(
+                REGAIN_TWICE.format(character=locked, category=label), "W7", field="category"
+            )
+        now = current_values(locked)
+        if now["traits"].get(category) == now["permanent_traits"].get(category):
+            raise LedgerError(
+                REGAIN_NOTHING.format(character=locked, category=label), "W7", field="category"
+            )
+        if now["willpower"] < 1:
+            raise LedgerError(REGAIN_NO_WILLPOWER.format(character=locked), "W7")
+        common = {"game_night": night, "character": locked, "source": source, "created_by": by}
+        paid = LedgerEntry.objects.create(
+            kind=LedgerKind.WILLPOWER_SPENT,
+            amount=1,
+            reason=reason or f"Regained {label} traits (W7)",
+            **common,
+        )
+        regain = LedgerEntry.objects.create(
+            kind=LedgerKind.TRAIT_REGAINED,
+            category=category,
+            amount=1,
+            reason=reason,
+            paid_by=paid,
+            **common,
+        )
+        if claim is not None:
+            claim.complete(entry=regain.pk)
+        return regain
 
 
 _POOLS = {
@@ -143,6 +289,19 @@ _POOLS = {
 }
 
 
+def _as_on_the_sheet(now: dict, kind: str, subject: str, category: str) -> tuple[str, str]:
+    """The trait or ability as the sheet spells it, whatever case it was given in."""
+    if kind == LedgerKind.TRAIT_LOST:
+        category = category.lower()
+        names = now["permanent_traits"].get(category, {})
+    elif kind == LedgerKind.ABILITY_SPENT:
+        names = now["abilities"]
+    else:
+        return subject, category.lower() if kind == LedgerKind.HEALTH_DAMAGE else category
+    wanted = subject.casefold()
+    return next((name for name in names if name.casefold() == wanted), subject), category
+
+
 def _check_affordable(
     character: Character, now: dict, kind: str, subject: str, category: str, amount: int
 ) -> None:
@@ -151,13 +310,25 @@ def _check_affordable(
         have = now[what]
         if have < amount:
             raise LedgerError(
-                NOT_ENOUGH.format(character=character, have=have, what=what, amount=amount)
+                NOT_ENOUGH.format(character=character, have=have, what=what, amount=amount),
+                field="amount",
             )
     elif kind == LedgerKind.TRAIT_LOST:
         have = now["traits"].get(category, {}).get(subject, 0)
         if have < amount:
             raise LedgerError(
-                TRAIT_NOT_HELD.format(character=character, trait=subject, category=category)
+                TRAIT_NOT_HELD.format(character=character, trait=subject, category=category),
+                field="subject",
+            )
+    elif kind == LedgerKind.HEALTH_DAMAGE:
+        if category and category not in DamageType.values:
+            raise LedgerError(DAMAGE_TYPE.format(kind=category), field="category")
+        have = now["health"]["boxes"] - now["damage"]
+        if have < 1:
+            raise LedgerError(TRACK_FULL.format(character=character), field="amount")
+        if have < amount:
+            raise LedgerError(
+                TRACK_SHORT.format(character=character, have=have, amount=amount), field="amount"
             )
     elif kind == LedgerKind.ABILITY_SPENT:
         have = now["abilities"].get(subject, 0)
@@ -165,32 +336,61 @@ def _check_affordable(
             raise LedgerError(
                 NOT_ENOUGH.format(
                     character=character, have=have, what=f"{subject} points", amount=amount
-                )
+                ),
+                field="subject" if subject not in now["abilities"] else "amount",
             )
 
 
+def _why_not_counting(entry: LedgerEntry, night: GameNight) -> str:
+    if entry.kind in PER_NIGHT_KINDS and entry.game_night_id != night.pk:
+        return f"game night {entry.game_night.number} has closed"
+    return "a refresh came after it"
+
+
 def ledger_reverse(*, entry: LedgerEntry, by: AbstractBaseUser | None, reason: str) -> LedgerEntry:
-    """Undo an entry with a reason; the reversal is itself an entry of the open night."""
+    """Undo an entry with a reason; the reversal is itself an entry of the open night.
+
+    Only an entry that still counts can be reversed: one from a closed game night (traits,
+    abilities, once-per-night uses) or from before the last refresh (pools, damage) already
+    stopped counting, and reversing it would lift a current value above the sheet.
+    """
     if not reason.strip():
         raise LedgerError(REASON_REQUIRED)
     with transaction.atomic():
         locked = LedgerEntry.objects.select_for_update().get(pk=entry.pk)
+        # The character too, so a spend or a regain of it waits for the reversal.
+        Character.objects.select_for_update().get(pk=locked.character_id)
         if locked.reverses_id is not None:
             raise LedgerError(CANNOT_REVERSE_REVERSAL)
         if locked.kind == LedgerKind.REFRESH:
             raise LedgerError(CANNOT_REVERSE_REFRESH)
         if LedgerEntry.objects.filter(reverses=locked).exists():
             raise LedgerError(ALREADY_REVERSED)
+        regain = LedgerEntry.objects.filter(paid_by=locked).first()
+        if regain is not None:
+            label = Category(regain.category).label.lower()
+            raise LedgerError(PAID_FOR_REGAIN.format(category=label), "W7")
         night = _open_night(locked.character.chronicle)
-        return LedgerEntry.objects.create(
-            game_night=night,
-            character_id=locked.character_id,
-            kind=locked.kind,
-            subject=locked.subject,
-            category=locked.category,
-            amount=-locked.amount,
-            reason=reason.strip(),
-            source=f"reverses entry {locked.pk}",
-            reverses=locked,
-            created_by=by,
-        )
+        if not entry_counts(locked):
+            raise LedgerError(NO_LONGER_COUNTS.format(why=_why_not_counting(locked, night)))
+        reversal = _write_reversal(locked, night, by, reason.strip())
+        if locked.paid_by is not None and entry_counts(locked.paid_by):
+            _write_reversal(locked.paid_by, night, by, reason.strip())
+        return reversal
+
+
+def _write_reversal(
+    entry: LedgerEntry, night: GameNight, by: AbstractBaseUser | None, reason: str
+) -> LedgerEntry:
+    return LedgerEntry.objects.create(
+        game_night=night,
+        character_id=entry.character_id,
+        kind=entry.kind,
+        subject=entry.subject,
+        category=entry.category,
+        amount=-entry.amount,
+        reason=reason,
+        source=f"reverses entry {entry.pk}",
+        reverses=entry,
+        created_by=by,
+    )

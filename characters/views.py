@@ -11,8 +11,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from characters import selectors, services
-from characters.forms import GameNightForm, LedgerRecordForm, ReverseForm
-from characters.models import Character, Chronicle, GameNight, LedgerEntry
+from characters.forms import GameNightForm, LedgerRecordForm, ReverseForm, subject_choices
+from characters.idempotency import KeyReused
+from characters.models import Character, Chronicle, GameNight, LedgerEntry, LedgerKind
 
 
 def _get_character_for_viewer(request: HttpRequest, pk: int) -> Character:
@@ -48,10 +49,20 @@ def character_print(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "characters/print.html", selectors.sheet(character))
 
 
-@login_required
-def chronicle_desk(request: HttpRequest, pk: int) -> HttpResponse:
-    """The storyteller's page for a chronicle: its characters, game night and ledger."""
-    chronicle = _get_chronicle_for_storyteller(request, pk)
+def _desk(
+    request: HttpRequest, chronicle: Chronicle, form: LedgerRecordForm | None = None, status=200
+) -> HttpResponse:
+    """The chronicle page; after a refused cost, with the form as typed and its errors."""
+    characters = list(
+        chronicle.characters.select_related("player", "chronicle").prefetch_related(
+            "traits", "abilities", "health"
+        )
+    )
+    now = selectors.current_values_for(characters)
+    if form is None:
+        form = LedgerRecordForm(characters=characters, now=now, initial={"key": uuid.uuid4().hex})
+    else:
+        form.fields["subject"].choices = subject_choices(characters, now)
     night = GameNight.objects.filter(chronicle=chronicle, closed_at__isnull=True).first()
     ledger = (
         LedgerEntry.objects.filter(character__chronicle=chronicle)
@@ -59,46 +70,89 @@ def chronicle_desk(request: HttpRequest, pk: int) -> HttpResponse:
         .prefetch_related("reversed_by")
         .order_by("-pk")[:50]
     )
-    return render(
-        request,
-        "characters/chronicle.html",
-        {
-            "chronicle": chronicle,
-            "night": night,
-            "characters": chronicle.characters.select_related("player"),
-            "ledger": ledger,
-            "record_form": LedgerRecordForm(chronicle=chronicle, initial={"key": uuid.uuid4().hex}),
-        },
-    )
+    context = {
+        "chronicle": chronicle,
+        "night": night,
+        "characters": characters,
+        "ledger": ledger,
+        "record_form": form,
+    }
+    return render(request, "characters/chronicle.html", context, status=status)
+
+
+@login_required
+def chronicle_desk(request: HttpRequest, pk: int) -> HttpResponse:
+    """The storyteller's page for a chronicle: its characters, game night and ledger."""
+    return _desk(request, _get_chronicle_for_storyteller(request, pk))
+
+
+# Where a refusal of the services shows on the form: their arguments by form field.
+_FIELD_OF_ARGUMENT = {"subject": "subject", "amount": "amount", "kind": "kind"}
 
 
 @login_required
 @require_POST
 def ledger_record(request: HttpRequest, pk: int) -> HttpResponse:
-    """The storyteller records a cost by hand; the form's key makes a double tap count once."""
+    """The storyteller records a cost by hand; the form's key makes a double tap count once.
+
+    A refused cost shows the page again with what was typed and the error beside its field.
+    """
     chronicle = _get_chronicle_for_storyteller(request, pk)
-    form = LedgerRecordForm(request.POST, chronicle=chronicle)
+    characters = list(
+        chronicle.characters.select_related("chronicle").prefetch_related(
+            "traits", "abilities", "health"
+        )
+    )
+    now = selectors.current_values_for(characters)
+    form = LedgerRecordForm(request.POST, characters=characters, now=now)
     if not form.is_valid():
-        problems = "; ".join(e for errors in form.errors.values() for e in errors)
-        messages.error(request, f"Nothing recorded: {problems}")
-        return redirect("chronicle", pk=chronicle.pk)
+        return _desk(request, chronicle, form, status=400)
     data = form.cleaned_data
     try:
-        entry = services.ledger_spend(
+        entry = _record(request, data)
+    except KeyReused as error:
+        fresh = request.POST.copy()
+        fresh["key"] = uuid.uuid4().hex  # the next try is a new request
+        form = LedgerRecordForm(fresh, characters=characters, now=now)
+        form.is_valid()
+        form.add_error(None, str(error))
+        return _desk(request, chronicle, form, status=409)
+    except services.LedgerError as error:
+        field = _FIELD_OF_ARGUMENT.get(error.field or "")
+        if error.field == "category":
+            field = "category" if data["kind"] == LedgerKind.TRAIT_REGAINED else "damage_type"
+        form.add_error(field, str(error))
+        return _desk(request, chronicle, form, status=400)
+    messages.success(request, f"Recorded for {entry.character}: {entry}.")
+    return redirect("chronicle", pk=chronicle.pk)
+
+
+def _record(request: HttpRequest, data: dict) -> LedgerEntry:
+    if data["kind"] == LedgerKind.TRAIT_REGAINED:
+        return services.ledger_regain(
             character=data["character"],
-            kind=data["kind"],
-            subject=data["subject"],
             category=data["category"],
-            amount=data["amount"],
             reason=data["reason"],
             by=request.user,
-            idempotency_key=f"{request.user.pk}:{data['key']}",
+            idempotency_key=data["key"],
         )
-    except services.LedgerError as error:
-        messages.error(request, str(error))
-    else:
-        messages.success(request, f"Recorded for {entry.character}: {entry}.")
-    return redirect("chronicle", pk=chronicle.pk)
+    part = data["trait"] or data["ability"]
+    return services.ledger_spend(
+        character=data["character"],
+        kind=data["kind"],
+        subject=part.name if part is not None else "",
+        category=(
+            data["trait"].category
+            if data["trait"] is not None
+            else data["damage_type"]
+            if data["kind"] == LedgerKind.HEALTH_DAMAGE
+            else ""
+        ),
+        amount=data["amount"],
+        reason=data["reason"],
+        by=request.user,
+        idempotency_key=data["key"],
+    )
 
 
 @login_required

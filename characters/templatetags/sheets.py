@@ -14,3 +14,13 @@ def times(count: int) -> range:
         return range(max(int(count), 0))
     except (TypeError, ValueError):
         return range(0)
+
+
+# Marks of the paper sheets: / bashing, X lethal, * aggravated; a box without a type is filled.
+DAMAGE_MARKS = {"bashing": "/", "lethal": "X", "aggravated": "*", "untyped": "■"}
+
+
+@register.filter
+def damage_mark(box: str | None) -> str:
+    """The mark drawn in one health box (nothing when it is empty)."""
+    return "" if box is None else DAMAGE_MARKS.get(box, "■")

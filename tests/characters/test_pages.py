@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from characters import services
-from characters.models import GameNight, LedgerEntry
+from characters.models import GameNight, LedgerEntry, Trait
 from tests.conftest import client_for
 from tests.factories import AbilityFactory, CharacterFactory, TraitFactory
 
@@ -111,11 +111,12 @@ def test_it_reverses_an_entry_from_the_chronicle_page(character, chronicle, stor
 
 
 def _record(client, chronicle, character, **fields):
+    if "subject" not in fields:
+        quick = Trait.objects.get(character__chronicle=chronicle, name="Quick")
+        fields["subject"] = f"trait:{quick.pk}"
     data = {
         "character": character.pk,
         "kind": "trait_lost",
-        "subject": "Quick",
-        "category": "physical",
         "amount": 1,
         "reason": "lost a brawl",
         "key": "tap-1",
@@ -137,14 +138,14 @@ def test_it_records_a_cost_by_hand_once_for_a_double_tap(character, chronicle, s
 def test_it_explains_a_cost_it_refuses(character, chronicle, storyteller) -> None:
     client = client_for(storyteller)
     page = _record(client, chronicle, character, subject="", key="tap-2").content.decode()
-    assert "Name the trait and its category" in page
+    assert "Pick the trait lost." in page
     page = _record(client, chronicle, character, subject="Mighty", key="tap-3").content.decode()
-    assert "no current Mighty" in page
+    assert "Select a valid choice. Mighty is not one of the available choices." in page
     assert not LedgerEntry.objects.exists()
 
 
 def test_it_refuses_a_character_of_another_chronicle(character, chronicle, storyteller) -> None:
     stranger = CharacterFactory(name="Stranger")
     page = _record(client_for(storyteller), chronicle, stranger, key="tap-4").content.decode()
-    assert "Nothing recorded" in page
+    assert "Select a valid choice. That choice is not one of the available choices." in page
     assert not LedgerEntry.objects.exists()

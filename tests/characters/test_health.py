@@ -1,0 +1,77 @@
+"""Damage fills the health track box by box, never past its end, and the sheet shows it."""
+
+from __future__ import annotations
+
+import pytest
+
+from characters import services
+from characters.models import HEALTH_TRACKS, HealthLevel
+from characters.selectors import current_values
+from tests.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def track(character):
+    """Janet with the wod_dice track of D2: seven levels of one box each."""
+    for order, (name, boxes, penalty) in enumerate(HEALTH_TRACKS["wod_dice"]):
+        HealthLevel.objects.create(
+            character=character, name=name, boxes=boxes, penalty=penalty, order=order
+        )
+    return character
+
+
+def _hurt(character, amount: int, kind: str = "") -> None:
+    services.ledger_spend(
+        character=character, kind="health_damage", category=kind, amount=amount, by=None
+    )
+
+
+def test_it_refuses_damage_past_the_end_of_the_track(track) -> None:
+    _hurt(track, 5)
+    with pytest.raises(services.LedgerError, match="only 2 empty health boxes"):
+        _hurt(track, 3)
+    _hurt(track, 2)
+    assert current_values(track)["damage"] == 7
+    with pytest.raises(services.LedgerError, match="no empty health box"):
+        _hurt(track, 1)
+
+
+def test_it_refuses_a_damage_type_it_does_not_know(track) -> None:
+    with pytest.raises(services.LedgerError, match="bashing, lethal or aggravated"):
+        _hurt(track, 1, "fire")
+    assert current_values(track)["damage"] == 0
+
+
+def test_it_fills_the_worst_damage_first_and_names_the_wound_penalty(track) -> None:
+    _hurt(track, 1, "bashing")
+    _hurt(track, 2, "lethal")
+    _hurt(track, 1, "aggravated")
+    health = current_values(track)["health"]
+    boxes = [box for level in health["levels"] for box in level["boxes"]]
+    assert boxes == ["aggravated", "lethal", "lethal", "bashing", None, None, None]
+    assert (health["level"], health["penalty"]) == ("Wounded", -2)
+
+
+def test_it_uses_the_rulesets_track_when_the_sheet_has_none(character) -> None:
+    _hurt(character, 4)
+    with pytest.raises(services.LedgerError, match="no empty health box"):
+        _hurt(character, 1)
+    assert [lvl["name"] for lvl in current_values(character)["health"]["levels"]] == [
+        "Healthy",
+        "Bruised",
+        "Wounded",
+        "Incapacitated",
+    ]
+
+
+@pytest.mark.parametrize("page", ["", "print/"])
+def test_it_draws_health_boxes_by_type_on_the_sheet(track, player, page) -> None:
+    _hurt(track, 1, "lethal")
+    _hurt(track, 1, "bashing")
+    html = client_for(player).get(f"/characters/{track.pk}/{page}").content.decode()
+    assert html.count('class="box lethal"') == 1
+    assert html.count('class="box bashing"') == 1
+    assert html.count('class="box empty"') == 5
+    assert "Wound penalty -1 (Hurt)" in html
