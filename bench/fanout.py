@@ -373,6 +373,8 @@ async def run_app(
             if answer.status >= 400:
                 raise AppMissing(f"POST {clock} answered HTTP {answer.status}")
             seqs = [int(s) for s in SEQ.findall(answer.text)]
+            if seqs and max(seqs) <= seq:  # the board came back unchanged: refused
+                raise AppMissing(f"POST {clock} did not move the clock (seq {seq})")
             return answer.sent_ns, max(seqs) if seqs else seq + 1
 
         seq = scene["seq"]
