@@ -70,6 +70,8 @@ class Measured:
     size: int | None = None
     client_cpu_ms: float = 0.0  # per round, all phone processes
     server_cpu_ms: float = 0.0  # per round, all server processes
+    closed: int = 0  # phones the server closed during the rounds (their drops included)
+    ready_s: float = 0.0  # connecting the phones and waiting for the server to settle
     note: str = ""
 
     def pct(self, p: float) -> float | None:
@@ -82,6 +84,14 @@ class Measured:
 
 def log(line: str) -> None:
     print(line, flush=True)
+
+
+def load_warning() -> None:
+    """Timings mean little on a busy machine: say how busy it was."""
+    one, five, _ = os.getloadavg()
+    cpus = os.cpu_count() or 1
+    busy = " (BUSY: other work shares these CPUs; expect slower, noisier figures)"
+    log(f"load average {one:.1f} / {five:.1f} on {cpus} CPUs{busy if five > cpus / 2 else ''}")
 
 
 # -- environment --------------------------------------------------------------------------
@@ -228,6 +238,7 @@ async def measure(
     for sent, _seq, task in waits:
         got = await task
         result.dropped += got["phones"] - got["got"]
+        result.closed = max(result.closed, got["closed"])
         result.size = got["size"] or result.size
         if got["last_ns"] is not None:
             result.latencies_ms.append((got["last_ns"] - sent) / 1e6)
@@ -261,7 +272,10 @@ def report(result: Measured, rounds: int) -> None:
         f"p99 {result.pct(99)} ms over {len(result.latencies_ms)}/{rounds} rounds, "
         f"dropped {result.dropped}, {result.size} B; first phone p50 "
         f"{sorted(result.first_ms)[len(result.first_ms) // 2]:.1f} ms; CPU a round: server "
-        f"{result.server_cpu_ms:.0f} ms, phones {result.client_cpu_ms:.0f} ms"
+        f"{result.server_cpu_ms:.0f} ms, phones {result.client_cpu_ms:.0f} ms; "
+        f"ready in {result.ready_s:.0f} s"
+        + (f"; {result.closed} phones closed by the server" if result.closed else "")
+        + (f"; {result.note}" if result.note else "")
     )
 
 
@@ -289,9 +303,11 @@ async def run_floor(args, pool: Pool, payload: Path, logs: Path) -> list[Measure
         for n in args.phones:
             result = Measured("floor", n, 1, "websockets")
             target = {"url": f"ws://127.0.0.1:{port}/"}
+            began = time.monotonic()
             result.note = await grow(pool, [target] * (n - pool.size)) or ""
             if not result.note:
                 await settle([server])
+                result.ready_s = time.monotonic() - began
                 seq = await measure(pool, [server], result, trigger, seq, args.rounds, None)
             report(result, args.rounds)
             results.append(result)
@@ -331,9 +347,11 @@ async def run_channels(
                 {"url": f"ws://127.0.0.1:{servers[i % procs].port}/ws/bench/"}
                 for i in range(pool.size, n)
             ]
+            began = time.monotonic()
             result.note = await grow(pool, targets) or ""
             if not result.note:
                 await settle(servers)
+                result.ready_s = time.monotonic() - began
                 seq = await measure(pool, servers, result, trigger, seq, args.rounds, None)
             report(result, args.rounds)
             results.append(result)
@@ -380,6 +398,7 @@ async def run_app(
         seq = scene["seq"]
         for n in args.phones:
             result = Measured("app", n, procs, layer, size=None)
+            began = time.monotonic()
             targets = []
             for i in range(pool.size, n):
                 server = servers[i % procs]
@@ -408,6 +427,7 @@ async def run_app(
                     )
             if not result.note:
                 await settle(servers)
+                result.ready_s = time.monotonic() - began
                 try:
                     seq = await measure(pool, servers, result, trigger, seq, args.rounds, 1.0)
                 except AppMissing as missing:
@@ -528,6 +548,8 @@ async def main(args) -> None:
         f"{WARMUP} warm-up; {args.clients} phone processes; {os.cpu_count()} CPUs; "
         f"permessage-deflate {'off' if args.no_compression else 'on (as browsers offer it)'}"
     )
+    load_warning()
+    began = time.monotonic()
     rows: list[dict[str, Any]] = []
     pool = await Pool.start(args.clients, not args.no_compression, logs)
     pg_made = False
@@ -588,6 +610,7 @@ async def main(args) -> None:
         else:
             shutil.rmtree(logs, ignore_errors=True)
     table(rows)
+    log(f"bench took {time.monotonic() - began:.0f} s")
     print(json.dumps({"fanout": rows}), flush=True)
 
 
