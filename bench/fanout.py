@@ -53,7 +53,8 @@ PG_NAME = "storyteller_bench"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 SEQ = re.compile(r'data-seq="(\d+)"')
 WARMUP = 2
-ROUND_TIMEOUT = 5.0  # a phone that has not got a fragment 5 s after the post dropped it
+ROUND_TIMEOUT = 5.0  # the next floor/Channels round waits at most this for the last phone
+GRACE = 1.0  # after the last round: a fragment that has not come by then was dropped
 
 
 @dataclass
@@ -66,12 +67,15 @@ class Measured:
     layer: str
     latencies_ms: list[float] = field(default_factory=list)
     first_ms: list[float] = field(default_factory=list)  # the first phone, for comparison
+    post_ms: list[float] = field(default_factory=list)  # the clock post's answer (app only)
     dropped: int = 0
     size: int | None = None
     client_cpu_ms: float = 0.0  # per round, all phone processes
     server_cpu_ms: float = 0.0  # per round, all server processes
     closed: int = 0  # phones the server closed during the rounds (their drops included)
+    late: int = 0  # fragments that came after ROUND_TIMEOUT (counted in latency, not dropped)
     ready_s: float = 0.0  # connecting the phones and waiting for the server to settle
+    connect_cpu_ms: float = 0.0  # server CPU per phone connected (app: auth, state, presence)
     note: str = ""
 
     def pct(self, p: float) -> float | None:
@@ -80,6 +84,10 @@ class Measured:
             return None
         ordered = sorted(self.latencies_ms)
         return round(ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)], 1)
+
+
+def median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2] if values else float("nan")
 
 
 def log(line: str) -> None:
@@ -235,16 +243,20 @@ async def measure(
             if first["got"] == 0:
                 result.note = "no phone got any fragment (is the push wired up?)"
                 return seq
-    for sent, _seq, task in waits:
-        got = await task
-        result.dropped += got["phones"] - got["got"]
-        result.closed = max(result.closed, got["closed"])
+    answers = [await task for _sent, _seq, task in waits]
+    result.client_cpu_ms = 1000 * (pool.cpu - cpu_client) / rounds
+    result.server_cpu_ms = 1000 * (sum(s.cpu for s in servers) - cpu_server) / rounds
+    await asyncio.sleep(GRACE)  # a fragment later than ROUND_TIMEOUT is late, not dropped
+    tally = await pool.tally([s for _sent, s, _task in waits])
+    result.closed = tally["closed"]
+    for (sent, seq_r, _task), answer in zip(waits, answers, strict=True):
+        got = tally["seqs"][seq_r]
+        result.dropped += answer["phones"] - got["got"]
+        result.late += got["got"] - answer["got"]
         result.size = got["size"] or result.size
         if got["last_ns"] is not None:
             result.latencies_ms.append((got["last_ns"] - sent) / 1e6)
             result.first_ms.append((got["first_ns"] - sent) / 1e6)
-    result.client_cpu_ms = 1000 * (pool.cpu - cpu_client) / rounds
-    result.server_cpu_ms = 1000 * (sum(s.cpu for s in servers) - cpu_server) / rounds
     return seq
 
 
@@ -267,14 +279,19 @@ def report(result: Measured, rounds: int) -> None:
     if result.note and not result.latencies_ms:
         log(f"    {result.kind:<8} N={result.n:<5} {result.note}")
         return
+    spread = [a - b for a, b in zip(result.latencies_ms, result.first_ms, strict=True)]
     log(
         f"    {result.kind:<8} N={result.n:<5} p50 {result.pct(50)} ms, p95 {result.pct(95)} ms, "
         f"p99 {result.pct(99)} ms over {len(result.latencies_ms)}/{rounds} rounds, "
-        f"dropped {result.dropped}, {result.size} B; first phone p50 "
-        f"{sorted(result.first_ms)[len(result.first_ms) // 2]:.1f} ms; CPU a round: server "
+        f"dropped {result.dropped}, {result.size} B; p50 first phone "
+        f"{median(result.first_ms):.1f} ms, first to last {median(spread):.1f} ms"
+        + (f", post answered {median(result.post_ms):.1f} ms" if result.post_ms else "")
+        + "; CPU a round: server "
         f"{result.server_cpu_ms:.0f} ms, phones {result.client_cpu_ms:.0f} ms; "
         f"ready in {result.ready_s:.0f} s"
+        + (f" ({result.connect_cpu_ms:.0f} ms server CPU a phone)" if result.connect_cpu_ms else "")
         + (f"; {result.closed} phones closed by the server" if result.closed else "")
+        + (f"; {result.late} fragments later than {ROUND_TIMEOUT:.0f} s" if result.late else "")
         + (f"; {result.note}" if result.note else "")
     )
 
@@ -388,6 +405,7 @@ async def run_app(
             answer = await storyteller.post(
                 clock, {"seconds": "1", "key": uuid.uuid4().hex, "seq": str(seq)}, htmx=True
             )
+            posts.append((time.perf_counter_ns() - answer.sent_ns) / 1e6)
             if answer.status >= 400:
                 raise AppMissing(f"POST {clock} answered HTTP {answer.status}")
             seqs = [int(s) for s in SEQ.findall(answer.text)]
@@ -398,7 +416,8 @@ async def run_app(
         seq = scene["seq"]
         for n in args.phones:
             result = Measured("app", n, procs, layer, size=None)
-            began = time.monotonic()
+            posts = result.post_ms
+            began, cpu_before, added = time.monotonic(), sum(s.cpu for s in servers), n - pool.size
             targets = []
             for i in range(pool.size, n):
                 server = servers[i % procs]
@@ -428,6 +447,7 @@ async def run_app(
             if not result.note:
                 await settle(servers)
                 result.ready_s = time.monotonic() - began
+                result.connect_cpu_ms = 1000 * (sum(s.cpu for s in servers) - cpu_before) / added
                 try:
                     seq = await measure(pool, servers, result, trigger, seq, args.rounds, 1.0)
                 except AppMissing as missing:

@@ -9,6 +9,7 @@ stdout, with the command's ``id``:
   (or the timeout): how many got it and when the last one did (``perf_counter_ns``, one
   clock for every process of the machine);
 - ``initial`` ``timeout``: wait for every phone's first message (the app sends the state);
+- ``tally`` ``seqs``: for each, how many phones have it by now and when (first, last);
 - ``usage``: CPU seconds this process used; ``close``: close every socket; ``quit``.
 
 A phone reads ``data-seq`` of each message (the first one in it) and counts a sequence number
@@ -173,6 +174,15 @@ class Phones:
             "closed": sum(1 for p in self.phones if p.closed),
         }
 
+    def tally(self, seqs: list[int]) -> dict[str, Any]:
+        """For each seq: how many phones have it by now, first and last arrival, size."""
+        out = {}
+        for seq in seqs:
+            seen = self.seen.get(seq)
+            if seen is not None:
+                out[str(seq)] = [seen.count, seen.first_ns, seen.last_ns, seen.size]
+        return {"phones": len(self.phones), "closed": self.closed, "seqs": out}
+
     async def close(self) -> dict[str, Any]:
         phones, self.phones = self.phones, []
         self.closed = 0
@@ -211,6 +221,8 @@ async def main() -> None:
             result = await phones.initial(command["timeout"])
         elif name == "wait":
             result = await phones.wait(command["seq"], command["timeout"])
+        elif name == "tally":
+            result = phones.tally(command["seqs"])
         elif name == "usage":
             result = usage()
         elif name == "close":

@@ -214,6 +214,24 @@ class Pool:
             "closed": sum(a["closed"] for a in answers),
         }
 
+    async def tally(self, seqs: list[int]) -> dict[str, Any]:
+        """Per seq, over every phone process: phones that have it, first and last arrival."""
+        answers = await asyncio.gather(*(w.call("tally", seqs=seqs) for w in self.workers))
+        per_seq = {}
+        for seq in seqs:
+            rows = [a["seqs"][str(seq)] for a in answers if str(seq) in a["seqs"]]
+            per_seq[seq] = {
+                "got": sum(r[0] for r in rows),
+                "first_ns": min((r[1] for r in rows), default=None),
+                "last_ns": max((r[2] for r in rows), default=None),
+                "size": max((r[3] for r in rows), default=None),
+            }
+        return {
+            "phones": sum(a["phones"] for a in answers),
+            "closed": sum(a["closed"] for a in answers),
+            "seqs": per_seq,
+        }
+
     @property
     def cpu(self) -> float:
         return sum(w.cpu for w in self.workers)
