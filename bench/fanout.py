@@ -18,7 +18,8 @@ One run, on this machine, loopback only:
 3. prints a table and, last, one JSON line ``{"fanout": [...]}``; removes its databases,
    Redis keys and processes.
 
-Options: ``--phones 100,300,1000 --rounds 20 --clients 2 --no-compression --keep-logs``.
+Options: ``--phones 100,300,1000 --rounds 20 --clients 2 --no-compression --one-process
+--only floor,channels,app --keep-logs --max-minutes 30`` (``--help``).
 """
 
 from __future__ import annotations
@@ -646,6 +647,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--one-process", action="store_true", help="skip the Redis/PostgreSQL setup"
     )
     parser.add_argument("--keep-logs", action="store_true")
+    parser.add_argument("--max-minutes", type=float, default=30, help="stop the run after this")
     parser.add_argument(
         "--only",
         default="floor,channels,app",
@@ -660,5 +662,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+async def bounded(args: argparse.Namespace) -> None:
+    """The whole run, stopped (and cleaned up) after ``--max-minutes``."""
+    try:
+        await asyncio.wait_for(main(args), args.max_minutes * 60)
+    except TimeoutError:
+        log(f"fan-out bench stopped after {args.max_minutes} minutes (--max-minutes)")
+        raise SystemExit(1) from None
+
+
 if __name__ == "__main__":
-    asyncio.run(main(parse(sys.argv[1:])))
+    asyncio.run(bounded(parse(sys.argv[1:])))
