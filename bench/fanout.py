@@ -156,13 +156,15 @@ def two_process_reason(database_url: str, redis_url: str) -> str | None:
     try:
         postgres_admin(database_url, "SELECT 1")
     except Exception as error:
-        return f"PostgreSQL not reachable at {urlsplit(database_url).netloc}: {error}"[:200]
+        first = (str(error).splitlines() or [""])[0]
+        return f"PostgreSQL not reachable at {urlsplit(database_url).netloc}: {first}"[:200]
     try:
         import redis
 
         redis.Redis.from_url(redis_url, socket_connect_timeout=3).ping()
     except Exception as error:
-        return f"Redis not reachable at {urlsplit(redis_url).netloc}: {error}"[:200]
+        first = (str(error).splitlines() or [""])[0]
+        return f"Redis not reachable at {urlsplit(redis_url).netloc}: {first}"[:200]
     return None
 
 
