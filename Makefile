@@ -47,8 +47,10 @@ fmt: setup-dev
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+## make bench: the import benchmark, then the live fan-out one (a few minutes; see bench/fanout.py)
 bench: setup-dev
 	$(PY) bench/import_grapevine.py
+	$(PY) bench/fanout.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) node_modules staticfiles .pytest_cache .ruff_cache
