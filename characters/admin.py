@@ -1,7 +1,7 @@
 """Django admin: the admins' home for sheets.
 
-Storytellers are staff users in the Storytellers group; every page is scoped to the chronicles
-they run (superusers see all). The ledger is read-only: it changes through game-night actions
+Every page is scoped to the chronicles the user storytells, as characters.access decides
+(superusers see all). The ledger is read-only: it changes through game-night actions
 and reversals, never by editing.
 """
 
@@ -15,6 +15,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from characters import services
+from characters.access import characters_run_by, chronicles_run_by, is_storyteller_of
 from characters.admin_io import export_characters_action, grapevine_upload_view
 from characters.models import (
     Ability,
@@ -30,16 +31,10 @@ from characters.models import (
     SheetEntry,
     Trait,
 )
-from characters.selectors import chronicles_run_by
 
 
 def _runs(request: HttpRequest, chronicle_id: int | None) -> bool:
-    if request.user.is_superuser:
-        return True
-    return (
-        chronicle_id is not None
-        and chronicles_run_by(request.user).filter(pk=chronicle_id).exists()
-    )
+    return is_storyteller_of(request.user, chronicle_id)
 
 
 class ChronicleScopedAdmin(admin.ModelAdmin):
@@ -49,15 +44,13 @@ class ChronicleScopedAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         qs = super().get_queryset(request)
-        if request.user.is_superuser:
-            return qs
-        return qs.filter(**{f"{self.chronicle_path}__storytellers": request.user}).distinct()
+        return qs.filter(**{f"{self.chronicle_path}__in": chronicles_run_by(request.user)})
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        if db_field.name == "chronicle" and not request.user.is_superuser:
+        if db_field.name == "chronicle":
             kwargs["queryset"] = chronicles_run_by(request.user)
-        if db_field.name == "character" and not request.user.is_superuser:
-            kwargs["queryset"] = Character.objects.filter(chronicle__storytellers=request.user)
+        if db_field.name == "character":
+            kwargs["queryset"] = characters_run_by(request.user)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 

@@ -13,8 +13,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 
+from characters.access import chronicles_run_by
 from characters.grapevine import GrapevineError, parse_grapevine
-from characters.selectors import chronicles_run_by
 from characters.sheet_io import chronicle_export, sheets_write
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Prefetch, Q
 
+from characters.access import (  # noqa: F401 (the one rule lives there; kept importable here)
+    characters_visible_to,
+    chronicles_run_by,
+)
 from characters.models import (
     PER_NIGHT_KINDS,
     Character,
-    Chronicle,
     GameNight,
     LedgerEntry,
     LedgerKind,
@@ -32,24 +34,6 @@ SHEET_PREFETCH = (
     "health",
     "equipment",
 )
-
-
-def chronicles_run_by(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Chronicle]:
-    """Chronicles the user storytells (every chronicle for a superuser)."""
-    if not user.is_authenticated:
-        return Chronicle.objects.none()
-    if user.is_superuser:
-        return Chronicle.objects.all()
-    return Chronicle.objects.filter(storytellers=user)
-
-
-def characters_visible_to(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Character]:
-    """A player sees their own characters; a storyteller every character of their chronicles."""
-    if not user.is_authenticated:
-        return Character.objects.none()
-    if user.is_superuser:
-        return Character.objects.all()
-    return Character.objects.filter(Q(player=user) | Q(chronicle__storytellers=user)).distinct()
 
 
 def _ledger_that_counts(character: Character) -> list[LedgerEntry]:
