@@ -14,6 +14,9 @@ admin, the chronicle desk, the Grapevine upload and the live views all ask this 
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
@@ -69,3 +72,33 @@ def characters_visible_to(user: User) -> QuerySet[Character]:
     if user.is_superuser:
         return Character.objects.all()
     return Character.objects.filter(Q(player=user) | Q(chronicle__in=chronicles_run_by(user)))
+
+
+def players_offered_to(user: User, *, current: Any = None) -> QuerySet:
+    """The accounts a storyteller may name as a character's player.
+
+    Players of the chronicles they run, and active accounts that no chronicle has claimed yet
+    (no character, not staff): newcomers waiting for their first sheet. Never the players of
+    someone else's chronicle. ``current`` (the character's player now) is always kept, so
+    saving a form does not silently drop them.
+    """
+    users = get_user_model().objects
+    if _is_active_superuser(user):
+        return users.all()
+    if not is_storyteller(user):
+        return users.none()
+    mine = Q(characters__chronicle__in=chronicles_run_by(user))
+    unclaimed = Q(is_active=True, is_staff=False, is_superuser=False, characters__isnull=True)
+    keep = Q(pk=getattr(current, "pk", current)) if current is not None else Q(pk__in=[])
+    return users.filter(pk__in=users.filter(mine | unclaimed | keep).values("pk"))
+
+
+def storytellers_offered_to(user: User) -> QuerySet:
+    """The accounts that may be named storytellers of a chronicle: staff in the group."""
+    users = get_user_model().objects
+    if not is_storyteller(user):
+        return users.none()
+    if _is_active_superuser(user):
+        return users.filter(Q(is_superuser=True) | Q(is_staff=True, groups__name=GROUP)).distinct()
+    group = users.filter(is_active=True, is_staff=True, groups__name=GROUP)
+    return users.filter(pk__in=group.values("pk"))

@@ -105,3 +105,54 @@ def test_it_takes_the_upload_and_the_admin_away_when_the_group_is_taken_away(
         302,
         403,
     )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/admin/characters/character/",
+        "/admin/characters/gamenight/",
+        "/admin/characters/ledgerentry/",
+    ],
+)
+def test_it_names_only_the_storytellers_chronicles_in_list_filters(
+    character, storyteller, url
+) -> None:
+    from tests.factories import CharacterFactory, GameNightFactory
+
+    stranger = CharacterFactory(name="Stranger", chronicle__name="Someone Else's Chronicle")
+    GameNightFactory(chronicle=stranger.chronicle, number=1)
+    ChronicleFactory(name="My Second Chronicle").storytellers.add(storyteller)
+    page = client_for(storyteller).get(url)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "My Second Chronicle" in html  # the filter shows, with the storyteller's own
+    assert "Someone Else" not in html
+
+
+def test_it_offers_only_its_own_players_and_newcomers_as_players(
+    character, storyteller, player
+) -> None:
+    from tests.factories import CharacterFactory
+
+    CharacterFactory(name="Stranger", player__username="their_player")
+    UserFactory(username="newcomer")
+    client = client_for(storyteller)
+    for url in (
+        "/admin/characters/character/add/",
+        f"/admin/characters/character/{character.pk}/change/",
+    ):
+        html = client.get(url).content.decode()
+        assert "janet_player" in html, url
+        assert "newcomer" in html, url
+        assert "their_player" not in html, url
+
+
+def test_it_offers_only_storytellers_as_storytellers(chronicle, storyteller, player) -> None:
+    from tests.factories import StorytellerFactory
+
+    StorytellerFactory(username="co_storyteller")
+    html = client_for(storyteller).get(f"/admin/characters/chronicle/{chronicle.pk}/change/")
+    html = html.content.decode()
+    assert "co_storyteller" in html
+    assert "janet_player" not in html
