@@ -99,7 +99,7 @@ async def test_it_refuses_an_anonymous_visitor_with_a_code_the_browser_sees() ->
     assert connected
     closed = await communicator.receive_output(timeout=5)
     assert closed == {"type": "websocket.close", "code": CLOSE_UNAUTHENTICATED}
-    await communicator.wait(timeout=5)
+    await communicator.disconnect()
 
 
 async def test_it_closes_an_unknown_path_cleanly() -> None:
@@ -109,7 +109,7 @@ async def test_it_closes_an_unknown_path_cleanly() -> None:
     assert connected
     closed = await communicator.receive_output(timeout=5)
     assert closed == {"type": "websocket.close", "code": CLOSE_NOT_FOUND}
-    await communicator.wait(timeout=5)
+    await communicator.disconnect()
 
 
 async def test_it_closes_the_sockets_of_a_session_that_logs_out() -> None:
@@ -127,6 +127,6 @@ async def test_it_closes_the_sockets_of_a_session_that_logs_out() -> None:
 
     closed = await phone.receive_output(timeout=5)
     assert closed == {"type": "websocket.close", "code": CLOSE_LOGGED_OUT}
-    await phone.wait(timeout=5)
+    await phone.disconnect()
     assert await tablet.receive_nothing(timeout=0.5)
     await tablet.disconnect()
