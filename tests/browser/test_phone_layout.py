@@ -90,6 +90,7 @@ def test_it_gives_every_tap_target_44px_on_a_phone(live_url: str, page) -> None:
     assert _too_small(page) == [], "home: log out, character links"
     assert _badge_overlaps(page) == []
     page.get_by_role("link", name="Retainer 29").click()
+    page.wait_for_url("**/characters/*/")  # waits for "load": the stylesheet is applied
     assert _too_small(page) == [], "the sheet"
     assert _badge_overlaps(page) == []
 
@@ -104,5 +105,6 @@ def test_it_gives_the_storytellers_desk_44px_targets_on_a_phone(live_url: str, p
     _log_in(page, live_url, "stella", "stella-password")
     assert _too_small(page) == [], "home: chronicle links, the admin button"
     page.get_by_role("link", name="Phoenix by Night").click()
+    page.wait_for_url("**/chronicles/*/")  # waits for "load": the stylesheet is applied
     assert _too_small(page) == [], "the desk"
     assert _badge_overlaps(page) == []
