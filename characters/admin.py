@@ -1,7 +1,7 @@
 """Django admin: the admins' home for sheets.
 
-Storytellers are staff users in the Storytellers group; every page is scoped to the chronicles
-they run (superusers see all). The ledger is read-only: it changes through game-night actions
+Every page is scoped to the chronicles the user storytells, as characters.access decides
+(superusers see all). The ledger is read-only: it changes through game-night actions
 and reversals, never by editing.
 """
 
@@ -15,6 +15,13 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from characters import services
+from characters.access import (
+    characters_run_by,
+    chronicles_run_by,
+    is_storyteller_of,
+    players_offered_to,
+    storytellers_offered_to,
+)
 from characters.admin_io import export_characters_action, grapevine_upload_view
 from characters.models import (
     Ability,
@@ -30,16 +37,22 @@ from characters.models import (
     SheetEntry,
     Trait,
 )
-from characters.selectors import chronicles_run_by
 
 
 def _runs(request: HttpRequest, chronicle_id: int | None) -> bool:
-    if request.user.is_superuser:
-        return True
-    return (
-        chronicle_id is not None
-        and chronicles_run_by(request.user).filter(pk=chronicle_id).exists()
-    )
+    return is_storyteller_of(request.user, chronicle_id)
+
+
+class RunChronicleFilter(admin.RelatedFieldListFilter):
+    """A chronicle filter that names only the chronicles the user storytells."""
+
+    def field_choices(self, field: Any, request: HttpRequest, model_admin: Any) -> list:
+        ordering = self.field_admin_ordering(field, request, model_admin)
+        return field.get_choices(
+            include_blank=False,
+            ordering=ordering,
+            limit_choices_to={"pk__in": chronicles_run_by(request.user)},
+        )
 
 
 class ChronicleScopedAdmin(admin.ModelAdmin):
@@ -49,15 +62,13 @@ class ChronicleScopedAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         qs = super().get_queryset(request)
-        if request.user.is_superuser:
-            return qs
-        return qs.filter(**{f"{self.chronicle_path}__storytellers": request.user}).distinct()
+        return qs.filter(**{f"{self.chronicle_path}__in": chronicles_run_by(request.user)})
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        if db_field.name == "chronicle" and not request.user.is_superuser:
+        if db_field.name == "chronicle":
             kwargs["queryset"] = chronicles_run_by(request.user)
-        if db_field.name == "character" and not request.user.is_superuser:
-            kwargs["queryset"] = Character.objects.filter(chronicle__storytellers=request.user)
+        if db_field.name == "character":
+            kwargs["queryset"] = characters_run_by(request.user)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
@@ -129,7 +140,12 @@ class LedgerInline(admin.TabularInline):
 @admin.register(Character)
 class CharacterAdmin(ChronicleScopedAdmin):
     list_display = ("name", "chronicle", "creature", "affiliation", "player", "npc")
-    list_filter = ("chronicle", "creature", "npc", ("player", admin.RelatedOnlyFieldListFilter))
+    list_filter = (
+        ("chronicle", RunChronicleFilter),
+        "creature",
+        "npc",
+        ("player", admin.RelatedOnlyFieldListFilter),
+    )
     search_fields = ("name", "affiliation", "player__username", "notes")
     list_select_related = ("chronicle", "player")
     actions = (export_characters_action,)
@@ -153,6 +169,22 @@ class CharacterAdmin(ChronicleScopedAdmin):
         ("Story", {"fields": ("nature", "demeanor", "narrator", "notes")}),
     )
 
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "player":
+            object_id = (
+                request.resolver_match.kwargs.get("object_id") if request.resolver_match else None
+            )
+            current = (
+                characters_run_by(request.user)
+                .filter(pk=object_id)
+                .values_list("player_id", flat=True)
+                .first()
+                if object_id and str(object_id).isdigit()
+                else None
+            )
+            kwargs["queryset"] = players_offered_to(request.user, current=current)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
 
 @admin.register(Chronicle)
 class ChronicleAdmin(admin.ModelAdmin):
@@ -161,6 +193,11 @@ class ChronicleAdmin(admin.ModelAdmin):
     filter_horizontal = ("storytellers",)
     actions = ("open_next_game_night", "refresh_pools")
     list_display_links = ("name",)
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "storytellers":
+            kwargs["queryset"] = storytellers_offered_to(request.user)
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def get_urls(self) -> list:
         from django.urls import path
@@ -245,7 +282,7 @@ class ChronicleAdmin(admin.ModelAdmin):
 @admin.register(GameNight)
 class GameNightAdmin(ChronicleScopedAdmin):
     list_display = ("chronicle", "number", "opened_at", "closed_at")
-    list_filter = ("chronicle",)
+    list_filter = (("chronicle", RunChronicleFilter),)
     readonly_fields = ("chronicle", "number", "opened_at", "opened_by", "closed_at")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -256,7 +293,7 @@ class GameNightAdmin(ChronicleScopedAdmin):
 class LedgerEntryAdmin(ChronicleScopedAdmin):
     chronicle_path = "character__chronicle"
     list_display = ("created_at", "character", "kind", "subject", "amount", "reason", "reverses")
-    list_filter = ("kind", "game_night__chronicle")
+    list_filter = ("kind", ("game_night__chronicle", RunChronicleFilter))
     search_fields = ("character__name", "subject", "reason")
     list_select_related = ("character", "reverses", "game_night")
     readonly_fields = [f.name for f in LedgerEntry._meta.fields]

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.db import DatabaseError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 
+from characters.access import chronicles_run_by
 from characters.grapevine import GrapevineError, parse_grapevine
-from characters.selectors import chronicles_run_by
-from characters.sheet_io import chronicle_export, sheets_write
+from characters.sheet_io import SheetError, chronicle_export, sheets_clean, sheets_write
+
+log = logging.getLogger(__name__)
 
 
 @admin.action(description="Export selected characters as JSON")
@@ -41,8 +45,13 @@ class GrapevineUploadForm(forms.Form):
                 f"The file is {upload.size} bytes; the limit is {limit} bytes."
             )
         try:
-            self.sheets = parse_grapevine(upload.read(), max_bytes=limit)
+            sheets = parse_grapevine(upload.read(), max_bytes=limit)
         except GrapevineError as error:
+            reason = str(error).rstrip(".")
+            raise forms.ValidationError(f"{upload.name}: {reason}. Nothing was imported.") from None
+        try:
+            self.sheets = sheets_clean(sheets, source=upload.name)
+        except SheetError as error:
             raise forms.ValidationError(f"{error}. Nothing was imported.") from None
         return upload
 
@@ -52,11 +61,19 @@ def grapevine_upload_view(request: HttpRequest, chronicle_id: int) -> HttpRespon
     chronicle = get_object_or_404(chronicles_run_by(request.user), pk=chronicle_id)
     form = GrapevineUploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
-        report = sheets_write(chronicle=chronicle, sheets=form.sheets)
-        messages.success(request, f"{chronicle}: {report}.")
-        for player in report.unknown_players:
-            messages.warning(request, f"No user named {slugify(player)!r}: left without player.")
-        return redirect("admin:characters_character_changelist")
+        try:
+            report = sheets_write(chronicle=chronicle, sheets=form.sheets)
+        except (SheetError, DatabaseError) as error:
+            log.exception("Grapevine upload into %s refused", chronicle)
+            detail = error if isinstance(error, SheetError) else "the database refused it"
+            form.add_error("file", f"{detail}. Nothing was imported.")
+        else:
+            messages.success(request, f"{chronicle}: {report}.")
+            for player in report.unknown_players:
+                messages.warning(
+                    request, f"No user named {slugify(player)!r}: left without player."
+                )
+            return redirect("admin:characters_character_changelist")
     context = {
         **admin.site.each_context(request),
         "form": form,

@@ -3,6 +3,11 @@
 Uploads are untrusted: the size is capped before parsing, and defusedxml refuses entity
 expansion, external entities and DTDs. A file that does not parse raises
 :class:`GrapevineError` saying where (line and column), and nothing is imported.
+
+Numbers are read strictly: a value that is not a whole number (``val="abc"``, ``1e9``) is
+kept as the text it was, so that :func:`characters.sheet_io.sheets_clean` refuses it naming
+the character and the field. Powers and abilities keep Grapevine's value and note as written
+(``Auspex: Spirit's Touch``, value 6, note ``int.``).
 """
 
 from __future__ import annotations
@@ -69,35 +74,47 @@ def parse_grapevine(data: bytes, *, max_bytes: int | None = None) -> list[dict[s
         raise GrapevineError(
             BROKEN.format(line=line, column=column + 1, detail=detail), line, column + 1
         ) from None
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, LookupError) as error:
         raise GrapevineError(NOT_TEXT.format(detail=error)) from None
     if root.tag != "grapevine":
         raise GrapevineError(NOT_GRAPEVINE.format(tag=root.tag))
-    elements = [child for child in root if child.get("name")]
+    elements = [child for child in root if child.get("name") is not None]
     day_first = _day_first(root)
     return [_sheet(element, day_first) for element in elements]
 
 
-def _number(value: str | None, default: int | None = 0) -> int | None:
+_WHOLE = re.compile(r"-?\d{1,18}")
+
+
+def _number(value: str | None, default: int | None = 0) -> int | str | None:
+    """A whole number, the default when blank, or the text itself when it is no number."""
     if value is None or value.strip() == "":
         return default
-    match = re.match(r"-?\d+", value.strip())
-    return int(match.group()) if match else default
+    text = value.strip()
+    return int(text) if _WHOLE.fullmatch(text) else text
+
+
+def _add(first: int | str, second: int | str) -> int | str:
+    """Counts of a trait listed twice add up; a bad one stays as it was, to be refused."""
+    if isinstance(first, int) and isinstance(second, int):
+        return first + second
+    return second if isinstance(first, int) else first
 
 
 def _sheet(element: Element, day_first: bool) -> dict[str, Any]:
     attrs = element.attrib
     creature = element.tag.lower() if element.tag.lower() in CREATURES else "other"
+    generation = _number(attrs.get("generation"), None)
     sheet: dict[str, Any] = {
         "name": attrs["name"].strip(),
         "creature": creature,
         "affiliation": next((attrs[a] for a in AFFILIATION_ATTRIBUTES if attrs.get(a)), ""),
         "player": attrs.get("player", "").strip(),
         "npc": attrs.get("npc", "").lower() in {"yes", "true", "1"},
-        "generation": _number(attrs.get("generation"), None),
+        "generation": generation,
         "willpower": _number(attrs.get("willpower")),
         "blood": _number(attrs.get("blood")),
-        "blood_per_turn": blood_per_turn(_number(attrs.get("generation"), None)),
+        "blood_per_turn": blood_per_turn(generation if isinstance(generation, int) else None),
         "rage": _number(attrs.get("rage")),
         "gnosis": _number(attrs.get("gnosis")),
         "nature": attrs.get("nature", ""),
@@ -148,14 +165,14 @@ def _traitlist(sheet: dict[str, Any], traitlist: Element) -> None:
         note = trait.get("note", "")
         if name in TRAIT_LISTS:
             bucket = sheet["traits"][TRAIT_LISTS[name]]
-            bucket[trait_name] = bucket.get(trait_name, 0) + count
+            bucket[trait_name] = _add(bucket.get(trait_name, 0), count)
         elif name in NEGATIVE_LISTS:
             bucket = sheet["negative_traits"][NEGATIVE_LISTS[name]]
-            bucket[trait_name] = bucket.get(trait_name, 0) + count
+            bucket[trait_name] = _add(bucket.get(trait_name, 0), count)
         elif name == "Abilities":
-            sheet["abilities"][trait_name] = sheet["abilities"].get(trait_name, 0) + count
+            _rated(sheet["abilities"], trait_name, "rating", count, note)
         elif name in POWER_LISTS:
-            sheet["powers"][trait_name] = count
+            _rated(sheet["powers"], trait_name, "level", count, note)
         elif name == "Health Levels":
             sheet["health"].append({"name": trait_name, "boxes": count, "penalty": 0})
         elif name == "Equipment":
@@ -166,7 +183,17 @@ def _traitlist(sheet: dict[str, Any], traitlist: Element) -> None:
             )
 
 
-def _equipment(name: str, count: int, note: str) -> dict[str, Any]:
+def _rated(bucket: dict[str, Any], name: str, number: str, count: int | str, note: str) -> None:
+    """An ability (ratings add up when listed twice) or a power, with its note if any."""
+    before = bucket.get(name)
+    if before is not None and number == "rating":
+        previous = before[number] if isinstance(before, dict) else before
+        count = _add(previous, count)
+        note = note or (before.get("note", "") if isinstance(before, dict) else "")
+    bucket[name] = {number: count, "note": note} if note else count
+
+
+def _equipment(name: str, count: int | str, note: str) -> dict[str, Any]:
     """Grapevine keeps weapon stats in the note (``+2, 2 Lethal, Loud``)."""
     bonus = _EQUIPMENT_BONUS.search(note)
     damage = _EQUIPMENT_DAMAGE.search(note)
@@ -174,6 +201,9 @@ def _equipment(name: str, count: int, note: str) -> dict[str, Any]:
     if damage:
         kind = damage.group(2).lower()
         damage_type = "aggravated" if kind.startswith("agg") else kind
+    if not isinstance(count, int):
+        # An item's count only goes into its name; a bad one is refused by name too.
+        return {"name": name, "kind": "item", "bonus_traits": count, "note": note}
     return {
         "name": name if count == 1 else f"{name} x{count}",
         "kind": "weapon" if bonus or damage else "item",

@@ -17,15 +17,17 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import F, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models import F, OuterRef, Prefetch, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
+from characters.access import (  # noqa: F401 (the one rule lives there; kept importable here)
+    characters_visible_to,
+    chronicles_run_by,
+)
 from characters.models import (
     HEALTH_TRACKS,
     PER_NIGHT_KINDS,
     Character,
-    Chronicle,
     DamageType,
     GameNight,
     LedgerEntry,
@@ -42,24 +44,6 @@ SHEET_PREFETCH = (
     "health",
     "equipment",
 )
-
-
-def chronicles_run_by(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Chronicle]:
-    """Chronicles the user storytells (every chronicle for a superuser)."""
-    if not user.is_authenticated:
-        return Chronicle.objects.none()
-    if user.is_superuser:
-        return Chronicle.objects.all()
-    return Chronicle.objects.filter(storytellers=user)
-
-
-def characters_visible_to(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Character]:
-    """A player sees their own characters; a storyteller every character of their chronicles."""
-    if not user.is_authenticated:
-        return Character.objects.none()
-    if user.is_superuser:
-        return Character.objects.all()
-    return Character.objects.filter(Q(player=user) | Q(chronicle__storytellers=user)).distinct()
 
 
 def _ledger_that_counts(characters: list[Character]) -> dict[int, list[LedgerEntry]]:

@@ -6,13 +6,18 @@ The shape (one dict per character)::
      "blood_per_turn", "rage", "gnosis", "nature", "demeanor", "narrator", "notes",
      "traits": {"physical": {"Quick": 2}, "social": {}, "mental": {}},
      "negative_traits": {same}, "abilities": {"Dodge": 2}, "powers": {"Celerity: Alacrity": 1},
+     (an ability or power with a note: {"Academics": {"rating": 3, "note": "Anthropology"}},
+      {"Auspex: Spirit's Touch": {"level": 6, "note": "int."}}),
      "attributes": {"Strength": 3}, "health": [{"name", "boxes", "penalty"}],
      "equipment": [{"name", "kind", "bonus_traits", "damage", "damage_type", …}],
      "lists": {"Backgrounds": [{"name", "value", "note"}]},
      "experience": [{"date", "change", "kind", "reason", "earned", "unspent"}]}
 
 Grapevine import and the JSON import both end in :func:`sheets_write`: one transaction, a
-fixed number of queries whatever the number of characters or traits.
+fixed number of queries whatever the number of characters or traits. Before anything is
+written, :func:`sheets_clean` checks every value against the columns it will land in (types,
+ranges, lengths, choices, no NUL characters), the same on SQLite and PostgreSQL, and refuses
+the whole file naming the character, the field and why.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.core.validators import MinValueValidator
+from django.db import models, transaction
+from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -71,7 +78,7 @@ EQUIPMENT_FIELDS = (
 )
 PARTS = (Trait, Ability, Power, Attribute, HealthLevel, Equipment, SheetEntry, ExperienceEntry)
 NOT_A_LIST = "The file holds no list of characters."
-NAMELESS = "Character number {index} has no name."
+MAX_PROBLEMS = 10
 
 
 class SheetError(ValueError):
@@ -106,8 +113,14 @@ def sheet_read(character: Character) -> dict[str, Any]:
         **{name: getattr(character, name) for name in SCALARS},
         "traits": traits,
         "negative_traits": negatives,
-        "abilities": {a.name: a.rating for a in character.abilities.all()},
-        "powers": {p.name: p.level for p in character.powers.all()},
+        "abilities": {
+            a.name: {"rating": a.rating, "note": a.note} if a.note else a.rating
+            for a in character.abilities.all()
+        },
+        "powers": {
+            p.name: {"level": p.level, "note": p.note} if p.note else p.level
+            for p in character.powers.all()
+        },
         "attributes": {a.name: a.value for a in character.attributes.all()},
         "health": [
             {"name": h.name, "boxes": h.boxes, "penalty": h.penalty} for h in character.health.all()
@@ -152,20 +165,340 @@ def _aware(value: str | None) -> datetime | None:
     return timezone.make_aware(parsed) if timezone.is_naive(parsed) else parsed
 
 
-def _validated(sheets: Any) -> list[dict[str, Any]]:
+class _Refused(Exception):
+    """One bad value: why, said by the checker; where, added by the caller."""
+
+
+def _field(model: type[models.Model], name: str) -> Any:
+    return model._meta.get_field(name)
+
+
+def _check(model: type[models.Model], name: str, value: Any) -> Any:
+    """The value as the column will hold it, or :class:`_Refused` saying why not.
+
+    Integer ranges are the portable ones (Django's base operations: what PostgreSQL enforces
+    and SQLite would not), so a file imports the same everywhere.
+    """
+    column = _field(model, name)
+    if value is None:
+        if column.null:
+            return None
+        raise _Refused("is missing")
+    if isinstance(column, models.BooleanField):
+        if not isinstance(value, bool):
+            raise _Refused(f"must be true or false, not {_shown(value)}")
+        return value
+    if isinstance(column, models.IntegerField):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _Refused(f"must be a whole number, not {_shown(value)}")
+        low, high = BaseDatabaseOperations.integer_field_ranges[column.get_internal_type()]
+        for validator in column.validators:
+            if isinstance(validator, MinValueValidator):
+                low = max(low, validator.limit_value)
+        if not low <= value <= high:
+            raise _Refused(f"must be from {low} to {high}, not {value}")
+        return value
+    if isinstance(column, (models.CharField, models.TextField)):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str):
+            raise _Refused(f"must be text, not {_shown(value)}")
+        if "\x00" in value:
+            raise _Refused("holds a NUL character")
+        if column.max_length is not None and len(value) > column.max_length:
+            raise _Refused(f"is {len(value)} characters long; the limit is {column.max_length}")
+        if column.choices and value not in {c for c, _label in column.flatchoices}:
+            if value == "" and column.blank:
+                return value
+            allowed = ", ".join(str(c) for c, _label in column.flatchoices)
+            raise _Refused(f"must be one of {allowed}, not {_shown(value)}")
+        return value
+    return value
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str):
+        text = value if len(value) <= 40 else value[:40] + "…"
+        return repr(text)
+    if isinstance(value, (dict, list)):
+        return "a list" if isinstance(value, list) else "an object"
+    return repr(value)
+
+
+def _name(model: type[models.Model], field_name: str, value: Any) -> str:
+    """A required name: text, not blank once trimmed, within the column."""
+    if not isinstance(value, str):
+        raise _Refused(f"must be text, not {_shown(value)}")
+    value = value.strip()
+    if not value:
+        raise _Refused("is blank")
+    return _check(model, field_name, value)
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def add(self, where: str, error: _Refused) -> None:
+        self.found.append(f"{where} {error}")
+
+    def raise_any(self, source: str) -> None:
+        if not self.found:
+            return
+        shown = self.found[:MAX_PROBLEMS]
+        more = len(self.found) - len(shown)
+        lines = "; ".join(shown) + (f"; and {more} more" if more else "")
+        prefix = f"{source}: " if source else ""
+        raise SheetError(f"{prefix}{lines}")
+
+
+def _mapping(value: Any, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _Refused(f"must be an object of {what}, not {_shown(value)}")
+    return value
+
+
+def _listing(value: Any, what: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Refused(f"must be a list of {what}, not {_shown(value)}")
+    return value
+
+
+def _rated(model: type[models.Model], number: str, value: Any) -> dict[str, Any]:
+    """``{"Dodge": 2}`` or ``{"Academics": {"rating": 3, "note": "Anthropology"}}``."""
+    if isinstance(value, dict):
+        unknown = set(value) - {number, "note"}
+        if unknown:
+            raise _Refused(f"has unknown keys {sorted(unknown)}")
+        return {
+            number: _check(model, number, value.get(number, 1)),
+            "note": _check(model, "note", value.get("note") or ""),
+        }
+    return {number: _check(model, number, value), "note": ""}
+
+
+def sheets_clean(sheets: Any, *, source: str = "") -> list[dict[str, Any]]:
+    """Every sheet checked and normalised, or :class:`SheetError` listing what is wrong.
+
+    Nothing is written here; a caller writes only what this returns. ``source`` (a file name)
+    starts the message.
+    """
     if isinstance(sheets, dict):
         sheets = sheets.get("characters")
     if not isinstance(sheets, list):
-        raise SheetError(NOT_A_LIST)
+        raise SheetError(f"{source}: {NOT_A_LIST}" if source else NOT_A_LIST)
+    problems = _Problems()
+    cleaned: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for index, sheet in enumerate(sheets, start=1):
-        if not isinstance(sheet, dict) or not str(sheet.get("name", "")).strip():
-            raise SheetError(NAMELESS.format(index=index))
-    return sheets
+        if not isinstance(sheet, dict):
+            problems.add(f"character number {index}", _Refused(f"is {_shown(sheet)}, not a sheet"))
+            continue
+        raw_name = sheet.get("name")
+        if raw_name is None or (isinstance(raw_name, str) and not raw_name.strip()):
+            problems.add(f"character number {index}", _Refused("has no name"))
+            continue
+        try:
+            name = _name(Character, "name", sheet.get("name"))
+        except _Refused as error:
+            problems.add(f"character number {index}, name", error)
+            continue
+        who = f"character {_shown(name)} (number {index}),"
+        if name in seen:
+            problems.add(who, _Refused("appears twice in the file"))
+            continue
+        seen.add(name)
+        cleaned.append(_sheet_clean(sheet, name, who, problems))
+    problems.raise_any(source)
+    return cleaned
 
 
-def sheets_write(*, chronicle: Chronicle, sheets: Any) -> ImportReport:
-    """Create or update (by name) every sheet in the chronicle, replacing its parts whole."""
-    sheets = _validated(sheets)
+def _sheet_clean(sheet: dict[str, Any], name: str, who: str, problems: _Problems) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name}
+
+    def attempt(where: str, check: Any, *args: Any) -> Any:
+        try:
+            return check(*args)
+        except _Refused as error:
+            problems.add(f"{who} {where}", error)
+            return None
+
+    for key in SCALARS:
+        if key in sheet and (sheet[key] is not None or key == "generation"):
+            out[key] = attempt(key, _check, Character, key, sheet[key])
+    player = sheet.get("player") or ""
+    out["player"] = attempt("player", _check, get_user_model(), "username", player) or ""
+
+    for key in ("traits", "negative_traits"):
+        out[key] = {}
+        categories = attempt(key, _mapping, sheet.get(key), "categories") or {}
+        for category, traits in categories.items():
+            where = f"{key} {_shown(category)}"
+            if attempt(where, _check, Trait, "category", category) is None:
+                continue
+            bucket = out[key][category] = {}
+            for trait, count in (attempt(where, _mapping, traits, "traits") or {}).items():
+                trait_name = attempt(where, _name, Trait, "name", trait)
+                if trait_name is not None:
+                    bucket[trait_name] = attempt(
+                        f"{where} {_shown(trait_name)}", _check, Trait, "count", count
+                    )
+
+    for key, model, number in (("abilities", Ability, "rating"), ("powers", Power, "level")):
+        out[key] = {}
+        for item, value in (attempt(key, _mapping, sheet.get(key), key) or {}).items():
+            item_name = attempt(key, _name, model, "name", item)
+            if item_name is not None:
+                rated = attempt(f"{key} {_shown(item_name)}", _rated, model, number, value)
+                out[key][item_name] = rated
+
+    out["attributes"] = {}
+    for item, value in (
+        attempt("attributes", _mapping, sheet.get("attributes"), "x") or {}
+    ).items():
+        item_name = attempt("attributes", _name, Attribute, "name", item)
+        if item_name is not None:
+            out["attributes"][item_name] = attempt(
+                f"attributes {_shown(item_name)}", _check, Attribute, "value", value
+            )
+
+    out["health"] = []
+    for i, level in enumerate(attempt("health", _listing, sheet.get("health"), "levels") or [], 1):
+        where = f"health level {i}"
+        if attempt(where, _mapping, level, "fields") is None or not isinstance(level, dict):
+            continue
+        out["health"].append(
+            {
+                "name": attempt(where + " name", _name, HealthLevel, "name", level.get("name")),
+                "boxes": attempt(
+                    where + " boxes", _check, HealthLevel, "boxes", level.get("boxes", 1)
+                ),
+                "penalty": attempt(
+                    where + " penalty", _check, HealthLevel, "penalty", level.get("penalty", 0)
+                ),
+            }
+        )
+    if len(out["health"]) > 100:
+        problems.add(
+            f"{who} health", _Refused(f"has {len(out['health'])} levels; the limit is 100")
+        )
+
+    out["equipment"] = []
+    for i, item in enumerate(
+        attempt("equipment", _listing, sheet.get("equipment"), "items") or [], 1
+    ):
+        where = f"equipment item {i}"
+        if not isinstance(item, dict):
+            problems.add(f"{who} {where}", _Refused(f"is {_shown(item)}, not an object"))
+            continue
+        row = {"name": attempt(where + " name", _name, Equipment, "name", item.get("name"))}
+        for key in EQUIPMENT_FIELDS[1:]:
+            if key in item and item[key] is not None:
+                row[key] = attempt(f"{where} {key}", _check, Equipment, key, item[key])
+        out["equipment"].append(row)
+
+    out["lists"] = {}
+    for list_name, entries in (
+        attempt("lists", _mapping, sheet.get("lists"), "lists") or {}
+    ).items():
+        clean_list = attempt("lists", _name, SheetEntry, "list_name", list_name)
+        if clean_list is None:
+            continue
+        where = f"list {_shown(clean_list)}"
+        rows = out["lists"].setdefault(clean_list, [])
+        for i, entry in enumerate(attempt(where, _listing, entries, "entries") or [], 1):
+            if not isinstance(entry, dict):
+                problems.add(
+                    f"{who} {where} entry {i}", _Refused(f"is {_shown(entry)}, not an object")
+                )
+                continue
+            rows.append(
+                {
+                    "name": attempt(
+                        f"{where} entry {i} name", _name, SheetEntry, "name", entry.get("name")
+                    ),
+                    "value": attempt(
+                        f"{where} entry {i} value",
+                        _check,
+                        SheetEntry,
+                        "value",
+                        entry.get("value") or "",
+                    ),
+                    "note": attempt(
+                        f"{where} entry {i} note",
+                        _check,
+                        SheetEntry,
+                        "note",
+                        entry.get("note") or "",
+                    ),
+                }
+            )
+
+    out["experience"] = []
+    for i, x in enumerate(
+        attempt("experience", _listing, sheet.get("experience"), "entries") or [], 1
+    ):
+        where = f"experience entry {i}"
+        if not isinstance(x, dict):
+            problems.add(f"{who} {where}", _Refused(f"is {_shown(x)}, not an object"))
+            continue
+        row = {"date": attempt(f"{where} date", _date_checked, x.get("date"))}
+        for key, default in (
+            ("change", 0),
+            ("kind", ""),
+            ("reason", ""),
+            ("earned", 0),
+            ("unspent", 0),
+        ):
+            value = x.get(key)
+            row[key] = attempt(
+                f"{where} {key}", _check, ExperienceEntry, key, default if value is None else value
+            )
+        out["experience"].append(row)
+    return out
+
+
+def _date_checked(value: Any) -> str | None:
+    """An ISO date-time kept as text (written by :func:`_aware`), or None."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _Refused(f"must be an ISO date, not {_shown(value)}")
+    try:
+        _aware(value)
+    except (ValueError, OverflowError):
+        raise _Refused(f"must be an ISO date, not {_shown(value)}") from None
+    return value
+
+
+def chronicle_name_clean(name: Any) -> str:
+    """A chronicle name an import may create, or :class:`SheetError` saying why not."""
+    try:
+        return _name(Chronicle, "name", name)
+    except _Refused as error:
+        raise SheetError(f"the chronicle name {error}") from None
+
+
+def sheets_import(*, chronicle_name: str, sheets: Any, source: str = "") -> ImportReport:
+    """Check every sheet, then make the chronicle if needed and write, all in one transaction:
+    a refused file leaves nothing behind, not even an empty chronicle."""
+    name = chronicle_name_clean(chronicle_name)
+    cleaned = sheets_clean(sheets, source=source)
+    with transaction.atomic():
+        chronicle, _ = Chronicle.objects.get_or_create(name=name)
+        return sheets_write(chronicle=chronicle, sheets=cleaned, source=source)
+
+
+def sheets_write(*, chronicle: Chronicle, sheets: Any, source: str = "") -> ImportReport:
+    """Create or update (by name) every sheet in the chronicle, replacing its parts whole.
+
+    Every sheet is checked first (:func:`sheets_clean`); a bad one writes nothing.
+    """
+    sheets = sheets_clean(sheets, source=source)
     report = ImportReport(total=len(sheets))
     by_name = {str(s["name"]).strip(): s for s in sheets}
     wanted_players = {slugify(s.get("player") or "") for s in sheets} - {""}
@@ -216,31 +549,26 @@ def _write_parts(ids: dict[str, int], by_name: dict[str, dict[str, Any]]) -> Non
                             character_id=pk,
                             category=category,
                             name=trait,
-                            count=max(int(count), 1),
+                            count=count,
                             negative=negative,
                         )
                     )
         rows[Ability] += [
-            Ability(character_id=pk, name=n, rating=int(r))
-            for n, r in (sheet.get("abilities") or {}).items()
+            Ability(character_id=pk, name=n, rating=a["rating"], note=a["note"])
+            for n, a in sheet["abilities"].items()
         ]
         rows[Power] += [
-            Power(character_id=pk, name=n, level=int(lv))
-            for n, lv in (sheet.get("powers") or {}).items()
+            Power(character_id=pk, name=n, level=p["level"], note=p["note"])
+            for n, p in sheet["powers"].items()
         ]
         rows[Attribute] += [
-            Attribute(character_id=pk, name=n, value=int(v))
-            for n, v in (sheet.get("attributes") or {}).items()
+            Attribute(character_id=pk, name=n, value=v) for n, v in sheet["attributes"].items()
         ]
         rows[HealthLevel] += [
             HealthLevel(
-                character_id=pk,
-                name=h["name"],
-                boxes=int(h.get("boxes", 1)),
-                penalty=int(h.get("penalty", 0)),
-                order=i,
+                character_id=pk, name=h["name"], boxes=h["boxes"], penalty=h["penalty"], order=i
             )
-            for i, h in enumerate(sheet.get("health") or [])
+            for i, h in enumerate(sheet["health"])
         ]
         rows[Equipment] += [
             Equipment(
@@ -254,23 +582,15 @@ def _write_parts(ids: dict[str, int], by_name: dict[str, dict[str, Any]]) -> Non
                 character_id=pk,
                 list_name=list_name,
                 name=e["name"],
-                value=str(e.get("value", "")),
-                note=e.get("note", ""),
+                value=e["value"],
+                note=e["note"],
             )
             for list_name, entries in (sheet.get("lists") or {}).items()
             for e in entries
         ]
         rows[ExperienceEntry] += [
-            ExperienceEntry(
-                character_id=pk,
-                date=_aware(x.get("date")),
-                change=int(x.get("change") or 0),
-                kind=str(x.get("kind", "")),
-                reason=x.get("reason", ""),
-                earned=int(x.get("earned") or 0),
-                unspent=int(x.get("unspent") or 0),
-            )
-            for x in sheet.get("experience") or []
+            ExperienceEntry(character_id=pk, **{**x, "date": _aware(x["date"])})
+            for x in sheet["experience"]
         ]
     for model, objects in rows.items():
         model.objects.bulk_create(objects)

@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class CombatConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "combat"
+
+    def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_out
+
+        from combat.live import close_session_sockets
+
+        user_logged_out.connect(close_session_sockets, dispatch_uid="combat.close_session_sockets")

@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from characters.models import Character, Chronicle, GameNight, Ruleset
-from characters.selectors import chronicles_run_by
+from characters.access import chronicles_run_by
 from combat import live
 from combat.models import (
     JOIN_CODE_ALPHABET,

@@ -1,9 +1,10 @@
 """Websocket routes. Websockets only push; every player action is a plain HTTP post."""
 
-from django.urls import path
+from django.urls import path, re_path
 
-from combat.consumers import LiveConsumer
+from combat.consumers import LiveConsumer, NotFoundConsumer
 
 websocket_urlpatterns = [
     path("ws/live/", LiveConsumer.as_asgi()),
+    re_path(r"", NotFoundConsumer.as_asgi()),  # last: an unknown path closes with 4404
 ]

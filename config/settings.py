@@ -130,7 +130,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(envstr("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 # htmx and its websocket extension come from npm (package-lock.json), never copied here.
 NODE_MODULES = BASE_DIR / "node_modules"
 STATICFILES_DIRS = [
@@ -140,9 +140,10 @@ STATICFILES_DIRS = [
 ]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # With DEBUG off: the manifest's hashed names, or plain ones after a DEBUG collectstatic.
     "staticfiles": {
         "BACKEND": (
-            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            "config.storage.StaticStorage"
             if not DEBUG
             else "django.contrib.staticfiles.storage.StaticFilesStorage"
         )
@@ -167,6 +168,8 @@ SECURE_PROXY_SSL_HEADER = (
 )
 SESSION_COOKIE_AGE = envint("SESSION_COOKIE_AGE", 60 * 60 * 24 * 14)
 X_FRAME_OPTIONS = "DENY"
+# The DEBUG error page hides DATABASE_URL and REDIS_URL and masks any password in a URL.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "config.debug.CredentialsHidingFilter"
 
 LOGGING = {
     "version": 1,

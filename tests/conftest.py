@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from django.test import Client
 
@@ -14,6 +16,20 @@ from tests.factories import (
     TraitFactory,
     UserFactory,
 )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _a_channel_layer_per_event_loop() -> Iterator[None]:
+    """The live server's loop and each websocket test's loop get their own layer instance
+    (tests/channel_layers.py says why)."""
+    import channels.layers
+
+    from tests.channel_layers import PerLoopChannelLayers
+
+    shared = channels.layers.channel_layers
+    channels.layers.channel_layers = PerLoopChannelLayers()
+    yield
+    channels.layers.channel_layers = shared
 
 
 @pytest.fixture(autouse=True)

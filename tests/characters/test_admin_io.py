@@ -63,3 +63,29 @@ def test_it_exports_selected_characters_as_json(character, storyteller) -> None:
     assert sheet["name"] == "Janet"
     assert sheet["traits"]["social"] == {"Charismatic": 3}
     assert sheet["negative_traits"]["social"] == {"Tactless": 1}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "shown"),
+    [
+        (b'willpower="5"', b'willpower="abc"', "willpower must be a whole number, not"),
+        (b'<trait name="Tough" val="2"/>', b'<trait name="Tough" val="1e9"/>', "&#x27;Tough&#x27;"),
+        (b'name="Adam St. Charles"', b'name="' + b"A" * 50_000 + b'"', "the limit is 120"),
+        (b'<?xml version="1.0"?>', b'<?xml version="1.0" encoding="klingon"?>', "klingon"),
+    ],
+)
+def test_it_shows_why_an_upload_was_refused_and_writes_nothing(
+    character, chronicle, storyteller, old: bytes, new: bytes, shown: str
+) -> None:
+    data = (DATA / "chronicle_camarilla_five_xml.gex").read_bytes()
+    assert old in data
+    url = f"/admin/characters/chronicle/{chronicle.pk}/grapevine/"
+    response = client_for(storyteller).post(
+        url, {"file": _upload("five.gex", data.replace(old, new, 1))}
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "five.gex" in html
+    assert shown in html
+    assert "Nothing was imported" in html
+    assert list(Character.objects.values_list("name", flat=True)) == ["Janet"]

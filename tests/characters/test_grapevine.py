@@ -26,7 +26,7 @@ def test_it_reads_every_character_and_list_of_a_chronicle() -> None:
     assert adam["traits"]["physical"] == {"Energetic": 1, "Stalwart": 3, "Tough": 2}
     assert adam["negative_traits"]["mental"] == {"Ignorant": 2, "Impatient": 1}
     assert adam["abilities"]["Dodge"] == 2
-    assert adam["powers"]["Celerity: Alacrity"] == 3
+    assert adam["powers"]["Celerity: Alacrity"] == {"level": 3, "note": "basic"}
     assert [h["name"] for h in adam["health"]][:3] == ["Healthy", "Bruised", "Wounded"]
     assert {"Backgrounds", "Status"} <= set(adam["lists"])
     assert adam["equipment"][0]["bonus_traits"] == 2

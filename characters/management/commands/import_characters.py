@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
-from characters.models import Chronicle
-from characters.sheet_io import SheetError, sheets_write
+from characters.sheet_io import SheetError, sheets_import
+
+log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
-    help = "Import characters from export_characters JSON (created or updated by name)."
+    help = (
+        "Import characters from export_characters JSON (created or updated by name). Every "
+        "value is checked first: a bad one imports nothing, and the command exits non-zero."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
@@ -21,17 +27,32 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, file: Path, chronicle: str, **options: Any) -> None:
         try:
-            document = json.loads(file.read_text(encoding="utf-8"))
+            raw = file.read_bytes()
         except OSError as error:
             raise CommandError(f"cannot read {file}: {error.strerror}") from None
+        try:
+            document = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise CommandError(
+                f"{file}: not UTF-8 text (byte {error.start}); nothing was imported"
+            ) from None
         except json.JSONDecodeError as error:
             raise CommandError(
                 f"{file}: not JSON at line {error.lineno}, column {error.colno}; "
                 "nothing was imported"
             ) from None
-        target, _ = Chronicle.objects.get_or_create(name=chronicle)
+        except RecursionError:
+            raise CommandError(f"{file}: nested too deeply; nothing was imported") from None
         try:
-            report = sheets_write(chronicle=target, sheets=document)
-        except (SheetError, KeyError, TypeError, ValueError) as error:
-            raise CommandError(f"{file}: {error}; nothing was imported") from None
+            report = sheets_import(chronicle_name=chronicle, sheets=document, source=str(file))
+        except SheetError as error:
+            raise CommandError(f"{error}; nothing was imported") from None
+        except DatabaseError as error:
+            log.exception("import_characters: the database refused %s", file)
+            raise CommandError(
+                f"{file}: the database refused it ({error.__class__.__name__}); "
+                "nothing was imported"
+            ) from None
         self.stdout.write(str(report))
+        for player in report.unknown_players:
+            self.stderr.write(f"no user named {player!r}: the character was left without player")

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
 from characters.grapevine import GrapevineError, parse_grapevine
-from characters.models import Chronicle
-from characters.sheet_io import sheets_write
+from characters.sheet_io import SheetError, sheets_import
+
+log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
     help = (
         "Import a Grapevine 3 file (.gex): every character is created or updated by name in "
-        "the chronicle (made if it does not exist). A broken file imports nothing. "
+        "the chronicle (made if it does not exist). Every value is checked first: a broken "
+        "file or a bad value imports nothing, and the command exits non-zero. "
         "For the JSON of export_characters use import_characters."
     )
 
@@ -33,8 +37,16 @@ class Command(BaseCommand):
             sheets = parse_grapevine(data, max_bytes=settings.GRAPEVINE_MAX_BYTES)
         except GrapevineError as error:
             raise CommandError(f"{file}: {error}; nothing was imported") from None
-        target, _ = Chronicle.objects.get_or_create(name=chronicle)
-        report = sheets_write(chronicle=target, sheets=sheets)
+        try:
+            report = sheets_import(chronicle_name=chronicle, sheets=sheets, source=str(file))
+        except SheetError as error:
+            raise CommandError(f"{error}; nothing was imported") from None
+        except DatabaseError as error:
+            log.exception("import_grapevine: the database refused %s", file)
+            raise CommandError(
+                f"{file}: the database refused it ({error.__class__.__name__}); "
+                "nothing was imported"
+            ) from None
         self.stdout.write(str(report))
         for player in report.unknown_players:
             self.stderr.write(f"no user named {player!r}: the character was left without player")
