@@ -7,7 +7,7 @@ import pytest
 from characters import services
 from characters.models import GameNight, LedgerEntry, Trait
 from tests.conftest import client_for
-from tests.factories import AbilityFactory, CharacterFactory, TraitFactory
+from tests.factories import AbilityFactory, CharacterFactory, PowerFactory, TraitFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -149,3 +149,11 @@ def test_it_refuses_a_character_of_another_chronicle(character, chronicle, story
     page = _record(client_for(storyteller), chronicle, stranger, key="tap-4").content.decode()
     assert "Select a valid choice. That choice is not one of the available choices." in page
     assert not LedgerEntry.objects.exists()
+
+
+def test_it_shows_a_powers_and_an_abilitys_note_on_the_sheet(character, player) -> None:
+    PowerFactory(character=character, name="Auspex: Spirit's Touch", level=6, note="int.")
+    AbilityFactory(character=character, name="Academics", rating=2, note="Anthropology")
+    page = client_for(player).get(f"/characters/{character.pk}/").content.decode()
+    assert "<b>6</b> <span class=\"muted small\">(int.)</span>" in page
+    assert "(Anthropology)" in page
