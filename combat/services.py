@@ -17,8 +17,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from characters.models import Character, Chronicle, GameNight, Ruleset
 from characters.access import chronicles_run_by
+from characters.models import Character, Chronicle, GameNight, Ruleset
 from combat import live
 from combat.models import (
     JOIN_CODE_ALPHABET,

@@ -155,5 +155,5 @@ def test_it_shows_a_powers_and_an_abilitys_note_on_the_sheet(character, player) 
     PowerFactory(character=character, name="Auspex: Spirit's Touch", level=6, note="int.")
     AbilityFactory(character=character, name="Academics", rating=2, note="Anthropology")
     page = client_for(player).get(f"/characters/{character.pk}/").content.decode()
-    assert "<b>6</b> <span class=\"muted small\">(int.)</span>" in page
+    assert '<b>6</b> <span class="muted small">(int.)</span>' in page
     assert "(Anthropology)" in page
