@@ -298,7 +298,11 @@ def _join_page(
 def scene_join(request: HttpRequest, code: str = "") -> HttpResponse:
     """GET: the code form (prefilled from a scanned link). POST: join with a character."""
     if request.method != "POST":
-        return _join_page(request, code=code.strip().upper())
+        code = code.strip().upper()
+        mine = selectors.open_scenes_played_by(request.user).filter(join_code=code).first()
+        if mine is not None:  # scanned again: back to the phone
+            return redirect("scene_phone", pk=mine.pk)
+        return _join_page(request, code=code)
     form = forms.JoinForm(request.POST, user=request.user)
     if not form.is_valid():
         posted = request.POST.get("code", "").strip().upper()[:10]

@@ -231,7 +231,7 @@ ENDPOINTS = [
         {
             "storyteller": (403, None, False),  # no character in the chronicle
             "stranger_st": (403, None, False),
-            "player": (200, None, False),
+            "player": (302, "/scenes/{pk}/phone/", False),  # in the scene already
             "other_player": (403, None, False),
             "visitor": (302, LOGIN, False),
         },
@@ -562,8 +562,10 @@ def test_it_asks_a_player_with_several_characters_to_pick_one(chronicle, storyte
     assert not Participant.objects.filter(scene=scene).exists()
 
 
-def test_it_prefills_the_code_from_a_scanned_link(scene, player):
-    page = client_for(player).get(f"/join/{scene.join_code}/").content.decode()
+def test_it_prefills_the_code_from_a_scanned_link(chronicle, storyteller, player):
+    scene = services.scene_open(chronicle=chronicle, by=storyteller, name="Elysium")
+    CharacterFactory(chronicle=chronicle, player=player, name="Janet")
+    page = client_for(player).get(f"/join/{scene.join_code.lower()}/").content.decode()
     assert f'name="code" value="{scene.join_code}"' in page
     assert "Elysium" in page
 
@@ -740,3 +742,8 @@ def test_the_page_and_the_push_render_the_same_board(scene, storyteller):
     start = pushed.index("<section")
     assert pushed[start : start + 200] in page
     assert selectors.BOARD_LOG_LENGTH == 30
+
+
+def test_it_sends_a_player_who_scans_again_back_to_their_phone(scene, player):
+    response = client_for(player).get(f"/join/{scene.join_code}/")
+    assert response["Location"] == f"/scenes/{scene.pk}/phone/"
