@@ -38,6 +38,17 @@ class Table:
     chronicle_pk: int
 
 
+# What a finger taps in a region smaller than 44 x 44 px (a checkbox's target is its label).
+SMALL_TARGETS = """(root) => [...document.querySelectorAll(root)].flatMap(r =>
+  [...r.querySelectorAll('button, a, select, summary, label.check, label.choice,'
+    + ' input:not([type=hidden]):not([type=checkbox]):not([type=radio])')])
+  .filter(e => e.offsetParent !== null)
+  .filter(e => { const b = e.getBoundingClientRect(); return b.height < 44 || b.width < 44; })
+  .map(e => e.outerHTML.slice(0, 90))"""
+OVERFLOW = """() => [document.documentElement.scrollWidth - innerWidth,
+  document.documentElement.scrollHeight - innerHeight]"""
+
+
 def _log_in(page, live_url: str, username: str) -> None:
     page.goto(f"{live_url}/accounts/login/")
     page.get_by_label("User name").fill(username)
@@ -110,6 +121,14 @@ def test_it_opens_a_scene_that_three_phones_join_by_code(live_url: str, browser)
         for name in ("Marcus", "Sophia", "Janet"):
             expect(people).to_contain_text(name)
         expect(people).not_to_contain_text("Nettie")
+
+        # A 10-inch landscape tablet shows it all without scrolling the page; fingers fit.
+        assert tablet.evaluate(OVERFLOW) == [0, 0]
+        tablet.locator("details").first.locator("summary").click()
+        assert tablet.evaluate(SMALL_TARGETS, ".tablet") == []
+        for phone in table.phones.values():
+            assert phone.evaluate(SMALL_TARGETS, ".phone") == []
+            assert phone.evaluate(OVERFLOW)[0] == 0
 
         tablet.get_by_role("button", name="+1 min").click()
         expect(tablet.locator("#scene-clock")).to_have_text("1m 00s")
