@@ -17,7 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.http.request import split_domain_port
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from characters.models import Character
 from combat import forms, fragments, selectors, services
@@ -295,6 +295,7 @@ def _join_page(
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
 def scene_join(request: HttpRequest, code: str = "") -> HttpResponse:
     """GET: the code form (prefilled from a scanned link). POST: join with a character."""
     if request.method != "POST":
