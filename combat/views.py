@@ -74,15 +74,30 @@ def _qr_svg(url: str) -> str:
     )
 
 
-def _board_reply(request: HttpRequest, scene: Scene, *, error: str = "") -> HttpResponse:
-    """After a tablet post: the board (htmx) or the tablet page (a plain form post)."""
+def _board_reply(
+    request: HttpRequest, scene: Scene, *, error: str = "", status: int = 200
+) -> HttpResponse:
+    """After a tablet post: the board (htmx) or the tablet page (a plain form post).
+
+    htmx gets the board with the sentence in it: 400 for a form it could not read, 409 when
+    the scene refused the change (closed, or moved on since the tap: a replayed offline tap
+    is then dropped by static/js/scene.js with that sentence). The tablet swaps both in.
+    """
     if _is_htmx(request):
         scene.refresh_from_db()
         context = {**selectors.board_state(scene), "error": error, "oob": False}
-        return render(request, f"{fragments.TABLET}#board", context)
+        return render(request, f"{fragments.TABLET}#board", context, status=status)
     if error:
         messages.error(request, error)
     return redirect("scene_tablet", pk=scene.pk)
+
+
+def _bad_form(request: HttpRequest, scene: Scene, lead: str, form) -> HttpResponse:
+    return _board_reply(request, scene, error=f"{lead} {forms.problems(form)}", status=400)
+
+
+def _refused(request: HttpRequest, scene: Scene, error: SceneError) -> HttpResponse:
+    return _board_reply(request, scene, error=str(error), status=409)
 
 
 # The storyteller's overview and tablet ---------------------------------------------------
@@ -159,7 +174,7 @@ def scene_clock(request: HttpRequest, pk: int) -> HttpResponse:
     scene = _get_scene_for_storyteller(request, pk)
     form = forms.ClockForm(request.POST)
     if not form.is_valid():
-        return _board_reply(request, scene, error=f"Clock not moved. {forms.problems(form)}")
+        return _bad_form(request, scene, "Clock not moved.", form)
     try:
         services.scene_advance_clock(
             scene=scene,
@@ -168,7 +183,7 @@ def scene_clock(request: HttpRequest, pk: int) -> HttpResponse:
             expected_seq=form.cleaned_data["seq"],
         )
     except SceneError as error:
-        return _board_reply(request, scene, error=str(error))
+        return _refused(request, scene, error)
     return _board_reply(request, scene)
 
 
@@ -178,13 +193,13 @@ def scene_situation(request: HttpRequest, pk: int) -> HttpResponse:
     scene = _get_scene_for_storyteller(request, pk)
     form = forms.SituationForm(request.POST)
     if not form.is_valid():
-        return _board_reply(request, scene, error=f"Nothing changed. {forms.problems(form)}")
+        return _bad_form(request, scene, "Nothing changed.", form)
     try:
         services.scene_set_situation(
             scene=scene, by=request.user, situation=form.cleaned_data["situation"]
         )
     except SceneError as error:
-        return _board_reply(request, scene, error=str(error))
+        return _refused(request, scene, error)
     return _board_reply(request, scene)
 
 
@@ -194,13 +209,13 @@ def scene_ruleset(request: HttpRequest, pk: int) -> HttpResponse:
     scene = _get_scene_for_storyteller(request, pk)
     form = forms.RulesetForm(request.POST)
     if not form.is_valid():
-        return _board_reply(request, scene, error=f"Nothing changed. {forms.problems(form)}")
+        return _bad_form(request, scene, "Nothing changed.", form)
     try:
         services.scene_set_ruleset(
             scene=scene, by=request.user, ruleset=form.cleaned_data["ruleset"]
         )
     except SceneError as error:
-        return _board_reply(request, scene, error=str(error))
+        return _refused(request, scene, error)
     return _board_reply(request, scene)
 
 
@@ -211,7 +226,7 @@ def scene_npcs(request: HttpRequest, pk: int) -> HttpResponse:
     scene = _get_scene_for_storyteller(request, pk)
     form = forms.NpcForm(request.POST, scene=scene)
     if not form.is_valid():
-        return _board_reply(request, scene, error=f"No NPC added. {forms.problems(form)}")
+        return _bad_form(request, scene, "No NPC added.", form)
     data = form.cleaned_data
     try:
         services.scene_add_npc(
@@ -223,7 +238,7 @@ def scene_npcs(request: HttpRequest, pk: int) -> HttpResponse:
             hidden=data["hidden"],
         )
     except SceneError as error:
-        return _board_reply(request, scene, error=str(error))
+        return _refused(request, scene, error)
     return _board_reply(request, scene)
 
 
@@ -233,11 +248,11 @@ def scene_remove(request: HttpRequest, pk: int, participant_pk: int) -> HttpResp
     scene = _get_scene_for_storyteller(request, pk)
     participant = Participant.objects.filter(scene=scene, pk=participant_pk).first()
     if participant is None:
-        return _board_reply(request, scene, error=services.NOT_IN_SCENE)
+        return _refused(request, scene, SceneError(services.NOT_IN_SCENE))
     try:
         services.scene_remove(scene=scene, by=request.user, participant=participant)
     except SceneError as error:
-        return _board_reply(request, scene, error=str(error))
+        return _refused(request, scene, error)
     return _board_reply(request, scene)
 
 

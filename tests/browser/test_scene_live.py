@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from django.utils import timezone
 
 from characters.models import Character
 from tests.factories import (
@@ -135,6 +136,14 @@ def test_it_opens_a_scene_that_three_phones_join_by_code(live_url: str, browser)
         tablet.get_by_label("What is happening").fill("The Prince arrives")
         tablet.get_by_role("button", name="Set", exact=True).click()
         expect(tablet.locator("#scene-board")).to_contain_text("The Prince arrives")
+
+        # A refused tap (409) still brings its sentence to the tablet.
+        from combat.models import Scene
+
+        Scene.objects.filter(name="Elysium").update(closed_at=timezone.now())
+        tablet.get_by_role("button", name="+1 turn").click()
+        expect(tablet.locator("#scene-board [role=alert]")).to_have_text("This scene is closed.")
+        expect(tablet.locator("#scene-clock")).to_have_text("1m 00s")
 
         phone = table.phones["sophia"]
         phone.reload()
