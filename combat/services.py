@@ -284,7 +284,6 @@ def scene_remove(*, scene: Scene, by: AbstractBaseUser, participant: Participant
     with transaction.atomic():
         scene = _lock_open_scene(scene)
         participant = (
-            # of=self: PostgreSQL locks no row of the nullable side of an outer join.
             Participant.objects.select_for_update(of=("self",))
             .select_related("character")
             .filter(pk=participant.pk, scene=scene, removed_at__isnull=True)
