@@ -326,6 +326,9 @@ def scene_join(request: HttpRequest, code: str = "") -> HttpResponse:
     code = form.cleaned_data["code"]
     character = form.cleaned_data["character"]
     scene = Scene.objects.filter(join_code=code, closed_at__isnull=True).first()
+    mine = selectors.open_scenes_played_by(request.user).filter(join_code=code).first()
+    if character is None and mine is not None:  # in the scene already: back to the phone
+        return redirect("scene_phone", pk=mine.pk)
     if character is None and scene is not None:
         own = selectors.joinable_characters(request.user, scene)
         if len(own) != 1:

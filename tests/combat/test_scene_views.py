@@ -750,3 +750,16 @@ def test_the_page_and_the_push_render_the_same_board(scene, storyteller):
 def test_it_sends_a_player_who_scans_again_back_to_their_phone(scene, player):
     response = client_for(player).get(f"/join/{scene.join_code}/")
     assert response["Location"] == f"/scenes/{scene.pk}/phone/"
+
+
+def test_it_sends_a_player_who_types_the_code_again_back_to_their_phone(scene, player, chronicle):
+    CharacterFactory(chronicle=chronicle, player=player, name="Nettie")  # two characters
+    before = snapshot()
+    response = client_for(player).post("/join/", {"code": scene.join_code})
+    assert response["Location"] == f"/scenes/{scene.pk}/phone/"
+    assert snapshot() == before
+
+
+def test_it_shows_the_code_form_to_a_logged_in_player(player):
+    page = client_for(player).get("/join/").content.decode()
+    assert "Code on the storyteller's tablet" in page and 'name="code"' in page
