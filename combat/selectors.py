@@ -6,7 +6,6 @@ Each state below costs the same number of queries whatever the number of partici
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -138,14 +137,16 @@ def log_for_storyteller(scene: Scene, limit: int | None = None) -> list[SceneLog
 
 
 def log_for_player(
-    scene: Scene, user: AbstractBaseUser, limit: int | None = None
+    scene: Scene, user: AbstractBaseUser, limit: int | None = None, *, public: bool = True
 ) -> list[SceneLogEntry]:
-    """What concerned the player's characters, and what every player of the scene saw."""
+    """What concerned the player's characters, and (``public``) what every player saw.
+
+    The phone's private part shows only what concerned their characters: it is pushed when
+    their characters are concerned, not on every public change (the download has both).
+    """
+    seen = Q(characters__player=user) | Q(public=True) if public else Q(characters__player=user)
     entries = (
-        SceneLogEntry.objects.filter(scene=scene)
-        .filter(Q(public=True) | Q(characters__player=user))
-        .distinct()
-        .order_by("-seq", "-pk")
+        SceneLogEntry.objects.filter(scene=scene).filter(seen).distinct().order_by("-seq", "-pk")
     )
     if limit:
         entries = entries[:limit]
@@ -201,8 +202,6 @@ def board_state(scene: Scene) -> dict[str, Any]:
         "clock": format_game_time(scene.game_time),
         "clock_steps": clock_steps(scene),
         "log": log_for_storyteller(scene, limit=BOARD_LOG_LENGTH),
-        # A fresh key per rendering: a double tap sends the same key (and the same seq).
-        "form_key": uuid.uuid4().hex,
     }
 
 
@@ -222,5 +221,5 @@ def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
         "player": user,
         "sheets": sheets,
         "removed": removed,
-        "log": log_for_player(scene, user, limit=PHONE_LOG_LENGTH),
+        "log": log_for_player(scene, user, limit=PHONE_LOG_LENGTH, public=False),
     }
