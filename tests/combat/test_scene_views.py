@@ -763,3 +763,20 @@ def test_it_sends_a_player_who_types_the_code_again_back_to_their_phone(scene, p
 def test_it_shows_the_code_form_to_a_logged_in_player(player):
     page = client_for(player).get("/join/").content.decode()
     assert "Code on the storyteller's tablet" in page and 'name="code"' in page
+
+
+def test_it_renders_one_state_the_same_way_twice(scene, player):
+    """A push and a fresh render of the same state must agree (no random keys in fragments)."""
+    scene = Scene.objects.get(pk=scene.pk)
+    for render in (
+        fragments.storyteller_state,
+        fragments.players_state,
+        lambda s: fragments.private_state(s, player),
+    ):
+        assert render(scene) == render(scene)
+
+
+def test_it_keeps_public_lines_out_of_the_phones_private_log(scene, storyteller, player):
+    services.scene_advance_clock(scene=scene, by=storyteller, seconds=75)
+    private = fragments.private_state(Scene.objects.get(pk=scene.pk), player)
+    assert "Janet joined" in private and "Game clock" not in private
