@@ -1,4 +1,7 @@
-"""The demo chronicle: a storyteller, players and a cast for each of the four rulesets.
+"""The demo: one chronicle per ruleset, each with its cast, an open game night and a scene.
+
+A newcomer logs in as the storyteller on one screen and as two of a chronicle's players on two
+others, and sees the scene live at once: every cast is already joined to its chronicle's scene.
 
 The numbers come from the worked examples of the source texts behind RULES.md (seed 004 for
 Delilah and Melvin, 003 for Janet and Cody, 002 for Jane, Frank, Teddy and Paulo); the
@@ -29,6 +32,14 @@ from characters.roles import storytellers_group
 
 CHRONICLE = "Demo by Night"
 STORYTELLER = ("storyteller", "storyteller", "storyteller")
+
+# ruleset: (chronicle, its scene)
+CHRONICLES: dict[str, tuple[str, str]] = {
+    Ruleset.MET_CLASSIC: (CHRONICLE, "Elysium"),
+    Ruleset.MET_WEREWOLF: ("Demo Sept", "The caern at dusk"),
+    Ruleset.MET_BNS: ("Demo Test Pools", "The docks"),
+    Ruleset.WOD_DICE: ("Demo Dice", "The warehouse"),
+}
 
 
 def _wod(strength: int, dexterity: int, stamina: int, wits: int, perception: int = 2) -> dict:
@@ -209,8 +220,14 @@ CAST: dict[str, tuple[str, dict[str, Any]]] = {
     ),
 }
 
-DEMO_LOGINS: list[tuple[str, str, str]] = [STORYTELLER] + [
-    (name.lower(), name.lower(), f"player ({ruleset})") for name, (ruleset, _sheet) in CAST.items()
+# (user, password, role) as `make run` prints them: every player plays one character of the
+# chronicle of that character's ruleset, and that character is joined to the chronicle's scene.
+DEMO_LOGINS: list[tuple[str, str, str]] = [
+    (*STORYTELLER[:2], "storyteller of all " + str(len(CHRONICLES))),
+    *(
+        (name.lower(), name.lower(), f"{name} in {CHRONICLES[ruleset][0]}")
+        for name, (ruleset, _sheet) in CAST.items()
+    ),
 ]
 
 
@@ -259,26 +276,50 @@ def _write_sheet(character: Character, ruleset: str, sheet: dict[str, Any]) -> N
 _FIELDS = ("creature", "affiliation", "generation", "willpower", "blood", "blood_per_turn")
 
 
+def _scene(chronicle: Chronicle, name: str, storyteller: Any) -> None:
+    """The chronicle's demo scene with its cast joined (opened once; joining is idempotent)."""
+    from combat import services as scenes
+    from combat.models import Scene
+
+    scene = Scene.objects.filter(chronicle=chronicle, closed_at__isnull=True).first()
+    if scene is None:
+        scene = scenes.scene_open(chronicle=chronicle, by=storyteller, name=name)
+    for character in chronicle.characters.filter(npc=False, player__isnull=False).select_related(
+        "player"
+    ):
+        scenes.scene_join(code=scene.join_code, user=character.player, character=character)
+
+
 @transaction.atomic
-def load_demo() -> Chronicle:
-    """Create the demo chronicle; running it again leaves existing sheets as they are."""
+def load_demo() -> list[Chronicle]:
+    """Create the demo chronicles; running it again leaves existing sheets as they are."""
     storyteller = _user(STORYTELLER[0], STORYTELLER[1], staff=True)
     storyteller.groups.add(storytellers_group())
-    chronicle, _ = Chronicle.objects.get_or_create(
-        name=CHRONICLE, defaults={"ruleset": Ruleset.MET_CLASSIC}
-    )
-    chronicle.storytellers.add(storyteller)
+    chronicles: dict[str, Chronicle] = {}
+    for ruleset, (chronicle_name, _scene_name) in CHRONICLES.items():
+        chronicle, _ = Chronicle.objects.get_or_create(
+            name=chronicle_name, defaults={"ruleset": ruleset}
+        )
+        chronicle.storytellers.add(storyteller)
+        chronicles[ruleset] = chronicle
+    demo_names = [name for name, _scene in CHRONICLES.values()]
     for name, (ruleset, sheet) in CAST.items():
         player = _user(name.lower(), name.lower())
+        chronicle = chronicles[ruleset]
         values = {key: sheet[key] for key in (*_FIELDS, "rage", "gnosis") if key in sheet}
         note = f"Demo sheet built for {ruleset}."
-        character, created = Character.objects.get_or_create(
-            chronicle=chronicle,
-            name=name,
-            defaults={"player": player, "npc": False, "notes": note, **values},
-        )
-        if created:  # never undo what an admin changed in the demo since
+        character = Character.objects.filter(name=name, chronicle__name__in=demo_names).first()
+        if character is None:
+            character = Character.objects.create(
+                chronicle=chronicle, name=name, player=player, npc=False, notes=note, **values
+            )
             _write_sheet(character, ruleset, sheet)
-    if not GameNight.objects.filter(chronicle=chronicle).exists():
-        GameNight.objects.create(chronicle=chronicle, number=1, opened_by=storyteller)
-    return chronicle
+        elif character.chronicle_id != chronicle.pk:  # an older demo kept everyone in one
+            character.chronicle = chronicle
+            character.save(update_fields=["chronicle"])
+    for ruleset, chronicle in chronicles.items():
+        if not GameNight.objects.filter(chronicle=chronicle).exists():
+            GameNight.objects.create(chronicle=chronicle, number=1, opened_by=storyteller)
+        if GameNight.objects.filter(chronicle=chronicle, closed_at__isnull=True).exists():
+            _scene(chronicle, CHRONICLES[ruleset][1], storyteller)
+    return list(chronicles.values())

@@ -1,21 +1,109 @@
-"""Reads of scenes: what the storyteller's board and each phone show, in fixed queries."""
+"""Reads of scenes: what the storyteller's board and each phone show, in fixed queries.
+
+Each state below costs the same number of queries whatever the number of participants
+(tests/combat/test_scene_views.py counts them with 3 and 30 participants).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
+from characters.models import Character, Chronicle
 from characters.selectors import SHEET_PREFETCH, chronicles_run_by, sheet
 from combat.models import Participant, Presence, Scene, SceneLogEntry
+from combat.services import format_game_time
+
+BOARD_LOG_LENGTH = 30
+PHONE_LOG_LENGTH = 20
+
+# Game seconds of the tablet's "+1 turn" button. RULES.md, Shared terms (Game clock): a wod_dice
+# round is fifteen seconds, a met_bns turn about three; the other MET rulesets use three too.
+TURN_SECONDS = {"wod_dice": 15, "met_bns": 3, "met_classic": 3, "met_werewolf": 3}
+
+
+def clock_steps(scene: Scene) -> list[tuple[str, int]]:
+    """The tablet's clock buttons: (label, game seconds)."""
+    return [
+        ("+1 turn", TURN_SECONDS.get(scene.ruleset, 3)),
+        ("+1 min", 60),
+        ("+5 min", 5 * 60),
+        ("+15 min", 15 * 60),
+    ]
 
 
 def open_scenes_run_by(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Scene]:
     """Every open scene of the chronicles the user storytells (the overview)."""
-    return Scene.objects.filter(
-        chronicle__in=chronicles_run_by(user), closed_at__isnull=True
-    ).select_related("chronicle", "storyteller")
+    return (
+        Scene.objects.filter(chronicle__in=chronicles_run_by(user), closed_at__isnull=True)
+        .select_related("chronicle", "storyteller", "game_night")
+        .annotate(
+            present=Count(
+                "participants",
+                filter=Q(participants__removed_at__isnull=True),
+                distinct=True,
+            )
+        )
+        .order_by("chronicle__name", "-opened_at", "-pk")
+    )
+
+
+def scenes_run_by(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Scene]:
+    """Every scene (open or closed) the user may run: the storyteller's access rule."""
+    return Scene.objects.filter(chronicle__in=chronicles_run_by(user)).select_related(
+        "chronicle", "storyteller"
+    )
+
+
+def scenes_played_by(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Scene]:
+    """Scenes the user has (or had: removed players see they were removed) a character in."""
+    if not user.is_authenticated:
+        return Scene.objects.none()
+    return (
+        Scene.objects.filter(participants__character__player=user)
+        .select_related("chronicle", "storyteller")
+        .distinct()
+    )
+
+
+def open_scenes_played_by(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Scene]:
+    if not user.is_authenticated:
+        return Scene.objects.none()
+    return (
+        Scene.objects.filter(
+            closed_at__isnull=True,
+            participants__character__player=user,
+            participants__removed_at__isnull=True,
+        )
+        .select_related("chronicle")
+        .distinct()
+    )
+
+
+def chronicles_for_new_scene(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Chronicle]:
+    """The chronicles the user runs, with their open game night's number (None: no open night)."""
+    return chronicles_run_by(user).order_by("name")
+
+
+def joinable_characters(user: AbstractBaseUser, scene: Scene) -> list[Character]:
+    """The user's characters of the scene's chronicle (the ones they may join with)."""
+    return list(
+        Character.objects.filter(player=user, chronicle_id=scene.chronicle_id).order_by("name")
+    )
+
+
+def npc_sheets(scene: Scene) -> list[Character]:
+    """The chronicle's NPC sheets not in the scene right now."""
+    inside = Participant.objects.filter(
+        scene=scene, removed_at__isnull=True, character__isnull=False
+    ).values("character_id")
+    return list(
+        Character.objects.filter(chronicle_id=scene.chronicle_id, npc=True)
+        .exclude(pk__in=inside)
+        .order_by("name")
+    )
 
 
 def active_participants(scene: Scene) -> list[Participant]:
@@ -30,11 +118,13 @@ def connected_user_ids(scene: Scene) -> set[int]:
     return set(Presence.objects.filter(scene=scene).values_list("user_id", flat=True))
 
 
-def player_participants(scene: Scene, user: AbstractBaseUser) -> list[Participant]:
-    """The user's own characters in the scene."""
+def player_participants(
+    scene: Scene, user: AbstractBaseUser, *, removed: bool = False
+) -> list[Participant]:
+    """The user's own characters in the scene (or, with ``removed``, the ones taken out)."""
     return list(
         Participant.objects.filter(
-            scene=scene, removed_at__isnull=True, character__player=user
+            scene=scene, removed_at__isnull=not removed, character__player=user
         ).select_related("character")
     )
 
@@ -47,24 +137,50 @@ def log_for_storyteller(scene: Scene, limit: int | None = None) -> list[SceneLog
 
 
 def log_for_player(
-    scene: Scene, user: AbstractBaseUser, limit: int | None = None
+    scene: Scene, user: AbstractBaseUser, limit: int | None = None, *, public: bool = True
 ) -> list[SceneLogEntry]:
-    """What concerned the player's characters, and what every player of the scene saw."""
+    """What concerned the player's characters, and (``public``) what every player saw.
+
+    The phone's private part shows only what concerned their characters: it is pushed when
+    their characters are concerned, not on every public change (the download has both).
+    """
+    seen = Q(characters__player=user) | Q(public=True) if public else Q(characters__player=user)
     entries = (
-        SceneLogEntry.objects.filter(scene=scene)
-        .filter(Q(public=True) | Q(characters__player=user))
-        .distinct()
-        .order_by("-seq", "-pk")
+        SceneLogEntry.objects.filter(scene=scene).filter(seen).distinct().order_by("-seq", "-pk")
     )
     if limit:
         entries = entries[:limit]
     return list(entries)[::-1]
 
 
+def log_rows(entries: list[SceneLogEntry]) -> list[dict[str, Any]]:
+    """The log as plain data, for the JSON and text downloads."""
+    return [
+        {
+            "seq": e.seq,
+            "game_time": e.game_time,
+            "clock": format_game_time(e.game_time),
+            "kind": e.kind,
+            "text": e.text,
+            "public": e.public,
+            "at": e.created_at.isoformat(),
+        }
+        for e in entries
+    ]
+
+
 def public_state(scene: Scene) -> dict[str, Any]:
     """What every player of the scene sees: who is here (hidden NPCs never), clock, situation."""
-    participants = [p for p in active_participants(scene) if not p.hidden]
-    return {"scene": scene, "participants": participants}
+    participants = list(
+        Participant.objects.filter(scene=scene, removed_at__isnull=True, hidden=False).only(
+            "pk", "scene_id", "name", "npc", "hidden", "character_id"
+        )
+    )
+    return {
+        "scene": scene,
+        "participants": participants,
+        "clock": format_game_time(scene.game_time),
+    }
 
 
 def board_state(scene: Scene) -> dict[str, Any]:
@@ -81,23 +197,29 @@ def board_state(scene: Scene) -> dict[str, Any]:
     return {
         "scene": scene,
         "rows": rows,
-        "log": log_for_storyteller(scene, limit=30),
+        "players_connected": sum(1 for r in rows if r["connected"]),
+        "players_total": sum(1 for r in rows if r["connected"] is not None),
+        "clock": format_game_time(scene.game_time),
+        "clock_steps": clock_steps(scene),
+        "log": log_for_storyteller(scene, limit=BOARD_LOG_LENGTH),
     }
 
 
 def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
     """One player's own part: their characters' current sheets and prompts addressed to them."""
-    sheets = []
-    for participant in player_participants(scene, user):
-        character = (
-            type(participant.character)
-            .objects.prefetch_related(*SHEET_PREFETCH)
-            .get(pk=participant.character_id)
+    own = player_participants(scene, user)
+    characters = {
+        c.pk: c
+        for c in Character.objects.filter(pk__in=[p.character_id for p in own]).prefetch_related(
+            *SHEET_PREFETCH
         )
-        sheets.append({"participant": participant, **sheet(character)})
+    }
+    sheets = [{"participant": p, **sheet(characters[p.character_id])} for p in own]
+    removed = [] if own else player_participants(scene, user, removed=True)
     return {
         "scene": scene,
         "player": user,
         "sheets": sheets,
-        "log": log_for_player(scene, user, limit=20),
+        "removed": removed,
+        "log": log_for_player(scene, user, limit=PHONE_LOG_LENGTH, public=False),
     }

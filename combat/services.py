@@ -284,7 +284,7 @@ def scene_remove(*, scene: Scene, by: AbstractBaseUser, participant: Participant
     with transaction.atomic():
         scene = _lock_open_scene(scene)
         participant = (
-            Participant.objects.select_for_update()
+            Participant.objects.select_for_update(of=("self",))
             .select_related("character")
             .filter(pk=participant.pk, scene=scene, removed_at__isnull=True)
             .first()

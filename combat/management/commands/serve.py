@@ -52,4 +52,4 @@ class Command(BaseCommand):
             return
         self.stdout.write("Demo logins (user / password):")
         for username, password, role in shown:
-            self.stdout.write(f"  {role:<22} {username} / {password}")
+            self.stdout.write(f"  {role:<30} {username} / {password}")
