@@ -57,12 +57,12 @@ def is_storyteller_of_scene(user: AbstractBaseUser, scene: Scene) -> bool:
     return chronicles_run_by(user).filter(pk=scene.chronicle_id).exists()
 
 
-def _require_storyteller(user: AbstractBaseUser, chronicle: Chronicle) -> None:
+def require_storyteller(user: AbstractBaseUser, chronicle: Chronicle) -> None:
     if not chronicles_run_by(user).filter(pk=chronicle.pk).exists():
         raise SceneError(NOT_STORYTELLER.format(chronicle=chronicle))
 
 
-def _lock_open_scene(scene: Scene, *, expected_seq: int | None = None) -> Scene:
+def lock_open_scene(scene: Scene, *, expected_seq: int | None = None) -> Scene:
     locked = Scene.objects.select_for_update().select_related("chronicle").get(pk=scene.pk)
     if locked.closed_at is not None:
         raise SceneError(SCENE_CLOSED)
@@ -71,7 +71,7 @@ def _lock_open_scene(scene: Scene, *, expected_seq: int | None = None) -> Scene:
     return locked
 
 
-def _changed(
+def record_change(
     scene: Scene,
     *,
     by: AbstractBaseUser | None,
@@ -82,7 +82,13 @@ def _changed(
     data: dict[str, Any] | None = None,
     private_user_ids: Iterable[int] = (),
 ) -> None:
-    """Bump ``seq``, log the change (when ``kind`` is given) and publish it on commit."""
+    """Bump ``seq``, log the change (when ``kind`` is given) and publish it on commit.
+
+    Every write to a scene goes through here, the scene's own and those of challenges, rounds
+    and chases: call it inside the transaction, with the scene locked by
+    :func:`lock_open_scene`, naming in ``private_user_ids`` the players whose private part
+    changed.
+    """
     scene.seq += 1
     scene.save(update_fields=["seq", "game_time", "situation", "ruleset", "closed_at"])
     if kind is not None:
@@ -120,7 +126,7 @@ def scene_open(
     ruleset = ruleset or chronicle.ruleset
     if ruleset not in Ruleset.values:
         raise SceneError(UNKNOWN_RULESET.format(ruleset=ruleset))
-    _require_storyteller(by, chronicle)
+    require_storyteller(by, chronicle)
     for _ in range(10):
         try:
             with transaction.atomic():
@@ -138,7 +144,7 @@ def scene_open(
                     join_code=_new_join_code(),
                     storyteller=by,
                 )
-                _changed(
+                record_change(
                     scene, by=by, kind=LogKind.SCENE, text=f"Scene opened: {name}", public=True
                 )
                 return scene
@@ -148,34 +154,34 @@ def scene_open(
 
 
 def scene_close(*, scene: Scene, by: AbstractBaseUser) -> Scene:
-    _require_storyteller(by, scene.chronicle)
+    require_storyteller(by, scene.chronicle)
     with transaction.atomic():
-        scene = _lock_open_scene(scene)
+        scene = lock_open_scene(scene)
         scene.closed_at = timezone.now()
-        _changed(scene, by=by, kind=LogKind.SCENE, text="Scene closed", public=True)
+        record_change(scene, by=by, kind=LogKind.SCENE, text="Scene closed", public=True)
     return scene
 
 
 def scene_set_ruleset(*, scene: Scene, by: AbstractBaseUser, ruleset: str) -> Scene:
     if ruleset not in Ruleset.values:
         raise SceneError(UNKNOWN_RULESET.format(ruleset=ruleset))
-    _require_storyteller(by, scene.chronicle)
+    require_storyteller(by, scene.chronicle)
     with transaction.atomic():
-        scene = _lock_open_scene(scene)
+        scene = lock_open_scene(scene)
         scene.ruleset = ruleset
         label = Ruleset(ruleset).label
-        _changed(scene, by=by, kind=LogKind.SCENE, text=f"Ruleset: {label}", public=True)
+        record_change(scene, by=by, kind=LogKind.SCENE, text=f"Ruleset: {label}", public=True)
     return scene
 
 
 def scene_set_situation(*, scene: Scene, by: AbstractBaseUser, situation: str) -> Scene:
     """What is happening, as the players' phones show it."""
-    _require_storyteller(by, scene.chronicle)
+    require_storyteller(by, scene.chronicle)
     situation = (situation or "").strip()[:300]
     with transaction.atomic():
-        scene = _lock_open_scene(scene)
+        scene = lock_open_scene(scene)
         scene.situation = situation
-        _changed(scene, by=by)
+        record_change(scene, by=by)
     return scene
 
 
@@ -185,11 +191,11 @@ def scene_advance_clock(
     """Move the scene's game clock forward; locks and effects expire by it (C10, W9)."""
     if not isinstance(seconds, int) or not 1 <= seconds <= MAX_CLOCK_STEP:
         raise SceneError(CLOCK_RANGE)
-    _require_storyteller(by, scene.chronicle)
+    require_storyteller(by, scene.chronicle)
     with transaction.atomic():
-        scene = _lock_open_scene(scene, expected_seq=expected_seq)
+        scene = lock_open_scene(scene, expected_seq=expected_seq)
         scene.game_time += seconds
-        _changed(
+        record_change(
             scene,
             by=by,
             kind=LogKind.CLOCK,
@@ -210,7 +216,7 @@ def scene_join(*, code: str, user: AbstractBaseUser, character: Character) -> Pa
     if character.chronicle_id != scene.chronicle_id:
         raise SceneError(WRONG_CHRONICLE.format(character=character, chronicle=scene.chronicle))
     with transaction.atomic():
-        scene = _lock_open_scene(scene)
+        scene = lock_open_scene(scene)
         existing = Participant.objects.filter(
             scene=scene, character=character, removed_at__isnull=True
         ).first()
@@ -219,7 +225,7 @@ def scene_join(*, code: str, user: AbstractBaseUser, character: Character) -> Pa
         participant = Participant.objects.create(
             scene=scene, character=character, name=character.name, npc=character.npc
         )
-        _changed(
+        record_change(
             scene,
             by=user,
             kind=LogKind.JOIN,
@@ -241,7 +247,7 @@ def scene_add_npc(
     hidden: bool = False,
 ) -> Participant:
     """Add an NPC: one of the chronicle's NPC sheets, or a quick NPC with a name and pools."""
-    _require_storyteller(by, scene.chronicle)
+    require_storyteller(by, scene.chronicle)
     if character is not None:
         if character.chronicle_id != scene.chronicle_id or not character.npc:
             raise SceneError(NOT_AN_NPC.format(character=character, chronicle=scene.chronicle))
@@ -252,7 +258,7 @@ def scene_add_npc(
     if len(name) > 120:
         raise SceneError(NAME_TOO_LONG.format(limit=120))
     with transaction.atomic():
-        scene = _lock_open_scene(scene)
+        scene = lock_open_scene(scene)
         if (
             character is not None
             and Participant.objects.filter(
@@ -268,7 +274,7 @@ def scene_add_npc(
             hidden=hidden,
             quick_pools=pools or {},
         )
-        _changed(
+        record_change(
             scene,
             by=by,
             kind=LogKind.JOIN,
@@ -280,9 +286,9 @@ def scene_add_npc(
 
 def scene_remove(*, scene: Scene, by: AbstractBaseUser, participant: Participant) -> None:
     """The storyteller takes someone out of the scene; their phone is told at once."""
-    _require_storyteller(by, scene.chronicle)
+    require_storyteller(by, scene.chronicle)
     with transaction.atomic():
-        scene = _lock_open_scene(scene)
+        scene = lock_open_scene(scene)
         participant = (
             Participant.objects.select_for_update(of=("self",))
             .select_related("character")
@@ -294,7 +300,7 @@ def scene_remove(*, scene: Scene, by: AbstractBaseUser, participant: Participant
         participant.removed_at = timezone.now()
         participant.save(update_fields=["removed_at"])
         player_ids = [participant.player_id] if participant.player_id else []
-        _changed(
+        record_change(
             scene,
             by=by,
             kind=LogKind.LEAVE,

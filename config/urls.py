@@ -8,4 +8,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("characters.urls")),
     path("", include("combat.urls")),
+    path("", include("combat.challenges.urls")),
+    path("", include("combat.rounds.urls")),
+    path("", include("chases.urls")),
 ]

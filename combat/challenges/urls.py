@@ -1,0 +1,5 @@
+"""Challenges: URL routes."""
+
+from django.urls import URLPattern, URLResolver
+
+urlpatterns: list[URLPattern | URLResolver] = []

@@ -1,0 +1,3 @@
+"""Challenge models (issue 10): filled in by that feature."""
+
+__all__: list[str] = []
