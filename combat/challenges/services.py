@@ -1,0 +1,1474 @@
+"""Writes to challenges: start, answer, throw, declare, retest, cancel, accept, and the
+storyteller's calls (time, pause, force, deny, rule, set a winner, void).
+
+Every function runs in one transaction, locks the scene (:func:`combat.services.lock_open_scene`)
+and the challenge row, checks the step the actor saw (a late tap is refused and changes
+nothing), claims the request's idempotency key (a double tap counts once), steps the engine
+(:mod:`combat.rules.challenge`), writes the ledger (traits crossed off, willpower and ability
+points, damage) with ``source="challenge <pk>"`` and announces through
+:func:`combat.services.record_change`. A refusal raises :class:`ChallengeError`; a rule's
+refusal names the rule ID.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from characters.idempotency import IdempotencyError, idempotency_claim
+from characters.models import Equipment, LedgerEntry, LedgerKind
+from characters.selectors import entry_counts
+from characters.services import LedgerError, ledger_reverse, ledger_spend
+from combat.challenges import sheets
+from combat.models import (
+    Challenge,
+    ChallengeLock,
+    ChallengeStatus,
+    LogKind,
+    Participant,
+    Scene,
+)
+from combat.rules.challenge import CHOICE, Phase
+from combat.rules.challenge import Challenge as Engine
+from combat.rules.errors import RuleError
+from combat.rules.night import Lock, Locks
+from combat.rules.terms import Category, Mode, RetestKind, Side, Throw
+from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
+
+ANSWER_SECONDS = 90
+CANCEL_SECONDS = 30
+THROWS = ("rock", "paper", "scissors")
+MODES = ("contested", "static", "simple", "difficult", "extended")
+
+MOVED_ON = "The challenge moved on since you looked; nothing was changed. Look again."
+NOT_YOURS = "You do not play that side of this challenge."
+NOT_ST = "Only a storyteller of this chronicle can do that."
+CLOSED = "This challenge is over."
+OWN_CHARACTER = "You cannot challenge your own character."
+NOT_IN_SCENE = "That character is not in this scene."
+NOTHING_SEALED = "There is nothing to throw right now."
+
+
+class ChallengeError(Exception):
+    """A step refused, with a sentence for people; ``rule`` names the rule when one did."""
+
+    def __init__(self, message: str, rule: str | None = None) -> None:
+        self.rule = rule
+        super().__init__(f"{message} ({rule})" if rule and f"({rule})" not in message else message)
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def engine_of(challenge: Challenge) -> Engine | None:
+    return Engine.from_dict(challenge.state) if challenge.state else None
+
+
+def is_st_side(challenge: Challenge, side: str) -> bool:
+    """The storyteller plays a side that is an NPC, or the static/simple opponent."""
+    participant = challenge.attacker if side == "attacker" else challenge.defender
+    return participant is None or participant.npc or participant.character_id is None
+
+
+def player_of(challenge: Challenge, side: str) -> int | None:
+    participant = challenge.attacker if side == "attacker" else challenge.defender
+    if participant is None or participant.character_id is None or participant.npc:
+        return None
+    return participant.character.player_id
+
+
+def sides_for(challenge: Challenge, user: AbstractBaseUser, *, as_st: bool = False) -> list[str]:
+    """The sides ``user`` may act for: a player their own character's; a storyteller (from
+    the tablet) the NPC and static sides. Nobody acts for a character not theirs."""
+    sides = []
+    for side in ("attacker", "defender"):
+        if as_st:
+            if is_st_side(challenge, side):
+                sides.append(side)
+        elif player_of(challenge, side) == user.pk:
+            sides.append(side)
+    return sides
+
+
+def _players(challenge: Challenge) -> list[int]:
+    ids = [player_of(challenge, s) for s in ("attacker", "defender")]
+    return [i for i in ids if i]
+
+
+def _characters(challenge: Challenge) -> list:
+    return [
+        p.character
+        for p in (challenge.attacker, challenge.defender)
+        if p is not None and p.character_id is not None
+    ]
+
+
+def name_of(challenge: Challenge, side: str) -> str:
+    participant = challenge.attacker if side == "attacker" else challenge.defender
+    if participant is None:
+        return "the storyteller"
+    return participant.name
+
+
+# -- the write skeleton ---------------------------------------------------------------------
+
+
+def _locked(challenge_id: int, scene: Scene, expected_step: int | None) -> tuple[Scene, Challenge]:
+    try:
+        scene = lock_open_scene(scene)
+    except SceneError as error:
+        raise ChallengeError(str(error)) from None
+    challenge = (
+        Challenge.objects.select_for_update(of=("self",))
+        .select_related("attacker__character", "defender__character", "scene")
+        .filter(pk=challenge_id, scene=scene)
+        .first()
+    )
+    if challenge is None:
+        raise ChallengeError("No such challenge in this scene.")
+    if expected_step is not None and challenge.step != expected_step:
+        raise ChallengeError(MOVED_ON)
+    return scene, challenge
+
+
+def _claim(user: AbstractBaseUser, key: str | None, payload: dict[str, Any]) -> bool:
+    """Claim the request's key; True when it is a replay (the first answer stands)."""
+    if not key:
+        return False
+    try:
+        claim = idempotency_claim(user=user, action="challenge", key=key, payload=payload)
+    except IdempotencyError as error:
+        raise ChallengeError(str(error)) from None
+    return claim.replay
+
+
+def _note(challenge: Challenge, text: str) -> None:
+    """A line both sides (and the storyteller) see in the challenge's history."""
+    challenge.history = [*challenge.history, {"step": challenge.step + 1, "text": text}]
+
+
+def _save(
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    text: str,
+    *,
+    public: bool = False,
+    engine: Engine | None = None,
+) -> None:
+    if engine is not None:
+        challenge.state = engine.to_dict()
+    challenge.step += 1
+    challenge.save()
+    hidden = any(p is not None and p.hidden for p in (challenge.attacker, challenge.defender))
+    record_change(
+        scene,
+        by=by,
+        kind=LogKind.CHALLENGE,
+        text=text,
+        public=public and not hidden,
+        characters=_characters(challenge),
+        data={"challenge": challenge.pk},
+        private_user_ids=_players(challenge),
+    )
+
+
+def _rule(error: RuleError) -> ChallengeError:
+    return ChallengeError(error.reason, error.rule)
+
+
+def _timer(challenge: Challenge, seconds: int, label: str) -> None:
+    challenge.timer_label = label
+    challenge.deadline = None if challenge.paused else timezone.now() + timedelta(seconds=seconds)
+
+
+def _clear_timer(challenge: Challenge) -> None:
+    challenge.deadline = None
+    challenge.timer_label = ""
+
+
+# -- starting -------------------------------------------------------------------------------
+
+
+def _locks(scene: Scene) -> Locks:
+    rows = ChallengeLock.objects.filter(scene=scene, until__gt=scene.game_time).select_related(
+        "attacker", "target"
+    )
+    return Locks(tuple(Lock(r.attacker.name, r.target.name, r.what, r.until, r.rule) for r in rows))
+
+
+def _weapon(participant: Participant, weapon_id: int | None) -> Equipment | None:
+    if not weapon_id or participant.character_id is None:
+        return None
+    weapon = Equipment.objects.filter(
+        pk=weapon_id, character_id=participant.character_id, kind=Equipment.Kind.WEAPON
+    ).first()
+    if weapon is None:
+        raise ChallengeError("That weapon is not on the sheet.")
+    return weapon
+
+
+def _side_options(data: dict[str, Any]) -> dict[str, Any]:
+    keep = ("bid", "ability", "weapon", "attribute", "skill", "bonus", "prone", "effect")
+    return {k: data.get(k) for k in keep if data.get(k) not in (None, "")}
+
+
+def challenge_start(
+    *,
+    scene: Scene,
+    by: AbstractBaseUser,
+    attacker: Participant,
+    defender: Participant | None = None,
+    mode: str = "contested",
+    category: str = "",
+    bid: str = "",
+    ability: str = "",
+    what: str = "",
+    effect: str = "",
+    difficulty: int = 0,
+    win_outright: bool = False,
+    bid_required: bool = False,
+    target_wins: int | None = None,
+    race: bool = False,
+    ranged: bool = False,
+    ranged_far: bool = False,
+    surprise: bool = False,
+    celerity: int = 0,
+    attack: bool = False,
+    weapon: int | None = None,
+    attribute: str = "",
+    skill: str = "",
+    bonus: int = 0,
+    expected_seq: int | None = None,
+    key: str | None = None,
+) -> Challenge:
+    """C1: a player (for their own character) or the storyteller (for an NPC, or a test of a
+    player's character from the tablet) starts a challenge. A contested challenge waits for
+    the defender's answer; a test against the storyteller (C11, C13, W13, W14) starts at once
+    unless the storyteller started it and the player still has to bid."""
+    as_st = is_storyteller_of_scene(by, scene)
+    if mode not in MODES:
+        raise ChallengeError(f"Unknown kind of challenge: {mode}.")
+    is_player_side = attacker.character_id is not None and not attacker.npc
+    if is_player_side and attacker.character.player_id != by.pk and not as_st:
+        raise ChallengeError(NOT_YOURS)
+    if not is_player_side and not as_st:
+        raise ChallengeError(NOT_YOURS)
+    if is_player_side and attacker.character.player_id != by.pk and mode == "contested":
+        raise ChallengeError("A player starts their own character's contested challenges.")
+    if mode == "contested" or race:
+        if defender is None and not race:
+            raise ChallengeError("Name who you challenge.")
+        if defender is not None and defender.pk == attacker.pk:
+            raise ChallengeError("A character cannot challenge itself.")
+        if (
+            defender is not None
+            and defender.character_id
+            and attacker.character_id
+            and not defender.npc
+            and defender.character.player_id == attacker.character.player_id
+        ):
+            raise ChallengeError(OWN_CHARACTER)
+    else:
+        defender = None
+    ruleset = scene.ruleset
+    if ruleset == "wod_dice":
+        raise ChallengeError("This scene plays wod_dice: challenges are thrown in MET scenes.")
+    if ruleset != "met_bns" and mode in {"contested", "static", "extended"} and not category:
+        raise ChallengeError("Pick a category (a bid picks it for you).")
+    if category and category not in {c.value for c in Category}:
+        raise ChallengeError(f"Unknown category {category}.")
+    if ruleset == "met_bns" and not category:
+        category = (attribute or "physical").casefold()
+    with transaction.atomic():
+        try:
+            scene = lock_open_scene(scene, expected_seq=expected_seq)
+        except SceneError as error:
+            raise ChallengeError(str(error)) from None
+        payload = {"scene": scene.pk, "attacker": attacker.pk, "mode": mode, "bid": bid}
+        if _claim(by, key, payload):
+            found = Challenge.objects.filter(scene=scene, attacker=attacker).order_by("-pk").first()
+            if found is not None:
+                return found
+        for p in (attacker, defender):
+            if p is not None and (p.scene_id != scene.pk or p.removed_at is not None):
+                raise ChallengeError(NOT_IN_SCENE)
+        busy = Challenge.objects.filter(
+            scene=scene, status__in=[ChallengeStatus.ANSWER, ChallengeStatus.LIVE]
+        ).filter(attacker=attacker)
+        if busy.exists():
+            raise ChallengeError(f"{attacker.name} is already in an open challenge as attacker.")
+        what = (what or category or "").strip()[:120]
+        if defender is not None:
+            try:
+                _locks(scene).check(
+                    attacker=attacker.name, target=defender.name, what=what, now=scene.game_time
+                )
+            except RuleError as error:
+                raise _rule(error) from None
+        attacker_side = {
+            "bid": bid,
+            "ability": ability,
+            "weapon": weapon,
+            "attribute": attribute,
+            "skill": skill,
+            "bonus": bonus,
+            "effect": effect,
+        }
+        options = {
+            "ruleset": ruleset,
+            "attacker": _side_options(attacker_side),
+            "win_outright": win_outright,
+            "bid_required": bid_required,
+            "target_wins": target_wins,
+            "race": race,
+            "ranged": ranged,
+            "ranged_far": ranged_far,
+            "surprise": surprise,
+            "celerity": celerity,
+            "attack": attack,
+        }
+        challenge = Challenge.objects.create(
+            scene=scene,
+            attacker=attacker,
+            defender=defender,
+            mode=mode,
+            category=category,
+            what=what,
+            attacker_effect=effect[:300],
+            difficulty=difficulty,
+            options=options,
+            created_by=by,
+        )
+        awaiting = None
+        if defender is not None and mode in {"contested", "extended"}:
+            awaiting = "defender"
+        elif (
+            as_st
+            and is_player_side
+            and ruleset != "met_bns"
+            and not bid
+            and (mode in {"static", "extended"} or bid_required)
+        ):
+            awaiting = "attacker"  # the storyteller called a test: the player bids
+        attacker_name = attacker.name
+        against = defender.name if defender is not None else "the storyteller"
+        label = category or mode
+        head = f"{attacker_name} challenges {against}"
+        if mode != "contested":
+            head = f"{attacker_name}: {mode} test against {against}"
+        if celerity:
+            head += f" (C15: {celerity} Celerity follow-up(s) announced up front)"
+        _note(challenge, f"{head} · {label}" + (f" · {effect}" if effect else ""))
+        if awaiting == "defender":
+            # C1, C7, W6: the attacker's side is checked now; W6: a defender with nothing
+            # left in the category loses at once, losing nothing.
+            probe = _build(challenge, {**options, "defender": {}})
+            if probe.phase is Phase.OVER:
+                challenge.status = ChallengeStatus.LIVE
+                _note(challenge, f"{defender.name} has no {category} traits left (W6)")
+                _after_step(challenge, probe, by)
+                _save(scene, challenge, by, f"{head} ({label})", public=True, engine=probe)
+                return challenge
+        if awaiting:
+            challenge.options = {**options, "awaiting": awaiting}
+            challenge.status = ChallengeStatus.ANSWER
+            _timer(challenge, ANSWER_SECONDS, f"{name_of(challenge, awaiting)} to answer")
+            _save(scene, challenge, by, f"{head} ({label})", public=True)
+            return challenge
+        engine = _build(challenge, challenge.options)
+        challenge.status = ChallengeStatus.LIVE
+        _after_step(challenge, engine, by)
+        _save(scene, challenge, by, f"{head} ({label})", public=True, engine=engine)
+        return challenge
+
+
+def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
+    """Start the engine from both sides' sheets as they are now (C1 and the checks of start)."""
+    ruleset = options["ruleset"]
+    category = challenge.category
+    a_opts = options.get("attacker", {})
+    d_opts = options.get("defender", {})
+    a_sheet = sheets.load(challenge.attacker)
+    d_sheet = sheets.load(challenge.defender) if challenge.defender else None
+    mode = challenge.mode
+    surprised = bool(options.get("surprise"))
+    if d_sheet is not None and d_sheet.health().value == "incapacitated":
+        surprised = True  # C7: opponents of an Incapacitated character normally have surprise
+    outpaced = (
+        bool(options.get("celerity")) and d_sheet is not None and not d_sheet.has_power("Celerity")
+    )
+    ruling = options.get("stamina_ruling")
+
+    def pool(sheet: sheets.Sheet | None, opts: dict[str, Any], prone: int = 0) -> int:
+        if ruleset != "met_bns" or sheet is None:
+            return 0
+        weapon = _weapon(sheet.participant, opts.get("weapon"))
+        return sheets.bns_pool(
+            sheet,
+            attribute=opts.get("attribute") or category,
+            skill=opts.get("skill", ""),
+            bonus=int(opts.get("bonus") or 0),
+            weapon_bonus=weapon.bonus_traits if weapon else 0,
+            prone=prone,
+        )
+
+    attacker = sheets.contender(
+        a_sheet,
+        ruleset=ruleset,
+        category=category,
+        bid=a_opts.get("bid"),
+        ability=a_opts.get("ability"),
+        weapon=_weapon(challenge.attacker, a_opts.get("weapon")),
+        pool=pool(a_sheet, a_opts),
+        opponent=d_sheet,
+    )
+    defender = None
+    if d_sheet is not None:
+        prone = sheets.prone_modifier(
+            prone=bool(d_opts.get("prone")),
+            category=category,
+            ranged_far=bool(options.get("ranged") and options.get("ranged_far")),
+        )
+        defender = sheets.contender(
+            d_sheet,
+            ruleset=ruleset,
+            category=category,
+            bid=d_opts.get("bid"),
+            ability=d_opts.get("ability"),
+            weapon=_weapon(challenge.defender, d_opts.get("weapon")),
+            surprised=surprised,
+            outpaced=outpaced,
+            stamina_ruling=ruling,
+            pool=pool(d_sheet, d_opts, prone),
+            opponent=a_sheet,
+        )
+    elif options.get("race"):
+        from combat.rules.challenge import Contender
+
+        defender = Contender(traits=challenge.difficulty, pool=challenge.difficulty)
+    try:
+        return Engine.start(
+            ruleset=ruleset,
+            mode=mode,
+            category=category or None,
+            attacker=attacker,
+            defender=defender,
+            difficulty=challenge.difficulty,
+            mind_control=bool(options.get("mind_control")),
+            win_outright=bool(options.get("win_outright")),
+            target_wins=options.get("target_wins"),
+            race=bool(options.get("race")),
+            options=challenge.scene.chronicle.options,
+            path=challenge.what,
+            ranged=bool(options.get("ranged")),
+            counterattack=bool(d_opts.get("counterattack")),
+            bid_required=bool(options.get("bid_required")),
+        )
+    except RuleError as error:
+        raise _rule(error) from None
+
+
+# -- player steps ---------------------------------------------------------------------------
+
+
+def _act(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    expected_step: int | None,
+    key: str | None,
+    payload: dict[str, Any],
+    as_st: bool = False,
+) -> tuple[Scene, Challenge, bool]:
+    """Lock, check the step and the actor's right to the side, claim the key."""
+    if side not in ("attacker", "defender"):
+        raise ChallengeError(NOT_YOURS)
+    if as_st and not is_storyteller_of_scene(by, scene):
+        raise ChallengeError(NOT_ST)
+    scene, locked = _locked(challenge.pk, scene, None)
+    replay = _claim(by, key, {"challenge": locked.pk, "side": side, **payload})
+    if replay:
+        return scene, locked, True
+    if expected_step is not None and locked.step != expected_step:
+        raise ChallengeError(MOVED_ON)
+    if side not in sides_for(locked, by, as_st=as_st):
+        raise ChallengeError(NOT_YOURS)
+    if not locked.is_open:
+        raise ChallengeError(CLOSED)
+    return scene, locked, False
+
+
+def challenge_answer(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    answer: str,
+    bid: str = "",
+    ability: str = "",
+    effect: str = "",
+    weapon: int | None = None,
+    attribute: str = "",
+    skill: str = "",
+    bonus: int = 0,
+    prone: bool = False,
+    counterattack: bool = False,
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+) -> Challenge:
+    """C1: the side asked to answer bids from its current traits, relents (C2, W5: nobody
+    loses a trait) or has nothing to bid (C1: the attacker's effect happens, no test)."""
+    with transaction.atomic():
+        scene, ch, replay = _act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=expected_step,
+            key=key,
+            payload={"answer": answer, "bid": bid, "ability": ability},
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        if ch.status != ChallengeStatus.ANSWER or ch.options.get("awaiting") != side:
+            raise ChallengeError("No answer is asked of you now.")
+        who = name_of(ch, side)
+        options = dict(ch.options)
+        options.pop("awaiting", None)
+        if answer in {"relent", "no_bid"}:
+            engine = _build_for_answer(ch, options, side)
+            try:
+                engine = engine.relent(side) if answer == "relent" else engine.no_bid()
+            except RuleError as error:
+                raise _rule(error) from None
+            text = (
+                f"{who} relents: nobody loses a trait"
+                if answer == "relent"
+                else f"{who} has nothing to bid: the effect happens, no test"
+            )
+            ch.options = options
+            ch.status = ChallengeStatus.LIVE
+            _note(
+                ch,
+                text
+                + (
+                    " (W5)"
+                    if scene.ruleset == "met_werewolf"
+                    else " (C2)"
+                    if answer == "relent"
+                    else " (C1)"
+                ),
+            )
+            _after_step(ch, engine, by)
+            _save(scene, ch, by, text, public=True, engine=engine)
+            return ch
+        if answer != "bid":
+            raise ChallengeError("Answer with a bid, relent, or nothing to bid.")
+        side_opts = _side_options(
+            {
+                "bid": bid,
+                "ability": ability,
+                "weapon": weapon,
+                "attribute": attribute,
+                "skill": skill,
+                "bonus": bonus,
+                "prone": prone,
+                "effect": effect,
+            }
+        )
+        if counterattack:
+            side_opts["counterattack"] = True
+        options[side] = {**options.get(side, {}), **side_opts}
+        if side == "defender":
+            ch.defender_effect = effect[:300]
+        engine = _build(ch, options)
+        ch.options = options
+        ch.status = ChallengeStatus.LIVE
+        _clear_timer(ch)
+        shown = bid or (attribute and f"{attribute} pool") or ch.category
+        _note(ch, f"{who} bids {shown}" + (f" · {effect}" if effect else ""))
+        _after_step(ch, engine, by)
+        _save(scene, ch, by, f"{who} answers with {shown}", engine=engine)
+        return ch
+
+
+def _build_for_answer(ch: Challenge, options: dict[str, Any], side: str) -> Engine:
+    """The engine for a relent or no-bid answer: the answering side has no bid (yet)."""
+    return _build(ch, {**options, side: {}})
+
+
+def _require_live(ch: Challenge) -> Engine:
+    if ch.status != ChallengeStatus.LIVE:
+        raise ChallengeError("The challenge is waiting for an answer first.", "C1")
+    engine = engine_of(ch)
+    assert engine is not None
+    if engine.phase is Phase.OVER:
+        raise ChallengeError(CLOSED)
+    return engine
+
+
+def round_of(engine: Engine | None) -> str:
+    """Which throw a sealed throw or total belongs to: a late one from an earlier round is
+    refused (both sides throw at the same step, so the step itself cannot be asked)."""
+    if engine is None:
+        return ""
+    return f"{engine.throws}.{len(engine.used)}.{len(engine.spent)}.{engine.phase.value}"
+
+
+def _check_round(engine: Engine, expected_round: str | None) -> None:
+    if expected_round is not None and expected_round != round_of(engine):
+        raise ChallengeError(MOVED_ON)
+
+
+def challenge_throw(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    throw: str,
+    expected_round: str | None = None,
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+    rng: Any = None,
+) -> Challenge:
+    """C3: a sealed throw. The other side and the storyteller see only "locked in"; the
+    thrower may change it until the other side locks in; both are revealed together."""
+    with transaction.atomic():
+        scene, ch, replay = _act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=None,
+            key=key,
+            payload={"throw": throw},
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        engine = _require_live(ch)
+        _check_round(engine, expected_round)
+        if engine.phase is not Phase.THROWS:
+            raise ChallengeError("No throw is called for right now.", "C3")
+        if throw == "random":
+            throw = (rng or secrets.SystemRandom()).choice(THROWS)
+        try:
+            Throw.parse(throw)
+        except RuleError as error:
+            raise _rule(error) from None
+        sealed = dict(ch.sealed.get("throw", {}))
+        changed = side in sealed
+        sealed[side] = throw
+        who = name_of(ch, side)
+        if len(sealed) < 2:
+            ch.sealed = {**ch.sealed, "throw": sealed}
+            text = f"{who} changed the throw (locked in)" if changed else f"{who} is locked in"
+            _save(scene, ch, by, text)
+            return ch
+        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
+        return _reveal(scene, ch, engine, by, sealed["attacker"], sealed["defender"])
+
+
+def _reveal(
+    scene: Scene, ch: Challenge, engine: Engine, by: AbstractBaseUser, a: str, d: str
+) -> Challenge:
+    before = engine
+    try:
+        engine = engine.throw_both(a, d)
+    except RuleError as error:
+        raise _rule(error) from None
+    a_name, d_name = name_of(ch, "attacker"), name_of(ch, "defender")
+    text = f"Throws: {a_name} {a}, {d_name} {d}"
+    text += " — " + _standing(ch, before, engine)
+    _note(ch, text)
+    _after_step(ch, engine, by)
+    _save(scene, ch, by, text, engine=engine)
+    return ch
+
+
+def _standing(ch: Challenge, before: Engine, engine: Engine) -> str:
+    if engine.phase is Phase.DECLARATIONS:
+        return (
+            "a draw: declare totals (C4)"
+            if engine.profile.family.value == "classic"
+            else ("a draw: declare totals (W3)")
+        )
+    if engine.phase is Phase.OVER:
+        return f"{name_of(ch, engine.winner.value)} wins"
+    if engine.phase is Phase.THROWS and engine.leader is None:
+        if engine.wins or engine.opponent_wins:
+            return f"throw counted (wins {engine.wins}–{engine.opponent_wins}); throw again (W13)"
+        return "equal totals: throw again (C4)"
+    if engine.leader is not None:
+        return f"{name_of(ch, engine.leader.value)} is winning"
+    return ""
+
+
+def challenge_by_hand(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    result: str,
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+) -> Challenge:
+    """C3: a pair that threw by hand records the result instead (attacker, defender, draw);
+    who recorded it is in the log, and the storyteller can void."""
+    pairs = {
+        "attacker": ("rock", "scissors"),
+        "defender": ("scissors", "rock"),
+        "draw": ("rock", "rock"),
+    }
+    if result not in pairs:
+        raise ChallengeError("A result by hand is a win for one side or a draw.", "C3")
+    with transaction.atomic():
+        scene, ch, replay = _act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=expected_step,
+            key=key,
+            payload={"by_hand": result},
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        engine = _require_live(ch)
+        if engine.phase is not Phase.THROWS:
+            raise ChallengeError("No throw is called for right now.", "C3")
+        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
+        _note(ch, f"Thrown by hand, recorded by {name_of(ch, side)}")
+        return _reveal(scene, ch, engine, by, *pairs[result])
+
+
+def challenge_declare(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    total: int,
+    expected_round: str | None = None,
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+) -> Challenge:
+    """C4 (W3): after a draw each side declares its total (at most its own, under-declaring
+    allowed), sealed until both are in; the server compares them."""
+    with transaction.atomic():
+        scene, ch, replay = _act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=None,
+            key=key,
+            payload={"declare": total},
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        engine = _require_live(ch)
+        _check_round(engine, expected_round)
+        if engine.phase is not Phase.DECLARATIONS:
+            raise ChallengeError("Totals are declared only after a draw.", "C4")
+        most = engine.total(Side(side))
+        if total > most:
+            raise ChallengeError(f"You can declare at most {most}.", "C4")
+        if total < 0:
+            raise ChallengeError("A declared total cannot be negative.", "C4")
+        sealed = dict(ch.sealed.get("declare", {}))
+        if side in sealed:
+            raise ChallengeError("Your total is declared and fixed for this challenge.", "C4")
+        sealed[side] = total
+        needed = {"attacker"} if engine.defender is None else {"attacker", "defender"}
+        who = name_of(ch, side)
+        if not needed <= set(sealed):
+            ch.sealed = {**ch.sealed, "declare": sealed}
+            _save(scene, ch, by, f"{who} declared a total (sealed)")
+            return ch
+        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "declare"}
+        before = engine
+        try:
+            engine = engine.declare(sealed["attacker"], sealed.get("defender"))
+        except RuleError as error:
+            raise _rule(error) from None
+        shown = f"{name_of(ch, 'attacker')} {sealed['attacker']}"
+        shown += (
+            f", {name_of(ch, 'defender')} {sealed['defender']}"
+            if "defender" in sealed
+            else f" against difficulty {engine.difficulty}"
+        )
+        text = f"Totals: {shown} — {_standing(ch, before, engine)}"
+        _note(ch, text)
+        _after_step(ch, engine, by)
+        _save(scene, ch, by, text, engine=engine)
+        return ch
+
+
+def challenge_retest(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    kind: str,
+    ability: str = "",
+    power: str = "",
+    declared: int | None = None,
+    trait: str = "",
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+) -> Challenge:
+    """C8-C10, C6, W10-W12, B2: the losing side calls a retest; the first tap claims it and
+    the other phone says who is retesting. Costs go through the ledger at once. An overbid's
+    announced total stays on the server: only whether it succeeded is revealed."""
+    with transaction.atomic():
+        scene, ch, replay = _act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=expected_step,
+            key=key,
+            payload={
+                "retest": kind,
+                "ability": ability,
+                "power": power,
+                "trait": trait,
+                "declared": declared,
+            },
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        engine = _require_live(ch)
+        try:
+            kind_enum = RetestKind(kind)
+        except ValueError:
+            raise ChallengeError(f"Unknown retest {kind}.") from None
+        contender = engine.side(Side(side))
+        opposing = None
+        other = Side(side).other
+        if engine.defender is not None:
+            opposing = engine.side(other).ability
+        if kind_enum is RetestKind.ABILITY and not ability:
+            ability = contender.ability or ""
+        before = engine
+        try:
+            engine = engine.retest(
+                side,
+                kind_enum,
+                ability=ability or None,
+                opposing=opposing,
+                power=power or None,
+                declared=declared,
+                trait=trait or None,
+            )
+        except RuleError as error:
+            raise _rule(error) from None
+        who = name_of(ch, side)
+        rule = engine._rule(kind_enum)
+        ch.options = {**ch.options, "before_retest": before.to_dict()}
+        if kind_enum is RetestKind.OVERBID and engine.phase is Phase.RETESTS:
+            text = f"{who}'s overbid fails: the loss stands ({rule})"
+        elif kind_enum is RetestKind.OVERBID:
+            text = f"{who} overbids and succeeds: throw again ({rule})"
+        else:
+            what = ability if kind_enum is RetestKind.ABILITY else power or kind
+            text = (
+                f"{who} retests with {kind_enum.value}"
+                + (f" ({what})" if what and what != kind else "")
+                + f" ({rule})"
+            )
+        _spend(ch, before, engine, by, side_name=who)
+        _note(ch, text)
+        if (
+            engine.phase is Phase.THROWS
+            and engine.announced is not None
+            and engine.announced.kind in {RetestKind.ABILITY, RetestKind.POWER}
+            and engine.defender is not None
+        ):
+            _timer(ch, CANCEL_SECONDS, f"{name_of(ch, other.value)} may cancel")
+        _after_step(ch, engine, by)
+        _save(scene, ch, by, text, engine=engine)
+        return ch
+
+
+def challenge_cancel(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    ability: str = "",
+    power: str = "",
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+) -> Challenge:
+    """W10: cross off a point of an opposing ability to cancel an ability retest; C8: an
+    identical power cancels a power retest. The loss stands."""
+    with transaction.atomic():
+        scene, ch, replay = _act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=expected_step,
+            key=key,
+            payload={"cancel": ability or power},
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        engine = _require_live(ch)
+        if ch.sealed.get("throw"):
+            raise ChallengeError(
+                "A throw is already in: the retest can no longer be cancelled.", "C8"
+            )
+        before = engine
+        try:
+            engine = engine.cancel(side, ability=ability or None, power=power or None)
+        except RuleError as error:
+            raise _rule(error) from None
+        who = name_of(ch, side)
+        rule = "W10" if ability else "C8"
+        text = f"{who} cancels the retest with {ability or power}: the loss stands ({rule})"
+        _spend(ch, before, engine, by, side_name=who)
+        _clear_timer(ch)
+        _note(ch, text)
+        _after_step(ch, engine, by)
+        _save(scene, ch, by, text, engine=engine)
+        return ch
+
+
+def challenge_accept(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+) -> Challenge:
+    """C3: the losing side takes the result (no further retest). W13: in an extended
+    challenge the throw counts and the next one follows."""
+    with transaction.atomic():
+        scene, ch, replay = _act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=expected_step,
+            key=key,
+            payload={"accept": True},
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        engine = _require_live(ch)
+        if engine.leader is None or engine.leader.value == side:
+            raise ChallengeError("Only the side that is losing takes the result.", "C3")
+        before = engine
+        try:
+            engine = engine.accept()
+        except RuleError as error:
+            raise _rule(error) from None
+        text = f"{name_of(ch, side)} takes the result — {_standing(ch, before, engine)}"
+        _note(ch, text)
+        _after_step(ch, engine, by)
+        _save(scene, ch, by, text, engine=engine)
+        return ch
+
+
+def challenge_relent(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+) -> Challenge:
+    """C2 (W5): either side relents before the first throw; nobody loses a trait."""
+    with transaction.atomic():
+        scene, ch, replay = _act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=expected_step,
+            key=key,
+            payload={"relent": True},
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        if ch.status == ChallengeStatus.ANSWER:
+            raise ChallengeError("Answer the challenge with Relent.")
+        engine = _require_live(ch)
+        try:
+            engine = engine.relent(side)
+        except RuleError as error:
+            raise _rule(error) from None
+        ch.sealed = {}
+        text = f"{name_of(ch, side)} relents: nobody loses a trait"
+        _note(ch, text)
+        _after_step(ch, engine, by)
+        _save(scene, ch, by, text, public=True, engine=engine)
+        return ch
+
+
+# -- after each step: costs, the end and its ledger ------------------------------------------
+
+
+def _ledger_character(ch: Challenge, side: str):
+    participant = ch.attacker if side == "attacker" else ch.defender
+    if participant is None or participant.character_id is None:
+        return None
+    return participant.character
+
+
+def _spend(
+    ch: Challenge, before: Engine, after: Engine, by: AbstractBaseUser, *, side_name: str
+) -> None:
+    """Costs the step added (willpower, ability points, W11's trait crossed off at once)."""
+    new_spent = list(after.spent[len(before.spent) :])
+    new_lost = list(after.lost_now[len(before.lost_now) :])
+    for who, resource, amount in new_spent:
+        character = _ledger_character(ch, who)
+        if character is None:
+            continue
+        if resource in {"willpower", "rage", "gnosis"}:
+            kind = {
+                "willpower": LedgerKind.WILLPOWER_SPENT,
+                "rage": LedgerKind.RAGE_SPENT,
+                "gnosis": LedgerKind.GNOSIS_SPENT,
+            }[resource]
+            _ledger(ch, character, by, kind=kind, amount=amount, reason="retest", rule="C10")
+        else:
+            _ledger(
+                ch,
+                character,
+                by,
+                kind=LedgerKind.ABILITY_SPENT,
+                subject=resource,
+                amount=amount,
+                reason="ability point",
+                rule="W10",
+            )
+    for who, trait in new_lost:
+        _lose(ch, who, trait, by, reason="failed overbid (W11)")
+
+
+def _ledger(ch: Challenge, character, by, *, rule: str, reason: str, **fields: Any) -> None:
+    try:
+        ledger_spend(
+            character=character,
+            by=by,
+            reason=f"{ch.what or ch.category} challenge: {reason}",
+            source=ch.source,
+            **fields,
+        )
+    except LedgerError as error:
+        raise ChallengeError(str(error), error.rule_id or rule) from None
+
+
+def _lose(ch: Challenge, side: str, trait: str, by, *, reason: str) -> None:
+    character = _ledger_character(ch, side)
+    if character is None:
+        return
+    if trait == CHOICE:
+        _note(
+            ch,
+            f"{name_of(ch, side)} crosses off a trait of their choice (the storyteller records it)",
+        )
+        return
+    _ledger(
+        ch,
+        character,
+        by,
+        kind=LedgerKind.TRAIT_LOST,
+        subject=trait,
+        category=ch.category,
+        amount=1,
+        reason=reason,
+        rule="C3",
+    )
+
+
+def _after_step(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
+    """Timers and, when the engine says the challenge is over, its outcome."""
+    no_retest_waiting = engine.phase is not Phase.THROWS or engine.announced is None
+    if no_retest_waiting and ch.timer_label.endswith("may cancel"):
+        _clear_timer(ch)
+    if engine.phase is Phase.OVER and ch.status != ChallengeStatus.OVER:
+        _conclude(ch, engine, by)
+
+
+def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
+    """C3, W4, W8, W11: the losses; C16: the mob's bids; B3: damage; C10, W9: locks."""
+    winner = engine.winner.value if engine.winner else ""
+    ch.status = ChallengeStatus.OVER
+    ch.winner = winner
+    ch.finished_at = timezone.now()
+    ch.sealed = {}
+    _clear_timer(ch)
+    lost = engine.lost()
+    already = {(who, t) for who, t in engine.lost_now}
+    for side, traits in lost.items():
+        remaining = list(traits)
+        for who, t in engine.lost_now:  # crossed off at once already (W11)
+            if who == side and t in remaining:
+                remaining.remove(t)
+        for trait in remaining:
+            _lose(ch, side, trait, by, reason="lost the challenge")
+    del already
+    damage_text = ""
+    if ch.options.get("attack") and winner and engine.harms(Side(winner)):
+        amount = engine.damage()
+        loser = Side(winner).other.value
+        target = _ledger_character(ch, loser)
+        if amount and target is not None:
+            _ledger(
+                ch,
+                target,
+                by,
+                kind=LedgerKind.HEALTH_DAMAGE,
+                amount=amount,
+                reason=f"damage from {name_of(ch, winner)} (B3)",
+                rule="B3",
+            )
+        if amount:
+            damage_text = f"; {name_of(ch, loser)} takes {amount} damage (B3)"
+    effect = ch.attacker_effect if winner == "attacker" else ch.defender_effect
+    if winner == "defender" and not engine.harms(Side.DEFENDER) and ch.defender_effect:
+        effect = "fends it off (no harm to the attacker)"
+    how = engine.decided_by
+    lost_words = [f"{name_of(ch, s)} loses {', '.join(t)}" for s, t in lost.items() if t]
+    parts = [f"{name_of(ch, winner)} wins" if winner else "Over"]
+    if how and how not in {"throw"}:
+        parts.append(f"by {how}")
+    if effect:
+        parts.append(f"— {effect}")
+    text = " ".join(parts)
+    if lost_words:
+        text += "; " + "; ".join(lost_words)
+    text += damage_text
+    if engine.mode is Mode.EXTENDED:
+        text += f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
+    ch.outcome = text[:300]
+    _note(ch, text)
+    if ch.defender is not None and how not in {"relent", "no bid", "running out"}:
+        scene = ch.scene
+        locks = _locks(scene)
+        try:
+            after = locks.after(
+                engine,
+                attacker=ch.attacker.name,
+                target=ch.defender.name,
+                now=scene.game_time,
+                what=ch.what or ch.category,
+            )
+        except RuleError:
+            after = locks
+        for lock in after.held:
+            if lock not in locks.held:
+                ChallengeLock.objects.create(
+                    scene=scene,
+                    challenge=ch,
+                    attacker=ch.attacker,
+                    target=ch.defender,
+                    what=lock.what,
+                    until=lock.until,
+                    rule=lock.rule,
+                )
+                _note(
+                    ch,
+                    f"{ch.attacker.name} may not use {lock.what} on {ch.defender.name} for "
+                    f"{(lock.until - scene.game_time) // 60} game minutes ({lock.rule})",
+                )
+
+
+# -- the storyteller ------------------------------------------------------------------------
+
+
+def challenge_st(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    action: str,
+    seconds: int = 0,
+    side: str = "",
+    text: str = "",
+    expected_step: int | None = None,
+    key: str | None = None,
+    rng: Any = None,
+) -> Challenge:
+    """The storyteller's calls: add time, pause/resume, force a step (random throws for
+    whoever has not thrown, full totals, take the result), deny or allow a retest, rule a
+    dispute, set a winner, void (reversing the challenge's ledger entries with a reason)."""
+    if not is_storyteller_of_scene(by, scene):
+        raise ChallengeError(NOT_ST)
+    with transaction.atomic():
+        scene, ch = _locked(challenge.pk, scene, None)
+        if _claim(by, key, {"challenge": ch.pk, "st": action, "side": side, "text": text}):
+            return ch
+        if expected_step is not None and ch.step != expected_step:
+            raise ChallengeError(MOVED_ON)
+        handler = _ST_ACTIONS.get(action)
+        if handler is None:
+            raise ChallengeError(f"Unknown storyteller action {action}.")
+        handler(scene, ch, by, seconds=seconds, side=side, text=text, rng=rng)
+        return ch
+
+
+def _st_time(scene, ch, by, *, seconds, **_):
+    if not ch.is_open:
+        raise ChallengeError(CLOSED)
+    if not 1 <= seconds <= 600:
+        raise ChallengeError("Add 1 to 600 seconds.")
+    base = ch.deadline if ch.deadline and ch.deadline > timezone.now() else timezone.now()
+    ch.deadline = base + timedelta(seconds=seconds)
+    ch.paused = False
+    _save(scene, ch, by, f"Storyteller adds {seconds}s to {ch.timer_label or 'the timer'}")
+
+
+def _st_pause(scene, ch, by, **_):
+    if not ch.is_open:
+        raise ChallengeError(CLOSED)
+    ch.paused = not ch.paused
+    if ch.paused:
+        ch.deadline = None
+        _note(ch, "Paused by the storyteller")
+    else:
+        _timer(ch, ANSWER_SECONDS, ch.timer_label or "resumed")
+        _note(ch, "Resumed by the storyteller")
+    _save(scene, ch, by, "Challenge paused" if ch.paused else "Challenge resumed")
+
+
+def _st_force(scene, ch, by, *, rng=None, **_):
+    """Force the step that is waiting: random throws for whoever has not thrown; full totals
+    for whoever has not declared; the loser takes the result."""
+    engine = _require_live(ch)
+    if engine.phase is Phase.THROWS:
+        sealed = dict(ch.sealed.get("throw", {}))
+        rand = rng or secrets.SystemRandom()
+        for s in ("attacker", "defender"):
+            sealed.setdefault(s, rand.choice(THROWS))
+        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
+        _note(ch, "The storyteller forced the throws (random for whoever had not thrown)")
+        _reveal(scene, ch, engine, by, sealed["attacker"], sealed["defender"])
+        return
+    if engine.phase is Phase.DECLARATIONS:
+        sealed = dict(ch.sealed.get("declare", {}))
+        sealed.setdefault("attacker", engine.total(Side.ATTACKER))
+        if engine.defender is not None:
+            sealed.setdefault("defender", engine.total(Side.DEFENDER))
+        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "declare"}
+        before = engine
+        engine = engine.declare(sealed["attacker"], sealed.get("defender"))
+        text = (
+            f"The storyteller forced the totals: {sealed['attacker']}"
+            + (f" against {sealed['defender']}" if "defender" in sealed else "")
+            + f" — {_standing(ch, before, engine)}"
+        )
+        _note(ch, text)
+        _after_step(ch, engine, by)
+        _save(scene, ch, by, text, engine=engine)
+        return
+    before = engine
+    engine = engine.accept()
+    text = f"The storyteller closes the retests — {_standing(ch, before, engine)}"
+    _note(ch, text)
+    _after_step(ch, engine, by)
+    _save(scene, ch, by, text, engine=engine)
+
+
+def _st_deny(scene, ch, by, *, text="", **_):
+    """Deny the retest just called: back to before it; its costs are reversed."""
+    engine = _require_live(ch)
+    snapshot = ch.options.get("before_retest")
+    if not snapshot or engine.announced is None or ch.sealed.get("throw"):
+        raise ChallengeError("There is no retest waiting for its throw to deny.")
+    restored = Engine.from_dict(snapshot)
+    reason = text or "retest denied by the storyteller"
+    _reverse_since(ch, restored, engine, by, reason)
+    ch.options = {k: v for k, v in ch.options.items() if k != "before_retest"}
+    _clear_timer(ch)
+    _note(ch, f"The storyteller denies the retest: {reason}")
+    _save(scene, ch, by, f"Retest denied: {reason}", engine=restored)
+
+
+def _reverse_since(ch, restored: Engine, engine: Engine, by, reason: str) -> None:
+    """Reverse the ledger entries the denied retest wrote (the newest of this challenge)."""
+    count = len(engine.spent) - len(restored.spent) + len(engine.lost_now) - len(restored.lost_now)
+    if count <= 0:
+        return
+    entries = LedgerEntry.objects.filter(source=ch.source, reverses__isnull=True).order_by("-pk")
+    for entry in list(entries)[:count]:
+        ledger_reverse(entry=entry, by=by, reason=reason)
+
+
+def _st_allow(scene, ch, by, **_):
+    _require_live(ch)
+    ch.options = {k: v for k, v in ch.options.items() if k not in {"before_retest", "dispute"}}
+    _note(ch, "The storyteller allows the retest")
+    _save(scene, ch, by, "Retest allowed")
+
+
+def _st_rule(scene, ch, by, *, text="", **_):
+    if not text.strip():
+        raise ChallengeError("Write the ruling.")
+    ch.options = {k: v for k, v in ch.options.items() if k != "dispute"}
+    _note(ch, f"Storyteller's ruling: {text.strip()[:200]}")
+    _save(scene, ch, by, f"Ruling: {text.strip()[:200]}", public=True)
+
+
+def _st_stamina(scene, ch, by, *, side="", **_):
+    """C12, C15: the storyteller says whether the defender's bid is Stamina-based."""
+    if ch.status != ChallengeStatus.ANSWER:
+        raise ChallengeError("The ruling is given before the defender's bid.", "C12")
+    ch.options = {**ch.options, "stamina_ruling": side == "yes"}
+    _note(ch, f"Storyteller: Stamina-based bids {'yes' if side == 'yes' else 'no'} (C12)")
+    _save(scene, ch, by, "Stamina ruling given")
+
+
+def _st_winner(scene, ch, by, *, side="", text="", **_):
+    engine = _require_live(ch)
+    if side not in ("attacker", "defender"):
+        raise ChallengeError("Pick the winning side.")
+    if engine.defender is None and side == "defender":
+        engine = replace(engine, phase=Phase.OVER, leader=Side.DEFENDER, decided_by="storyteller")
+    else:
+        engine = replace(
+            engine, phase=Phase.OVER, leader=Side(side), pending=(), decided_by="storyteller"
+        )
+    ch.sealed = {}
+    _note(
+        ch, f"The storyteller sets the winner: {name_of(ch, side)}" + (f" ({text})" if text else "")
+    )
+    _after_step(ch, engine, by)
+    _save(
+        scene,
+        ch,
+        by,
+        f"Storyteller sets the winner: {name_of(ch, side)}",
+        public=True,
+        engine=engine,
+    )
+
+
+def _st_void(scene, ch, by, *, text="", **_):
+    """Void: every ledger entry of the challenge still counting is reversed with the reason;
+    its locks go; the challenge, the void and the reversals stay in the log."""
+    reason = text.strip()
+    if not reason:
+        raise ChallengeError("Say why the challenge is voided.")
+    if ch.status == ChallengeStatus.VOID:
+        raise ChallengeError("This challenge is already void.")
+    entries = LedgerEntry.objects.filter(
+        source=ch.source, reverses__isnull=True, reversed_by__isnull=True
+    ).order_by("-pk")
+    reversed_count = 0
+    for entry in entries:
+        if entry_counts(entry):
+            ledger_reverse(entry=entry, by=by, reason=f"challenge {ch.pk} voided: {reason}")
+            reversed_count += 1
+    ch.locks.all().delete()
+    ch.status = ChallengeStatus.VOID
+    ch.void_reason = reason[:300]
+    ch.sealed = {}
+    _clear_timer(ch)
+    _note(ch, f"Voided by the storyteller: {reason} ({reversed_count} sheet entries reversed)")
+    _save(
+        scene,
+        ch,
+        by,
+        f"Challenge voided: {reason} ({reversed_count} sheet entries reversed)",
+        public=True,
+    )
+
+
+_ST_ACTIONS = {
+    "time": _st_time,
+    "pause": _st_pause,
+    "force": _st_force,
+    "deny": _st_deny,
+    "allow": _st_allow,
+    "rule": _st_rule,
+    "stamina": _st_stamina,
+    "winner": _st_winner,
+    "void": _st_void,
+}
+
+
+def challenge_dispute(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    text: str = "",
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+) -> Challenge:
+    """Either side calls the storyteller (always reachable); the board shows the call."""
+    with transaction.atomic():
+        scene, ch, replay = _act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=None,
+            key=key,
+            payload={"dispute": text},
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        words = text.strip()[:200] or "asks for the storyteller"
+        ch.options = {**ch.options, "dispute": f"{name_of(ch, side)}: {words}"}
+        _note(ch, f"{name_of(ch, side)} calls the storyteller: {words}")
+        _save(scene, ch, by, f"{name_of(ch, side)} calls the storyteller")
+        return ch
+
+
+__all__ = [
+    "ChallengeError",
+    "challenge_accept",
+    "challenge_answer",
+    "challenge_by_hand",
+    "challenge_cancel",
+    "challenge_declare",
+    "challenge_dispute",
+    "challenge_relent",
+    "challenge_retest",
+    "challenge_st",
+    "challenge_start",
+    "challenge_throw",
+]

@@ -1,0 +1,110 @@
+"""A table per ruleset: a storyteller, two players with the demo's sheets, an open scene."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from characters.demo import CAST, _write_sheet
+from characters.models import Character
+from characters.selectors import current_values
+from combat import services as scenes
+from combat.challenges import services
+from combat.models import Challenge, Participant, Scene
+from tests.factories import (
+    CharacterFactory,
+    ChronicleFactory,
+    GameNightFactory,
+    StorytellerFactory,
+    UserFactory,
+)
+
+PAIRS = {
+    "met_classic": ("Marcus", "Sophia"),
+    "met_werewolf": ("Janet", "Cody"),
+    "met_bns": ("Delilah", "Melvin"),
+}
+
+
+@dataclass
+class Table:
+    scene: Scene
+    st: Any
+    a_user: Any
+    d_user: Any
+    a: Participant
+    d: Participant
+
+    def refresh(self) -> Table:
+        self.scene.refresh_from_db()
+        return self
+
+    def now(self, who: Participant) -> dict:
+        return current_values(Character.objects.get(pk=who.character_id))
+
+    def ch(self, challenge: Challenge) -> Challenge:
+        return Challenge.objects.select_related(
+            "attacker__character", "defender__character", "scene"
+        ).get(pk=challenge.pk)
+
+    def start(self, **kw: Any) -> Challenge:
+        kw.setdefault("attacker", self.a)
+        kw.setdefault("defender", self.d)
+        by = kw.pop("by", self.a_user)
+        self.refresh()
+        return services.challenge_start(scene=self.scene, by=by, **kw)
+
+    def do(self, fn: str, challenge: Challenge, user: Any, **kw: Any) -> Challenge:
+        self.refresh()
+        return getattr(services, f"challenge_{fn}")(
+            scene=self.scene, challenge=self.ch(challenge), by=user, **kw
+        )
+
+    def throw(self, challenge: Challenge, a: str, d: str) -> Challenge:
+        self.do("throw", challenge, self.a_user, side="attacker", throw=a)
+        return self.do("throw", challenge, self.d_user, side="defender", throw=d)
+
+
+def make_table(ruleset: str, names: tuple[str, str] | None = None) -> Table:
+    st = StorytellerFactory()
+    chronicle = ChronicleFactory(ruleset=ruleset)
+    chronicle.storytellers.add(st)
+    GameNightFactory(chronicle=chronicle, number=1)
+    a_name, d_name = names or PAIRS[ruleset]
+    users, characters = [], []
+    for name in (a_name, d_name):
+        _ruleset, sheet = CAST[name]
+        user = UserFactory(username=f"{name.lower()}_{chronicle.pk}")
+        fields = {
+            k: sheet[k]
+            for k in ("creature", "willpower", "blood", "rage", "gnosis", "blood_per_turn")
+            if k in sheet
+        }
+        character = CharacterFactory(chronicle=chronicle, name=name, player=user, **fields)
+        _write_sheet(character, ruleset, sheet)
+        users.append(user)
+        characters.append(character)
+    scene = scenes.scene_open(chronicle=chronicle, by=st, name="Table")
+    parts = [
+        scenes.scene_join(code=scene.join_code, user=u, character=c)
+        for u, c in zip(users, characters, strict=True)
+    ]
+    scene.refresh_from_db()
+    return Table(scene, st, users[0], users[1], parts[0], parts[1])
+
+
+@pytest.fixture
+def classic(db) -> Table:
+    return make_table("met_classic")
+
+
+@pytest.fixture
+def werewolf(db) -> Table:
+    return make_table("met_werewolf")
+
+
+@pytest.fixture
+def bns(db) -> Table:
+    return make_table("met_bns")
