@@ -1472,3 +1472,8 @@ __all__ = [
     "challenge_start",
     "challenge_throw",
 ]
+
+
+def sides_for_st(challenge: Challenge) -> list[str]:
+    """The sides the storyteller plays from the tablet (NPCs, the static opponent)."""
+    return [s for s in ("attacker", "defender") if is_st_side(challenge, s)]

@@ -1,0 +1,162 @@
+"""Forms of the challenge posts: every post is read here before a service sees it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from combat.challenges.services import MODES, THROWS
+from combat.forms import KEY_PATTERN
+from combat.models import Participant, Scene
+
+SIDES = [("attacker", "attacker"), ("defender", "defender")]
+
+
+class StartForm(forms.Form):
+    attacker = forms.ModelChoiceField(queryset=None)
+    defender = forms.ModelChoiceField(queryset=None, required=False)
+    mode = forms.ChoiceField(choices=[(m, m) for m in MODES], required=False)
+    bid = forms.CharField(max_length=200, required=False)
+    category = forms.CharField(max_length=12, required=False)
+    ability = forms.CharField(max_length=80, required=False)
+    what = forms.CharField(max_length=120, required=False)
+    effect = forms.CharField(max_length=300, required=False)
+    difficulty = forms.IntegerField(min_value=0, max_value=99, required=False)
+    target_wins = forms.IntegerField(min_value=0, max_value=20, required=False)
+    race = forms.BooleanField(required=False)
+    win_outright = forms.BooleanField(required=False)
+    bid_required = forms.BooleanField(required=False)
+    ranged = forms.BooleanField(required=False)
+    ranged_far = forms.BooleanField(required=False)
+    surprise = forms.BooleanField(required=False)
+    attack = forms.BooleanField(required=False)
+    celerity = forms.IntegerField(min_value=0, max_value=4, required=False)
+    weapon = forms.IntegerField(required=False)
+    attribute = forms.CharField(max_length=40, required=False)
+    skill = forms.CharField(max_length=80, required=False)
+    bonus = forms.IntegerField(min_value=0, max_value=10, required=False)
+    seq = forms.IntegerField(min_value=0, required=False)
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
+
+    def __init__(self, *args: Any, scene: Scene, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        here = Participant.objects.filter(scene=scene, removed_at__isnull=True).select_related(
+            "character"
+        )
+        self.fields["attacker"].queryset = here
+        self.fields["defender"].queryset = here
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        bid = data.get("bid") or ""
+        if ":" in bid:  # "physical:Strong" picks the category with the bid; "rage:" a temper
+            category, _, trait = bid.partition(":")
+            data["category"] = category
+            data["bid"] = trait
+        data["mode"] = data.get("mode") or "contested"
+        return data
+
+    def service_kwargs(self) -> dict[str, Any]:
+        d = self.cleaned_data
+        return {
+            "attacker": d["attacker"],
+            "defender": d.get("defender"),
+            "mode": d["mode"],
+            "category": d.get("category") or "",
+            "bid": d.get("bid") or "",
+            "ability": d.get("ability") or "",
+            "what": d.get("what") or "",
+            "effect": d.get("effect") or "",
+            "difficulty": d.get("difficulty") or 0,
+            "target_wins": d.get("target_wins") or None,
+            "race": d.get("race", False),
+            "win_outright": d.get("win_outright", False),
+            "bid_required": d.get("bid_required", False),
+            "ranged": d.get("ranged", False),
+            "ranged_far": d.get("ranged_far", False),
+            "surprise": d.get("surprise", False),
+            "attack": d.get("attack", False),
+            "celerity": d.get("celerity") or 0,
+            "weapon": d.get("weapon"),
+            "attribute": d.get("attribute") or "",
+            "skill": d.get("skill") or "",
+            "bonus": d.get("bonus") or 0,
+            "expected_seq": d.get("seq"),
+            "key": d.get("key") or None,
+        }
+
+
+ACTIONS = (
+    "answer",
+    "throw",
+    "by_hand",
+    "declare",
+    "retest",
+    "cancel",
+    "accept",
+    "relent",
+    "dispute",
+)
+
+
+class ActForm(forms.Form):
+    """One step of a side: which action, for which side, at which step (or throw round)."""
+
+    action = forms.ChoiceField(choices=[(a, a) for a in ACTIONS])
+    side = forms.ChoiceField(choices=SIDES)
+    step = forms.IntegerField(min_value=0, required=False)
+    round = forms.CharField(max_length=40, required=False)
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
+    answer = forms.ChoiceField(
+        choices=[("bid", "bid"), ("relent", "relent"), ("no_bid", "no_bid")], required=False
+    )
+    bid = forms.CharField(max_length=80, required=False)
+    ability = forms.CharField(max_length=80, required=False)
+    power = forms.CharField(max_length=120, required=False)
+    effect = forms.CharField(max_length=300, required=False)
+    weapon = forms.IntegerField(required=False)
+    attribute = forms.CharField(max_length=40, required=False)
+    skill = forms.CharField(max_length=80, required=False)
+    bonus = forms.IntegerField(min_value=0, max_value=10, required=False)
+    prone = forms.BooleanField(required=False)
+    counterattack = forms.BooleanField(required=False)
+    throw = forms.ChoiceField(choices=[(t, t) for t in (*THROWS, "random")], required=False)
+    result = forms.ChoiceField(
+        choices=[("attacker", "attacker"), ("defender", "defender"), ("draw", "draw")],
+        required=False,
+    )
+    total = forms.IntegerField(min_value=0, max_value=999, required=False)
+    kind = forms.ChoiceField(
+        choices=[(k, k) for k in ("power", "ability", "overbid", "willpower", "free")],
+        required=False,
+    )
+    declared = forms.IntegerField(min_value=0, max_value=999, required=False)
+    trait = forms.CharField(max_length=80, required=False)
+    text = forms.CharField(max_length=200, required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        needs = {
+            "answer": "answer",
+            "throw": "throw",
+            "by_hand": "result",
+            "declare": "total",
+            "retest": "kind",
+        }
+        field = needs.get(data.get("action", ""))
+        if field and data.get(field) in (None, ""):
+            raise forms.ValidationError(f"Missing {field}.")
+        return data
+
+
+ST_ACTIONS = ("time", "pause", "force", "deny", "allow", "rule", "stamina", "winner", "void")
+
+
+class StForm(forms.Form):
+    action = forms.ChoiceField(choices=[(a, a) for a in ST_ACTIONS])
+    step = forms.IntegerField(min_value=0, required=False)
+    seconds = forms.IntegerField(min_value=1, max_value=600, required=False)
+    side = forms.CharField(max_length=10, required=False)
+    text = forms.CharField(max_length=300, required=False)
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)

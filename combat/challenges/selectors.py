@@ -1,0 +1,307 @@
+"""What each audience sees of a scene's challenges: cards per side, the storyteller's board,
+the public line.
+
+Hidden information stays here: a card is built for one viewer (``attacker``, ``defender``,
+``st`` or ``public``) and only a side's own card reads its sealed throw or total. The other
+side and the storyteller get "locked in" and nothing else; an overbid's announced total is
+never stored in what is rendered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q
+
+from combat.challenges import services, sheets
+from combat.models import Challenge, ChallengeStatus, Participant, Scene
+from combat.rules.challenge import Phase
+from combat.rules.profiles import Family
+from combat.rules.terms import RetestKind, Side
+
+RECENT = 3  # finished challenges a card list keeps showing
+
+RETEST_WORDS = {
+    RetestKind.POWER: "Power retest",
+    RetestKind.ABILITY: "Ability retest",
+    RetestKind.OVERBID: "Overbid",
+    RetestKind.WILLPOWER: "Willpower retest",
+    RetestKind.FREE: "Free retest",
+}
+
+
+def _challenges(scene: Scene, q: Q | None = None) -> list[Challenge]:
+    rows = Challenge.objects.filter(scene=scene).select_related(
+        "attacker__character", "defender__character", "scene"
+    )
+    if q is not None:
+        rows = rows.filter(q)
+    open_rows = [c for c in rows if c.is_open]
+    done = sorted((c for c in rows if not c.is_open), key=lambda c: -c.pk)[:RECENT]
+    return open_rows + done
+
+
+def _bids(ch: Challenge) -> dict[str, str]:
+    out = {}
+    for side in ("attacker", "defender"):
+        opts = ch.options.get(side, {})
+        bid = opts.get("bid") or ""
+        if ch.options.get("ruleset") == "met_bns" and opts.get("attribute"):
+            parts = [opts.get("attribute"), opts.get("skill")]
+            bid = " + ".join(p for p in parts if p) + " (test pool, B1)"
+        out[side] = bid
+    return out
+
+
+def card(ch: Challenge, viewer: str) -> dict[str, Any]:
+    """One challenge as ``viewer`` may see it, with the moves the rules allow it now."""
+    engine = services.engine_of(ch)
+    sealed_throws = ch.sealed.get("throw", {})
+    sealed_totals = ch.sealed.get("declare", {})
+    names = {s: services.name_of(ch, s) for s in ("attacker", "defender")}
+    leader = engine.leader.value if engine is not None and engine.leader else ""
+    data: dict[str, Any] = {
+        "ch": ch,
+        "viewer": viewer,
+        "names": names,
+        "bids": _bids(ch),
+        "round": services.round_of(engine),
+        "phase": engine.phase.value if engine else "answer",
+        "leader": leader,
+        "leader_name": names.get(leader, ""),
+        "locked": {s: s in sealed_throws for s in ("attacker", "defender")},
+        "declared": {s: s in sealed_totals for s in ("attacker", "defender")},
+        "wins": (engine.wins, engine.opponent_wins) if engine else (0, 0),
+        "extended": bool(engine and engine.mode.value == "extended"),
+        "announced": _announced(ch, engine),
+        "awaiting": ch.options.get("awaiting", ""),
+        "dispute": ch.options.get("dispute", ""),
+        "moves": {},
+    }
+    if viewer in ("attacker", "defender"):
+        data["my_throw"] = sealed_throws.get(viewer, "")
+        data["my_total"] = sealed_totals.get(viewer)
+        data["moves"] = moves(ch, engine, viewer)
+    return data
+
+
+def _announced(ch: Challenge, engine: Any) -> str:
+    if engine is None or engine.announced is None or engine.phase is not Phase.THROWS:
+        return ""
+    r = engine.announced
+    what = r.ability or r.power or ""
+    detail = f"{r.kind.value}: {what}" if what else r.kind.value
+    return f"{services.name_of(ch, r.by.value)} is retesting ({detail})"
+
+
+def moves(ch: Challenge, engine: Any, side: str) -> dict[str, Any]:
+    """The moves the engine allows ``side`` right now (nothing else is offered)."""
+    out: dict[str, Any] = {}
+    if not ch.is_open:
+        return out
+    me = ch.attacker if side == "attacker" else ch.defender
+    if ch.status == ChallengeStatus.ANSWER:
+        if ch.options.get("awaiting") == side and me is not None:
+            out["answer"] = answer_choices(ch, me)
+        return out
+    if engine is None or engine.phase is Phase.OVER:
+        return out
+    mine = Side(side)
+    if engine.throws == 0 and engine.mode.value == "contested" and not ch.sealed.get("throw"):
+        out["relent"] = True
+    if engine.phase is Phase.THROWS:
+        out["throw"] = True
+        other_retest = engine.announced is not None and engine.announced.by is not mine
+        if other_retest and not ch.sealed.get("throw") and engine.defender is not None:
+            out["cancel"] = cancel_choices(ch, engine, mine)
+    declares = side == "attacker" or engine.defender is not None
+    undeclared = side not in ch.sealed.get("declare", {})
+    if engine.phase is Phase.DECLARATIONS and undeclared and declares:
+        out["declare"] = {"most": engine.total(mine)}
+    if engine.phase is Phase.RETESTS and engine.leader is not None and engine.leader is not mine:
+        out["retests"] = retest_choices(ch, engine, mine)
+        out["accept"] = True
+    return out
+
+
+def answer_choices(ch: Challenge, participant: Participant) -> dict[str, Any]:
+    sheet = sheets.load(participant)
+    ruleset = ch.options.get("ruleset")
+    temper = ch.category in sheets.TEMPERS
+    return {
+        "bids": [] if temper else sorted(sheet.traits(ch.category).items()),
+        "temper": temper,
+        "count": sheet.trait_count(ch.category) if not temper else sheet.temper(ch.category),
+        "abilities": sorted(sheet.abilities().items()),
+        "weapons": sheet.weapons(),
+        "attributes": sorted(sheet.attributes()) if ruleset == "met_bns" else [],
+        "bns": ruleset == "met_bns",
+        "quick": participant.character_id is None,
+    }
+
+
+def cancel_choices(ch: Challenge, engine: Any, side: Side) -> dict[str, Any]:
+    me = ch.attacker if side is Side.ATTACKER else ch.defender
+    sheet = sheets.load(me)
+    pending = engine.announced
+    out: dict[str, Any] = {"abilities": [], "powers": []}
+    if pending.kind is RetestKind.ABILITY and engine.profile.family is Family.WEREWOLF:
+        used = engine._used(RetestKind.ABILITY, side)
+        if not used:
+            out["abilities"] = [
+                (name, sheet.ability_points(name))
+                for name in sorted(sheet.abilities())
+                if sheet.ability_points(name) > 0
+            ]
+    if pending.kind is RetestKind.POWER and pending.power in sheet.powers():
+        out["powers"] = [pending.power]
+    return out
+
+
+def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any]]:
+    """Each retest this side may still take, with its cost and what is left (rule ID)."""
+    me = ch.attacker if side is Side.ATTACKER else ch.defender
+    sheet = sheets.load(me)
+    family = engine.profile.family
+    out = []
+    for kind, rule in engine.allowed_retests(side):
+        item: dict[str, Any] = {"kind": kind.value, "label": RETEST_WORDS[kind], "rule": rule}
+        if kind is RetestKind.WILLPOWER:
+            left = sheet.temper("willpower")
+            if left < 1:
+                continue
+            item["cost"] = f"1 willpower ({left} left)"
+        elif kind is RetestKind.ABILITY:
+            if family is Family.WEREWOLF:
+                options = [
+                    (n, sheet.ability_points(n))
+                    for n in sorted(sheet.abilities())
+                    if sheet.ability_points(n) > 0
+                ]
+                if not options:
+                    continue
+                item["abilities"] = options
+                item["cost"] = "1 point of the ability (W10); the other side may cancel"
+            else:
+                mine = engine.side(side)
+                options = [(n, r) for n, r in sorted(sheet.abilities().items()) if r > 0]
+                if not options:
+                    continue
+                item["abilities"] = options
+                opposing = engine.side(side.other).ability if engine.defender else None
+                theirs = engine.side(side.other).rating(opposing) if engine.defender else 0
+                item["cost"] = f"nothing spent; your rating must beat theirs ({theirs}) (C8)"
+                item["default"] = mine.ability or ""
+        elif kind is RetestKind.OVERBID:
+            if family is Family.POOLS:
+                item["cost"] = "your pool is at least double theirs (B2)"
+            else:
+                item["most"] = engine.total(side)
+                item["cost"] = (
+                    "announce a total; at least double theirs, or the named trait is lost (W11)"
+                    if family is Family.WEREWOLF
+                    else "announce a total; theirs must be at most half (C9)"
+                )
+                if family is Family.WEREWOLF and not engine._temper:
+                    item["traits"] = sorted(sheet.traits(ch.category).items())
+        elif kind is RetestKind.POWER:
+            if not sheet.powers():
+                continue
+            item["powers"] = sheet.powers()
+            item["cost"] = "a power that retests this; an identical power cancels it (C8)"
+        elif kind is RetestKind.FREE:
+            item["cost"] = "free: your opponent is Wounded (C6)"
+        out.append(item)
+    return out
+
+
+def start_choices(participant: Participant, scene: Scene, targets: list[Participant]) -> dict:
+    """What the phone's (or tablet's) start form offers for this participant."""
+    sheet = sheets.load(participant)
+    bids = []
+    for category in sheets.CATEGORIES:
+        traits = sorted(sheet.traits(category).items())
+        if participant.character_id is None:
+            count = sheet.pool(category)
+            traits = [(category.capitalize(), count)] if count else []
+        bids.append((category, traits))
+    tempers = []
+    if scene.ruleset == "met_werewolf":
+        tempers = [(t, sheet.temper(t)) for t in sheets.TEMPERS if sheet.temper(t) > 0]
+    return {
+        "participant": participant,
+        "bids": bids,
+        "tempers": tempers,
+        "abilities": sorted(sheet.abilities().items()),
+        "weapons": sheet.weapons(),
+        "attributes": sorted(sheet.attributes()),
+        "powers": sheet.powers(),
+        "celerity": sheet.has_power("Celerity"),
+        "targets": [t for t in targets if t.pk != participant.pk],
+        "bns": scene.ruleset == "met_bns",
+    }
+
+
+def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
+    """A player's challenge cards (their characters' sides) and the start form."""
+    own = list(
+        Participant.objects.filter(
+            scene=scene, removed_at__isnull=True, character__player=user, npc=False
+        ).select_related("character")
+    )
+    ids = [p.pk for p in own]
+    cards = []
+    if ids:
+        for ch in _challenges(scene, Q(attacker_id__in=ids) | Q(defender_id__in=ids)):
+            for side in services.sides_for(ch, user):
+                cards.append(card(ch, side))
+    visible = list(Participant.objects.filter(scene=scene, removed_at__isnull=True, hidden=False))
+    starts = (
+        [start_choices(p, scene, visible) for p in own]
+        if scene.is_open and scene.ruleset != "wod_dice"
+        else []
+    )
+    return {"cards": cards, "starts": starts, "modes": services.MODES}
+
+
+def board_cards(scene: Scene) -> dict[str, Any]:
+    """The storyteller's board: every open challenge (and the last few finished) with the
+    moves of the sides the storyteller plays (NPCs, static opponents) and the calls."""
+    cards = []
+    for ch in _challenges(scene):
+        data = card(ch, "st")
+        data["st_sides"] = (
+            [{"side": s, **card(ch, s)} for s in services.sides_for_st(ch)] if ch.is_open else []
+        )
+        cards.append(data)
+    everyone = list(Participant.objects.filter(scene=scene, removed_at__isnull=True))
+    npcs = [p for p in everyone if p.npc or p.character_id is None]
+    pcs = [p for p in everyone if not (p.npc or p.character_id is None)]
+    return {
+        "cards": cards,
+        "npc_starts": [start_choices(p, scene, everyone) for p in npcs]
+        if scene.is_open and scene.ruleset != "wod_dice"
+        else [],
+        "pcs": pcs,
+        "modes": services.MODES,
+    }
+
+
+def public_lines(scene: Scene) -> list[dict[str, Any]]:
+    """What every player sees: who is in a challenge with whom, and how it ended (hidden
+    NPCs never; no bid, throw or total)."""
+    out = []
+    for ch in _challenges(scene):
+        parts = [p for p in (ch.attacker, ch.defender) if p is not None]
+        if any(p.hidden for p in parts):
+            continue
+        out.append(
+            {
+                "ch": ch,
+                "names": " vs ".join(p.name for p in parts) + ("" if ch.defender else " (test)"),
+                "state": ch.get_status_display(),
+                "outcome": ch.outcome if ch.status == ChallengeStatus.OVER else "",
+            }
+        )
+    return out

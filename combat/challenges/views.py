@@ -1,0 +1,222 @@
+"""Challenge posts: thin views that read a form, find the scene through the access helpers,
+call a service and answer with the actor's region (the phone's prompts, or the tablet's
+challenge board). A refused step answers 409 with the sentence (and the rule ID) inside the
+region; a form it could not read answers 400; nothing changes in either case."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.html import escape
+from django.views.decorators.http import require_GET, require_POST
+
+from combat import forms as scene_forms
+from combat import selectors as scene_selectors
+from combat.challenges import forms, services
+from combat.challenges.services import ChallengeError
+from combat.models import Challenge, Scene
+from combat.rules.errors import RuleError
+from combat.rules.odds import odds
+from combat.rules.terms import RetestKind, Side
+
+PROMPTS = "combat/challenges/prompts.html"
+BOARD = "combat/challenges/board.html"
+
+
+def _scene(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
+    """The scene and whether the user storytells it; else 404 (no scene of theirs)."""
+    scene = scene_selectors.scenes_run_by(request.user).filter(pk=pk).first()
+    if scene is not None:
+        return scene, True
+    scene = (
+        scene_selectors.scenes_played_by(request.user)
+        .filter(
+            pk=pk,
+            participants__character__player=request.user,
+            participants__removed_at__isnull=True,
+        )
+        .first()
+    )
+    if scene is None:
+        raise Http404("You have no character in this scene.")
+    return scene, False
+
+
+def _challenge(scene: Scene, cid: int) -> Challenge:
+    ch = (
+        Challenge.objects.select_related("attacker__character", "defender__character", "scene")
+        .filter(scene=scene, pk=cid)
+        .first()
+    )
+    if ch is None:
+        raise Http404("No such challenge in this scene.")
+    return ch
+
+
+def _region(
+    request: HttpRequest, scene: Scene, as_st: bool, *, error: str = "", status: int = 200
+) -> HttpResponse:
+    scene.refresh_from_db()
+    context = {"scene": scene, "player": request.user, "challenge_error": error}
+    return render(request, BOARD if as_st else PROMPTS, context, status=status)
+
+
+@login_required
+@require_GET
+def challenge_region(request: HttpRequest, pk: int) -> HttpResponse:
+    """The actor's challenge region as it is now (a phone that missed a push)."""
+    scene, as_st = _scene(request, pk)
+    return _region(request, scene, as_st)
+
+
+@login_required
+@require_POST
+def challenge_start(request: HttpRequest, pk: int) -> HttpResponse:
+    scene, as_st = _scene(request, pk)
+    form = forms.StartForm(request.POST, scene=scene)
+    if not form.is_valid():
+        problems = scene_forms.problems(form)
+        return _region(request, scene, as_st, error=f"Nothing started. {problems}", status=400)
+    try:
+        services.challenge_start(scene=scene, by=request.user, **form.service_kwargs())
+    except ChallengeError as error:
+        return _region(request, scene, as_st, error=str(error), status=409)
+    return _region(request, scene, as_st)
+
+
+@login_required
+@require_POST
+def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
+    """A side's step: from the player's phone, or from the tablet for an NPC or static side."""
+    scene, is_st = _scene(request, pk)
+    ch = _challenge(scene, cid)
+    form = forms.ActForm(request.POST)
+    if not form.is_valid():
+        problems = scene_forms.problems(form)
+        return _region(request, scene, is_st, error=f"Nothing changed. {problems}", status=400)
+    d = form.cleaned_data
+    side = d["side"]
+    as_st = is_st and side in services.sides_for_st(ch)
+    common = {
+        "scene": scene,
+        "challenge": ch,
+        "by": request.user,
+        "side": side,
+        "key": d.get("key") or None,
+        "as_st": as_st,
+    }
+    step = d.get("step")
+    action = d["action"]
+    try:
+        if action == "answer":
+            services.challenge_answer(
+                **common,
+                answer=d["answer"],
+                bid=d.get("bid") or "",
+                ability=d.get("ability") or "",
+                effect=d.get("effect") or "",
+                weapon=d.get("weapon"),
+                attribute=d.get("attribute") or "",
+                skill=d.get("skill") or "",
+                bonus=d.get("bonus") or 0,
+                prone=d.get("prone", False),
+                counterattack=d.get("counterattack", False),
+                expected_step=step,
+            )
+        elif action == "throw":
+            services.challenge_throw(
+                **common, throw=d["throw"], expected_round=d.get("round") or None
+            )
+        elif action == "by_hand":
+            services.challenge_by_hand(**common, result=d["result"], expected_step=step)
+        elif action == "declare":
+            services.challenge_declare(
+                **common, total=d["total"], expected_round=d.get("round") or None
+            )
+        elif action == "retest":
+            services.challenge_retest(
+                **common,
+                kind=d["kind"],
+                ability=d.get("ability") or "",
+                power=d.get("power") or "",
+                declared=d.get("declared"),
+                trait=d.get("trait") or "",
+                expected_step=step,
+            )
+        elif action == "cancel":
+            services.challenge_cancel(
+                **common,
+                ability=d.get("ability") or "",
+                power=d.get("power") or "",
+                expected_step=step,
+            )
+        elif action == "accept":
+            services.challenge_accept(**common, expected_step=step)
+        elif action == "relent":
+            services.challenge_relent(**common, expected_step=step)
+        elif action == "dispute":
+            services.challenge_dispute(**common, text=d.get("text") or "")
+    except ChallengeError as error:
+        return _region(request, scene, is_st, error=str(error), status=409)
+    return _region(request, scene, is_st)
+
+
+@login_required
+@require_POST
+def challenge_st(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
+    """The storyteller's calls on a challenge (from the tablet)."""
+    scene, is_st = _scene(request, pk)
+    if not is_st:
+        raise Http404("Only the scene's storytellers make these calls.")
+    ch = _challenge(scene, cid)
+    form = forms.StForm(request.POST)
+    if not form.is_valid():
+        problems = scene_forms.problems(form)
+        return _region(request, scene, True, error=f"Nothing changed. {problems}", status=400)
+    d = form.cleaned_data
+    try:
+        services.challenge_st(
+            scene=scene,
+            challenge=ch,
+            by=request.user,
+            action=d["action"],
+            seconds=d.get("seconds") or 0,
+            side=d.get("side") or "",
+            text=d.get("text") or "",
+            expected_step=d.get("step"),
+            key=d.get("key") or None,
+        )
+    except ChallengeError as error:
+        return _region(request, scene, True, error=str(error), status=409)
+    return _region(request, scene, True)
+
+
+@login_required
+@require_GET
+def challenge_odds(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
+    """The engine's exact odds for one side, now and after each retest it may take."""
+    scene, is_st = _scene(request, pk)
+    ch = _challenge(scene, cid)
+    side = request.GET.get("side", "")
+    allowed = services.sides_for_st(ch) if is_st else services.sides_for(ch, request.user)
+    if side not in allowed:
+        raise Http404("Not your side.")
+    engine = services.engine_of(ch)
+    if engine is None or engine.phase.value == "over":
+        return HttpResponse("No odds: nothing to throw.")
+    mine = Side(side)
+    try:
+        lines = [f"{float(odds(engine, mine)):.0%} to win from here"]
+        if engine.phase.value == "retests" and engine.leader is not mine:
+            from combat.rules.odds import retest_with
+
+            for kind, rule in engine.allowed_retests(mine):
+                try:
+                    after = retest_with(engine, mine, RetestKind(kind))
+                except RuleError:
+                    continue
+                lines.append(f"{float(odds(after, mine)):.0%} with a {kind.value} retest ({rule})")
+    except (RuleError, ValueError, RecursionError):
+        return HttpResponse("No odds for this state.")
+    return HttpResponse(escape(" · ".join(lines)))
