@@ -1147,7 +1147,12 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
             _lose(ch, side, trait, by, reason="lost the challenge")
     del already
     damage_text = ""
-    if ch.options.get("attack") and winner and engine.harms(Side(winner)):
+    # B3: the attacker's blow lands when it wins; a winning defender deals damage only
+    # with a counterattack it could make (C14) and may (C12).
+    strikes = winner == "attacker" or (
+        winner == "defender" and ch.options.get("defender", {}).get("counterattack")
+    )
+    if ch.options.get("attack") and strikes and engine.defender and engine.harms(Side(winner)):
         amount = engine.damage()
         loser = Side(winner).other.value
         target = _ledger_character(ch, loser)
@@ -1164,7 +1169,8 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
         if amount:
             damage_text = f"; {name_of(ch, loser)} takes {amount} damage (B3)"
     effect = ch.attacker_effect if winner == "attacker" else ch.defender_effect
-    if winner == "defender" and not engine.harms(Side.DEFENDER) and ch.defender_effect:
+    fended = engine.defender is not None and not engine.harms(Side.DEFENDER)
+    if winner == "defender" and fended and ch.defender_effect:
         effect = "fends it off (no harm to the attacker)"
     how = engine.decided_by
     lost_words = [f"{name_of(ch, s)} loses {', '.join(t)}" for s, t in lost.items() if t]

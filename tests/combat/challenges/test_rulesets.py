@@ -1,0 +1,216 @@
+"""met_bns pools and damage, tests against the storyteller, locks and limits of the scene."""
+
+from __future__ import annotations
+
+import pytest
+
+from characters.models import LedgerEntry
+from combat import services as scenes
+from combat.challenges.services import ChallengeError, challenge_st, engine_of
+from combat.models import Challenge
+
+pytestmark = pytest.mark.django_db
+
+
+def _weapon(t, who, name):
+    return (
+        t.a.character.equipment.get(name=name).pk
+        if who == "a"
+        else (t.d.character.equipment.get(name=name).pk)
+    )
+
+
+def test_bns_attack_pool_willpower_retest_and_damage_on_the_track(bns):
+    t = bns
+    bat = _weapon(t, "a", "Baseball bat")
+    ch = t.start(attribute="Physical", skill="Melee", weapon=bat, attack=True, effect="bat")
+    ch = t.do(
+        "answer", ch, t.d_user, side="defender", answer="bid", attribute="Physical", skill="Dodge"
+    )
+    eng = engine_of(t.ch(ch))
+    assert (eng.attacker.pool, eng.defender.pool) == (15, 7)  # B1: 9+4+2, 3+4
+    ch = t.throw(ch, "rock", "paper")  # Melvin wins the throw
+    ch = t.do("retest", ch, t.a_user, side="attacker", kind="willpower")
+    assert t.now(t.a)["willpower"] == 3
+    with pytest.raises(ChallengeError, match="B2"):
+        ch2 = t.ch(ch)
+        t.do("retest", ch2, t.a_user, side="attacker", kind="willpower")
+    ch = t.throw(ch, "paper", "rock")  # Delilah wins the retest
+    ch = t.do("accept", ch, t.d_user, side="defender")
+    assert ch.winner == "attacker"
+    assert t.now(t.d)["damage"] == 1  # B3: 1 base, no Potence, no Fortitude on Melvin
+    assert "takes 1 damage (B3)" in ch.outcome
+    assert t.now(t.a)["traits"] == {} and not LedgerEntry.objects.filter(kind="trait_lost")
+
+
+def test_bns_prone_defender_within_three_steps_is_minus_two(bns):
+    t = bns
+    ch = t.start(attribute="Physical", skill="Melee", attack=True)
+    ch = t.do(
+        "answer",
+        ch,
+        t.d_user,
+        side="defender",
+        answer="bid",
+        attribute="Physical",
+        skill="Dodge",
+        prone=True,
+    )
+    assert engine_of(t.ch(ch)).defender.pool == 5  # B10: 3+4-2
+
+
+def test_static_test_called_from_the_tablet_the_player_bids_the_storyteller_throws(classic):
+    t = classic
+    ch = t.start(by=t.st, defender=None, mode="static", category="mental", difficulty=5)
+    assert ch.status == "answer" and ch.options["awaiting"] == "attacker"
+    ch = t.do("answer", ch, t.a_user, side="attacker", answer="bid", bid="Alert")
+    ch = t.do("throw", ch, t.a_user, side="attacker", throw="rock")
+    ch = t.do("throw", ch, t.st, side="defender", throw="paper", as_st=True)  # the ST wins
+    ch = t.do("accept", ch, t.a_user, side="attacker")
+    assert ch.winner == "defender"
+    assert t.now(t.a)["traits"]["mental"]["Alert"] == 1  # C11: only the character loses
+
+
+def test_static_draw_compares_the_declared_total_with_the_difficulty(classic):
+    t = classic
+    ch = t.start(defender=None, mode="static", category="mental", bid="Alert", difficulty=3)
+    assert ch.status == "live"
+    ch = t.do("throw", ch, t.a_user, side="attacker", throw="rock")
+    ch = t.do("throw", ch, t.st, side="defender", throw="rock", as_st=True)
+    ch = t.do("declare", ch, t.a_user, side="attacker", total=4)
+    assert engine_of(t.ch(ch)).leader.value == "attacker"
+
+
+@pytest.mark.parametrize(
+    ("mode", "outright", "winner"),
+    [("simple", False, "attacker"), ("difficult", False, "defender")],
+)
+def test_simple_and_difficult_tests_on_a_draw(classic, mode, outright, winner):
+    t = classic
+    ch = t.start(defender=None, mode=mode)
+    ch = t.do("throw", ch, t.a_user, side="attacker", throw="rock")
+    ch = t.do("throw", ch, t.st, side="defender", throw="rock", as_st=True)
+    assert ch.winner == winner  # C13, W14: the initiator wins draws unless outright
+
+
+def test_extended_race_against_the_storyteller(werewolf):
+    t = werewolf
+    ch = t.start(
+        by=t.st,
+        defender=None,
+        mode="extended",
+        category="physical",
+        difficulty=3,
+        target_wins=2,
+        race=True,
+        bid="Quick",
+    )
+    ch = Challenge.objects.get()
+    for _ in range(2):
+        ch = t.do("throw", ch, t.a_user, side="attacker", throw="paper")
+        ch = t.do("throw", ch, t.st, side="defender", throw="rock", as_st=True)
+        if ch.status == "live" and engine_of(t.ch(ch)).phase.value == "retests":
+            ch = t.do("accept", ch, t.st, side="defender", as_st=True)
+    ch = t.ch(ch)
+    assert ch.status == "over" and ch.winner == "attacker"  # W13: first to 2 wins
+
+
+def test_w9_five_minute_rule_on_the_game_clock(werewolf):
+    t = werewolf
+    ch = t.start(category="social", bid="Charismatic", what="Persuasion")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Impressive")
+    ch = t.throw(ch, "rock", "paper")
+    ch = t.do("accept", ch, t.a_user, side="attacker")
+    with pytest.raises(ChallengeError, match="W9"):
+        t.start(category="social", bid="Eloquent", what="Persuasion")
+    scenes.scene_advance_clock(scene=t.refresh().scene, by=t.st, seconds=5 * 60)
+    assert t.start(category="social", bid="Eloquent", what="Persuasion").status == "answer"
+
+
+def test_c10_willpower_fends_off_and_locks_for_ten_game_minutes(classic):
+    t = classic
+    ch = t.start(category="social", bid="Intimidating", what="Dominate")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Charismatic")
+    ch = t.throw(ch, "rock", "scissors")
+    ch = t.do("retest", ch, t.d_user, side="defender", kind="willpower")
+    ch = t.throw(ch, "scissors", "rock")
+    with pytest.raises(ChallengeError, match="C10"):
+        t.do("retest", ch, t.a_user, side="attacker", kind="overbid", declared=4)
+    ch = t.do("accept", ch, t.a_user, side="attacker")
+    assert ch.winner == "defender"
+    with pytest.raises(ChallengeError, match="C10"):
+        t.start(category="social", bid="Commanding", what="Dominate")
+
+
+def test_w6_running_out(werewolf):
+    t = werewolf
+    from characters.services import ledger_spend
+
+    for trait, count in (("Brawny", 1), ("Tough", 2)):
+        ledger_spend(
+            character=t.d.character,
+            kind="trait_lost",
+            by=t.st,
+            subject=trait,
+            category="physical",
+            amount=count,
+        )
+    ch = t.start(category="physical", bid="Quick")
+    assert ch.status == "over" and ch.winner == "attacker"  # W6: loses at once, nothing lost
+
+
+def test_c7_incapacitated_cannot_start(classic):
+    t = classic
+    from characters.services import ledger_spend
+
+    ledger_spend(character=t.a.character, kind="health_damage", by=t.st, amount=4)
+    with pytest.raises(ChallengeError, match="C7"):
+        t.start(category="physical", bid="Strong")
+
+
+def test_c12_surprised_defender_bids_only_stamina_based(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong", surprise=True)
+    with pytest.raises(ChallengeError, match="C12"):
+        t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Wiry")
+    challenge_st(scene=t.refresh().scene, challenge=t.ch(ch), by=t.st, action="stamina", side="yes")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    assert ch.status == "live"
+
+
+def test_c14_unarmed_defender_cannot_counterattack_a_ranged_attack(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong", ranged=True)
+    with pytest.raises(ChallengeError, match="C14"):
+        t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough", counterattack=True)
+
+
+def test_the_storyteller_denies_a_retest_and_its_cost_is_reversed(werewolf):
+    t = werewolf
+    ch = t.start(category="social", bid="Charismatic", ability="Expression")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Impressive")
+    ch = t.throw(ch, "rock", "paper")
+    ch = t.do("retest", ch, t.a_user, side="attacker", kind="ability", ability="Expression")
+    assert t.now(t.a)["abilities"]["Expression"] == 1
+    ch = challenge_st(
+        scene=t.refresh().scene,
+        challenge=t.ch(ch),
+        by=t.st,
+        action="deny",
+        text="not relevant here",
+    )
+    assert t.now(t.a)["abilities"]["Expression"] == 2
+    assert engine_of(t.ch(ch)).phase.value == "retests"
+
+
+def test_quick_npc_played_from_the_tablet(classic):
+    t = classic
+    npc = scenes.scene_add_npc(
+        scene=t.refresh().scene, by=t.st, name="Ghoul", pools={"Physical": 4}
+    )
+    ch = t.start(by=t.st, attacker=npc, defender=t.d, category="physical", bid="Physical")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.do("throw", ch, t.st, side="attacker", throw="rock", as_st=True)
+    ch = t.do("throw", ch, t.d_user, side="defender", throw="scissors")
+    ch = t.do("accept", ch, t.d_user, side="defender")
+    assert ch.winner == "attacker" and t.now(t.d)["traits"]["physical"]["Tough"] == 1
