@@ -1,0 +1,376 @@
+"""Hidden information, roles, double taps and races.
+
+The leak tests play the same challenge twice, at two tables, changing only one side's
+secret (a sealed throw, a sealed total, an overbid's announced total). Everything the other
+side and the storyteller receive in the hidden window (pages, the actor's answers, every
+push of every audience) is recorded; with the tables' own names and ids normalised away the
+two recordings must be identical: a secret that reached them would make them differ.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import threading
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+
+from combat import live
+from combat.challenges import services
+from combat.challenges.services import ChallengeError, engine_of
+from combat.models import Challenge
+from tests.combat.challenges.conftest import Table, make_table
+from tests.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+class Recorder:
+    """Every payload each audience of one table receives: pages, answers and pushes."""
+
+    def __init__(self, t: Table) -> None:
+        self.t = t
+        self.got: dict[str, list[str]] = {"a": [], "d": [], "st": []}
+        self.clients = {
+            "a": client_for(t.a_user),
+            "d": client_for(t.d_user),
+            "st": client_for(t.st),
+        }
+        self.users = {t.a_user.pk: "a", t.d_user.pk: "d"}
+
+    def push(self, group: str, html: str) -> None:
+        scene = f"scene.{self.t.scene.pk}."
+        if not group.startswith(scene):
+            return
+        rest = group[len(scene) :]
+        if rest == "st":
+            self.got["st"].append(html)
+        elif rest == "players":
+            self.got["a"].append(html)
+            self.got["d"].append(html)
+        elif rest.startswith("user."):
+            self.got[self.users[int(rest[5:])]].append(html)
+
+    def pages(self) -> None:
+        """Each audience loads its page now (a phone that reconnects, the tablet)."""
+        for who in ("a", "d"):
+            url = reverse("scene_phone", args=[self.t.scene.pk])
+            self.got[who].append(self.clients[who].get(url).content.decode())
+        url = reverse("scene_tablet", args=[self.t.scene.pk])
+        self.got["st"].append(self.clients["st"].get(url).content.decode())
+
+    def post(self, who: str, ch: Challenge, **data) -> str:
+        ch = Challenge.objects.get(pk=ch.pk)
+        data.setdefault("step", ch.step)
+        data.setdefault("round", services.round_of(engine_of(ch)))
+        url = reverse("challenge_act", args=[self.t.scene.pk, ch.pk])
+        body = self.clients[who].post(url, data, HTTP_HX_REQUEST="true").content.decode()
+        self.got[who].append(body)
+        return body
+
+    def mark(self) -> dict[str, int]:
+        return {k: len(v) for k, v in self.got.items()}
+
+    def since(self, mark: dict[str, int], who: str) -> list[str]:
+        return [normalise(self.t, html) for html in self.got[who][mark[who] :]]
+
+
+def normalise(t: Table, html: str) -> str:
+    for text, name in (
+        (t.scene.chronicle.name, "CHRONICLE"),
+        (t.scene.join_code, "CODE"),
+        (t.a_user.username, "AUSER"),
+        (t.d_user.username, "DUSER"),
+        (t.st.username, "STUSER"),
+    ):
+        html = html.replace(text, name)
+    html = re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "CSRF", html)
+    html = re.sub(r'"X-CSRFToken": "[^"]*"', "CSRF", html)
+    html = re.sub(r"<svg .*?</svg>", "QR", html, flags=re.S)  # drawn from the join code
+    html = re.sub(r"/\d+/", "/N/", html)
+    html = re.sub(r'(data-seq|data-step|data-scene|value)="[\w.-]*\d[\w.-]*"', r'\1="N"', html)
+    html = re.sub(r"(challenge|participant|sheet|odds)-\d+", r"\1-N", html)
+    html = re.sub(r"\d\d:\d\d:\d\d", "TIME", html)
+    return html
+
+
+def _same(first: list[str], second: list[str], who: str) -> None:
+    """Both recordings identical; else the first differing lines (the leak, or noise)."""
+    assert first, f"{who} received nothing"
+    assert len(first) == len(second), who
+    for one, two in zip(first, second, strict=True):
+        if one != two:
+            diff = difflib.unified_diff(one.splitlines(), two.splitlines(), lineterm="", n=0)
+            pytest.fail(f"{who} received different payloads:\n" + "\n".join(list(diff)[:12]))
+
+
+@pytest.fixture
+def pushes(monkeypatch):
+    sinks: list[Recorder] = []
+
+    def send(group: str, html: str) -> None:
+        for sink in sinks:
+            sink.push(group, html)
+
+    monkeypatch.setattr(live, "_send", send)
+    return sinks
+
+
+def _bid(rec: Recorder, ruleset_bids: tuple[str, str]) -> Challenge:
+    t = rec.t
+    ch = t.start(category="physical", bid=ruleset_bids[0])
+    rec.post(
+        "d",
+        ch,
+        action="answer",
+        side="defender",
+        answer="bid",
+        bid=ruleset_bids[1],
+        key="bid-key-000001",
+    )
+    return Challenge.objects.get(pk=ch.pk)
+
+
+def _table(pushes, django_capture_on_commit_callbacks) -> Recorder:
+    rec = Recorder(make_table("met_classic"))
+    pushes.append(rec)
+    return rec
+
+
+def test_a_sealed_throw_reaches_neither_the_other_side_nor_the_storyteller(
+    pushes, django_capture_on_commit_callbacks
+):
+    seen = {}
+    for secret in ("rock", "paper"):
+        rec = _table(pushes, django_capture_on_commit_callbacks)
+        with django_capture_on_commit_callbacks(execute=True):
+            ch = _bid(rec, ("Strong", "Tough"))
+        rec.pages()
+        mark = rec.mark()
+        with django_capture_on_commit_callbacks(execute=True):
+            rec.post("a", ch, action="throw", side="attacker", throw="scissors", key="throw-a-01")
+            rec.post("a", ch, action="throw", side="attacker", throw=secret, key="throw-a-0002")
+            mine = rec.got["a"][-1]
+        rec.pages()
+        assert f"Your throw: <b>{secret}</b>" in mine  # the thrower sees it
+        seen[secret] = {w: rec.since(mark, w) for w in ("d", "st")}
+        pushes.clear()
+    for who in ("d", "st"):
+        _same(seen["rock"][who], seen["paper"][who], who)
+        assert "locked in" in seen["rock"][who][-1]
+
+
+def test_a_sealed_total_stays_hidden_until_both_are_in(pushes, django_capture_on_commit_callbacks):
+    seen = {}
+    for secret in (9, 3):
+        rec = _table(pushes, django_capture_on_commit_callbacks)
+        with django_capture_on_commit_callbacks(execute=True):
+            ch = _bid(rec, ("Strong", "Tough"))
+            rec.post("a", ch, action="throw", side="attacker", throw="rock", key="throw-a-0001")
+            rec.post("d", ch, action="throw", side="defender", throw="rock", key="throw-d-0001")
+        mark = rec.mark()
+        with django_capture_on_commit_callbacks(execute=True):
+            rec.post("a", ch, action="declare", side="attacker", total=secret, key="decl-a-0001")
+        rec.pages()
+        seen[secret] = {w: rec.since(mark, w) for w in ("d", "st")}
+        with django_capture_on_commit_callbacks(execute=True):
+            body = rec.post("d", ch, action="declare", side="defender", total=8, key="decl-d-01")
+        assert f"Totals: Marcus {secret}, Sophia 8" in body  # revealed together
+        pushes.clear()
+    for who in ("d", "st"):
+        _same(seen[9][who], seen[3][who], who)
+
+
+def test_an_overbid_total_is_never_revealed(pushes, django_capture_on_commit_callbacks):
+    seen = {}
+    for secret in (7, 5):  # both fail against Marcus's 10 (C9: more than half)
+        rec = _table(pushes, django_capture_on_commit_callbacks)
+        with django_capture_on_commit_callbacks(execute=True):
+            ch = _bid(rec, ("Strong", "Tough"))
+            rec.post("a", ch, action="throw", side="attacker", throw="rock", key="throw-a-0001")
+            rec.post("d", ch, action="throw", side="defender", throw="scissors", key="throw-d-01")
+        mark = rec.mark()
+        with django_capture_on_commit_callbacks(execute=True):
+            body = rec.post(
+                "d",
+                ch,
+                action="retest",
+                side="defender",
+                kind="overbid",
+                declared=secret,
+                key="overbid-d-01",
+            )
+            assert "overbid fails" in body
+            rec.post("d", ch, action="accept", side="defender", key="accept-d-01")
+        rec.pages()
+        seen[secret] = {w: rec.since(mark, w) for w in ("a", "st")}
+        pushes.clear()
+    for who in ("a", "st"):
+        _same(seen[7][who], seen[5][who], who)
+
+
+# -- roles ------------------------------------------------------------------------------
+
+
+def test_every_endpoint_walked_with_every_role(classic, other_player):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    stranger = client_for(other_player)
+    urls = [
+        ("post", reverse("challenge_start", args=[t.scene.pk])),
+        ("post", reverse("challenge_act", args=[t.scene.pk, ch.pk])),
+        ("post", reverse("challenge_st", args=[t.scene.pk, ch.pk])),
+        ("get", reverse("challenge_odds", args=[t.scene.pk, ch.pk]) + "?side=defender"),
+        ("get", reverse("challenge_region", args=[t.scene.pk])),
+    ]
+    from django.test import Client
+
+    for method, url in urls:
+        assert getattr(Client(), method)(url).status_code == 302  # anonymous: log in
+        assert getattr(stranger, method)(url).status_code == 404  # not in the scene
+    a = client_for(t.a_user)
+    answer = {"action": "answer", "side": "defender", "answer": "bid", "bid": "Tough"}
+    assert a.post(urls[1][1], answer).status_code == 409  # the other side of her own
+    assert a.post(urls[2][1], {"action": "void", "text": "x"}).status_code == 404  # no ST call
+    assert a.get(urls[3][1]).status_code == 404  # not her side's odds
+    start_for_other = {"attacker": t.d.pk, "defender": t.a.pk, "bid": "physical:Tough"}
+    assert a.post(urls[0][1], start_for_other).status_code == 409  # not her character
+    st = client_for(t.st)
+    assert st.post(urls[1][1], answer).status_code == 409  # the ST does not play a PC
+    assert Challenge.objects.get().status == "answer"
+
+
+def test_a_double_tap_over_http_counts_once(classic):
+    t = classic
+    d = client_for(t.d_user)
+    ch = t.start(category="physical", bid="Strong")
+    url = reverse("challenge_act", args=[t.scene.pk, ch.pk])
+    data = {
+        "action": "answer",
+        "side": "defender",
+        "answer": "bid",
+        "bid": "Tough",
+        "step": ch.step,
+        "key": "double-tap-01",
+    }
+    assert d.post(url, data).status_code == 200
+    assert d.post(url, data).status_code == 200  # the replay answers as the first did
+    assert Challenge.objects.get().step == ch.step + 1
+
+
+def test_a_late_step_over_http_is_refused_with_a_message(classic):
+    t = classic
+    d = client_for(t.d_user)
+    ch = t.start(category="physical", bid="Strong")
+    url = reverse("challenge_act", args=[t.scene.pk, ch.pk])
+    d.post(
+        url,
+        {
+            "action": "answer",
+            "side": "defender",
+            "answer": "bid",
+            "bid": "Tough",
+            "step": ch.step,
+            "key": "first-tap-01",
+        },
+    )
+    r = d.post(
+        url,
+        {
+            "action": "answer",
+            "side": "defender",
+            "answer": "relent",
+            "step": ch.step,
+            "key": "late-tap-001",
+        },
+    )
+    assert r.status_code == 409 and "moved on" in r.content.decode()
+    assert Challenge.objects.get().status == "live"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_players_at_the_same_moment_give_one_resolution():
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL")
+    t = make_table("met_classic")
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.throw(ch, "rock", "scissors")
+    step = Challenge.objects.get(pk=ch.pk).step
+    barrier = threading.Barrier(2)
+    results: list[str] = []
+
+    def act(fn):
+        from django.db import connection as conn
+
+        try:
+            barrier.wait()
+            fn()
+            results.append("ok")
+        except ChallengeError as error:
+            results.append(str(error))
+        finally:
+            conn.close()
+
+    def accept():
+        t.do("accept", ch, t.d_user, side="defender", expected_step=step)
+
+    def winner():
+        services.challenge_st(
+            scene=t.scene,
+            challenge=t.ch(ch),
+            by=t.st,
+            action="winner",
+            side="defender",
+            expected_step=step,
+        )
+
+    threads = [threading.Thread(target=act, args=(f,)) for f in (accept, winner)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sorted(results)[-1] == "ok" and results.count("ok") == 1, results
+    assert any("moved on" in r for r in results)
+    final = Challenge.objects.get(pk=ch.pk)
+    from characters.models import LedgerEntry
+
+    assert final.status == "over"
+    assert LedgerEntry.objects.filter(source=final.source).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_both_throws_at_the_same_moment_resolve_once():
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL")
+    t = make_table("met_classic")
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    rnd = services.round_of(engine_of(t.ch(ch)))
+    barrier = threading.Barrier(2)
+    errors: list[Exception] = []
+
+    def throw(user, side, value):
+        from django.db import connection as conn
+
+        try:
+            barrier.wait()
+            t.do("throw", ch, user, side=side, throw=value, expected_round=rnd)
+        except Exception as error:
+            errors.append(error)
+        finally:
+            conn.close()
+
+    threads = [
+        threading.Thread(target=throw, args=(t.a_user, "attacker", "rock")),
+        threading.Thread(target=throw, args=(t.d_user, "defender", "scissors")),
+    ]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    final = engine_of(Challenge.objects.get(pk=ch.pk))
+    assert final.throws == 1 and final.leader.value == "attacker"
