@@ -160,3 +160,15 @@ class StForm(forms.Form):
     side = forms.CharField(max_length=10, required=False)
     text = forms.CharField(max_length=300, required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
+
+
+class RegainForm(forms.Form):
+    participant = forms.ModelChoiceField(queryset=None)
+    category = forms.ChoiceField(choices=[(c, c) for c in ("physical", "social", "mental")])
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
+
+    def __init__(self, *args: Any, scene: Scene, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["participant"].queryset = Participant.objects.filter(
+            scene=scene, removed_at__isnull=True
+        ).select_related("character")

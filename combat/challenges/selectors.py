@@ -238,9 +238,22 @@ def start_choices(participant: Participant, scene: Scene, targets: list[Particip
         "attributes": sorted(sheet.attributes()),
         "powers": sheet.powers(),
         "celerity": sheet.has_power("Celerity"),
+        "regain": _regainable(sheet),
         "targets": [t for t in targets if t.pk != participant.pk],
         "bns": scene.ruleset == "met_bns",
     }
+
+
+def _regainable(sheet: sheets.Sheet) -> list[str]:
+    """W7: the categories with traits lost tonight (the ledger checks once per night)."""
+    if sheet.now is None or sheet.participant.npc or sheet.now["willpower"] < 1:
+        return []
+    out = []
+    for category in sheets.CATEGORIES:
+        permanent = sum(sheet.now["permanent_traits"].get(category, {}).values())
+        if sheet.trait_count(category) < permanent:
+            out.append(category)
+    return out
 
 
 def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:

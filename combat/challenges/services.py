@@ -24,7 +24,7 @@ from django.utils import timezone
 from characters.idempotency import IdempotencyError, idempotency_claim
 from characters.models import Equipment, LedgerEntry, LedgerKind
 from characters.selectors import entry_counts
-from characters.services import LedgerError, ledger_reverse, ledger_spend
+from characters.services import LedgerError, ledger_regain, ledger_reverse, ledger_spend
 from combat.challenges import sheets
 from combat.models import (
     Challenge,
@@ -34,6 +34,7 @@ from combat.models import (
     Participant,
     Scene,
 )
+from combat.rules.celerity import LEVELS, CelerityRound
 from combat.rules.challenge import CHOICE, Phase
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.errors import RuleError
@@ -203,6 +204,20 @@ def _locks(scene: Scene) -> Locks:
     return Locks(tuple(Lock(r.attacker.name, r.target.name, r.what, r.until, r.rule) for r in rows))
 
 
+def _celerity_level(participant: Participant) -> int:
+    """C15: the Celerity a sheet has: its highest named level (Alacrity 1 … Fleetness 4),
+    else the level of a plain Celerity power, else the number of Celerity powers."""
+    if participant.character_id is None:
+        return 0
+    powers = [p for p in participant.character.powers.all() if "celerity" in p.name.casefold()]
+    named = [
+        i + 1 for i, n in enumerate(LEVELS) for p in powers if n.casefold() in p.name.casefold()
+    ]
+    if named:
+        return max(named)
+    return max((p.level for p in powers), default=0)
+
+
 def _weapon(participant: Participant, weapon_id: int | None) -> Equipment | None:
     if not weapon_id or participant.character_id is None:
         return None
@@ -334,6 +349,12 @@ def challenge_start(
             "celerity": celerity,
             "attack": attack,
         }
+        level = _celerity_level(attacker) if celerity else 0
+        if celerity:
+            try:
+                CelerityRound().announce(attacker.name, level=level, follow_ups=celerity)
+            except RuleError as error:
+                raise _rule(error) from None
         challenge = Challenge.objects.create(
             scene=scene,
             attacker=attacker,
@@ -346,6 +367,17 @@ def challenge_start(
             options=options,
             created_by=by,
         )
+        if celerity and attacker.character_id is not None:
+            # C15: blood for announced Celerity actions is spent now, used or not.
+            _ledger(
+                challenge,
+                attacker.character,
+                by,
+                kind=LedgerKind.BLOOD_SPENT,
+                amount=celerity,
+                reason=f"{celerity} Celerity follow-up(s) announced (C15)",
+                rule="C15",
+            )
         awaiting = None
         if defender is not None and mode in {"contested", "extended"}:
             awaiting = "defender"
@@ -1483,3 +1515,46 @@ __all__ = [
 def sides_for_st(challenge: Challenge) -> list[str]:
     """The sides the storyteller plays from the tablet (NPCs, the static opponent)."""
     return [s for s in ("attacker", "defender") if is_st_side(challenge, s)]
+
+
+def challenge_regain(
+    *,
+    scene: Scene,
+    by: AbstractBaseUser,
+    participant: Participant,
+    category: str,
+    key: str | None = None,
+) -> None:
+    """W7: from the phone, one willpower buys back every trait lost tonight in a category,
+    once per game night per category (the ledger refuses a second time, naming W7)."""
+    if (
+        participant.character_id is None
+        or participant.scene_id != scene.pk
+        or participant.removed_at is not None
+        or participant.character.player_id != by.pk
+    ):
+        raise ChallengeError(NOT_YOURS)
+    with transaction.atomic():
+        try:
+            scene = lock_open_scene(scene)
+            ledger_regain(
+                character=participant.character,
+                category=category,
+                by=by,
+                source=f"scene {scene.pk}",
+                idempotency_key=key,
+            )
+        except SceneError as error:
+            raise ChallengeError(str(error)) from None
+        except LedgerError as error:
+            raise ChallengeError(str(error), error.rule_id) from None
+        except IdempotencyError as error:
+            raise ChallengeError(str(error)) from None
+        record_change(
+            scene,
+            by=by,
+            kind=LogKind.LEDGER,
+            text=f"{participant.name} regains {category} traits for 1 willpower (W7)",
+            characters=[participant.character],
+            private_user_ids=[by.pk],
+        )

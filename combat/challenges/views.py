@@ -220,3 +220,26 @@ def challenge_odds(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     except (RuleError, ValueError, RecursionError):
         return HttpResponse("No odds for this state.")
     return HttpResponse(escape(" · ".join(lines)))
+
+
+@login_required
+@require_POST
+def challenge_regain(request: HttpRequest, pk: int) -> HttpResponse:
+    """W7 from the phone: one willpower buys back a category's traits lost tonight."""
+    scene, is_st = _scene(request, pk)
+    form = forms.RegainForm(request.POST, scene=scene)
+    if not form.is_valid():
+        problems = scene_forms.problems(form)
+        return _region(request, scene, is_st, error=f"Nothing changed. {problems}", status=400)
+    d = form.cleaned_data
+    try:
+        services.challenge_regain(
+            scene=scene,
+            by=request.user,
+            participant=d["participant"],
+            category=d["category"],
+            key=d.get("key") or None,
+        )
+    except ChallengeError as error:
+        return _region(request, scene, is_st, error=str(error), status=409)
+    return _region(request, scene, is_st)

@@ -214,3 +214,37 @@ def test_quick_npc_played_from_the_tablet(classic):
     ch = t.do("throw", ch, t.d_user, side="defender", throw="scissors")
     ch = t.do("accept", ch, t.d_user, side="defender")
     assert ch.winner == "attacker" and t.now(t.d)["traits"]["physical"]["Tough"] == 1
+
+
+def test_w7_regain_from_the_phone_once_per_night(werewolf):
+    from django.urls import reverse
+
+    from tests.conftest import client_for
+
+    t = werewolf
+    ch = t.start(category="social", bid="Charismatic")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Impressive")
+    ch = t.throw(ch, "rock", "paper")
+    ch = t.do("accept", ch, t.a_user, side="attacker")
+    a = client_for(t.a_user)
+    page = a.get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
+    assert "Regain social traits (1 willpower, W7)" in page
+    url = reverse("challenge_regain", args=[t.scene.pk])
+    data = {"participant": t.a.pk, "category": "social", "key": "regain-key-01"}
+    assert a.post(url, data).status_code == 200
+    assert t.now(t.a)["traits"]["social"]["Charismatic"] == 3
+    assert t.now(t.a)["willpower"] == 4
+    data["key"] = "regain-key-02"
+    r = a.post(url, data)
+    assert r.status_code == 409 and "W7" in r.content.decode()
+
+
+def test_c15_celerity_follow_ups_announced_up_front_spend_blood(classic):
+    t = classic
+    with pytest.raises(ChallengeError, match="C15"):
+        t.start(category="physical", bid="Strong", celerity=2)  # Alacrity grants one
+    ch = t.start(category="physical", bid="Strong", celerity=1)
+    assert t.now(t.a)["blood"] == 11
+    assert "C15: 1 Celerity follow-up(s) announced up front" in ch.history[0]["text"]
+    with pytest.raises(ChallengeError, match="C15"):  # Sophia cannot match: Stamina bids
+        t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Wiry")
