@@ -36,6 +36,7 @@ class StartForm(forms.Form):
     attribute = forms.CharField(max_length=40, required=False)
     skill = forms.CharField(max_length=80, required=False)
     bonus = forms.IntegerField(min_value=0, max_value=10, required=False)
+    mob = forms.ModelMultipleChoiceField(queryset=None, required=False)
     seq = forms.IntegerField(min_value=0, required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
@@ -46,6 +47,7 @@ class StartForm(forms.Form):
         )
         self.fields["attacker"].queryset = here
         self.fields["defender"].queryset = here
+        self.fields["mob"].queryset = here
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -82,6 +84,7 @@ class StartForm(forms.Form):
             "attribute": d.get("attribute") or "",
             "skill": d.get("skill") or "",
             "bonus": d.get("bonus") or 0,
+            "mob": list(d.get("mob") or []),
             "expected_seq": d.get("seq"),
             "key": d.get("key") or None,
         }
@@ -170,5 +173,19 @@ class RegainForm(forms.Form):
     def __init__(self, *args: Any, scene: Scene, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["participant"].queryset = Participant.objects.filter(
+            scene=scene, removed_at__isnull=True
+        ).select_related("character")
+
+
+class MobForm(forms.Form):
+    member = forms.ModelChoiceField(queryset=None)
+    bid = forms.CharField(max_length=80, required=False)
+    drop = forms.BooleanField(required=False)
+    step = forms.IntegerField(min_value=0, required=False)
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
+
+    def __init__(self, *args: Any, scene: Scene, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["member"].queryset = Participant.objects.filter(
             scene=scene, removed_at__isnull=True
         ).select_related("character")

@@ -78,6 +78,10 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
         "awaiting": ch.options.get("awaiting", ""),
         "dispute": ch.options.get("dispute", ""),
         "moves": {},
+        "mob": [
+            {"member": m, "bid": ch.options["mob"].get(str(m.pk), {}).get("bid", "")}
+            for m in services.mob_members(ch)
+        ],
     }
     if viewer in ("attacker", "defender"):
         data["my_throw"] = sealed_throws.get(viewer, "")
@@ -123,6 +127,20 @@ def moves(ch: Challenge, engine: Any, side: str) -> dict[str, Any]:
         out["retests"] = retest_choices(ch, engine, mine)
         out["accept"] = True
     return out
+
+
+def member_card(ch: Challenge, member: Participant) -> dict[str, Any]:
+    """C16: a mob member's card: the challenge, and its bid while the mob forms."""
+    data = card(ch, "member")
+    data["member"] = member
+    waiting = ch.status == ChallengeStatus.ANSWER and ch.options.get("awaiting") == "mob"
+    if waiting and not ch.options["mob"].get(str(member.pk)):
+        sheet = sheets.load(member)
+        bids = sorted(sheet.traits(ch.category).items())
+        if member.character_id is None:
+            bids = [(ch.category.capitalize(), sheet.pool(ch.category))]
+        data["mob_bids"] = bids
+    return data
 
 
 def answer_choices(ch: Challenge, participant: Participant) -> dict[str, Any]:
@@ -266,9 +284,12 @@ def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
     ids = [p.pk for p in own]
     cards = []
     if ids:
-        for ch in _challenges(scene, Q(attacker_id__in=ids) | Q(defender_id__in=ids)):
+        for ch in _challenges(scene):
             for side in services.sides_for(ch, user):
                 cards.append(card(ch, side))
+            for member in own:
+                if str(member.pk) in ch.options.get("mob", {}):
+                    cards.append(member_card(ch, member))
     visible = list(Participant.objects.filter(scene=scene, removed_at__isnull=True, hidden=False))
     starts = (
         [start_choices(p, scene, visible) for p in own]
@@ -284,6 +305,9 @@ def board_cards(scene: Scene) -> dict[str, Any]:
     cards = []
     for ch in _challenges(scene):
         data = card(ch, "st")
+        data["npc_members"] = [
+            member_card(ch, m) for m in services.mob_members(ch) if m.npc or m.character_id is None
+        ]
         data["st_sides"] = (
             [{"side": s, **card(ch, s)} for s in services.sides_for_st(ch)] if ch.is_open else []
         )

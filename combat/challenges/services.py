@@ -35,7 +35,7 @@ from combat.models import (
     Scene,
 )
 from combat.rules.celerity import LEVELS, CelerityRound
-from combat.rules.challenge import CHOICE, Phase
+from combat.rules.challenge import CHOICE, MOB_MOST, Phase
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.errors import RuleError
 from combat.rules.night import Lock, Locks
@@ -97,17 +97,30 @@ def sides_for(challenge: Challenge, user: AbstractBaseUser, *, as_st: bool = Fal
     return sides
 
 
+def mob_members(challenge: Challenge) -> list[Participant]:
+    """C16: the mob's other attackers (beyond the primary, who throws)."""
+    ids = [int(pk) for pk in challenge.options.get("mob", {})]
+    if not ids:
+        return []
+    found = {p.pk: p for p in Participant.objects.filter(pk__in=ids).select_related("character")}
+    return [found[pk] for pk in ids if pk in found]
+
+
+def _member_player(member: Participant) -> int | None:
+    if member.character_id is None or member.npc:
+        return None
+    return member.character.player_id
+
+
 def _players(challenge: Challenge) -> list[int]:
     ids = [player_of(challenge, s) for s in ("attacker", "defender")]
+    ids += [_member_player(m) for m in mob_members(challenge)]
     return [i for i in ids if i]
 
 
 def _characters(challenge: Challenge) -> list:
-    return [
-        p.character
-        for p in (challenge.attacker, challenge.defender)
-        if p is not None and p.character_id is not None
-    ]
+    parts = [challenge.attacker, challenge.defender, *mob_members(challenge)]
+    return [p.character for p in parts if p is not None and p.character_id is not None]
 
 
 def name_of(challenge: Challenge, side: str) -> str:
@@ -260,6 +273,7 @@ def challenge_start(
     attribute: str = "",
     skill: str = "",
     bonus: int = 0,
+    mob: list[Participant] | None = None,
     expected_seq: int | None = None,
     key: str | None = None,
 ) -> Challenge:
@@ -349,6 +363,17 @@ def challenge_start(
             "celerity": celerity,
             "attack": attack,
         }
+        if mob:
+            # C16: at most five attackers; every one bids (from its own phone) before the
+            # defender answers; the defender is -1 per attacker beyond the first.
+            if mode != "contested" or defender is None:
+                raise ChallengeError("A mob attacks one character in a contested challenge.", "C16")
+            if len(mob) + 1 > MOB_MOST:
+                raise ChallengeError(f"At most {MOB_MOST} attackers can mob one character.", "C16")
+            for member in mob:
+                if member.pk in {attacker.pk, defender.pk} or member.scene_id != scene.pk:
+                    raise ChallengeError("A mob member is another character of this scene.", "C16")
+            options["mob"] = {str(m.pk): {} for m in mob}
         level = _celerity_level(attacker) if celerity else 0
         if celerity:
             try:
@@ -380,7 +405,7 @@ def challenge_start(
             )
         awaiting = None
         if defender is not None and mode in {"contested", "extended"}:
-            awaiting = "defender"
+            awaiting = "mob" if mob else "defender"
         elif (
             as_st
             and is_player_side
@@ -398,7 +423,7 @@ def challenge_start(
         if celerity:
             head += f" (C15: {celerity} Celerity follow-up(s) announced up front)"
         _note(challenge, f"{head} · {label}" + (f" · {effect}" if effect else ""))
-        if awaiting == "defender":
+        if awaiting in {"defender", "mob"} and not mob:
             # C1, C7, W6: the attacker's side is checked now; W6: a defender with nothing
             # left in the category loses at once, losing nothing.
             probe = _build(challenge, {**options, "defender": {}})
@@ -485,6 +510,15 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
         from combat.rules.challenge import Contender
 
         defender = Contender(traits=challenge.difficulty, pool=challenge.difficulty)
+    mob = []
+    for member in mob_members(challenge):
+        bid = options.get("mob", {}).get(str(member.pk), {}).get("bid")
+        mob.append(
+            (
+                member.name,
+                sheets.contender(sheets.load(member), ruleset=ruleset, category=category, bid=bid),
+            )
+        )
     try:
         return Engine.start(
             ruleset=ruleset,
@@ -502,6 +536,7 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
             ranged=bool(options.get("ranged")),
             counterattack=bool(d_opts.get("counterattack")),
             bid_required=bool(options.get("bid_required")),
+            mob=mob,
         )
     except RuleError as error:
         raise _rule(error) from None
@@ -1178,6 +1213,23 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
         for trait in remaining:
             _lose(ch, side, trait, by, reason="lost the challenge")
     del already
+    members = {m.name: m for m in mob_members(ch)}
+    for name, bids in engine.mob_lost().items():  # C16: the defender won: every bid is lost
+        member = members.get(name)
+        if member is None or member.character_id is None:
+            continue  # the primary's bid is in lost() already; quick NPCs have no sheet
+        for trait in bids:
+            _ledger(
+                ch,
+                member.character,
+                by,
+                kind=LedgerKind.TRAIT_LOST,
+                subject=trait,
+                category=ch.category,
+                amount=1,
+                reason="the mob lost (C16)",
+                rule="C16",
+            )
     damage_text = ""
     # B3: the attacker's blow lands when it wins; a winning defender deals damage only
     # with a counterattack it could make (C14) and may (C12).
@@ -1558,3 +1610,62 @@ def challenge_regain(
             characters=[participant.character],
             private_user_ids=[by.pk],
         )
+
+
+def challenge_mob_bid(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    member: Participant,
+    bid: str = "",
+    drop: bool = False,
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Challenge:
+    """C16: a mob member bids a trait it holds from its own phone (the storyteller for an
+    NPC), or stays out; when every member has answered, the defender is asked."""
+    as_st = is_storyteller_of_scene(by, scene)
+    with transaction.atomic():
+        scene, ch = _locked(challenge.pk, scene, None)
+        if _claim(by, key, {"challenge": ch.pk, "member": member.pk, "bid": bid, "drop": drop}):
+            return ch
+        if expected_step is not None and ch.step != expected_step:
+            raise ChallengeError(MOVED_ON)
+        members = ch.options.get("mob", {})
+        if str(member.pk) not in members:
+            raise ChallengeError("That character is not in this mob.", "C16")
+        mine = _member_player(member) == by.pk
+        npc_for_st = as_st and _member_player(member) is None
+        if not (mine or npc_for_st):
+            raise ChallengeError(NOT_YOURS)
+        if ch.status != ChallengeStatus.ANSWER or ch.options.get("awaiting") != "mob":
+            raise ChallengeError("The mob has already formed.", "C16")
+        if members[str(member.pk)]:
+            raise ChallengeError("You have already answered.", "C16")
+        options = dict(ch.options)
+        mob = dict(members)
+        if drop:
+            mob.pop(str(member.pk))
+            text = f"{member.name} stays out of the mob"
+        else:
+            if not bid:
+                raise ChallengeError("Every member of a mob bids a trait.", "C16")
+            sheet = sheets.load(member)
+            held = sheet.traits(ch.category) if member.character_id else {bid: sheet.pool(bid)}
+            if held.get(bid, 0) < 1:
+                raise ChallengeError(f"{member.name} has no current {bid} to bid.", "C1")
+            mob[str(member.pk)] = {"bid": bid}
+            text = f"{member.name} joins the mob, bidding {bid}"
+        options["mob"] = mob
+        if all(mob.values()):
+            options["awaiting"] = "defender"
+            ch.options = options
+            probe = _build(ch, {**options, "defender": {}})  # C16: at most five; bids held
+            del probe
+            _timer(ch, ANSWER_SECONDS, f"{name_of(ch, 'defender')} to answer")
+            text += f"; {name_of(ch, 'defender')} faces {len(mob) + 1} attackers (C16)"
+        ch.options = options
+        _note(ch, text)
+        _save(scene, ch, by, text)
+        return ch

@@ -243,3 +243,30 @@ def challenge_regain(request: HttpRequest, pk: int) -> HttpResponse:
     except ChallengeError as error:
         return _region(request, scene, is_st, error=str(error), status=409)
     return _region(request, scene, is_st)
+
+
+@login_required
+@require_POST
+def challenge_mob(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
+    """C16: a mob member bids (or stays out) from its phone; the storyteller for an NPC."""
+    scene, is_st = _scene(request, pk)
+    ch = _challenge(scene, cid)
+    form = forms.MobForm(request.POST, scene=scene)
+    if not form.is_valid():
+        problems = scene_forms.problems(form)
+        return _region(request, scene, is_st, error=f"Nothing changed. {problems}", status=400)
+    d = form.cleaned_data
+    try:
+        services.challenge_mob_bid(
+            scene=scene,
+            challenge=ch,
+            by=request.user,
+            member=d["member"],
+            bid=d.get("bid") or "",
+            drop=d.get("drop", False),
+            expected_step=d.get("step"),
+            key=d.get("key") or None,
+        )
+    except ChallengeError as error:
+        return _region(request, scene, is_st, error=str(error), status=409)
+    return _region(request, scene, is_st)

@@ -248,3 +248,36 @@ def test_c15_celerity_follow_ups_announced_up_front_spend_blood(classic):
     assert "C15: 1 Celerity follow-up(s) announced up front" in ch.history[0]["text"]
     with pytest.raises(ChallengeError, match="C15"):  # Sophia cannot match: Stamina bids
         t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Wiry")
+
+
+def test_c16_mob_every_attacker_bids_from_its_phone_and_all_lose_their_bids(classic):
+    from django.urls import reverse
+
+    from combat.models import Participant
+    from tests.conftest import client_for
+    from tests.factories import CharacterFactory, TraitFactory, UserFactory
+
+    t = classic
+    third_user = UserFactory(username="third_player")
+    third = CharacterFactory(chronicle=t.scene.chronicle, name="Brute", player=third_user)
+    TraitFactory(character=third, category="physical", name="Burly", count=2)
+    member = scenes.scene_join(code=t.scene.join_code, user=third_user, character=third)
+    ch = t.start(category="physical", bid="Strong", mob=[member])
+    assert ch.options["awaiting"] == "mob"
+    phone = client_for(third_user)
+    page = phone.get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
+    assert "join Marcus's mob against Sophia (C16)" in page
+    with pytest.raises(ChallengeError, match="No answer is asked"):  # not before the mob
+        t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    url = reverse("challenge_mob", args=[t.scene.pk, ch.pk])
+    r = phone.post(
+        url, {"member": member.pk, "bid": "Burly", "key": "mob-key-0001", "step": t.ch(ch).step}
+    )
+    assert r.status_code == 200, r.content.decode()
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    assert dict(engine_of(t.ch(ch)).penalties) == {"defender": 1}  # C5, C16
+    ch = t.throw(ch, "rock", "paper")
+    ch = t.do("accept", ch, t.a_user, side="attacker")
+    assert ch.winner == "defender"
+    assert t.now(t.a)["traits"]["physical"]["Strong"] == 1
+    assert t.now(Participant.objects.get(pk=member.pk))["traits"]["physical"]["Burly"] == 1
