@@ -31,6 +31,7 @@ class StartForm(forms.Form):
     ranged_far = forms.BooleanField(required=False)
     surprise = forms.BooleanField(required=False)
     attack = forms.BooleanField(required=False)
+    mind_control = forms.BooleanField(required=False)
     celerity = forms.IntegerField(min_value=0, max_value=4, required=False)
     weapon = forms.IntegerField(required=False)
     attribute = forms.CharField(max_length=40, required=False)
@@ -79,6 +80,7 @@ class StartForm(forms.Form):
             "ranged_far": d.get("ranged_far", False),
             "surprise": d.get("surprise", False),
             "attack": d.get("attack", False),
+            "mind_control": d.get("mind_control", False),
             "celerity": d.get("celerity") or 0,
             "weapon": d.get("weapon"),
             "attribute": d.get("attribute") or "",

@@ -163,7 +163,7 @@ def cancel_choices(ch: Challenge, engine: Any, side: Side) -> dict[str, Any]:
     me = ch.attacker if side is Side.ATTACKER else ch.defender
     sheet = sheets.load(me)
     pending = engine.announced
-    out: dict[str, Any] = {"abilities": [], "powers": []}
+    out: dict[str, Any] = {"abilities": [], "powers": [], "default": engine.side(side).ability}
     if pending.kind is RetestKind.ABILITY and engine.profile.family is Family.WEREWOLF:
         used = engine._used(RetestKind.ABILITY, side)
         if not used:

@@ -269,6 +269,7 @@ def challenge_start(
     surprise: bool = False,
     celerity: int = 0,
     attack: bool = False,
+    mind_control: bool = False,
     weapon: int | None = None,
     attribute: str = "",
     skill: str = "",
@@ -362,6 +363,7 @@ def challenge_start(
             "surprise": surprise,
             "celerity": celerity,
             "attack": attack,
+            "mind_control": mind_control,
         }
         if mob:
             # C16: at most five attackers; every one bids (from its own phone) before the

@@ -1,0 +1,275 @@
+"""Issue 10 in real browsers: two phones (separate contexts, separate people) and the
+storyteller's tablet play challenges of met_werewolf, met_classic and met_bns end to end.
+
+Each step is a tap on what the card offers; the other phone sees the change by its push
+(after a reload when no push came: the transport is not what these tests are about); the
+sheets are read back from the pages and the ledger.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import pytest
+
+from characters.services import ledger_spend
+from tests.combat.challenges.conftest import Table, make_table
+
+pytestmark = pytest.mark.django_db(transaction=True)
+PHONE = {"width": 390, "height": 844}
+TABLET = {"width": 1280, "height": 800}
+PASSWORD = "pw-for-tests"
+
+
+@dataclass
+class Screens:
+    t: Table
+    a: object
+    d: object
+    st: object
+    scene_url: str
+
+
+def _off_loop(fn, *args, **kwargs):
+    """Run a service call in its own thread: its pushes (async_to_sync) cannot run in the
+    test thread, where Playwright's event loop lives."""
+    out: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            out["value"] = fn(*args, **kwargs)
+        except BaseException as error:  # re-raised in the test thread
+            out["error"] = error
+        finally:
+            from django.db import connection
+
+            connection.close()
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    if "error" in out:
+        raise out["error"]  # type: ignore[misc]
+    return out.get("value")
+
+
+def _open(browser, live_url: str, username: str, url: str, viewport: dict) -> object:
+    page = browser.new_context(viewport=viewport).new_page()
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto(f"{live_url}/accounts/login/")
+    page.get_by_label("User name").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{live_url}/")
+    page.goto(url)
+    return page
+
+
+def _screens(browser, live_url: str, ruleset: str) -> Screens:
+    t = _off_loop(make_table, ruleset)
+    scene = f"{live_url}/scenes/{t.scene.pk}/"
+    return Screens(
+        t,
+        _open(browser, live_url, t.a_user.username, scene + "phone/", PHONE),
+        _open(browser, live_url, t.d_user.username, scene + "phone/", PHONE),
+        _open(browser, live_url, t.st.username, scene, TABLET),
+        scene,
+    )
+
+
+def _see(page, text: str, where: str = "#challenge-prompts") -> None:
+    """Wait for the push; a phone that got none reloads (a lost push costs nothing)."""
+    from playwright.sync_api import expect
+
+    try:
+        expect(page.locator(where)).to_contain_text(text, timeout=4000)
+    except AssertionError:
+        page.reload()
+        expect(page.locator(where)).to_contain_text(text, timeout=4000)
+
+
+def _tap(page, name: str, where: str = "#challenge-prompts") -> None:
+    page.locator(where).get_by_role("button", name=name, exact=True).first.click()
+
+
+def _start(
+    page,
+    *,
+    defender: str,
+    bid: str = "",
+    ability: str = "",
+    effect: str = "",
+    bns: dict | None = None,
+) -> None:
+    region = page.locator("#challenge-prompts")
+    region.locator("summary", has_text="Challenge someone").click()
+    form = region.locator("form.cc-start-form")
+    form.get_by_label("Whom").select_option(label=defender)
+    if bns:
+        form.get_by_label("Attribute").select_option(bns["attribute"])
+        form.get_by_label("Skill").select_option(bns["skill"])
+        if "weapon" in bns:
+            form.get_by_label("Weapon").select_option(label=bns["weapon"])
+    else:
+        form.get_by_label("Bid").select_option(bid)
+        if ability:
+            form.get_by_label("Ability you use").select_option(ability)
+    form.get_by_label("Effect if you win").fill(effect)
+    form.get_by_role("button", name="Challenge").click()
+    _see(page, "Waiting for the defender")
+
+
+def _answer(page, *, bid: str = "", ability: str = "", bns: dict | None = None) -> None:
+    _see(page, "Nothing to bid")
+    form = page.locator("form.cc-answer")
+    if bns:
+        form.get_by_label("Attribute").select_option(bns["attribute"])
+        form.get_by_label("Skill").select_option(bns["skill"])
+    else:
+        form.get_by_label("Bid").select_option(bid)
+        if ability:
+            form.get_by_label("Ability you use").select_option(ability)
+    form.get_by_role("button", name="Bid").click()
+    _see(page, "In play")
+
+
+def _throw(s: Screens, a: str, d: str) -> None:
+    _see(s.a, "to throw")
+    _tap(s.a, a.capitalize())
+    _see(s.a, f"Your throw: {a}")
+    _see(s.d, "locked in")
+    _tap(s.d, d.capitalize())
+    _see(s.d, "Throws:")
+
+
+def test_werewolf_social_with_an_ability_retest_and_a_cancel(browser, live_url):
+    s = _screens(browser, live_url, "met_werewolf")
+    _start(
+        s.a,
+        defender="Cody",
+        bid="social:Charismatic",
+        ability="Expression",
+        effect="Cody steps aside",
+    )
+    _answer(s.d, bid="Impressive", ability="Leadership")
+    _throw(s, "rock", "paper")  # Cody wins the throw
+    _see(s.a, "Winning now: Cody")
+    retest = s.a.locator("form.retest-ability")
+    retest.get_by_label("Ability").select_option("Expression")
+    retest.get_by_role("button", name="Ability retest").click()
+    _see(s.d, "Janet is retesting (ability: Expression)")
+    s.d.locator("form.cc-cancel").get_by_label("Cancel with").select_option("Leadership")
+    _tap(s.d, "Cancel the retest")
+    _see(s.a, "cancels the retest with Leadership")
+    _tap(s.a, "Take the result")
+    _see(s.a, "Cody wins")
+    _see(s.d, "Cody wins")
+    _see(s.a, "Expression 1", "#scene-private")
+    assert s.t.now(s.t.a)["traits"]["social"]["Charismatic"] == 2
+    assert s.t.now(s.t.d)["abilities"]["Leadership"] == 1
+    _see(s.st, "Janet loses Charismatic", "#challenge-board")
+
+
+def test_classic_physical_decided_on_totals_then_won_by_an_overbid(browser, live_url):
+    s = _screens(browser, live_url, "met_classic")
+    for trait in ("Wiry", "Stalwart"):  # Sophia is down to Tough x2 tonight
+        ledger_spend(
+            character=s.t.d.character,
+            kind="trait_lost",
+            by=s.t.st,
+            subject=trait,
+            category="physical",
+            amount=3,
+        )
+    _start(s.a, defender="Sophia", bid="physical:Strong", effect="pinned")
+    _answer(s.d, bid="Tough")
+    _throw(s, "rock", "rock")
+    _see(s.a, "declare totals")
+    s.a.locator("form.cc-declare").get_by_label("Your total").fill("1")  # under-declared
+    _tap(s.a, "Declare (sealed)")
+    _see(s.d, "Marcus declared a total (sealed)", "#scene-private")
+    _tap(s.d, "Declare (sealed)")
+    _see(s.d, "Totals: Marcus 1, Sophia 2")
+    _see(s.a, "Totals: Marcus 1, Sophia 2")
+    overbid = s.a.locator("form.retest-overbid")
+    overbid.get_by_label("Announced total (hidden from the other side)").fill("10")
+    overbid.get_by_role("button", name="Overbid").click()
+    _see(s.a, "overbids and succeeds")
+    _see(s.d, "overbids and succeeds")
+    _throw(s, "paper", "rock")
+    _tap(s.d, "Take the result")
+    _see(s.a, "Marcus wins")
+    assert s.t.now(s.t.d)["traits"]["physical"]["Tough"] == 1
+
+
+def test_bns_attack_with_a_willpower_retest_and_damage(browser, live_url):
+    s = _screens(browser, live_url, "met_bns")
+    _start(
+        s.a,
+        defender="Melvin",
+        effect="a swing of the bat",
+        bns={"attribute": "Physical", "skill": "Melee", "weapon": "Baseball bat (+2)"},
+    )
+    _answer(s.d, bns={"attribute": "Physical", "skill": "Dodge"})
+    _throw(s, "rock", "paper")  # Melvin wins the throw
+    retest = s.a.locator("form.retest-willpower")
+    retest.get_by_role("button", name="Willpower retest").click()
+    _see(s.d, "retests with willpower (B2)")
+    _throw(s, "paper", "rock")
+    _tap(s.d, "Take the result")
+    _see(s.d, "Melvin takes 1 damage (B3)")
+    _see(s.d, "Health 1 / 4", "#scene-private")
+    assert s.t.now(s.t.a)["willpower"] == 3
+
+
+def test_a_static_test_against_the_storyteller(browser, live_url):
+    s = _screens(browser, live_url, "met_classic")
+    board = s.st.locator("#challenge-board")
+    board.locator("summary", has_text="Test a player's character").click()
+    form = board.locator("form", has_text="Start the test")
+    form.get_by_label("Character").select_option(label="Marcus")
+    form.get_by_label("Kind").select_option("static")
+    form.get_by_label("Category").select_option("mental")
+    form.get_by_label("Difficulty").fill("5")
+    form.get_by_role("button", name="Start the test").click()
+    _see(s.a, "static")
+    s.a.locator("form.cc-answer").get_by_label("Bid").select_option("Alert")
+    s.a.locator("form.cc-answer").get_by_role("button", name="Bid").click()
+    _see(s.a, "to throw")
+    _tap(s.a, "Rock")
+    _see(s.st, "locked in", "#challenge-board")
+    _tap(s.st, "Scissors", "#challenge-board .cc-st-side")
+    _see(s.st, "Marcus is winning", "#challenge-board")
+    _tap(s.st, "Take the result", "#challenge-board .cc-st-side")
+    _see(s.a, "Marcus wins")
+    assert s.t.now(s.t.a)["traits"]["mental"]["Alert"] == 2
+
+
+def test_the_storyteller_voids_a_challenge_and_both_sheets_return(browser, live_url):
+    s = _screens(browser, live_url, "met_werewolf")
+    t = s.t
+    ch = t.start(category="social", bid="Charismatic", ability="Expression")
+    ch = t.do(
+        "answer",
+        ch,
+        t.d_user,
+        side="defender",
+        answer="bid",
+        bid="Impressive",
+        ability="Leadership",
+    )
+    ch = t.throw(ch, "rock", "paper")
+    ch = t.do("retest", ch, t.a_user, side="attacker", kind="ability", ability="Expression")
+    ch = t.do("cancel", ch, t.d_user, side="defender", ability="Leadership")
+    t.do("accept", ch, t.a_user, side="attacker")
+    _see(s.a, "Expression 1", "#scene-private")
+    _see(s.st, "Cody wins", "#challenge-board")
+    void = s.st.locator("form.cc-void-form").first
+    void.get_by_label("Why void").fill("wrong target")
+    void.get_by_role("button", name="Void").click()
+    _see(s.st, "Voided: wrong target", "#challenge-board")
+    _see(s.a, "Voided: wrong target")
+    _see(s.a, "Expression 2", "#scene-private")
+    _see(s.d, "Leadership 2", "#scene-private")
+    assert t.now(t.a)["traits"]["social"]["Charismatic"] == 3
