@@ -117,14 +117,15 @@ def moves(ch: Challenge, engine: Any, side: str) -> dict[str, Any]:
     if engine.phase is Phase.THROWS:
         out["throw"] = True
         other_retest = engine.announced is not None and engine.announced.by is not mine
-        if other_retest and not ch.sealed.get("throw") and engine.defender is not None:
+        if other_retest and not ch.sealed.get("throw") and me is not None:
             out["cancel"] = cancel_choices(ch, engine, mine)
     declares = side == "attacker" or engine.defender is not None
     undeclared = side not in ch.sealed.get("declare", {})
     if engine.phase is Phase.DECLARATIONS and undeclared and declares:
         out["declare"] = {"most": engine.total(mine)}
     if engine.phase is Phase.RETESTS and engine.leader is not None and engine.leader is not mine:
-        out["retests"] = retest_choices(ch, engine, mine)
+        # C11: a static opponent (the storyteller) takes the result; it has no retests
+        out["retests"] = retest_choices(ch, engine, mine) if me is not None else []
         out["accept"] = True
     return out
 

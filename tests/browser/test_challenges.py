@@ -213,6 +213,7 @@ def test_bns_attack_with_a_willpower_retest_and_damage(browser, live_url):
     )
     _answer(s.d, bns={"attribute": "Physical", "skill": "Dodge"})
     _throw(s, "rock", "paper")  # Melvin wins the throw
+    _see(s.a, "Winning now: Melvin")
     retest = s.a.locator("form.retest-willpower")
     retest.get_by_role("button", name="Willpower retest").click()
     _see(s.d, "retests with willpower (B2)")
@@ -233,7 +234,7 @@ def test_a_static_test_against_the_storyteller(browser, live_url):
     form.get_by_label("Category").select_option("mental")
     form.get_by_label("Difficulty").fill("5")
     form.get_by_role("button", name="Start the test").click()
-    _see(s.a, "static")
+    _see(s.a, "mental · difficulty 5")
     s.a.locator("form.cc-answer").get_by_label("Bid").select_option("Alert")
     s.a.locator("form.cc-answer").get_by_role("button", name="Bid").click()
     _see(s.a, "to throw")
@@ -249,20 +250,14 @@ def test_a_static_test_against_the_storyteller(browser, live_url):
 def test_the_storyteller_voids_a_challenge_and_both_sheets_return(browser, live_url):
     s = _screens(browser, live_url, "met_werewolf")
     t = s.t
-    ch = t.start(category="social", bid="Charismatic", ability="Expression")
-    ch = t.do(
-        "answer",
-        ch,
-        t.d_user,
-        side="defender",
-        answer="bid",
-        bid="Impressive",
-        ability="Leadership",
-    )
-    ch = t.throw(ch, "rock", "paper")
-    ch = t.do("retest", ch, t.a_user, side="attacker", kind="ability", ability="Expression")
-    ch = t.do("cancel", ch, t.d_user, side="defender", ability="Leadership")
-    t.do("accept", ch, t.a_user, side="attacker")
+    ch = _off_loop(t.start, category="social", bid="Charismatic", ability="Expression")
+    answer = {"answer": "bid", "bid": "Impressive", "ability": "Leadership"}
+    ch = _off_loop(t.do, "answer", ch, t.d_user, side="defender", **answer)
+    ch = _off_loop(t.throw, ch, "rock", "paper")
+    retest = {"kind": "ability", "ability": "Expression"}
+    ch = _off_loop(t.do, "retest", ch, t.a_user, side="attacker", **retest)
+    ch = _off_loop(t.do, "cancel", ch, t.d_user, side="defender", ability="Leadership")
+    _off_loop(t.do, "accept", ch, t.a_user, side="attacker")
     _see(s.a, "Expression 1", "#scene-private")
     _see(s.st, "Cody wins", "#challenge-board")
     void = s.st.locator("form.cc-void-form").first

@@ -102,3 +102,27 @@ def test_fragments_render_for_every_audience(classic):
     assert 'id="challenge-board"' in out.storytellers
     assert 'id="challenge-public"' in out.players and "Marcus vs Sophia" in out.players
     assert 'id="challenge-prompts"' in out.private[t.d_user.pk]
+
+
+@pytest.mark.parametrize("mode", ["static", "simple", "extended"])
+def test_every_audience_renders_at_every_step_of_a_test_against_the_storyteller(classic, mode):
+    t = classic
+    users = [t.a_user.pk, t.d_user.pk]
+
+    def render():
+        t.refresh()
+        out = fragments.scene_change_fragments(t.scene.pk, private_user_ids=users)
+        assert 'id="challenge-board"' in out.storytellers
+        return out
+
+    ch = t.start(by=t.st, defender=None, mode=mode, category="mental", difficulty=3)
+    render()
+    if ch.status == "answer":
+        ch = t.do("answer", ch, t.a_user, side="attacker", answer="bid", bid="Alert")
+        render()
+    ch = t.do("throw", ch, t.a_user, side="attacker", throw="rock")
+    render()
+    ch = t.do("throw", ch, t.st, side="defender", throw="scissors", as_st=True)
+    out = render()
+    if mode == "static":  # C11: the storyteller's static side takes the result, no retest
+        assert "Take the result" in out.storytellers
