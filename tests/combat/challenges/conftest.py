@@ -10,6 +10,7 @@ import pytest
 from characters.demo import CAST, _write_sheet
 from characters.models import Character
 from characters.selectors import current_values
+from combat import fragments
 from combat import services as scenes
 from combat.challenges import services
 from combat.models import Challenge, Participant, Scene
@@ -58,9 +59,18 @@ class Table:
 
     def do(self, fn: str, challenge: Challenge, user: Any, **kw: Any) -> Challenge:
         self.refresh()
-        return getattr(services, f"challenge_{fn}")(
+        done = getattr(services, f"challenge_{fn}")(
             scene=self.scene, challenge=self.ch(challenge), by=user, **kw
         )
+        self.render()
+        return done
+
+    def render(self) -> None:
+        """Every audience's fragments render after every step (as the pushes would)."""
+        self.refresh()
+        users = [self.a_user.pk, self.d_user.pk]
+        out = fragments.scene_change_fragments(self.scene.pk, private_user_ids=users)
+        assert 'id="challenge-board"' in out.storytellers
 
     def throw(self, challenge: Challenge, a: str, d: str) -> Challenge:
         self.do("throw", challenge, self.a_user, side="attacker", throw=a)
