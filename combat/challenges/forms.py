@@ -102,6 +102,7 @@ ACTIONS = (
     "accept",
     "relent",
     "dispute",
+    "negative",
 )
 
 

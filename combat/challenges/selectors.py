@@ -116,6 +116,9 @@ def moves(ch: Challenge, engine: Any, side: str) -> dict[str, Any]:
         out["relent"] = True
     if engine.phase is Phase.THROWS:
         out["throw"] = True
+        first = engine.throws == 0 and not ch.sealed.get("throw")
+        if first and engine.mode.value == "contested" and me is not None:
+            out["negative"] = True  # C5, W8: before the first throw
         other_retest = engine.announced is not None and engine.announced.by is not mine
         if other_retest and not ch.sealed.get("throw") and me is not None:
             out["cancel"] = cancel_choices(ch, engine, mine)

@@ -1671,3 +1671,53 @@ def challenge_mob_bid(
         _note(ch, text)
         _save(scene, ch, by, text)
         return ch
+
+
+def challenge_name_negative(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    trait: str,
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+) -> Challenge:
+    """C5 (W8): before the first throw a side names a negative trait of the other. met_classic:
+    a right guess is -1 to their total, a wrong one -1 to the guesser's; met_werewolf: one
+    more trait at risk for the one it counts against. The answer is said at once."""
+    trait = (trait or "").strip()[:80]
+    if not trait:
+        raise ChallengeError("Name the negative trait.", "C5")
+    with transaction.atomic():
+        scene, ch, replay = _act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=expected_step,
+            key=key,
+            payload={"negative": trait},
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        engine = _require_live(ch)
+        if ch.sealed.get("throw"):
+            raise ChallengeError("Negative traits are named before the first throw.", "C5")
+        try:
+            after = engine.name_negative(side, trait)
+        except RuleError as error:
+            raise _rule(error) from None
+        right = after.guesses[-1][2] if after.guesses else False
+        rule = "W8" if engine.profile.family.value == "werewolf" else "C5"
+        other = name_of(ch, Side(side).other.value)
+        text = (
+            f"{name_of(ch, side)} names {other} {trait}: "
+            + ("right" if right else "wrong")
+            + f" ({rule})"
+        )
+        _note(ch, text)
+        _save(scene, ch, by, text, engine=after)
+        return ch

@@ -155,6 +155,10 @@ def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
             services.challenge_accept(**common, expected_step=step)
         elif action == "relent":
             services.challenge_relent(**common, expected_step=step)
+        elif action == "negative":
+            services.challenge_name_negative(
+                **common, trait=d.get("trait") or "", expected_step=step
+            )
         elif action == "dispute":
             services.challenge_dispute(**common, text=d.get("text") or "")
     except ChallengeError as error:

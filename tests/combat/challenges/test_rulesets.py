@@ -281,3 +281,20 @@ def test_c16_mob_every_attacker_bids_from_its_phone_and_all_lose_their_bids(clas
     assert ch.winner == "defender"
     assert t.now(t.a)["traits"]["physical"]["Strong"] == 1
     assert t.now(Participant.objects.get(pk=member.pk))["traits"]["physical"]["Burly"] == 1
+
+
+def test_c5_a_named_negative_trait_lowers_the_total_on_a_draw(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.do("name_negative", ch, t.a_user, side="attacker", trait="Clumsy")
+    assert "names Sophia Clumsy: right (C5)" in ch.history[-1]["text"]
+    eng = engine_of(t.ch(ch))
+    from combat.rules.terms import Side
+
+    assert eng.total(Side.DEFENDER) == 7  # 8 current, -1 for Clumsy named
+    ch = t.do("name_negative", ch, t.a_user, side="attacker", trait="Lazy")
+    assert "wrong" in ch.history[-1]["text"]
+    ch = t.throw(ch, "rock", "scissors")
+    with pytest.raises(ChallengeError, match="C5"):
+        t.do("name_negative", ch, t.d_user, side="defender", trait="Tactless")

@@ -126,3 +126,14 @@ def test_every_audience_renders_at_every_step_of_a_test_against_the_storyteller(
     out = render()
     if mode == "static":  # C11: the storyteller's static side takes the result, no retest
         assert "Take the result" in out.storytellers
+
+
+def test_the_odds_come_from_the_engine_for_ones_own_side_only(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.throw(ch, "rock", "scissors")
+    url = reverse("challenge_odds", args=[t.scene.pk, ch.pk])
+    body = client_for(t.d_user).get(url + "?side=defender").content.decode()
+    assert re.search(r"^\d+% to win from here · \d+% with a \w+ retest \(C\d\)", body), body
+    assert client_for(t.d_user).get(url + "?side=attacker").status_code == 404
