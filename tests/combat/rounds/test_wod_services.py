@@ -1,0 +1,211 @@
+"""wod_dice rounds driven through the services, with every role (D3-D17, G1-G9)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from characters.selectors import current_values
+from combat.models import Combat, CombatStage, SceneLogEntry
+from combat.rounds import services as rounds
+from combat.rounds.services import RoundError
+
+
+def _start(cast, names=("Jane", "Frank", "Teddy", "Thug")):
+    return rounds.combat_start(
+        scene=cast.scene, by=cast.storyteller, participants=[cast.p[n] for n in names]
+    )
+
+
+def _roll_all(cast, combat, rolls):
+    for name, die in rolls.items():
+        rounds.combat_initiative(
+            combat=combat, by=cast.storyteller, participant=cast.p[name], roll=die
+        )
+    return rounds.combat_begin_round(combat=combat, by=cast.storyteller)
+
+
+def _fresh(combat):
+    return Combat.objects.get(pk=combat.pk)
+
+
+def _up(combat):
+    state = rounds._round(_fresh(combat))
+    return state.step.value, list(state.up)
+
+
+def test_it_lets_only_the_storyteller_start_and_advance(cast):
+    with pytest.raises(RoundError, match="Only the storyteller"):
+        rounds.combat_start(
+            scene=cast.scene, by=cast.users["Jane"], participants=list(cast.p.values())
+        )
+    combat = _start(cast)
+    with pytest.raises(RoundError, match="not your character"):
+        rounds.combat_initiative(
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Frank"], roll=5
+        )
+    rounds.combat_initiative(
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], roll=5
+    )
+    with pytest.raises(RoundError, match="Only the storyteller"):
+        rounds.combat_begin_round(combat=combat, by=cast.users["Jane"])
+    with pytest.raises(RoundError, match="D3"):
+        rounds.combat_begin_round(combat=combat, by=cast.storyteller)
+    with pytest.raises(RoundError, match="Only the storyteller"):
+        rounds.combat_pause(combat=combat, by=cast.users["Frank"], paused=True)
+
+
+def test_it_orders_declarations_low_to_high_and_resolutions_high_to_low(cast):
+    combat = _start(cast)
+    # Jane 4+4+5=13, Frank 3+2+1=6, Teddy 3+3+4=10, Thug 2+2+3=7
+    combat = _roll_all(cast, combat, {"Jane": 5, "Frank": 1, "Teddy": 4, "Thug": 3})
+    assert _up(combat) == ("declare", [str(cast.p["Frank"].pk)])
+    with pytest.raises(RoundError, match="D4"):
+        rounds.combat_declare(
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="dodge"
+        )
+    with pytest.raises(RoundError, match="not your character"):
+        rounds.combat_declare(
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Frank"], action="dodge"
+        )
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
+    )
+    # Frank may change his mind until the next character declares.
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="escape"
+    )
+    rounds.combat_declare(
+        combat=combat,
+        by=cast.storyteller,
+        participant=cast.p["Thug"],
+        action="attack",
+        target=cast.p["Frank"],
+        weapon="Club",
+    )
+    with pytest.raises(RoundError, match="D4"):
+        rounds.combat_declare(
+            combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
+        )
+    rounds.combat_declare(
+        combat=combat,
+        by=cast.users["Teddy"],
+        participant=cast.p["Teddy"],
+        action="attack",
+        target=cast.p["Thug"],
+        haste=1,
+    )
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="block"
+    )
+    state = rounds._round(_fresh(combat))
+    assert [p.name for p in state.phases] == ["main", "haste 1"]
+    assert _up(combat) == ("resolve", [str(cast.p["Jane"].pk)])
+    rng = random.Random(3)
+    for name in ("Jane", "Teddy", "Thug", "Frank"):
+        rounds.combat_resolve(combat=combat, by=cast.storyteller, participant=cast.p[name], rng=rng)
+    # Teddy paid one Rage for his haste action (D4).
+    assert current_values(cast.p["Teddy"].character)["rage"] == 3
+    assert _up(combat) == ("declare", [str(cast.p["Teddy"].pk)])
+    rounds.combat_declare(
+        combat=combat,
+        by=cast.users["Teddy"],
+        participant=cast.p["Teddy"],
+        action="attack",
+        target=cast.p["Thug"],
+    )
+    rounds.combat_resolve(combat=combat, by=cast.storyteller, participant=cast.p["Teddy"], rng=rng)
+    combat = _fresh(combat)
+    assert combat.stage == CombatStage.BOOK_KEEPING
+    before = cast.scene.__class__.objects.get(pk=cast.scene.pk).game_time
+    rounds.combat_book_keeping(combat=combat, by=cast.storyteller)
+    assert cast.scene.__class__.objects.get(pk=cast.scene.pk).game_time == before + 15
+    rounds.combat_next_round(combat=combat, by=cast.storyteller)
+    combat = _fresh(combat)
+    assert combat.round_number == 2 and combat.stage == CombatStage.INITIATIVE
+    assert combat.haste[str(cast.p["Teddy"].pk)] == 1  # carries over until changed
+
+
+def test_damage_lands_on_the_health_track_through_the_ledger(cast):
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 1, "Thug": 10})
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="dodge"
+    )
+    rounds.combat_declare(
+        combat=combat,
+        by=cast.storyteller,
+        participant=cast.p["Thug"],
+        action="attack",
+        target=cast.p["Jane"],
+        weapon="Club",
+    )
+    rounds.combat_resolve(
+        combat=combat,
+        by=cast.storyteller,
+        participant=cast.p["Thug"],
+        attack_dice="8 9 10 7 6",
+        defense_dice="2 3 4 9 1 1 5",
+        damage_dice="6 7 8 9 2 3 4 5",
+        soak_dice="1 6",
+    )
+    # 5 successes against a dodge of 0 (one 9 at 5, cancelled by the 1s, D1);
+    # damage: Strength 3 + Club 2 + (5 - 1) = 9 dice typed as 8: 4 successes; soak 1 → 3 bashing.
+    jane = current_values(cast.p["Jane"].character)
+    assert jane["damage"] == 3
+    line = SceneLogEntry.objects.filter(scene=cast.scene).last()
+    assert "3 bashing" in line.text and line.public
+
+
+def test_a_grapple_starts_and_is_held_with_a_control_track(cast):
+    combat = _start(cast, ("Teddy", "Frank"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
+    )
+    rounds.combat_declare(
+        combat=combat,
+        by=cast.users["Teddy"],
+        participant=cast.p["Teddy"],
+        action="grapple",
+        target=cast.p["Frank"],
+    )
+    rounds.combat_resolve(
+        combat=combat,
+        by=cast.storyteller,
+        participant=cast.p["Teddy"],
+        attack_dice="8 9 10 7 6 6 2 3",
+        defense_dice="2 3 4",
+    )
+    combat = _fresh(combat)
+    assert combat.grapples[0]["grappler"] == str(cast.p["Teddy"].pk)
+    assert combat.grapples[0]["control"] == 6
+    rounds.combat_resolve(combat=combat, by=cast.storyteller, participant=cast.p["Frank"])
+    rounds.combat_book_keeping(combat=combat, by=cast.storyteller)
+    rounds.combat_next_round(combat=combat, by=cast.storyteller)
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
+    with pytest.raises(RoundError, match="G2"):
+        rounds.combat_declare(
+            combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
+        )
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="resist"
+    )
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Teddy"], participant=cast.p["Teddy"], action="sustain"
+    )
+    rounds.combat_resolve(
+        combat=combat,
+        by=cast.storyteller,
+        participant=cast.p["Teddy"],
+        attack_dice="8 9 10",
+        defense_dice="2",
+        effect="clinch",
+    )
+    combat = _fresh(combat)
+    # Round 1 opened the grapple, it was not sustained: no G4 loss. 6 + (3 - 1) = 8 (G3),
+    # Clinch costs 1: 7... the Victim's 2 is no success at 6: 6 + 3 = 9, Clinch: 8.
+    assert combat.grapples[0]["control"] == 8
+    result = combat.results[-1]
+    assert any(r["label"].startswith("Damage") for r in result["rolls"])  # G6 with D11
