@@ -1,0 +1,323 @@
+"""Reads of combat rounds: what the tablet, every phone and one player's prompts show.
+
+Each audience gets only what the rules let it see: players never see a hidden NPC (not its
+name, not its slot in the order, not a highlighted row), nor a tied character's declaration
+before it resolves (D3), nor a result involving a hidden NPC. Declarations are otherwise
+heard by everyone as they are made (D4: the faster declare knowing what the slower do; D16:
+an abort answers a later-declared attack).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from combat.models import Combat, CombatStage, Participant, Scene
+from combat.rounds import services, wod
+from combat.rounds.sheets import stats_for
+from combat.rules.wod_round import Step, WodRound
+
+DIRECTION = {"declare": "Declaring, slowest first ↑", "resolve": "Resolving, fastest first ↓"}
+
+
+def running(scene: Scene) -> Combat | None:
+    return Combat.objects.filter(scene=scene, ended_at__isnull=True).first()
+
+
+def _members(combat: Combat) -> dict[int, Participant]:
+    return services._participants(combat)
+
+
+def _order(state: WodRound) -> list[tuple[str, ...]]:
+    slots = state.phase.declare if state.step is Step.DECLARE else state.phase.resolve
+    return [tuple(sorted(s)) if isinstance(s, frozenset) else (s,) for s in slots]
+
+
+def _initiative_rows(combat: Combat, members: dict[int, Participant]) -> list[dict]:
+    rows = []
+    for pid in combat.members:
+        p = members.get(pid)
+        if p is None:
+            continue
+        entry = combat.initiative.get(str(pid))
+        total = services._combatant(str(pid), entry).total if entry else None
+        rows.append({"p": p, "entry": entry, "total": total})
+    rows.sort(key=lambda r: (r["total"] is None, -(r["total"] or 0), r["p"].name))
+    return rows
+
+
+def _grapples(combat: Combat, members: dict[int, Participant], *, public: bool) -> list[dict]:
+    out = []
+    for g in combat.grapples:
+        grappler, victim = members.get(int(g["grappler"])), members.get(int(g["victim"]))
+        if grappler is None or victim is None:
+            continue
+        if public and (grappler.hidden or victim.hidden):
+            continue
+        control = max(int(g.get("control", 0)), 0)
+        out.append(
+            {
+                "grappler": grappler,
+                "victim": victim,
+                "control": control,
+                "boxes": range(min(control, 15)),
+                "over": g.get("over"),
+                "prone": g.get("victim_prone"),
+                "effects": services.grapple_effects(combat, g["grappler"]),
+            }
+        )
+    return out
+
+
+def _base(combat: Combat, members: dict[int, Participant], *, public: bool) -> dict[str, Any]:
+    ctx: dict[str, Any] = {
+        "combat": combat,
+        "stage": combat.stage,
+        "round": combat.round_number,
+        "paused": combat.paused,
+        "token": services.state_token(combat),
+        "grapples": _grapples(combat, members, public=public),
+        "initiative": [
+            r for r in _initiative_rows(combat, members) if not (public and r["p"].hidden)
+        ],
+    }
+    results = combat.results if not public else [r for r in combat.results if r["public"]]
+    ctx["results"] = list(reversed(results[-6:]))
+    if combat.stage == CombatStage.ROUND and combat.state:
+        state = WodRound.from_dict(combat.state)
+        ctx["state"] = state
+        ctx["phase"] = state.phase.name
+        ctx["direction"] = DIRECTION.get(state.step.value, "")
+        ctx["step"] = state.step.value
+    return ctx
+
+
+def _rows(
+    combat: Combat, state: WodRound, members: dict[int, Participant], *, public: bool
+) -> list[dict]:
+    """The order of the step under way, with each slot's state (done, now, later)."""
+    ties = services._ties(state)
+    rows = []
+    for index, slot in enumerate(_order(state)):
+        for who in slot:
+            p = members.get(int(who))
+            if p is None or (public and p.hidden):
+                continue
+            d = state.declaration(who)
+            seen = d is not None and (
+                not public or ((who not in ties or who in state.resolved) and d.action != "pending")
+            )
+            if state.step is Step.DECLARE:
+                done = d is not None
+            else:
+                done = who in state.resolved
+            rows.append(
+                {
+                    "p": p,
+                    "now": index == state.cursor and not done,
+                    "done": done,
+                    "tied": len(slot) > 1,
+                    "declaration": services.describe(d, members, haste=combat.haste.get(who, 0))
+                    if seen and d
+                    else ("declared" if d is not None else ""),
+                    "resolved": who in state.resolved,
+                }
+            )
+    return rows
+
+
+def _now_next(
+    state: WodRound, members: dict[int, Participant], *, public: bool
+) -> tuple[list[Participant], list[Participant]]:
+    order = _order(state)
+    now = [members[int(w)] for w in state.up if not (public and members[int(w)].hidden)]
+    following: list[Participant] = []
+    for slot in order[state.cursor + 1 :]:
+        following = [members[int(w)] for w in slot if not (public and members[int(w)].hidden)]
+        if following:
+            break
+    return now, following
+
+
+def board(scene: Scene) -> dict[str, Any]:
+    """The storyteller's view: everything, with the forms to run the round."""
+    combat = running(scene)
+    if combat is None:
+        from combat.selectors import active_participants
+
+        return {
+            "combat": None,
+            "startable": scene.ruleset == "wod_dice",
+            "candidates": active_participants(scene),
+        }
+    members = _members(combat)
+    ctx = _base(combat, members, public=False)
+    ctx["members"] = [members[pid] for pid in combat.members if pid in members]
+    ctx["action_choices"] = [(a, wod.ACTION_LABELS[a]) for a in wod.ACTIONS]
+    ctx["effects"] = combat.effects
+    ctx["reminders"] = combat.reminders
+    ctx["npc_damage"] = {
+        members[int(k)].name: v for k, v in combat.npc_damage.items() if int(k) in members
+    }
+    if "state" in ctx:
+        state = ctx["state"]
+        ctx["rows"] = _rows(combat, state, members, public=False)
+        ctx["now"], ctx["next"] = _now_next(state, members, public=False)
+        if state.step is Step.RESOLVE:
+            ctx["previews"] = [
+                _preview(combat, who, members) for who in state.up if who not in state.resolved
+            ]
+        ctx["committed_waiting"] = [
+            (members[int(d.who)], members[int(d.target)])
+            for d in state.declarations
+            if d.maneuver == "committed"
+            and d.target
+            and d.who not in state.resolved
+            and not any(a == d.who and t == d.target for a, t, _x in state.answers)
+        ]
+    return ctx
+
+
+def _preview(combat: Combat, who: str, members: dict[int, Participant]) -> dict[str, Any]:
+    plan = services.resolution_preview(combat, who)
+    d = plan.get("declaration")
+    return {
+        "p": members[int(who)],
+        "plan": plan,
+        "text": services.describe(d, members) if d else "nothing declared",
+        "target": members.get(int(plan["target"])) if plan.get("target") else None,
+        "defense_label": wod.ACTION_LABELS.get(plan.get("defense_action") or "", "")
+        or {"counter": "Attacks back (D7)", "guard": "Guard (D6)"}.get(
+            plan.get("defense_action") or "", "No defense"
+        ),
+        "effects": services.grapple_effects(combat, who)
+        if plan["kind"] in ("grapple_hold", "attack")
+        else [],
+        "grapple_start": plan.get("declaration") is not None
+        and plan["declaration"].action == "grapple",
+    }
+
+
+def public(scene: Scene) -> dict[str, Any]:
+    """What every player of the scene sees of the round."""
+    combat = running(scene)
+    if combat is None:
+        return {"combat": None}
+    members = _members(combat)
+    ctx = _base(combat, members, public=True)
+    if "state" in ctx:
+        state = ctx["state"]
+        ctx["rows"] = _rows(combat, state, members, public=True)
+        ctx["now"], ctx["next"] = _now_next(state, members, public=True)
+        ctx["waiting_on_storyteller"] = not ctx["now"]
+    return ctx
+
+
+def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
+    """One player's prompts: roll initiative, "Declare now", "You're next", changes, aborts,
+    committed attacks to answer, reminders."""
+    combat = running(scene)
+    if combat is None or player is None:
+        return {"combat": None, "mine": []}
+    members = _members(combat)
+    own = [
+        p
+        for pid, p in members.items()
+        if p.character_id and p.character.player_id == player.pk and pid in combat.members
+    ]
+    if not own:
+        return {"combat": None, "mine": []}
+    stats = stats_for(own)
+    state = (
+        WodRound.from_dict(combat.state)
+        if combat.stage == CombatStage.ROUND and combat.state
+        else None
+    )
+    mine = []
+    for p in own:
+        who = str(p.pk)
+        item: dict[str, Any] = {"p": p, "stats": stats[p.pk]}
+        if combat.stage == CombatStage.INITIATIVE:
+            item["roll_initiative"] = who not in combat.initiative
+            entry = combat.initiative.get(who)
+            item["initiative"] = services._combatant(who, entry).total if entry else None
+        if state is not None:
+            d = state.declaration(who)
+            item["declaration"] = services.describe(d, members) if d else ""
+            up_declaring = state.step is Step.DECLARE and who in state.up and d is None
+            pending = d is not None and d.action == "pending"
+            item["declare_now"] = up_declaring or pending
+            item["pending"] = pending
+            item["editable"] = d is not None and services._editable(state, who) and not pending
+            order = _order(state)
+            nxt = order[state.cursor + 1] if state.cursor + 1 < len(order) else ()
+            item["next"] = state.step is Step.DECLARE and who in nxt and d is None
+            item["resolving"] = state.step is Step.RESOLVE and who in state.up
+            item["may_abort"] = (
+                d is not None and not pending and who not in state.resolved and d.action != "none"
+            )
+            item["later_attackers"] = [
+                members[int(x.who)]
+                for x in state.declarations
+                if x.target == who
+                and x.action in ("attack", "grapple")
+                and d is not None
+                and state.declarations.index(x) > state.declarations.index(d)
+                and not members[int(x.who)].hidden
+            ]
+            item["committed"] = [
+                members[int(x.who)]
+                for x in state.declarations
+                if x.target == who
+                and x.maneuver == "committed"
+                and x.who not in state.resolved
+                and not any(a == x.who and t == who for a, t, _y in state.answers)
+            ]
+            if item["declare_now"] or item["editable"]:
+                item["form"] = _declare_choices(combat, state, p, members, stats[p.pk])
+        mine.append(item)
+    return {
+        "combat": combat,
+        "mine": mine,
+        "token": services.state_token(combat),
+        "stage": combat.stage,
+        "paused": combat.paused,
+    }
+
+
+def _declare_choices(
+    combat: Combat,
+    state: WodRound,
+    p: Participant,
+    members: dict[int, Participant],
+    stats,
+) -> dict[str, Any]:
+    who = str(p.pk)
+    g = services._grapple_of(combat, who)
+    if g is not None and g["grappler"] == who:
+        actions = wod.GRAPPLER_ACTIONS
+    elif g is not None:
+        actions = wod.VICTIM_ACTIONS
+    else:
+        actions = tuple(
+            a for a in wod.ACTIONS if a not in (*wod.GRAPPLER_ACTIONS, *wod.VICTIM_ACTIONS)
+        )
+    d = state.declaration(who)
+    if d is not None and d.action == "pending" and d.abort_reason != "void":
+        actions = tuple(a for a in actions if a in wod.DEFENSE_ACTIONS)  # D16
+    targets = [
+        members[pid]
+        for pid in combat.members
+        if pid != p.pk and pid in members and not members[pid].hidden
+    ]
+    main = state.phase_index == 0 and state.step is Step.DECLARE
+    return {
+        "actions": [(a, wod.ACTION_LABELS[a]) for a in actions],
+        "targets": targets,
+        "weapons": [w.name for w in stats.weapons],
+        "max_actions": max(stats.dot("Wits"), 1),
+        "haste": combat.haste.get(who, 0) if main else None,
+        "current": d if d is not None and d.action != "pending" else None,
+        "detail": combat.work.get("detail", {}).get(who, {}),
+    }
