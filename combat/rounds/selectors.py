@@ -108,10 +108,7 @@ def _rows(
             seen = d is not None and (
                 not public or ((who not in ties or who in state.resolved) and d.action != "pending")
             )
-            if state.step is Step.DECLARE:
-                done = d is not None
-            else:
-                done = who in state.resolved
+            done = d is not None if state.step is Step.DECLARE else who in state.resolved
             rows.append(
                 {
                     "p": p,

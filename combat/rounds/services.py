@@ -146,6 +146,8 @@ def _record(
 ) -> None:
     combat.save()
     participants = participants if participants is not None else _participants(combat)
+    if any(p.hidden for p in concerns):
+        concerns = ()  # a line naming a hidden NPC is the storyteller's alone
     record_change(
         scene,
         by=by,
@@ -753,9 +755,10 @@ def _plan(
         defense_action = theirs.action  # a defense holds all round (D8, D13)
     if defense_action is None and theirs_detail.get("also") in wod.DEFENSE_ACTIONS:
         defense_action = theirs_detail["also"]
-    if grapple_victim := _grapple_of(combat, target):
-        if grapple_victim["victim"] == target and grapple_victim["grappler"] != who:
-            defense_action = defense_action if defense_action == "block" else None
+    held = _grapple_of(combat, target)
+    if held and held["victim"] == target and held["grappler"] != who:
+        # G7: a grappled Victim defends against a third party only by blocking.
+        defense_action = defense_action if defense_action == "block" else None
     plan["defense_action"] = defense_action
     if defense_action is None:
         plan["defense"] = None
@@ -1017,7 +1020,8 @@ def _carry_out(
             strength={k: stats[int(k)].dot("Strength") for k in (grappler, victim)},
         )
         combat.grapples = [*combat.grapples, {**g.to_dict(), "round": combat.round_number}]
-        text = f"{head}: {participants[int(grappler)].name} grapples {participants[int(victim)].name}, Control {outcome.control} (D10, G1)"
+        holder, held = participants[int(grappler)].name, participants[int(victim)].name
+        text = f"{head}: {holder} grapples {held}, Control {outcome.control} (D10, G1)"
         if overrides["effect"]:
             text += _apply_effect(
                 combat,
@@ -1132,10 +1136,10 @@ def _hand_to_chase(
     try:
         from chases import services as chase_services
     except ImportError:
-        return "; start the chase by hand (head start %d, K4)" % head_start
+        return f"; start the chase by hand (head start {head_start}, K4)"
     start_chase = getattr(chase_services, "start_chase", None)
     if start_chase is None:
-        return "; start the chase by hand (head start %d, K4)" % head_start
+        return f"; start the chase by hand (head start {head_start}, K4)"
     start_chase(
         scene=combat.scene,
         by=by,
@@ -1200,7 +1204,10 @@ def _grapple_hold(
     ]
     intent = Intent.REVERSE if theirs is not None and theirs.action == "reverse" else Intent.RESIST
     grapple = grapple.roll(grappler=a_roll.successes, victim=d_roll.successes, intent=intent)
-    text = f"Grapple: {grappler.name} {a_roll.successes} against {victim.name} {d_roll.successes}, Control {grapple.control}"
+    text = (
+        f"Grapple: {grappler.name} {a_roll.successes} against {victim.name}"
+        f" {d_roll.successes}, Control {grapple.control}"
+    )
     _replace_grapple(combat, g, grapple)
     if overrides["effect"] and grapple.over is None:
         text += _apply_effect(
