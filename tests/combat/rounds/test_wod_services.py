@@ -209,3 +209,189 @@ def test_a_grapple_starts_and_is_held_with_a_control_track(cast):
     assert combat.grapples[0]["control"] == 8
     result = combat.results[-1]
     assert any(r["label"].startswith("Damage") for r in result["rolls"])  # G6 with D11
+
+
+def _declare(cast, combat, name, action, target=None, by=None, **extra):
+    user = by or cast.users.get(name) or cast.storyteller
+    return rounds.combat_declare(
+        combat=_fresh(combat),
+        by=user,
+        participant=cast.p[name],
+        action=action,
+        target=cast.p[target] if target else None,
+        **extra,
+    )
+
+
+def _resolve(cast, combat, name, **dice):
+    return rounds.combat_resolve(
+        combat=_fresh(combat), by=cast.storyteller, participant=cast.p[name], **dice
+    )
+
+
+def test_two_attacks_on_each_other_meet_and_only_the_higher_lands(cast):
+    """D7: the lower successes come off the higher; the Thug's attack is spent in it."""
+    combat = _start(cast, ("Teddy", "Thug"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Thug": 1})
+    _declare(cast, combat, "Thug", "attack", "Teddy", weapon="Club")
+    _declare(cast, combat, "Teddy", "attack", "Thug")
+    _resolve(
+        cast,
+        combat,
+        "Teddy",
+        attack_dice="7 8 9 10 2",
+        defense_dice="6 7 1",
+        damage_dice="6 6",
+        soak_dice="2",
+    )
+    combat = _fresh(combat)
+    assert "Teddy hits Thug (3 net), 2 bashing" in combat.results[-1]["text"]
+    _resolve(cast, combat, "Thug")
+    assert "already met" in _fresh(combat).results[-1]["text"]
+    assert current_values(cast.p["Thug"].character)["damage"] == 2
+
+
+def test_a_guard_turns_into_an_attack_on_the_first_attacker(cast):
+    """D6: the guard meets the first attack as an attack (D7)."""
+    combat = _start(cast, ("Teddy", "Thug"))
+    combat = _roll_all(cast, combat, {"Teddy": 1, "Thug": 10})
+    _declare(cast, combat, "Teddy", "guard")
+    _declare(cast, combat, "Thug", "attack", "Teddy", weapon="Club")
+    _resolve(
+        cast,
+        combat,
+        "Thug",
+        attack_dice="7 2",
+        defense_dice="7 8 9",
+        damage_dice="9 9 9",
+        soak_dice="1",
+    )
+    assert "Teddy hits Thug (2 net)" in _fresh(combat).results[-1]["text"]
+
+
+def test_a_committed_attack_waits_for_the_targets_answer(cast):
+    """D5: accept, +2 difficulty, or abort to a defense without a roll."""
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 1, "Thug": 10})
+    _declare(cast, combat, "Jane", "attack", "Thug")
+    _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club", maneuver="committed")
+    with pytest.raises(RoundError, match="D5"):
+        _resolve(cast, combat, "Thug")
+    with pytest.raises(RoundError, match="not your character"):
+        rounds.combat_answer_committed(
+            combat=combat,
+            by=cast.users["Frank"],
+            participant=cast.p["Jane"],
+            attacker=cast.p["Thug"],
+            answer="harder",
+        )
+    rounds.combat_answer_committed(
+        combat=combat,
+        by=cast.users["Jane"],
+        participant=cast.p["Jane"],
+        attacker=cast.p["Thug"],
+        answer="abort",
+    )
+    with pytest.raises(RoundError, match="D16"):
+        _declare(cast, combat, "Jane", "attack", "Thug")
+    _declare(cast, combat, "Jane", "dodge")
+    _resolve(cast, combat, "Thug", attack_dice="7", defense_dice="8 8")
+    assert "nothing lands" in _fresh(combat).results[-1]["text"]
+
+
+def test_an_abort_rolls_willpower_and_opens_a_new_declaration(cast):
+    """D16: Willpower at 8; a failed abort leaves the action, a second needs the first."""
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
+    _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
+    _declare(cast, combat, "Jane", "attack", "Thug")
+    rounds.combat_abort(
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="3 4 5"
+    )
+    with pytest.raises(RoundError, match="D16"):
+        rounds.combat_abort(
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9"
+        )
+    combat = _start_again(cast, combat)
+    _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
+    _declare(cast, combat, "Jane", "attack", "Thug")
+    rounds.combat_abort(
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9 2"
+    )
+    _declare(cast, combat, "Jane", "move")
+    assert rounds._round(_fresh(combat)).declaration(str(cast.p["Jane"].pk)).action == "move"
+
+
+def _start_again(cast, combat):
+    rounds.combat_end(combat=_fresh(combat), by=cast.storyteller)
+    combat = _start(cast, ("Jane", "Thug"))
+    return _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
+
+
+def test_a_stale_or_paused_step_changes_nothing(cast):
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
+    token = rounds.state_token(_fresh(combat))
+    _declare(cast, combat, "Thug", "dodge")
+    with pytest.raises(RoundError, match="moved on"):
+        _declare(cast, combat, "Jane", "dodge", at=token)
+    rounds.combat_pause(combat=combat, by=cast.storyteller, paused=True)
+    with pytest.raises(RoundError, match="paused"):
+        _declare(cast, combat, "Jane", "dodge")
+    rounds.combat_pause(combat=combat, by=cast.storyteller, paused=False)
+    _declare(cast, combat, "Jane", "dodge")
+
+
+def test_effects_expire_at_book_keeping_and_reminders_are_read(cast):
+    """D17, with the game clock moving fifteen seconds a round."""
+    combat = _start(cast, ("Jane", "Thug"))
+    rounds.combat_add_effect(
+        combat=combat, by=cast.storyteller, participant=cast.p["Jane"], name="Blinded", rounds=1
+    )
+    with pytest.raises(RoundError, match="Only the storyteller"):
+        rounds.combat_add_effect(
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], name="x", rounds=1
+        )
+    rounds.combat_remind(
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], text="bleeding 1/round"
+    )
+    combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
+    _declare(cast, combat, "Thug", "none")
+    _declare(cast, combat, "Jane", "none")
+    _resolve(cast, combat, "Jane")
+    _resolve(cast, combat, "Thug")
+    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    combat = _fresh(combat)
+    assert combat.effects == [] and combat.work["expired"] == ["Blinded (Jane)"]
+    line = SceneLogEntry.objects.filter(scene=cast.scene).last().text
+    assert "Blinded (Jane)" in line and "bleeding 1/round" in line
+
+
+def test_a_quick_npc_takes_damage_on_the_fight(cast):
+    combat = _start(cast, ("Teddy", "Lurker"))
+    combat = _roll_all(cast, combat, {"Teddy": 10, "Lurker": 1})
+    _declare(cast, combat, "Lurker", "none", by=cast.storyteller)
+    _declare(cast, combat, "Teddy", "attack", "Lurker")
+    _resolve(cast, combat, "Teddy", attack_dice="8 8 8", damage_dice="9 9 9 9 9 9", soak_dice="1 1")
+    assert _fresh(combat).npc_damage == {str(cast.p["Lurker"].pk): 6}
+
+
+def test_a_surviving_escape_hands_over_to_a_chase(cast, monkeypatch):
+    """D9, K4: the escape's remaining successes are the head start."""
+    import sys
+    import types
+
+    calls = []
+    fake = types.ModuleType("chases.services")
+    fake.start_chase = lambda **kw: calls.append(kw)
+    monkeypatch.setitem(sys.modules, "chases.services", fake)
+    import chases
+
+    monkeypatch.setattr(chases, "services", fake, raising=False)
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 1, "Thug": 10})
+    _declare(cast, combat, "Jane", "escape")
+    _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
+    _resolve(cast, combat, "Thug", attack_dice="7", defense_dice="7 8 9")
+    assert calls and calls[0]["head_start"] == 2 and calls[0]["start"] == "escape"
+    assert calls[0]["prey"] == cast.p["Jane"] and calls[0]["origin"] == {"round_id": combat.pk}
