@@ -463,6 +463,10 @@ def _declaration(
             raise RoundError("The Grappler sustains the grapple or releases it (G2).")
     elif grapple is not None and action not in wod.VICTIM_ACTIONS:
         raise RoundError("A grappled Victim can only resist, reverse or relent (G2).")
+    if action in wod.THIRD_PARTY_ACTIONS and (
+        target is None or _grapple_of(combat, _who(target)) is None
+    ):
+        raise RoundError("Name someone in a grapple to help or to pull apart (G5, G7).")
     if action in wod.ATTACK_ACTIONS and action != "guard" and target is None:
         raise RoundError("Name the target of the attack (D5).")
     if target is not None:
@@ -702,6 +706,12 @@ def _plan(
     grapple = _grapple_of(combat, who)
     if mine.action in wod.VICTIM_ACTIONS:
         return {**plan, "kind": "victim"}
+    if mine.action in wod.THIRD_PARTY_ACTIONS:
+        held = _grapple_of(combat, mine.target or "")
+        plan.update(kind=mine.action, target=mine.target, grapple=held)
+        if mine.action == "assist" and held is not None:
+            plan["attack"] = wod.action_pool(me, "grapple").as_dict()  # G7: the same pool
+        return plan
     if mine.action == "release":
         return {**plan, "kind": "release", "grapple": grapple}
     if grapple is not None and grapple["grappler"] == who and grapple.get("over") == "pinned":
@@ -867,7 +877,7 @@ def combat_resolve(
                     "effect": effect,
                 },
             )
-            state = state.resolve(who)
+            state = _round(combat).resolve(who)  # a break-up (G5) negated actions meanwhile
         except RuleError as error:
             raise _rule(error) from error
         combat.work = work
@@ -943,6 +953,8 @@ def _carry_out(
         if label is None:
             label = describe(mine, participants) if mine else "nothing"
         return f"{me.name}: {label}", [], _visible(me), [me]
+    if kind in ("assist", "break_up"):
+        return _third_party(combat, state, plan, participants, rng, overrides)
     if kind == "grapple_hold":
         return _grapple_hold(combat, plan, participants, stats, work, by, rng, overrides)
     target = participants[int(plan["target"])]
@@ -1217,6 +1229,51 @@ def _grapple_hold(
         text += f" — over: {grapple.over.value} (G5)"
     work["spent"] = [*work.get("spent", []), g["victim"]]
     return text, rolls, public, [grappler, victim]
+
+
+def _third_party(
+    combat: Combat,
+    state: WodRound,
+    plan: dict[str, Any],
+    participants: dict[int, Participant],
+    rng: random.Random,
+    overrides: dict[str, Any],
+) -> tuple[str, list[dict], bool, list[Participant]]:
+    """G7: a helper's successes move Control (1 per 2); G5: pulling the grapple apart before
+    either side has acted negates both their actions this phase."""
+    me = participants[int(plan["who"])]
+    g = plan.get("grapple")
+    if g is None:
+        return f"{me.name}: the grapple is over, nothing to do", [], _visible(me), [me]
+    grappler, victim = participants[int(g["grappler"])], participants[int(g["victim"])]
+    public = all(_visible(x) for x in (me, grappler, victim))
+    concerns = [me, grappler, victim]
+    grapple = _g(g)
+    if plan["kind"] == "break_up":
+        if g["grappler"] in state.resolved or g["victim"] in state.resolved:
+            raise RuleError("G5", "Too late: one side of the grapple has already acted.")
+        _replace_grapple(combat, g, grapple.break_up())
+        combat.state = state.negate(
+            *[w for w in (g["grappler"], g["victim"]) if state.declaration(w) is not None]
+        ).to_dict()
+        text = f"{me.name} pulls {grappler.name} and {victim.name} apart (G5)"
+        return text, [], public, concerns
+    side = "grappler" if plan["target"] == g["grappler"] else "victim"
+    a = plan["attack"]
+    a_roll = wod.roll(
+        a["dice"],
+        overrides["attack_difficulty"] or a["difficulty"],
+        rng,
+        typed=overrides["attack_dice"],
+    )
+    rolls = [wod.roll_dict(f"Help ({a['parts']})", a_roll, who=me.name)]
+    grapple = grapple.assist(side=side, successes=a_roll.successes)
+    _replace_grapple(combat, g, grapple)
+    helped = grappler if side == "grappler" else victim
+    text = f"{me.name} helps {helped.name}: Control {grapple.control} (G7)"
+    if grapple.over is not None:
+        text += f" — {victim.name} breaks free (G5)"
+    return text, rolls, public, concerns
 
 
 def _replace_grapple(combat: Combat, old: dict, new: Grapple) -> None:

@@ -19,9 +19,17 @@ from combat.rules.health import apply_penalty
 ATTACK_ACTIONS = ("attack", "grapple", "guard")
 DEFENSE_ACTIONS = ("block", "dodge", "escape", "grapple_defense")
 OTHER_ACTIONS = ("move", "other", "none")
+THIRD_PARTY_ACTIONS = ("assist", "break_up")  # G7, G5
 GRAPPLER_ACTIONS = ("sustain", "release")  # G2
 VICTIM_ACTIONS = ("resist", "reverse", "relent")  # G2
-ACTIONS = (*ATTACK_ACTIONS, *DEFENSE_ACTIONS, *OTHER_ACTIONS, *GRAPPLER_ACTIONS, *VICTIM_ACTIONS)
+ACTIONS = (
+    *ATTACK_ACTIONS,
+    *DEFENSE_ACTIONS,
+    *OTHER_ACTIONS,
+    *THIRD_PARTY_ACTIONS,
+    *GRAPPLER_ACTIONS,
+    *VICTIM_ACTIONS,
+)
 ACTION_LABELS = {
     "attack": "Attack",
     "grapple": "Grapple",
@@ -39,6 +47,8 @@ ACTION_LABELS = {
     "resist": "Resist the grapple",
     "reverse": "Reverse the grapple",
     "relent": "Relent",
+    "assist": "Help in the grapple",
+    "break_up": "Break up the grapple",
 }
 MANEUVERS = ("basic", "power", "feint", "committed")
 MAX_TYPED_DICE = 40

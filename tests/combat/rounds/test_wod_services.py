@@ -19,7 +19,10 @@ def _start(cast, names=("Jane", "Frank", "Teddy", "Thug")):
 
 
 def _roll_all(cast, combat, rolls):
+    members = _fresh(combat).members
     for name, die in rolls.items():
+        if cast.p[name].pk not in members:
+            continue
         rounds.combat_initiative(
             combat=combat, by=cast.storyteller, participant=cast.p[name], roll=die
         )
@@ -395,3 +398,90 @@ def test_a_surviving_escape_hands_over_to_a_chase(cast, monkeypatch):
     _resolve(cast, combat, "Thug", attack_dice="7", defense_dice="7 8 9")
     assert calls and calls[0]["head_start"] == 2 and calls[0]["start"] == "escape"
     assert calls[0]["prey"] == cast.p["Jane"] and calls[0]["origin"] == {"round_id": combat.pk}
+
+
+def _grappled(cast, names=("Teddy", "Frank", "Jane")):
+    """Teddy grapples Frank in round 1 (Control 3); round 2 is declared up to Jane."""
+    combat = _start(cast, names)
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1, "Jane": 1})
+    _declare(cast, combat, "Frank", "dodge")
+    if "Jane" in names:
+        _declare(cast, combat, "Jane", "none")
+    _declare(cast, combat, "Teddy", "grapple", "Frank")
+    _resolve(cast, combat, "Teddy", attack_dice="8 9 10", defense_dice="2")
+    for name in ("Jane", "Frank"):
+        if name in names:
+            _resolve(cast, combat, name)
+    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    rounds.combat_next_round(combat=_fresh(combat), by=cast.storyteller)
+    # Jane 4+4+10 = 18 resolves first, declares last.
+    return _roll_all(cast, _fresh(combat), {"Teddy": 9, "Frank": 1, "Jane": 10})
+
+
+def test_a_third_party_helps_the_victim_and_control_drops(cast):
+    """G7: -1 Control per 2 successes of a helper of the Victim."""
+    combat = _grappled(cast)
+    _declare(cast, combat, "Frank", "resist")
+    _declare(cast, combat, "Teddy", "sustain")
+    with pytest.raises(RoundError, match="G5, G7"):
+        _declare(cast, combat, "Jane", "assist", "Thug" if False else None)
+    _declare(cast, combat, "Jane", "assist", "Frank")
+    _resolve(cast, combat, "Jane", attack_dice="7 7 7 7")
+    assert _fresh(combat).grapples[0]["control"] == 1
+
+
+def test_a_third_party_breaks_up_the_grapple_before_either_acts(cast):
+    """G5: both grapplers' actions are negated."""
+    combat = _grappled(cast)
+    _declare(cast, combat, "Frank", "reverse")
+    _declare(cast, combat, "Teddy", "sustain")
+    _declare(cast, combat, "Jane", "break_up", "Teddy")
+    _resolve(cast, combat, "Jane")
+    _resolve(cast, combat, "Teddy")
+    combat = _fresh(combat)
+    assert combat.grapples == []
+    assert "negated" in combat.results[-1]["text"]
+
+
+def test_a_relenting_victim_is_pinned_and_loses_its_next_action_when_released(cast):
+    """G5: relent pins; a released Pin costs the Victim its next Main Phase action."""
+    combat = _grappled(cast, ("Teddy", "Frank"))
+    _declare(cast, combat, "Frank", "relent")
+    _declare(cast, combat, "Teddy", "sustain")
+    _resolve(cast, combat, "Teddy")
+    assert _fresh(combat).grapples[0]["over"] == "pinned"
+    _resolve(cast, combat, "Frank")
+    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    rounds.combat_next_round(combat=_fresh(combat), by=cast.storyteller)
+    combat = _roll_all(cast, _fresh(combat), {"Teddy": 9, "Frank": 1})
+    with pytest.raises(RoundError, match="G2"):
+        _declare(cast, combat, "Frank", "dodge")
+    _declare(cast, combat, "Frank", "resist")
+    _declare(cast, combat, "Teddy", "release")
+    _resolve(cast, combat, "Teddy")
+    _resolve(cast, combat, "Frank")
+    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    rounds.combat_next_round(combat=_fresh(combat), by=cast.storyteller)
+    combat = _roll_all(cast, _fresh(combat), {"Teddy": 9, "Frank": 1})
+    # Frank has no action in this Main Phase: Teddy declares at once.
+    assert _up(combat) == ("declare", [str(cast.p["Teddy"].pk)])
+
+
+def test_a_single_effect_grapple_spends_the_opening_control(cast):
+    """G8: all Control from the opening roll on one effect; the grapple is not sustained."""
+    combat = _start(cast, ("Teddy", "Frank"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
+    _declare(cast, combat, "Frank", "dodge")
+    _declare(cast, combat, "Teddy", "grapple", "Frank")
+    _resolve(
+        cast,
+        combat,
+        "Teddy",
+        attack_dice="8 9 10",
+        defense_dice="2",
+        effect="drop",
+        damage_dice="",
+        soak_dice="",
+    )
+    combat = _fresh(combat)
+    assert combat.grapples == [] and "drop (G6)" in combat.results[-1]["text"]
