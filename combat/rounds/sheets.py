@@ -84,6 +84,8 @@ def stats_for(participants: Iterable[Participant]) -> dict[int, Stats]:
         dots = {a.name.casefold(): a.value for a in character.attributes.all()}
         dots.update({a.name.casefold(): a.rating for a in character.abilities.all()})
         powers = {pw.name.casefold(): pw.level for pw in character.powers.all()}
+        for power, level in powers.items():  # Celerity, Fortitude… read like dots
+            dots.setdefault(power, level)
         weapons = [Weapon("Fists", "brawl", 0, "bashing")]
         armor = 0
         for item in character.equipment.all():
