@@ -344,7 +344,7 @@ def bns_escape_announce(
         _require_for(by, scene, participant)
         state = _engine(combat)
         who = _who(participant)
-        if state.current != who or state.fighter(who).begun:
+        if not may_act_now(state, who) or state.fighter(who).begun:
             raise RoundError("A fair escape is declared at the start of your initiative (B9).")
         if not way_out:
             raise RoundError("No logical way out: no fair escape while grappled or locked in (B9).")
@@ -358,6 +358,16 @@ def bns_escape_announce(
             concerns=[participant],
         )
     return combat
+
+
+def may_act_now(state: bns.Combat, who: str) -> bool:
+    """B4, B6, B8: whether ``who`` may act now: on its initiative, or the next one once the
+    character whose initiative it is has acted, or a delayer stepping back in."""
+    try:
+        state._turn_for(who)
+    except RuleError:
+        return False
+    return True
 
 
 def may_intend(state: bns.Combat, who: str, escaper: str) -> bool:

@@ -77,3 +77,26 @@ class PauseForm(forms.Form):
 
 class AtForm(forms.Form):
     at = forms.CharField(max_length=80, required=False)
+
+
+class BnsActForm(_Base):
+    standard = forms.CharField(max_length=40, required=False)
+    simple = forms.CharField(max_length=40, required=False)
+    target = forms.IntegerField(min_value=1, required=False)
+    against_physical = forms.BooleanField(required=False)
+
+
+class MediateForm(forms.Form):
+    agreed = forms.BooleanField(required=False)
+
+
+class AssessForm(forms.Form):
+    started_by = forms.IntegerField(min_value=1, required=False)
+
+
+class CelerityForm(_Base):
+    rounds = forms.IntegerField(min_value=0, max_value=3)
+
+
+class SettleForm(forms.Form):
+    cannot_be_attacked = forms.BooleanField(required=False)

@@ -145,10 +145,14 @@ def board(scene: Scene) -> dict[str, Any]:
 
         return {
             "combat": None,
-            "startable": scene.ruleset == "wod_dice",
+            "startable": scene.ruleset in ("wod_dice", "met_bns"),
             "candidates": active_participants(scene),
         }
     members = _members(combat)
+    if combat.ruleset == "met_bns":
+        ctx = _bns(combat, members, public=False)
+        ctx["members"] = [members[pid] for pid in combat.members if pid in members]
+        return ctx
     ctx = _base(combat, members, public=False)
     ctx["members"] = [members[pid] for pid in combat.members if pid in members]
     ctx["action_choices"] = [(a, wod.ACTION_LABELS[a]) for a in wod.ACTIONS]
@@ -202,6 +206,8 @@ def public(scene: Scene) -> dict[str, Any]:
     if combat is None:
         return {"combat": None}
     members = _members(combat)
+    if combat.ruleset == "met_bns":
+        return _bns(combat, members, public=True)
     ctx = _base(combat, members, public=True)
     if "state" in ctx:
         state = ctx["state"]
@@ -225,6 +231,8 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
     ]
     if not own:
         return {"combat": None, "mine": []}
+    if combat.ruleset == "met_bns":
+        return bns_prompts(combat, members, own)
     stats = stats_for(own)
     state = (
         WodRound.from_dict(combat.state)
@@ -317,4 +325,119 @@ def _declare_choices(
         "haste": combat.haste.get(who, 0) if main else None,
         "current": d if d is not None and d.action != "pending" else None,
         "detail": combat.work.get("detail", {}).get(who, {}),
+    }
+
+
+# -- met_bns ---------------------------------------------------------------------------
+
+
+def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> dict[str, Any]:
+    from combat.rounds import bns
+
+    state = bns._engine(combat)
+    visible = {w for w in (str(pid) for pid in members) if not (public and members[int(w)].hidden)}
+    rows = []
+    for index, who in enumerate(state.order):
+        if who not in visible:
+            continue
+        f = state.fighter(who)
+        rows.append(
+            {
+                "p": members[int(who)],
+                "initiative": f.initiative,
+                "now": who == state.current,
+                "done": f.done,
+                "delaying": f.delaying,
+                "prone": f.prone,
+                "escape": f.escape.value.replace("_", " ") if f.escape else "",
+                "used": " and ".join(bns.ACTION_LABELS[a.value] for a in f.actions_used),
+                "boosted": f.boosted,
+                "index": index,
+            }
+        )
+    current = state.current
+    nxt = None
+    if current in state.order:
+        for who in state.order[state.order.index(current) + 1 :]:
+            if who in visible and not state.fighter(who).done:
+                nxt = members[int(who)]
+                break
+    call = combat.work.get("escape_call")
+    if call and call["who"] not in visible:
+        call = None
+    return {
+        "kind": "met_bns",
+        "combat": combat,
+        "bns": state,
+        "phase": state.phase.value,
+        "turn": state.turn,
+        "round_label": state.round_label,
+        "rows": rows,
+        "now": members[int(current)] if current and current in visible else None,
+        "next": nxt,
+        "surprise": members[int(state.surprise_by)]
+        if state.surprise_by and state.surprise_by in visible
+        else None,
+        "escape_call": {
+            "who": members[int(call["who"])],
+            "intents": [members[int(w)] for w in call["intents"] if w in visible],
+        }
+        if call
+        else None,
+        "token": services.state_token(combat),
+        "paused": combat.paused,
+        "actions": list(bns.ACTION_LABELS.items()),
+    }
+
+
+def bns_prompts(combat: Combat, members: dict[int, Participant], own: list[Participant]) -> dict:
+    from combat.rounds import bns
+
+    state = bns._engine(combat)
+    stats = stats_for(own)
+    call = combat.work.get("escape_call")
+    mine = []
+    in_round = state.phase in (bns.bns.Phase.ORDER_OF_ACTION, bns.bns.Phase.CELERITY_ROUNDS)
+    for p in own:
+        who = str(p.pk)
+        item: dict[str, Any] = {"p": p, "celerity_cap": bns._celerity_cap(stats[p.pk])}
+        item["celerity"] = int(combat.haste.get(who, 0))
+        item["celerity_choices"] = range(item["celerity_cap"] + 1)
+        if in_round and any(f.name == who for f in state.fighters):
+            f = state.fighter(who)
+            item["act_now"] = not f.out and not f.delaying and bns.may_act_now(state, who)
+            item["surprise"] = state.surprise_by == who
+            item["may_escape"] = (
+                item["act_now"] and not f.begun and not item["surprise"] and not call
+            )
+            item["delaying"] = f.delaying and not f.out
+            item["escape"] = f.escape.value.replace("_", " ") if f.escape else ""
+            item["prone"] = f.prone
+            order = [w for w in state.order if not members[int(w)].hidden or w == who]
+            item["next"] = (
+                not item["act_now"]
+                and state.current in order
+                and who in order
+                and order.index(who) == order.index(state.current) + 1
+                and not f.done
+            )
+            item["intend"] = (
+                members[int(call["who"])]
+                if call and bns.may_intend(state, who, call["who"]) and who not in call["intents"]
+                else None
+            )
+            item["targets"] = [
+                members[int(w.name)]
+                for w in state.fighters
+                if w.name != who and not w.out and not members[int(w.name)].hidden
+            ]
+        mine.append(item)
+    return {
+        "kind": "met_bns",
+        "combat": combat,
+        "mine": mine,
+        "token": services.state_token(combat),
+        "paused": combat.paused,
+        "actions": list(bns.ACTION_LABELS.items()),
+        "phase": state.phase.value,
     }

@@ -10,6 +10,8 @@ round; a player acts only for their own characters. A refused step raises
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from collections.abc import Sequence
 from dataclasses import replace
@@ -122,11 +124,10 @@ def _player_ids(participants: dict[int, Participant]) -> list[int]:
 
 def state_token(combat: Combat) -> str:
     """Where the fight stands: a form carries it so a tap made on an older state is refused."""
-    s = combat.state or {}
-    return (
-        f"{combat.round_number}-{combat.stage}-{s.get('phase_index', 0)}-{s.get('step', '')}"
-        f"-{s.get('cursor', 0)}-{len(s.get('declarations', ()))}-{len(s.get('resolved', ()))}"
-    )
+    digest = hashlib.sha256(json.dumps(combat.state or {}, sort_keys=True).encode()).hexdigest()[
+        :12
+    ]
+    return f"{combat.round_number}-{combat.stage}-{digest}"
 
 
 def _check_token(combat: Combat, at: str | None) -> None:

@@ -20,6 +20,17 @@ _ACTIONS = [
     ("book-keeping", views.round_book_keeping),
     ("next", views.round_next),
     ("end", views.round_end),
+    ("bns-mediate", views.round_bns_mediate),
+    ("bns-assess", views.round_bns_assess),
+    ("bns-act", views.round_bns_act),
+    ("bns-finish", views.round_bns_finish),
+    ("bns-delay", views.round_bns_delay),
+    ("bns-resume", views.round_bns_resume),
+    ("bns-escape", views.round_bns_escape),
+    ("bns-intent", views.round_bns_intent),
+    ("bns-escape-settle", views.round_bns_escape_settle),
+    ("bns-celerity", views.round_bns_celerity),
+    ("bns-end-round", views.round_bns_end_round),
 ]
 
 urlpatterns: list[URLPattern | URLResolver] = [

@@ -21,7 +21,7 @@ from combat import fragments
 from combat import selectors as scene_selectors
 from combat.forms import problems
 from combat.models import Participant, Scene
-from combat.rounds import forms, services
+from combat.rounds import bns, forms, services
 from combat.rounds.services import RoundError
 
 NO_FIGHT = services.NO_COMBAT
@@ -98,9 +98,16 @@ def _participant(scene: Scene, pk: int | None) -> Participant | None:
 
 @round_post(None)
 def round_start(request: HttpRequest, *, scene: Scene, combat, data) -> None:
+    chosen = _chosen(request, scene)
+    if scene.ruleset == "met_bns":
+        bns.bns_start(scene=scene, by=request.user, participants=chosen)
+    else:
+        services.combat_start(scene=scene, by=request.user, participants=chosen)
+
+
+def _chosen(request: HttpRequest, scene: Scene) -> list[Participant]:
     ids = [int(x) for x in request.POST.getlist("who") if x.isdigit()]
-    chosen = list(Participant.objects.filter(scene=scene, pk__in=ids, removed_at__isnull=True))
-    services.combat_start(scene=scene, by=request.user, participants=chosen)
+    return list(Participant.objects.filter(scene=scene, pk__in=ids, removed_at__isnull=True))
 
 
 @round_post(forms.InitiativeForm)
@@ -236,3 +243,92 @@ def round_next(request, *, scene, combat, data) -> None:
 @round_post(None)
 def round_end(request, *, scene, combat, data) -> None:
     services.combat_end(combat=combat, by=request.user)
+
+
+# met_bns (B4-B11) ------------------------------------------------------------------------
+
+
+@round_post(forms.MediateForm)
+def round_bns_mediate(request, *, scene, combat, data) -> None:
+    bns.bns_mediate(combat=combat, by=request.user, agreed=data["agreed"])
+
+
+@round_post(forms.AssessForm)
+def round_bns_assess(request, *, scene, combat, data) -> None:
+    bns.bns_assess(
+        combat=combat,
+        by=request.user,
+        participants=_chosen(request, scene),
+        started_by=_participant(scene, data["started_by"]),
+    )
+
+
+@round_post(forms.BnsActForm)
+def round_bns_act(request, *, scene, combat, data) -> None:
+    bns.bns_act(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        standard=data["standard"] or None,
+        simple=data["simple"] or None,
+        target=_participant(scene, data["target"]),
+        against_physical=data["against_physical"],
+        at=data["at"] or None,
+    )
+
+
+@round_post(forms._Base)
+def round_bns_finish(request, *, scene, combat, data) -> None:
+    bns.bns_finish(
+        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+    )
+
+
+@round_post(forms._Base)
+def round_bns_delay(request, *, scene, combat, data) -> None:
+    bns.bns_delay(
+        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+    )
+
+
+@round_post(forms._Base)
+def round_bns_resume(request, *, scene, combat, data) -> None:
+    bns.bns_resume(
+        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+    )
+
+
+@round_post(forms._Base)
+def round_bns_escape(request, *, scene, combat, data) -> None:
+    bns.bns_escape_announce(
+        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+    )
+
+
+@round_post(forms._Base)
+def round_bns_intent(request, *, scene, combat, data) -> None:
+    bns.bns_escape_intent(
+        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+    )
+
+
+@round_post(forms.SettleForm)
+def round_bns_escape_settle(request, *, scene, combat, data) -> None:
+    bns.bns_escape_settle(
+        combat=combat, by=request.user, can_be_attacked=not data["cannot_be_attacked"]
+    )
+
+
+@round_post(forms.CelerityForm)
+def round_bns_celerity(request, *, scene, combat, data) -> None:
+    bns.bns_celerity(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        rounds=data["rounds"],
+    )
+
+
+@round_post(forms.AtForm)
+def round_bns_end_round(request, *, scene, combat, data) -> None:
+    bns.bns_end_round(combat=combat, by=request.user, at=data["at"] or None)

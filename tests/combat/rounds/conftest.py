@@ -15,6 +15,7 @@ from tests.factories import (
     CharacterFactory,
     ChronicleFactory,
     EquipmentFactory,
+    PowerFactory,
     GameNightFactory,
     StorytellerFactory,
     UserFactory,
@@ -101,3 +102,27 @@ def pushes(monkeypatch) -> Iterator[list[Sent]]:
     sent: list[Sent] = []
     monkeypatch.setattr(live, "_send", lambda group, html: sent.append(Sent(group, html)))
     yield sent
+
+
+@pytest.fixture
+def docks(db):
+    st = StorytellerFactory(username="bns_st")
+    chronicle = ChronicleFactory(name="Pools", ruleset="met_bns")
+    chronicle.storytellers.add(st)
+    GameNightFactory(chronicle=chronicle, number=1)
+    scene = services.scene_open(chronicle=chronicle, by=st, name="Docks")
+    users, p = {}, {}
+    # Ana P8 M6 S5 with Celerity 2; Bo P5 M7; Cy P6 M6.
+    for name, (phys, ment, soc, cel) in {
+        "Ana": (8, 6, 5, 2),
+        "Bo": (5, 7, 4, 0),
+        "Cy": (6, 6, 3, 0),
+    }.items():
+        users[name] = UserFactory(username=f"bns_{name.lower()}")
+        c = CharacterFactory(chronicle=chronicle, name=name, player=users[name])
+        for attr, value in (("Physical", phys), ("Mental", ment), ("Social", soc)):
+            Attribute.objects.create(character=c, name=attr, value=value)
+        if cel:
+            PowerFactory(character=c, name="Celerity", level=cel)
+        p[name] = services.scene_join(code=scene.join_code, user=users[name], character=c)
+    return st, users, p, Scene.objects.get(pk=scene.pk)

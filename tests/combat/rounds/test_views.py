@@ -126,3 +126,45 @@ def combat_token(combat):
     from combat.rounds.services import state_token
 
     return state_token(Combat.objects.get(pk=combat.pk))
+
+
+def test_a_met_bns_turn_runs_from_the_tablet_and_the_phones(docks):
+    st, users, p, scene = docks
+    c = {n: client_for(u) for n, u in users.items()}
+    c["st"] = client_for(st)
+    who = [x.pk for x in p.values()]
+    assert _post(c["st"], scene, "start", who=who).status_code == 200
+    r = _post(c["st"], scene, "bns-mediate", agreed="false")
+    assert "The scene is frozen" in r.content.decode()
+    r = _post(
+        c["Ana"], scene, "bns-celerity", participant=p["Ana"].pk, rounds=1, **{"from": "phone"}
+    )
+    assert r.status_code == 200, r.content.decode()
+    r = _post(c["st"], scene, "bns-assess", who=who)
+    assert r.status_code == 200
+    ana = c["Ana"].get(f"/scenes/{scene.pk}/phone/").content.decode()
+    assert "Act now: Ana" in ana and "Fair escape" in ana
+    assert "You're next: Bo" in c["Bo"].get(f"/scenes/{scene.pk}/phone/").content.decode()
+    r = _post(c["Bo"], scene, "bns-act", participant=p["Bo"].pk, simple="move", **{"from": "phone"})
+    assert r.status_code == 409 and "B4" in r.content.decode()
+    r = _post(
+        c["Ana"],
+        scene,
+        "bns-act",
+        participant=p["Ana"].pk,
+        standard="attack",
+        target=p["Cy"].pk,
+        **{"from": "phone"},
+    )
+    assert r.status_code == 200, r.content.decode()
+    assert "Attack on Cy" in c["Cy"].get(f"/scenes/{scene.pk}/phone/").content.decode()
+    r = _post(c["Bo"], scene, "bns-escape", participant=p["Bo"].pk, **{"from": "phone"})
+    assert r.status_code == 200, r.content.decode()
+    cy = c["Cy"].get(f"/scenes/{scene.pk}/phone/").content.decode()
+    assert "I intend to attack Bo" in cy
+    _post(c["Cy"], scene, "bns-intent", participant=p["Cy"].pk, **{"from": "phone"})
+    r = _post(c["st"], scene, "bns-escape-settle")
+    assert "escape on hold" in r.content.decode()
+    assert "escape on hold" in c["Ana"].get(f"/scenes/{scene.pk}/phone/").content.decode()
+    r = _post(c["st"], scene, "bns-end-round")
+    assert "Celerity 1 round" in r.content.decode()
