@@ -15,8 +15,8 @@ from tests.factories import (
     CharacterFactory,
     ChronicleFactory,
     EquipmentFactory,
-    PowerFactory,
     GameNightFactory,
+    PowerFactory,
     StorytellerFactory,
     UserFactory,
 )
