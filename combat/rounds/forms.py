@@ -100,3 +100,12 @@ class CelerityForm(_Base):
 
 class SettleForm(forms.Form):
     cannot_be_attacked = forms.BooleanField(required=False)
+
+
+class MetCelerityForm(_Base):
+    level = forms.IntegerField(min_value=0, max_value=4)
+    follow_ups = forms.IntegerField(min_value=0, max_value=4)
+
+
+class MetTakeForm(_Base):
+    action = forms.CharField(max_length=20)

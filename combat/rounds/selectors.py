@@ -14,7 +14,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from combat.models import Combat, CombatStage, Participant, Scene
-from combat.rounds import services, wod
+from combat.rounds import met, services, wod
 from combat.rounds.sheets import stats_for
 from combat.rules.wod_round import Step, WodRound
 
@@ -145,10 +145,12 @@ def board(scene: Scene) -> dict[str, Any]:
 
         return {
             "combat": None,
-            "startable": scene.ruleset in ("wod_dice", "met_bns"),
+            "startable": scene.is_open,
             "candidates": active_participants(scene),
         }
     members = _members(combat)
+    if combat.ruleset in met.MET_RULESETS:
+        return met.met_view(combat, members, public=False)
     if combat.ruleset == "met_bns":
         ctx = _bns(combat, members, public=False)
         ctx["members"] = [members[pid] for pid in combat.members if pid in members]
@@ -206,6 +208,8 @@ def public(scene: Scene) -> dict[str, Any]:
     if combat is None:
         return {"combat": None}
     members = _members(combat)
+    if combat.ruleset in met.MET_RULESETS:
+        return met.met_view(combat, members, public=True)
     if combat.ruleset == "met_bns":
         return _bns(combat, members, public=True)
     ctx = _base(combat, members, public=True)
@@ -231,6 +235,8 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
     ]
     if not own:
         return {"combat": None, "mine": []}
+    if combat.ruleset in met.MET_RULESETS:
+        return _met_prompts(combat, members, own)
     if combat.ruleset == "met_bns":
         return bns_prompts(combat, members, own)
     stats = stats_for(own)
@@ -441,3 +447,19 @@ def bns_prompts(combat: Combat, members: dict[int, Participant], own: list[Parti
         "actions": list(bns.ACTION_LABELS.items()),
         "phase": state.phase.value,
     }
+
+
+def _met_prompts(combat: Combat, members: dict[int, Participant], own: list[Participant]) -> dict:
+    """C15: a character with Celerity announces this round's level and follow-ups."""
+    stats = stats_for(own)
+    announced = {w for w, _f, _b in met._celerity(combat).announced}
+    mine = [
+        {
+            "p": p,
+            "celerity": stats[p.pk].dot("Celerity"),
+            "levels": range(stats[p.pk].dot("Celerity") + 1),
+            "announced": str(p.pk) in announced,
+        }
+        for p in own
+    ]
+    return {"kind": "met", "combat": combat, "mine": mine}

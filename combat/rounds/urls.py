@@ -31,6 +31,10 @@ _ACTIONS = [
     ("bns-escape-settle", views.round_bns_escape_settle),
     ("bns-celerity", views.round_bns_celerity),
     ("bns-end-round", views.round_bns_end_round),
+    ("met-celerity", views.round_met_celerity),
+    ("met-take", views.round_met_take),
+    ("met-mob", views.round_met_mob),
+    ("met-next", views.round_met_next),
 ]
 
 urlpatterns: list[URLPattern | URLResolver] = [

@@ -21,7 +21,7 @@ from combat import fragments
 from combat import selectors as scene_selectors
 from combat.forms import problems
 from combat.models import Participant, Scene
-from combat.rounds import bns, forms, services
+from combat.rounds import bns, forms, met, services
 from combat.rounds.services import RoundError
 
 NO_FIGHT = services.NO_COMBAT
@@ -101,6 +101,8 @@ def round_start(request: HttpRequest, *, scene: Scene, combat, data) -> None:
     chosen = _chosen(request, scene)
     if scene.ruleset == "met_bns":
         bns.bns_start(scene=scene, by=request.user, participants=chosen)
+    elif scene.ruleset in met.MET_RULESETS:
+        met.met_start(scene=scene, by=request.user, participants=chosen)
     else:
         services.combat_start(scene=scene, by=request.user, participants=chosen)
 
@@ -332,3 +334,41 @@ def round_bns_celerity(request, *, scene, combat, data) -> None:
 @round_post(forms.AtForm)
 def round_bns_end_round(request, *, scene, combat, data) -> None:
     bns.bns_end_round(combat=combat, by=request.user, at=data["at"] or None)
+
+
+# met_classic and met_werewolf (C15, C16) --------------------------------------------------
+
+
+@round_post(forms.MetCelerityForm)
+def round_met_celerity(request, *, scene, combat, data) -> None:
+    met.met_celerity_announce(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        level=data["level"],
+        follow_ups=data["follow_ups"],
+    )
+
+
+@round_post(forms.MetTakeForm)
+def round_met_take(request, *, scene, combat, data) -> None:
+    met.met_celerity_take(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        action=data["action"],
+    )
+
+
+@round_post(forms.MediateForm)
+def round_met_mob(request, *, scene, combat, data) -> None:
+    targets = {}
+    for key, value in request.POST.items():
+        if key.startswith("target_") and value.isdigit() and key[7:].isdigit():
+            targets[_participant(scene, int(key[7:]))] = _participant(scene, int(value))
+    met.met_mob(combat=combat, by=request.user, targets=targets, agreed=data["agreed"])
+
+
+@round_post(None)
+def round_met_next(request, *, scene, combat, data) -> None:
+    met.met_next_round(combat=combat, by=request.user)
