@@ -98,6 +98,7 @@ def _rows(
 ) -> list[dict]:
     """The order of the step under way, with each slot's state (done, now, later)."""
     ties = services._ties(state)
+    at = _now_index(state, members, public=public)
     rows = []
     for index, slot in enumerate(_order(state)):
         for who in slot:
@@ -112,7 +113,7 @@ def _rows(
             rows.append(
                 {
                     "p": p,
-                    "now": index == state.cursor and not done,
+                    "now": index == at and not done,
                     "done": done,
                     "tied": len(slot) > 1,
                     "declaration": services.describe(d, members, haste=combat.haste.get(who, 0))
@@ -124,14 +125,31 @@ def _rows(
     return rows
 
 
+def _now_index(state: WodRound, members: dict[int, Participant], *, public: bool) -> int:
+    """The slot shown as "now". Players never see a hidden NPC's turn, not even as a pause
+    with nobody highlighted: while one is up they see the next visible character as now."""
+    order = _order(state)
+    if not public:
+        return state.cursor
+    for index in range(state.cursor, len(order)):
+        if any(not members[int(w)].hidden for w in order[index]):
+            return index
+    return len(order)
+
+
 def _now_next(
     state: WodRound, members: dict[int, Participant], *, public: bool
 ) -> tuple[list[Participant], list[Participant]]:
     order = _order(state)
-    now = [members[int(w)] for w in state.up if not (public and members[int(w)].hidden)]
+    at = _now_index(state, members, public=public)
+
+    def shown(slot: tuple[str, ...]) -> list[Participant]:
+        return [members[int(w)] for w in slot if not (public and members[int(w)].hidden)]
+
+    now = shown(order[at]) if at < len(order) else []
     following: list[Participant] = []
-    for slot in order[state.cursor + 1 :]:
-        following = [members[int(w)] for w in slot if not (public and members[int(w)].hidden)]
+    for slot in order[at + 1 :]:
+        following = shown(slot)
         if following:
             break
     return now, following

@@ -77,10 +77,11 @@ def test_a_round_runs_from_the_tablet_and_the_phones(cast, clients):
         **{"from": "phone"},
     )
     assert r.status_code == 200, r.content.decode()
-    # The hidden Lurker is up: Teddy is next, nobody is highlighted for the players.
+    # The hidden Lurker is up: the players see Teddy as now (no gap, no blank highlight).
     teddy = _phone(clients, cast, "Teddy")
     assert "You're next: Teddy" in teddy and "Lurker" not in teddy
-    assert 'class="now"' not in teddy.split('id="round-public"')[1].split("</div>")[0]
+    public = teddy.split('id="round-public"')[1].split("</div>")[0]
+    assert '<li class="now">Teddy' in public and "the storyteller" not in public
     tablet = _tablet(clients, cast)
     assert "Waiting on <b>Lurker</b>" in tablet
     _post(
