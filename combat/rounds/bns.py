@@ -24,6 +24,7 @@ from combat.rounds.services import (
     PAUSED,
     RoundError,
     _check_token,
+    _claim,
     _lock,
     _member,
     _participants,
@@ -228,6 +229,7 @@ def bns_act(
     target: Participant | None = None,
     against_physical: bool = False,
     at: str | None = None,
+    key: str | None = None,
 ) -> Combat:
     """B6, B7, B10: the character whose initiative it is takes its standard and/or simple
     action (the starter's first action is the surprise action, B7). A challenge is resolved
@@ -238,6 +240,9 @@ def bns_act(
         _require_for(by, scene, participant)
         if combat.paused:
             raise RoundError(PAUSED)
+        payload = {"c": combat.pk, "p": participant.pk, "s": standard, "m": simple}
+        if _claim(by, "round.bns.act", key, {**payload, "t": target.pk if target else None}):
+            return combat
         _check_token(combat, at)
         if target is not None:
             _member(combat, target)
@@ -463,6 +468,15 @@ def bns_end_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None
             combat.round_number = state.turn
         combat.state = state.to_dict()
         combat.work = {}
-        label = f"turn {state.turn}, {state.round_label} round"
-        _record(scene, combat, by, f"Round over: {label}")
+        participants = _participants(combat)
+        escaped = [
+            participants[int(f.name)]
+            for f in state.fighters
+            if f.out and not before.fighter(f.name).out
+        ]
+        text = f"Round over: turn {state.turn}, {state.round_label} round"
+        for who in escaped:
+            if _visible(who):
+                text += f"; {who.name} escapes (B9)"
+        _record(scene, combat, by, text, participants=participants)
     return combat

@@ -276,6 +276,7 @@ def round_bns_act(request, *, scene, combat, data) -> None:
         target=_participant(scene, data["target"]),
         against_physical=data["against_physical"],
         at=data["at"] or None,
+        key=data["key"] or None,
     )
 
 
