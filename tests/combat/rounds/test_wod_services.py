@@ -485,3 +485,18 @@ def test_a_single_effect_grapple_spends_the_opening_control(cast):
     )
     combat = _fresh(combat)
     assert combat.grapples == [] and "drop (G6)" in combat.results[-1]["text"]
+
+
+def test_a_caught_prey_is_handed_back_to_the_round(cast):
+    """K1, D9: the chase's end signal names the round it came from."""
+    from types import SimpleNamespace
+
+    from combat.rounds import handback
+
+    combat = _start(cast, ("Jane", "Thug"))
+    chase = SimpleNamespace(prey=cast.p["Jane"])
+    handback.chase_ended(None, chase=chase, outcome="escaped", origin={"round_id": combat.pk})
+    assert _fresh(combat).reminders == []
+    handback.chase_ended(None, chase=chase, outcome="caught", origin={"round_id": combat.pk})
+    assert "Jane was caught" in _fresh(combat).reminders[0]["text"]
+    assert "back in the fight" in SceneLogEntry.objects.filter(scene=cast.scene).last().text
