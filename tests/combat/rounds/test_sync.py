@@ -180,3 +180,73 @@ def test_tied_characters_declare_privately_to_the_storyteller(
         combat=Combat.objects.get(), by=st, participant=p["Teddy"], rng=random.Random(1)
     )
     assert "Attack on Frank" in fragments.players_state(_fresh_scene(cast))  # resolved: heard
+
+
+def _bns_run(docks):
+    from combat.rounds import bns
+
+    st, users, p, scene = docks
+    combat = Combat.objects.get
+    yield (
+        "start",
+        lambda: bns.bns_start(
+            scene=scene, by=st, participants=list(p.values()), rng=random.Random(3)
+        ),
+    )
+    yield "mediate", lambda: bns.bns_mediate(combat=combat(), by=st, agreed=False)
+    yield (
+        "celerity",
+        lambda: bns.bns_celerity(combat=combat(), by=users["Ana"], participant=p["Ana"], rounds=1),
+    )
+    yield "assess", lambda: bns.bns_assess(combat=combat(), by=st, participants=list(p.values()))
+    yield (
+        "act",
+        lambda: bns.bns_act(
+            combat=combat(),
+            by=users["Ana"],
+            participant=p["Ana"],
+            standard="attack",
+            target=p["Cy"],
+        ),
+    )
+    yield (
+        "escape",
+        lambda: bns.bns_escape_announce(combat=combat(), by=users["Bo"], participant=p["Bo"]),
+    )
+    yield (
+        "intent",
+        lambda: bns.bns_escape_intent(combat=combat(), by=users["Cy"], participant=p["Cy"]),
+    )
+    yield "settle", lambda: bns.bns_escape_settle(combat=combat(), by=st)
+    yield (
+        "cy",
+        lambda: bns.bns_act(combat=combat(), by=users["Cy"], participant=p["Cy"], simple="move"),
+    )
+    yield "end round", lambda: bns.bns_end_round(combat=combat(), by=st)
+    yield (
+        "celerity round",
+        lambda: bns.bns_act(
+            combat=combat(),
+            by=users["Ana"],
+            participant=p["Ana"],
+            standard="attack",
+            target=p["Cy"],
+        ),
+    )
+    yield "end turn", lambda: bns.bns_end_round(combat=combat(), by=st)
+
+
+def test_every_met_bns_push_equals_a_fresh_render_for_every_phone(
+    docks, pushes, django_capture_on_commit_callbacks
+):
+    _st, users, _p, scene = docks
+    for label, step in _bns_run(docks):
+        pushes.clear()
+        with django_capture_on_commit_callbacks(execute=True):
+            step()
+        fresh = Scene.objects.get(pk=scene.pk)
+        sent = {s.group: s.html for s in pushes}
+        assert sent[live.players_group(fresh.pk)] == fragments.players_state(fresh), label
+        for user in users.values():
+            group = live.player_group(fresh.pk, user.pk)
+            assert sent[group] == fragments.private_state(fresh, user), label
