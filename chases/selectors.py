@@ -237,7 +237,7 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
                 "status": p.status.value,
                 "running": p.running,
                 "cells": [
-                    {"n": n, "on": n == lead, "escape": n >= rules.ESCAPE_LEAD}
+                    {"n": n, "on": n == max(lead, 0), "escape": n >= rules.ESCAPE_LEAD}
                     for n in range(0, cells)
                 ],
                 "winner": None if p.winner is None else p.winner.value,
@@ -278,6 +278,7 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
         "chase": chase,
         "state": state,
         "public": public,
+        "turn": _turn(chase, state, shown, maneuvers, obstacle, ending),
         "prey": prey,
         "prey_name": shown[rules.PREY],
         "tracks": tracks,
@@ -299,6 +300,29 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
     }
 
 
+def _turn(
+    chase: Chase,
+    state: rules.Chase,
+    shown: dict[str, str],
+    maneuvers: list[dict[str, Any]],
+    obstacle: dict[str, Any] | None,
+    ending: str,
+) -> str:
+    """Whose turn it is, as every phone says it."""
+    if ending:
+        return f"Chase over: {ending}."
+    if chase.phase == Phase.MANEUVER:
+        who = sorted({m["name"] for m in maneuvers})
+        verb = "chooses" if len(who) == 1 else "choose"
+        return f"{' and '.join(who)} {verb} a maneuver."
+    if chase.phase == Phase.OBSTACLE and obstacle:
+        facing = " and ".join(obstacle["facing_names"])
+        if not obstacle.get("set"):
+            return f"The storyteller sets the obstacle {facing} must face."
+        return f"{facing} must face {obstacle.get('label') or 'an obstacle'}."
+    return f"The storyteller rolls round {state.rounds + 1}."
+
+
 def board_state(scene: Scene, participants: Iterable[Participant]) -> dict[str, Any]:
     """The storyteller's chase region: the chase (with each side's next pool) or the start
     form, whose stable id changes only with who is in the scene and how many chases ran."""
@@ -315,7 +339,7 @@ def board_state(scene: Scene, participants: Iterable[Participant]) -> dict[str, 
         "start_key": f"chase-start-{scene.pk}-{started}",
         "participants": participants,
         "terrains": TERRAINS,
-        "obstacle_pools": [f"{a}+{b}" for a, b in OBSTACLE_POOLS],
+        "obstacle_pools": [(f"{a}+{b}", f"{a.title()} + {b.title()}") for a, b in OBSTACLE_POOLS],
         "course_parts": COURSE_PARTS,
     }
     if chase is not None and chase.running:
@@ -385,7 +409,7 @@ def maneuver_offers(state: rules.Chase, pending: dict[str, Any]) -> list[dict[st
         for move in rules.PreyManeuver:
             if move.on_obstacle or lead + move.lead <= 0:
                 continue
-            offers.append(_offer(move, PREY_EFFECTS[move], f"{move.lead} Lead"))
+            offers.append(_offer(move, PREY_EFFECTS[move], f"−{-move.lead} Lead"))
     else:
         for move in rules.PredatorManeuver:
             if move.on_obstacle:
