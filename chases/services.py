@@ -356,7 +356,7 @@ def start_chase(
             counted = selectors.pool_for(values[who.pk], *parts, bonus=bonus)
             typed = dice.get(dice_key)
             result = _roll(counted.dice, difficulty, typed, rng)
-            rolls.append((who, purpose, counted.dice, result, bool(typed)))
+            rolls.append((who, purpose, len(result.dice), result, bool(typed)))
             return result
 
         try:
@@ -514,7 +514,8 @@ def chase_round(
             if not 0 <= pool <= 30:
                 raise ChaseError("A pool is 0 to 30 dice.")
             results[who] = _roll(pool, difficulty[who], dice.get(who), rng)
-            rolls.append((side, ChaseRoll.Purpose.ROUND, pool, results[who], bool(dice.get(who))))
+            rolled = len(results[who].dice)  # typed dice count as the pool they are
+            rolls.append((side, ChaseRoll.Purpose.ROUND, rolled, results[who], bool(dice.get(who))))
         try:
             new = state.play_round(
                 results[rules.PREY].successes,
@@ -810,7 +811,8 @@ def chase_obstacle_roll(
             )
             pool = pools.get(who, counted.dice)
             result = _roll(pool, pending["difficulty"], dice.get(who), rng)
-            rolls.append((side, ChaseRoll.Purpose.OBSTACLE, pool, result, bool(dice.get(who))))
+            rolled = len(result.dice)
+            rolls.append((side, ChaseRoll.Purpose.OBSTACLE, rolled, result, bool(dice.get(who))))
             outcome[who] = result.successes > 0
         state = selectors.engine(chase)
         try:
