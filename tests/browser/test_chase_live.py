@@ -32,7 +32,9 @@ PHONE = {"width": 390, "height": 844}
 PUSH = 8_000  # ms: a push reaches a phone well within this on a loaded machine
 SHOTS = os.environ.get("CHASE_SHOTS")
 # The pushes and the "live" badge come with branch `live` (static/js/scene.js, SceneConsumer).
-NEEDS_LIVE = pytest.mark.xfail(strict=False, reason="needs the live branch's scene socket")  # a folder: save screenshots there while developing
+NEEDS_LIVE = pytest.mark.xfail(
+    strict=False, reason="needs the live branch's scene socket"
+)  # a folder: save screenshots there while developing
 
 
 @dataclass

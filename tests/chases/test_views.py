@@ -259,3 +259,25 @@ def test_the_chase_renders_in_the_same_queries_for_few_or_many_steps(
                 dice={"prey": [5], key(hound): [5]},
             )
     assert counts[0] == counts[1]
+
+
+def test_the_storytellers_forms_keep_their_id_until_the_chase_moves(
+    scene, storyteller, janet, hound
+):
+    """hx-preserve keeps a half-typed form across pushes of the same chase step (the clock,
+    a join) and a new step draws a fresh one."""
+    from combat import services as scenes
+
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+
+    def roll_form_id() -> str:
+        board = fragments.storyteller_state(fresh(scene))
+        return re.search(r'<form id="([^"]+-roll)" hx-preserve', board).group(1)
+
+    before = roll_form_id()
+    scenes.scene_advance_clock(scene=fresh(scene), by=storyteller, seconds=60)
+    assert roll_form_id() == before
+    services.chase_set_course(chase=chase, by=storyteller, difficulty=7)
+    assert roll_form_id() != before
