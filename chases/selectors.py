@@ -94,6 +94,7 @@ OUTCOME_TEXT = {
     rules.Outcome.PREY_OUT.value: "{prey} crashed out",
     rules.Outcome.PREDATOR_OUT.value: "Every pursuer crashed out: {prey} got away",
     rules.Outcome.BOTH_OUT.value: "Everyone crashed out: the chase is over",
+    "called_off": "The storyteller called the chase off",
 }
 
 

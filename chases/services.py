@@ -53,6 +53,8 @@ PHASE_LABELS = {
 #: K3 the cold start's roll, and K5's stalk rolls (no difficulty given: the standard 6).
 START_DIFFICULTY = 6
 MAX_TYPED_DICE = 40
+#: Not a rules ending: the storyteller stopped the chase.
+CALLED_OFF = "called_off"
 
 _rng = random.SystemRandom()
 
@@ -947,6 +949,45 @@ def chase_attack(
             text=text,
             sides=sides,
             data={"attacker": attacker, "target": target, "means": how.value},
+        )
+        if claim is not None:
+            claim.complete(chase=chase.pk)
+    return chase
+
+
+def chase_call_off(
+    *, chase: Chase, by: AbstractBaseUser, expected_step: int | None = None, key: str | None = None
+) -> Chase:
+    """The storyteller ends a chase the rules did not end (the scene moved on, someone left):
+    announced like any ending, with the outcome ``called_off``."""
+    payload = {"chase": chase.pk, "step": expected_step}
+    with transaction.atomic():
+        scene = lock_open_scene(chase.scene)
+        _require_storyteller(by, scene)
+        claim = _claim(by, "call_off", key, payload)
+        if claim is not None and claim.replay:
+            return Chase.objects.get(pk=chase.pk)
+        scene, chase = _lock(chase, expected_step)
+        state = selectors.engine(chase)
+        chase.phase, chase.pending, chase.outcome = Phase.OVER, {}, CALLED_OFF
+        chase.ended_at = timezone.now()
+        _record(
+            scene,
+            chase,
+            state,
+            by=by,
+            kind=StepKind.END,
+            text="Chase over: the storyteller called it off",
+            sides=_sides(chase),
+        )
+        transaction.on_commit(
+            partial(
+                chase_ended.send,
+                sender=Chase,
+                chase=chase,
+                outcome=chase.outcome,
+                origin=chase.origin,
+            )
         )
         if claim is not None:
             claim.complete(chase=chase.pk)

@@ -17,4 +17,5 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("chases/<int:pk>/obstacle/roll/", views.chase_obstacle_roll, name="chase_obstacle_roll"),
     path("chases/<int:pk>/course/", views.chase_course, name="chase_course"),
     path("chases/<int:pk>/attack/", views.chase_attack, name="chase_attack"),
+    path("chases/<int:pk>/call-off/", views.chase_call_off, name="chase_call_off"),
 ]

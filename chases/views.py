@@ -278,3 +278,20 @@ def chase_attack(request: HttpRequest, pk: int) -> HttpResponse:
             key=data["key"],
         ),
     )
+
+
+@login_required
+@require_POST
+def chase_call_off(request: HttpRequest, pk: int) -> HttpResponse:
+    chase = _chase(request, pk)
+    form = forms.StepForm(request.POST)
+    if not form.is_valid():
+        return _bad(request, chase.scene, form)
+    data = form.cleaned_data
+    return _run(
+        request,
+        chase.scene,
+        lambda: services.chase_call_off(
+            chase=chase, by=request.user, expected_step=data["step"], key=data["key"]
+        ),
+    )

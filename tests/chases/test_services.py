@@ -393,3 +393,16 @@ def test_attacks_only_as_the_lead_allows(
         with pytest.raises(ChaseError) as refused:
             services.chase_attack(**attack)
         assert refused.value.rule == "K11"
+
+
+def test_the_storyteller_calls_a_chase_off_and_may_start_another(
+    scene, storyteller, janet, hound, player, ended, django_capture_on_commit_callbacks
+):
+    chase = escape(scene, storyteller, janet, hound, origin={"round_id": 2})
+    with pytest.raises(ChaseError, match="Only the storyteller"):
+        services.chase_call_off(chase=chase, by=player)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.chase_call_off(chase=chase, by=storyteller, expected_step=chase.step)
+    chase.refresh_from_db()
+    assert chase.outcome == "called_off" and ended == [("called_off", {"round_id": 2})]
+    assert escape(scene, storyteller, janet, hound).pk != chase.pk
