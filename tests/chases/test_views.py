@@ -281,3 +281,57 @@ def test_the_storytellers_forms_keep_their_id_until_the_chase_moves(
     assert roll_form_id() == before
     services.chase_set_course(chase=chase, by=storyteller, difficulty=7)
     assert roll_form_id() != before
+
+
+@pytest.fixture
+def bystander(scene, chronicle):
+    """A player in the scene whose character is not in the chase."""
+    from combat import services as scenes
+    from tests.factories import CharacterFactory, UserFactory
+
+    user = UserFactory(username="bystander")
+    character = CharacterFactory(chronicle=chronicle, name="Bea", player=user)
+    scenes.scene_join(code=scene.join_code, user=user, character=character)
+    return user
+
+
+@pytest.mark.parametrize(
+    ("who", "roll", "maneuver"),
+    [
+        ("storyteller", 200, 409),  # runs the chase, but a player character chooses for itself
+        ("player", 409, 200),  # Janet's player: the Prey's maneuver, never the round
+        ("other_player", 409, 409),  # Cody's player: not his maneuver
+        ("bystander", 409, 409),  # in the scene, not in the chase
+        ("stranger", 404, 404),  # not in the scene at all
+    ],
+)
+def test_each_role_does_only_what_it_may(
+    who, roll, maneuver, request, scene, storyteller, janet, cody, bystander
+):
+    from tests.factories import UserFactory
+
+    user = UserFactory(username="stranger") if who == "stranger" else request.getfixturevalue(who)
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[cody], prey=janet, start="escape", head_start=3
+    )
+    client = client_for(user)
+    step = chase.step
+    response = client.post(
+        f"/chases/{chase.pk}/round/",
+        {"step": step, "key": "r1", "dice-prey": "9", f"dice-{key(cody)}": "2"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == roll
+    if roll != 200:
+        services.chase_round(
+            chase=chase, by=storyteller, expected_step=step, dice={"prey": [9], key(cody): [2]}
+        )
+    chase.refresh_from_db()
+    response = client.post(
+        f"/chases/{chase.pk}/maneuver/",
+        {"step": chase.step, "key": "m1", "pursuit": key(cody), "role": "prey", "maneuver": "bait"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == maneuver
+    chase.refresh_from_db()
+    assert (chase.phase == Phase.ROLL) == (maneuver == 200)
