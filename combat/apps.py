@@ -11,3 +11,7 @@ class CombatConfig(AppConfig):
         from combat.live import close_session_sockets
 
         user_logged_out.connect(close_session_sockets, dispatch_uid="combat.close_session_sockets")
+
+        from combat.rounds import handback
+
+        handback.connect()  # a chase started by an escape hands a catch back to its round

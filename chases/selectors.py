@@ -1,0 +1,487 @@
+"""Reads of chases: the chase of a scene, the sides' pools from their sheets (K2), and what
+the tablet, every phone and one player's prompts show.
+
+Each state costs a fixed number of queries whatever the number of participants. A hidden NPC
+is never named to the players: the public views call it an unseen pursuer and show only its
+successes (its dice would tell its pool).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Prefetch
+
+from characters.models import Character
+from characters.selectors import SHEET_PREFETCH, current_values_for
+from chases import rules
+from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side
+from combat.models import Participant, Scene
+
+UNSEEN = "An unseen pursuer"
+STEPS_SHOWN = 12
+TRACK_LENGTH = rules.ESCAPE_LEAD
+
+#: K7, K8: what each maneuver does, as the phones say it.
+PREY_EFFECTS = {
+    rules.PreyManeuver.BAIT: "the Predator's margin is halved next round",
+    rules.PreyManeuver.GUN_IT: "your difficulty −1 next round",
+    rules.PreyManeuver.QUICK_REVERSE: "the Predator faces an obstacle",
+    rules.PreyManeuver.NEVER_TELL_ME_THE_ODDS: "you both face an obstacle",
+    rules.PreyManeuver.IN_THERE: "a new course: you pick one part of the chase pool",
+    rules.PreyManeuver.NOPE: "pass the obstacle without a roll",
+}
+PREDATOR_EFFECTS = {
+    rules.PredatorManeuver.TAIL: "the Prey's margin is halved next round",
+    rules.PredatorManeuver.GUN_IT: "your difficulty −1 next round",
+    rules.PredatorManeuver.HERD: "a new course: you pick one part of the chase pool",
+    rules.PredatorManeuver.ATTACK_RUN: "the Lead counts 4 lower for your attacks",
+    rules.PredatorManeuver.HEAD_OFF: "your margin is doubled next round",
+    rules.PredatorManeuver.DAMNIT: "pass the obstacle without a roll",
+}
+MANEUVER_LABELS = {
+    rules.PreyManeuver.BAIT: "Bait",
+    rules.PreyManeuver.GUN_IT: "Gun it!",
+    rules.PreyManeuver.QUICK_REVERSE: "Quick Reverse",
+    rules.PreyManeuver.NEVER_TELL_ME_THE_ODDS: "Never Tell Me The Odds",
+    rules.PreyManeuver.IN_THERE: "In there!",
+    rules.PreyManeuver.NOPE: "Nope!",
+    rules.PredatorManeuver.TAIL: "Tail",
+    rules.PredatorManeuver.GUN_IT: "Gun It!",
+    rules.PredatorManeuver.HERD: "Herd",
+    rules.PredatorManeuver.ATTACK_RUN: "Attack Run",
+    rules.PredatorManeuver.HEAD_OFF: "Head-Off",
+    rules.PredatorManeuver.DAMNIT: "Damnit!",
+}
+#: K7 In there!, K8 Herd: the parts of a chase pool a new course may use.
+COURSE_PARTS = [
+    "wits",
+    "strength",
+    "stamina",
+    "perception",
+    "dexterity",
+    "athletics",
+    "drive",
+    "alertness",
+    "stealth",
+    "streetwise",
+    "survival",
+]
+#: K9: the pools the storyteller picks an obstacle's roll from.
+OBSTACLE_POOLS = [
+    ("dexterity", "athletics"),
+    ("stamina", "athletics"),
+    ("wits", "athletics"),
+    ("dexterity", "drive"),
+    ("wits", "drive"),
+    ("strength", "athletics"),
+    ("perception", "alertness"),
+    ("wits", "streetwise"),
+]
+TERRAINS = [
+    (rules.Terrain.FOOT.value, "On foot (Dexterity + Athletics)"),
+    (rules.Terrain.CAR.value, "By car (Dexterity + Drive)"),
+    (rules.Terrain.HEAVY_TRAFFIC.value, "Heavy traffic or a maze (Wits + Drive)"),
+    (rules.Terrain.WATER.value, "In water (Strength + Athletics)"),
+]
+OUTCOME_TEXT = {
+    rules.Outcome.ESCAPED.value: "{prey} escaped",
+    rules.Outcome.CAUGHT.value: "{prey} was caught",
+    rules.Outcome.PREY_OUT.value: "{prey} crashed out",
+    rules.Outcome.PREDATOR_OUT.value: "Every pursuer crashed out: {prey} got away",
+    rules.Outcome.BOTH_OUT.value: "Everyone crashed out: the chase is over",
+    "called_off": "The storyteller called the chase off",
+}
+
+
+# Pools from the sheets (K2) ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A side's dice for a pool: the parts it counted and the wound penalty (D2)."""
+
+    dice: int
+    text: str
+
+
+def sheet_values(participants: Iterable[Participant]) -> dict[int, dict[str, int]]:
+    """By participant id: every attribute and current ability (lowercase) and ``penalty``.
+
+    A sheet counts its attributes, its abilities as the ledger leaves them tonight and its
+    wound penalty (D2); a quick NPC its typed-in pools.
+    """
+    participants = list(participants)
+    ids = [p.character_id for p in participants if p.character_id]
+    characters = Character.objects.filter(pk__in=ids).prefetch_related(*SHEET_PREFETCH)
+    characters = {c.pk: c for c in characters}
+    now = current_values_for(characters.values()) if characters else {}
+    values: dict[int, dict[str, int]] = {}
+    for p in participants:
+        if p.character_id and p.character_id in characters:
+            c = characters[p.character_id]
+            found = {a.name.lower(): a.value for a in c.attributes.all()}
+            found.update({k.lower(): v for k, v in now[c.pk]["abilities"].items()})
+            found["penalty"] = now[c.pk]["health"]["penalty"] or 0
+        else:
+            found = {str(k).lower(): int(v) for k, v in (p.quick_pools or {}).items()}
+            found["penalty"] = 0
+        values[p.pk] = found
+    return values
+
+
+def pool_for(values: dict[str, int], attribute: str, ability: str, bonus: int = 0) -> Pool:
+    """``attribute + ability`` (missing counts 0) less the wound penalty, never below 0."""
+    a, b = values.get(attribute, 0), values.get(ability, 0)
+    penalty = values.get("penalty", 0)
+    text = f"{attribute.title()} {a} + {ability.title()} {b}"
+    if bonus:
+        text += f" + {bonus} stalk"
+    if penalty:
+        text += f" {penalty} wounds"
+    return Pool(max(0, a + b + bonus + penalty), text)
+
+
+# The chase of a scene ----------------------------------------------------------------------
+
+
+def current_chase(scene: Scene) -> Chase | None:
+    """The scene's running chase, else the last one (its ending stays on every phone)."""
+    chases = Chase.objects.filter(scene=scene).prefetch_related(
+        Prefetch(
+            "sides",
+            queryset=Side.objects.select_related("participant", "participant__character").order_by(
+                "-role", "pk"
+            ),
+        )
+    )
+    return chases.filter(ended_at__isnull=True).first() or chases.first()
+
+
+def engine(chase: Chase) -> rules.Chase:
+    return rules.Chase.from_dict(chase.state)
+
+
+def side_name(side: Side, *, public: bool) -> str:
+    if public and side.participant.hidden:
+        return UNSEEN
+    return side.participant.name
+
+
+def names(chase: Chase, *, public: bool) -> dict[str, str]:
+    """Engine key (``prey`` or a Predator's key) → the name shown."""
+    out = {}
+    for side in chase.sides.all():
+        out[rules.PREY if side.role == Role.PREY else side.key] = side_name(side, public=public)
+    return out
+
+
+def _dice(roll: ChaseRoll) -> list[dict[str, Any]]:
+    return [{"face": d, "hit": d >= roll.difficulty, "one": d == 1} for d in roll.dice]
+
+
+def _rolls(step: ChaseStep | None, sides: dict[int, Side], *, public: bool) -> list[dict]:
+    if step is None:
+        return []
+    out = []
+    for roll in step.rolls.all():
+        side = sides[roll.side_id]
+        hidden = public and side.participant.hidden
+        out.append(
+            {
+                "name": side_name(side, public=public),
+                "role": side.role,
+                "pool": None if hidden else roll.pool,
+                "difficulty": roll.difficulty,
+                "dice": [] if hidden else _dice(roll),
+                "successes": roll.successes,
+                "botch": roll.botch,
+                "typed": roll.typed,
+                "purpose": roll.purpose,
+            }
+        )
+    return out
+
+
+def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
+    """What the tablet (``public=False``) or every phone (``public=True``) shows."""
+    chase = current_chase(scene)
+    if chase is None:
+        return None
+    state = engine(chase)
+    sides = list(chase.sides.all())
+    by_id = {s.pk: s for s in sides}
+    prey = next(s for s in sides if s.role == Role.PREY)
+    predators = {s.key: s for s in sides if s.role == Role.PREDATOR}
+    shown = names(chase, public=public)
+    steps = list(
+        ChaseStep.objects.filter(chase=chase)
+        .order_by("-number")
+        .prefetch_related("rolls")[:STEPS_SHOWN]
+    )
+    last_rolled = next((s for s in steps if s.rolls.all()), None)
+    difficulty = state.difficulty()
+    tracks = []
+    for p in state.pursuits:
+        lead = p.lead
+        cells = max(TRACK_LENGTH, lead) + 1
+        tracks.append(
+            {
+                "key": p.predator,
+                "name": shown[p.predator],
+                "side": predators[p.predator],
+                "lead": lead,
+                "status": p.status.value,
+                "running": p.running,
+                "cells": [
+                    {"n": n, "on": n == max(lead, 0), "escape": n >= rules.ESCAPE_LEAD}
+                    for n in range(0, cells)
+                ],
+                "winner": None if p.winner is None else p.winner.value,
+                "effects": sorted(e.value.replace("_", " ") for e in p.effects),
+                "weapons": state.can_attack(p.predator, rules.AttackMeans.WEAPON),
+                "powers": state.can_attack(p.predator, rules.AttackMeans.POWER),
+                "prey_weapons": state.can_attack(
+                    rules.PREY, rules.AttackMeans.WEAPON, against=p.predator
+                ),
+                "attack_run": state.attack_run_active(p.predator) if p.running else False,
+                "run": p.run,
+                "difficulty": difficulty.get(p.predator),
+            }
+        )
+    pending = chase.pending or {}
+    maneuvers = [
+        {
+            **m,
+            "name": shown[rules.PREY] if m["role"] == Role.PREY else shown[m["pursuit"]],
+            "against": shown[m["pursuit"]],
+        }
+        for m in pending.get("maneuvers", [])
+    ]
+    obstacle = pending.get("obstacle")
+    if obstacle:
+        obstacle = {
+            **obstacle,
+            "facing_names": [shown[k] for k in obstacle["facing"]],
+            "choices_named": {shown[k]: v for k, v in obstacle.get("choices", {}).items()},
+        }
+    ending = ""
+    if chase.outcome:
+        ending = OUTCOME_TEXT[chase.outcome].format(prey=shown[rules.PREY])
+        caught_by = [t["name"] for t in tracks if t["status"] == rules.Status.CAUGHT.value]
+        if chase.outcome == rules.Outcome.CAUGHT.value and caught_by:
+            ending += " by " + ", ".join(caught_by)
+    return {
+        "chase": chase,
+        "state": state,
+        "public": public,
+        "turn": _turn(chase, state, shown, maneuvers, obstacle, ending),
+        "prey": prey,
+        "prey_name": shown[rules.PREY],
+        "tracks": tracks,
+        "several": len(tracks) > 1,
+        "round": state.rounds,
+        "phase": chase.phase,
+        "phase_label": Phase(chase.phase).label,
+        "course": state.course,
+        "prey_difficulty": difficulty[rules.PREY],
+        "pool_parts": state.pool,
+        "maneuvers": maneuvers,
+        "obstacle": obstacle,
+        "last_rolls": _rolls(last_rolled, by_id, public=public),
+        "last_rolled_text": last_rolled.text if last_rolled else "",
+        "steps": steps,
+        "ending": ending,
+        "sides": sides,
+        "predators": predators,
+    }
+
+
+def _turn(
+    chase: Chase,
+    state: rules.Chase,
+    shown: dict[str, str],
+    maneuvers: list[dict[str, Any]],
+    obstacle: dict[str, Any] | None,
+    ending: str,
+) -> str:
+    """Whose turn it is, as every phone says it."""
+    if ending:
+        return f"Chase over: {ending}."
+    if chase.phase == Phase.MANEUVER:
+        who = sorted({m["name"] for m in maneuvers})
+        verb = "chooses" if len(who) == 1 else "choose"
+        return f"{' and '.join(who)} {verb} a maneuver."
+    if chase.phase == Phase.OBSTACLE and obstacle:
+        facing = " and ".join(obstacle["facing_names"])
+        if not obstacle.get("set"):
+            return f"The storyteller sets the obstacle {facing} must face."
+        return f"{facing} must face {obstacle.get('label') or 'an obstacle'}."
+    return f"The storyteller rolls round {state.rounds + 1}."
+
+
+def board_state(scene: Scene, participants: Iterable[Participant]) -> dict[str, Any]:
+    """The storyteller's chase region: the chase (with each side's next pool) or the start
+    form, whose stable id changes only with who is in the scene and how many chases ran."""
+    participants = list(participants)
+    view = chase_state(scene, public=False)
+    chase = view["chase"] if view else None
+    digest = hashlib.sha256(
+        ",".join(f"{p.pk}:{p.name}" for p in participants).encode()
+    ).hexdigest()[:10]
+    started = Chase.objects.filter(scene=scene).count()
+    out: dict[str, Any] = {
+        "view": view,
+        "start_form_id": f"chase-start-{scene.pk}-{started}-{digest}",
+        "start_key": f"chase-start-{scene.pk}-{started}",
+        "participants": participants,
+        "terrains": TERRAINS,
+        "obstacle_pools": [(f"{a}+{b}", f"{a.title()} + {b.title()}") for a, b in OBSTACLE_POOLS],
+        "course_parts": COURSE_PARTS,
+    }
+    if chase is not None and chase.running:
+        state = view["state"]
+        values = sheet_values(s.participant for s in view["sides"])
+        parts = state.pool
+        difficulty = state.difficulty()
+        rolling = []
+        for side in view["sides"]:
+            key = rules.PREY if side.role == Role.PREY else side.key
+            if key != rules.PREY and not state.pursuit(key).running:
+                continue
+            pool = pool_for(values[side.participant_id], parts.attribute, parts.ability)
+            rolling.append(
+                {
+                    "key": key,
+                    "name": side.participant.name,
+                    "npc": side.participant.npc,
+                    "pool": pool,
+                    "difficulty": difficulty[key],
+                }
+            )
+        out["rolling"] = rolling
+        obstacle = view["obstacle"]
+        if obstacle and obstacle.get("set"):
+            out["obstacle_rolling"] = [
+                {
+                    "key": key,
+                    "name": view["chase"] and names(chase, public=False)[key],
+                    "pool": pool_for(
+                        values[_side(view, key).participant_id],
+                        obstacle["pool"]["attribute"],
+                        obstacle["pool"]["ability"],
+                    ),
+                    "choice": obstacle.get("choices", {}).get(key),
+                    "npc": _side(view, key).participant.npc,
+                    "offer": offer_on_obstacle(chase, state, key),
+                }
+                for key in obstacle["facing"]
+            ]
+        out["npc_maneuvers"] = [
+            {**m, "offers": maneuver_offers(state, m)}
+            for m in view["maneuvers"]
+            if _actor(view, m).participant.npc
+        ]
+        out["form_id"] = f"chase-{chase.pk}-s{chase.step}"
+    return out
+
+
+def _side(view: dict[str, Any], key: str) -> Side:
+    return view["prey"] if key == rules.PREY else view["predators"][key]
+
+
+def _actor(view: dict[str, Any], pending: dict[str, Any]) -> Side:
+    return view["prey"] if pending["role"] == Role.PREY else view["predators"][pending["pursuit"]]
+
+
+def maneuver_offers(state: rules.Chase, pending: dict[str, Any]) -> list[dict[str, Any]]:
+    """K7, K8: the maneuvers the winner of this pursuit may take now, with cost and effect.
+
+    Nope! and Damnit! are left out (only when an obstacle is confronted); a Prey maneuver
+    that would bring the Lead to 0 or below is not offered.
+    """
+    lead = state.pursuit(pending["pursuit"]).lead
+    offers = []
+    if pending["role"] == Role.PREY:
+        for move in rules.PreyManeuver:
+            if move.on_obstacle or lead + move.lead <= 0:
+                continue
+            offers.append(_offer(move, PREY_EFFECTS[move], f"−{-move.lead} Lead"))
+    else:
+        for move in rules.PredatorManeuver:
+            if move.on_obstacle:
+                continue
+            offers.append(_offer(move, PREDATOR_EFFECTS[move], f"+{move.lead} Lead to the Prey"))
+    return offers
+
+
+def _offer(move: Any, effect: str, cost: str) -> dict[str, Any]:
+    return {
+        "value": move.value,
+        "label": MANEUVER_LABELS[move],
+        "cost": cost,
+        "effect": effect,
+        "pick": move in (rules.PreyManeuver.IN_THERE, rules.PredatorManeuver.HERD),
+    }
+
+
+def offer_on_obstacle(chase: Chase, state: rules.Chase, key: str) -> dict[str, Any] | None:
+    """K7 Nope! (the Prey, −3 on every Lead, only when no Lead would drop to 0 or below) or
+    K8 Damnit! (a Predator, +3 to its Lead), while the obstacle waits for its rolls."""
+    if key == rules.PREY:
+        cost = rules.PreyManeuver.NOPE.lead
+        if any(p.lead + cost <= 0 for p in state.pursuits if p.running):
+            return None
+        return _offer(rules.PreyManeuver.NOPE, PREY_EFFECTS[rules.PreyManeuver.NOPE], "−3 Lead")
+    move = rules.PredatorManeuver.DAMNIT
+    return _offer(move, PREDATOR_EFFECTS[move], "+3 Lead to the Prey")
+
+
+def prompts_state(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
+    """One player's prompts: the maneuvers their character may take now (K7, K8), and Nope!
+    or Damnit! when their character faces a set obstacle (K9)."""
+    chase = Chase.objects.filter(scene=scene, ended_at__isnull=True).first()
+    if chase is None or not getattr(player, "is_authenticated", False):
+        return {"chase": None}
+    sides = list(
+        Side.objects.filter(chase=chase, participant__character__player=player).select_related(
+            "participant"
+        )
+    )
+    if not sides:
+        return {"chase": None}
+    state = engine(chase)
+    all_names = names(chase, public=True)
+    mine = {rules.PREY if s.role == Role.PREY else s.key: s for s in sides}
+    maneuvers = []
+    if chase.phase == Phase.MANEUVER:
+        for m in chase.pending.get("maneuvers", []):
+            key = rules.PREY if m["role"] == Role.PREY else m["pursuit"]
+            if key in mine:
+                maneuvers.append(
+                    {
+                        **m,
+                        "against": all_names[m["pursuit"]],
+                        "offers": maneuver_offers(state, m),
+                        "character": mine[key].participant.name,
+                    }
+                )
+    obstacle = []
+    pending = chase.pending.get("obstacle")
+    if chase.phase == Phase.OBSTACLE and pending and pending.get("set"):
+        for key in pending["facing"]:
+            if key in mine and key not in pending.get("choices", {}):
+                offer = offer_on_obstacle(chase, state, key)
+                if offer:
+                    obstacle.append({"key": key, "offer": offer, "label": pending.get("label", "")})
+    return {
+        "chase": chase,
+        "maneuvers": maneuvers,
+        "obstacle_offers": obstacle,
+        "course_parts": COURSE_PARTS,
+        "prompt_id": f"chase-{chase.pk}-s{chase.step}",
+    }

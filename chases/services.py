@@ -1,0 +1,994 @@
+"""Writes to chases (K1–K12): start, roll a round, maneuver, obstacles, course, attacks.
+
+Each function runs in one transaction: it locks the scene (``lock_open_scene``) and the chase
+row, claims the idempotency key (a double tap counts once), refuses a step drawn for an older
+state of the chase (``expected_step``), steps the pure engine (``chases.rules``), writes the
+chase's own rows (steps and rolls) and goes through ``record_change`` so the scene's seq, log
+and fragments follow. An ending is announced on commit with :data:`chases.signals.chase_ended`.
+Only the storyteller runs the chase; a player acts only for their own character, and NPC
+sides are the storyteller's. A refusal raises :class:`ChaseError`, naming the rule when a rule
+refused, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from characters.idempotency import idempotency_claim
+from chases import rules, selectors
+from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side, Start, StepKind
+from chases.signals import chase_ended
+from combat.models import LogKind, Participant, Scene
+from combat.rules.dice import RollResult, count, roll_d10s
+from combat.rules.errors import RuleError
+from combat.services import is_storyteller_of_scene, lock_open_scene, record_change
+
+NOT_STORYTELLER = "Only the storyteller runs the chase."
+NOT_YOURS = "{name} is not your character: you act only for your own."
+NPC_IS_THE_STORYTELLERS = "{name} is an NPC: the storyteller acts for it."
+STALE = "The chase moved on since you loaded it; nothing was changed. Look again."
+OVER = "The chase is over."
+ALREADY = "A chase is already running in this scene: finish it first."
+NOT_IN_SCENE = "{name} is not in this scene."
+WRONG_PHASE = {
+    Phase.ROLL: "The round is to be rolled now, not that (K6).",
+    Phase.MANEUVER: "The winners of the round choose their maneuver first (K6).",
+    Phase.OBSTACLE: "First face the obstacle (K9).",
+    Phase.OVER: OVER,
+}
+PHASE_LABELS = {
+    Phase.ROLL: "rolling the round",
+    Phase.MANEUVER: "choosing maneuvers",
+    Phase.OBSTACLE: "facing the obstacle",
+    Phase.OVER: "over",
+}
+#: K3 the cold start's roll, and K5's stalk rolls (no difficulty given: the standard 6).
+START_DIFFICULTY = 6
+MAX_TYPED_DICE = 40
+#: Not a rules ending: the storyteller stopped the chase.
+CALLED_OFF = "called_off"
+
+_rng = random.SystemRandom()
+
+
+class ChaseError(Exception):
+    """A chase step refused, with a sentence for people (naming the rule when one refused)."""
+
+    def __init__(self, message: str, rule: str | None = None) -> None:
+        self.rule = rule
+        super().__init__(message)
+
+
+def _rule(error: RuleError) -> ChaseError:
+    return ChaseError(str(error), rule=error.rule)
+
+
+# Helpers ---------------------------------------------------------------------------------
+
+
+def _key(side_or_participant: Participant) -> str:
+    return f"p{side_or_participant.pk}"
+
+
+def _engine_key(side: Side) -> str:
+    return rules.PREY if side.role == Role.PREY else side.key
+
+
+def _require_storyteller(by: AbstractBaseUser, scene: Scene) -> None:
+    if not is_storyteller_of_scene(by, scene):
+        raise ChaseError(NOT_STORYTELLER)
+
+
+def _require_actor(by: AbstractBaseUser, scene: Scene, side: Side) -> None:
+    """The side's own player acts for a player character; the storyteller for an NPC."""
+    participant = side.participant
+    if participant.npc or participant.character_id is None:
+        if not is_storyteller_of_scene(by, scene):
+            raise ChaseError(NPC_IS_THE_STORYTELLERS.format(name=participant.name))
+        return
+    if participant.player_id != by.pk:
+        raise ChaseError(NOT_YOURS.format(name=participant.name))
+
+
+def _roll(pool: int, difficulty: int, typed: Sequence[int] | None, rng: Any) -> RollResult:
+    """D1: the server rolls ``pool`` d10s, or takes the dice the table rolled."""
+    if typed:
+        if len(typed) > MAX_TYPED_DICE:
+            raise ChaseError(f"At most {MAX_TYPED_DICE} dice.")
+        dice: Sequence[int] = typed
+    else:
+        dice = roll_d10s(pool, rng or _rng)
+    try:
+        return count(dice, difficulty)
+    except RuleError as error:
+        raise _rule(error) from None
+
+
+def _lock(chase: Chase, expected_step: int | None) -> tuple[Scene, Chase]:
+    scene = lock_open_scene(chase.scene)
+    locked = Chase.objects.select_for_update().get(pk=chase.pk)
+    locked.scene = scene
+    if not locked.running:
+        raise ChaseError(OVER)
+    if expected_step is not None and locked.step != expected_step:
+        raise ChaseError(STALE)
+    return scene, locked
+
+
+def _claim(by: AbstractBaseUser, action: str, key: str | None, payload: dict[str, Any]):
+    if key is None:
+        return None
+    return idempotency_claim(user=by, action=f"chase.{action}", key=key, payload=payload)
+
+
+def _sides(chase: Chase) -> dict[str, Side]:
+    return {
+        _engine_key(s): s
+        for s in Side.objects.filter(chase=chase).select_related(
+            "participant", "participant__character"
+        )
+    }
+
+
+def _players(sides: Mapping[str, Side]) -> list[int]:
+    return [s.participant.player_id for s in sides.values() if s.participant.player_id]
+
+
+def _characters(sides: Mapping[str, Side]) -> list[Any]:
+    return [s.participant.character for s in sides.values() if s.participant.character_id]
+
+
+def _leads(state: rules.Chase, shown: Mapping[str, str]) -> str:
+    parts = []
+    for p in state.pursuits:
+        label = f"Lead {p.lead}" if p.running else p.status.value
+        parts.append(f"{label} on {shown[p.predator]}" if len(state.pursuits) > 1 else label)
+    return ", ".join(parts)
+
+
+def _record(
+    scene: Scene,
+    chase: Chase,
+    state: rules.Chase,
+    *,
+    by: AbstractBaseUser | None,
+    kind: str,
+    text: str,
+    sides: Mapping[str, Side],
+    rolls: Sequence[tuple[Side, str, int, RollResult, bool]] = (),
+    data: dict[str, Any] | None = None,
+) -> ChaseStep:
+    """Write the new state, the chase's own step and rolls, the scene log line; end the chase
+    when the engine says it is over, announcing it on commit."""
+    chase.state = state.to_dict()
+    chase.step += 1
+    if state.over is not None and chase.ended_at is None:
+        chase.phase = Phase.OVER
+        chase.pending = {}
+        chase.outcome = state.over.value
+        chase.ended_at = timezone.now()
+    chase.save()
+    step = ChaseStep.objects.create(
+        chase=chase,
+        number=chase.step,
+        round=state.rounds,
+        kind=kind,
+        text=text[:500],
+        data={**(data or {}), "leads": {p.predator: p.lead for p in state.pursuits}},
+        by=by if by is not None and by.is_authenticated else None,
+    )
+    ChaseRoll.objects.bulk_create(
+        ChaseRoll(
+            step=step,
+            side=side,
+            purpose=purpose,
+            pool=pool,
+            difficulty=result.difficulty,
+            dice=list(result.dice),
+            successes=result.successes,
+            botch=result.botch,
+            typed=typed,
+        )
+        for side, purpose, pool, result, typed in rolls
+    )
+    record_change(
+        scene,
+        by=by,
+        kind=LogKind.CHASE,
+        text=text,
+        public=True,
+        characters=_characters(sides),
+        data={"chase": chase.pk, "step": chase.step, "kind": kind, **(data or {})},
+        private_user_ids=_players(sides),
+    )
+    if chase.phase == Phase.OVER and kind != StepKind.END:
+        shown = selectors.names(chase, public=True)
+        ending = selectors.OUTCOME_TEXT[chase.outcome].format(prey=shown[rules.PREY])
+        ChaseStep.objects.create(
+            chase=chase, number=chase.step, round=state.rounds, kind=StepKind.END, text=ending
+        )
+        record_change(
+            scene,
+            by=by,
+            kind=LogKind.CHASE,
+            text=f"Chase over: {ending}",
+            public=True,
+            characters=_characters(sides),
+            data={"chase": chase.pk, "outcome": chase.outcome},
+            private_user_ids=_players(sides),
+        )
+        transaction.on_commit(
+            partial(
+                chase_ended.send,
+                sender=Chase,
+                chase=chase,
+                outcome=chase.outcome,
+                origin=chase.origin,
+            )
+        )
+    return step
+
+
+def _after_maneuvers(chase: Chase, state: rules.Chase) -> None:
+    """Once no winner is left to choose: an obstacle a maneuver set up, else the next roll."""
+    if chase.pending.get("maneuvers"):
+        chase.phase = Phase.MANEUVER
+    elif state.obstacle:
+        chase.phase = Phase.OBSTACLE
+        chase.pending = {"obstacle": {"facing": list(state.obstacle), "set": False}}
+    else:
+        chase.phase = Phase.ROLL
+        chase.pending = {}
+
+
+# Start (K3, K4, K5) -------------------------------------------------------------------------
+
+
+def start_chase(
+    *,
+    scene: Scene,
+    by: AbstractBaseUser,
+    predators: list[Participant],
+    prey: Participant,
+    start: str,
+    head_start: int | None = None,
+    course_difficulty: int = rules.BASE_DIFFICULTY,
+    on_foot: bool = True,
+    origin: dict | None = None,
+    terrain: str | None = None,
+    sprint_rounds: int = 6,
+    prey_run: int | None = None,
+    predator_run: int | None = None,
+    dice: Mapping[str, Sequence[int] | None] | None = None,
+    key: str | None = None,
+    rng: Any = None,
+) -> Chase:
+    """Start a chase in ``scene``: one Prey (K1), one or more Predators each with its own
+    Lead, from a cold start (K3: the Prey's roll at 6 sets the head start, a botch is a catch),
+    stalk and pounce (K5) or an escape defense that survived (K4, D9: ``head_start`` = the
+    escape's remaining successes).
+
+    The storyteller starts any chase; from an escape, the player of a pursuing Predator may
+    too (the attacker elects to pursue). ``on_foot=False`` runs by car unless ``terrain``
+    says otherwise (K2). ``dice`` holds the table's dice for the opening rolls by role and
+    purpose (``prey``, ``predator:<participant pk>``, ``prey_stalk``, ``predator_stalk:<pk>``);
+    what is missing the server rolls. A chase that is over at once (a botched cold start, a
+    pounce that lands) is announced like any ending. The caller's ``scene`` gets the new seq.
+    """
+    dice = dict(dice or {})
+    if start not in Start.values:
+        raise ChaseError(
+            f"Start a chase cold, by stalk and pounce, or from an escape, not {start!r}."
+        )
+    if not predators:
+        raise ChaseError("A chase needs at least one Predator (K1).", rule="K1")
+    if prey in predators or len({p.pk for p in predators}) != len(predators):
+        raise ChaseError(
+            "Each participant takes one side: one Prey, distinct Predators (K1).", "K1"
+        )
+    if not 2 <= int(course_difficulty) <= 10:
+        raise ChaseError("The course difficulty is 2 to 10 (K6, D1).", rule="K6")
+    if sprint_rounds not in (5, 6):
+        raise ChaseError(
+            "On foot the pool switches to Stamina after five or six rounds (K2).", "K2"
+        )
+    try:
+        terrain_value = rules.Terrain(terrain or ("foot" if on_foot else "car"))
+    except ValueError:
+        raise ChaseError(f"Unknown course {terrain!r} (K2).", rule="K2") from None
+    payload = {
+        "scene": scene.pk,
+        "predators": [p.pk for p in predators],
+        "prey": prey.pk,
+        "start": start,
+        "head_start": head_start,
+        "difficulty": course_difficulty,
+        "terrain": terrain_value.value,
+    }
+    with transaction.atomic():
+        locked = lock_open_scene(scene)
+        claim = _claim(by, "start", key, payload)
+        if claim is not None and claim.replay:
+            return Chase.objects.get(pk=claim.result["chase"])
+        everyone = [prey, *predators]
+        found = {
+            p.pk: p
+            for p in Participant.objects.select_related("character").filter(
+                scene=locked, removed_at__isnull=True, pk__in=[p.pk for p in everyone]
+            )
+        }
+        for p in everyone:
+            if p.pk not in found:
+                raise ChaseError(NOT_IN_SCENE.format(name=p.name))
+        prey = found[prey.pk]
+        predators = [found[p.pk] for p in predators]
+        if not is_storyteller_of_scene(by, locked):
+            pursuer = any(p.player_id == by.pk and not p.npc for p in predators)
+            if not (start == Start.ESCAPE and pursuer):
+                raise ChaseError(NOT_STORYTELLER)
+        if Chase.objects.filter(scene=locked, ended_at__isnull=True).exists():
+            raise ChaseError(ALREADY)
+        setup = {
+            "course": rules.Course(terrain=terrain_value, difficulty=int(course_difficulty)),
+            "prey_run": prey_run,
+            "predator_run": predator_run,
+            "options": rules.ChaseOptions(sprint_rounds=sprint_rounds),
+        }
+        names = [_key(p) for p in predators]
+        values = selectors.sheet_values(everyone)
+        pool = setup["course"].chase_pool
+        rolls: list[tuple[Participant, str, int, RollResult, bool]] = []
+
+        def roll(
+            who: Participant,
+            purpose: str,
+            dice_key: str,
+            parts: tuple[str, str],
+            difficulty: int,
+            bonus: int = 0,
+        ) -> RollResult:
+            counted = selectors.pool_for(values[who.pk], *parts, bonus=bonus)
+            typed = dice.get(dice_key)
+            result = _roll(counted.dice, difficulty, typed, rng)
+            rolls.append((who, purpose, len(result.dice), result, bool(typed)))
+            return result
+
+        try:
+            if start == Start.ESCAPE:
+                if head_start is None or head_start < 1:
+                    raise RuleError(
+                        "K4",
+                        "A chase from an escape needs the escape's remaining successes, 1 or more",
+                    )
+                state = rules.Chase.from_escape(head_start, dict.fromkeys(names, 0), **setup)
+                how = f"from an escape, head start {head_start}"
+            elif start == Start.COLD:
+                result = roll(
+                    prey,
+                    ChaseRoll.Purpose.START,
+                    "prey",
+                    (pool.attribute, pool.ability),
+                    START_DIFFICULTY,
+                )
+                state = rules.Chase.cold(
+                    result.successes, botch=result.botch, predators=names, **setup
+                )
+                how = (
+                    "cold: the Prey botched"
+                    if result.botch
+                    else f"cold, head start {result.successes + 1}"
+                )
+            else:
+                seen = roll(
+                    prey,
+                    ChaseRoll.Purpose.STALK,
+                    "prey_stalk",
+                    ("perception", "alertness"),
+                    START_DIFFICULTY,
+                )
+                hiding = {
+                    _key(p): roll(
+                        p,
+                        ChaseRoll.Purpose.STALK,
+                        f"predator_stalk:{p.pk}",
+                        ("manipulation", "subterfuge"),
+                        START_DIFFICULTY,
+                    ).successes
+                    for p in predators
+                }
+                # K5 with several Predators: noticing the least hidden one alerts the Prey.
+                bonus = max(rules.stalk_bonus(seen.successes, s) for s in hiding.values())
+                difficulty = int(course_difficulty)
+                prey_roll = roll(
+                    prey,
+                    ChaseRoll.Purpose.START,
+                    "prey",
+                    (pool.attribute, pool.ability),
+                    difficulty,
+                    bonus=bonus,
+                )
+                pounce = {
+                    _key(p): roll(
+                        p,
+                        ChaseRoll.Purpose.START,
+                        f"predator:{p.pk}",
+                        (pool.attribute, pool.ability),
+                        difficulty,
+                    ).successes
+                    for p in predators
+                }
+                state = rules.Chase.pounce(prey_roll.successes, pounce, **setup)
+                how = f"by stalk and pounce (+{bonus} dice to the Prey)"
+        except RuleError as error:
+            raise _rule(error) from None
+        try:
+            with transaction.atomic():
+                chase = Chase.objects.create(
+                    scene=locked,
+                    start=start,
+                    state=state.to_dict(),
+                    origin=dict(origin or {}),
+                    created_by=by,
+                )
+        except IntegrityError:
+            raise ChaseError(ALREADY) from None
+        sides = {
+            rules.PREY: Side.objects.create(
+                chase=chase, participant=prey, role=Role.PREY, key=rules.PREY
+            )
+        }
+        for p in predators:
+            sides[_key(p)] = Side.objects.create(
+                chase=chase, participant=p, role=Role.PREDATOR, key=_key(p)
+            )
+        by_participant = {s.participant_id: s for s in sides.values()}
+        shown = selectors.names(chase, public=True)
+        hunters = ", ".join(shown[n] for n in names)
+        text = f"Chase: {hunters} after {shown[rules.PREY]}, {how}; {_leads(state, shown)}"
+        _record(
+            locked,
+            chase,
+            state,
+            by=by,
+            kind=StepKind.START,
+            text=text,
+            sides=sides,
+            rolls=[(by_participant[p.pk], *rest) for p, *rest in rolls],
+            data={"start": start, "origin": chase.origin},
+        )
+        if claim is not None:
+            claim.complete(chase=chase.pk)
+    scene.seq, scene.game_time = locked.seq, locked.game_time
+    return chase
+
+
+# Rounds (K2, K6, K10, K12) -----------------------------------------------------------------
+
+
+def chase_round(
+    *,
+    chase: Chase,
+    by: AbstractBaseUser,
+    expected_step: int | None = None,
+    dice: Mapping[str, Sequence[int] | None] | None = None,
+    pools: Mapping[str, int] | None = None,
+    key: str | None = None,
+    rng: Any = None,
+) -> Chase:
+    """K6: the Prey and every Predator still running roll their chase pools (K2, from the
+    sheets, Stamina on foot after the sprint) at the course difficulty; the engine moves each
+    Lead by the margin and ends the chase when K10 says so. The game clock runs fifteen
+    seconds (K12). ``dice`` by engine key (``prey`` or a Predator's key): the table's dice,
+    else the server rolls; ``pools``: a storyteller's other pool for a side (K2)."""
+    dice, pools = dict(dice or {}), dict(pools or {})
+    payload = {"chase": chase.pk, "step": expected_step, "dice": dice, "pools": pools}
+    with transaction.atomic():
+        scene = lock_open_scene(chase.scene)
+        _require_storyteller(by, scene)
+        claim = _claim(by, "round", key, payload)
+        if claim is not None and claim.replay:
+            return Chase.objects.get(pk=chase.pk)
+        scene, chase = _lock(chase, expected_step)
+        if chase.phase != Phase.ROLL:
+            raise ChaseError(WRONG_PHASE[Phase(chase.phase)], rule="K6")
+        state = selectors.engine(chase)
+        sides = _sides(chase)
+        values = selectors.sheet_values(s.participant for s in sides.values())
+        parts = state.pool
+        difficulty = state.difficulty()
+        rolling = [rules.PREY, *(p.predator for p in state.pursuits if p.running)]
+        rolls = []
+        results: dict[str, RollResult] = {}
+        for who in rolling:
+            side = sides[who]
+            counted = selectors.pool_for(
+                values[side.participant_id], parts.attribute, parts.ability
+            )
+            pool = pools.get(who, counted.dice)
+            if not 0 <= pool <= 30:
+                raise ChaseError("A pool is 0 to 30 dice.")
+            results[who] = _roll(pool, difficulty[who], dice.get(who), rng)
+            rolled = len(results[who].dice)  # typed dice count as the pool they are
+            rolls.append((side, ChaseRoll.Purpose.ROUND, rolled, results[who], bool(dice.get(who))))
+        try:
+            new = state.play_round(
+                results[rules.PREY].successes,
+                {who: r.successes for who, r in results.items() if who != rules.PREY},
+            )
+        except RuleError as error:
+            raise _rule(error) from None
+        scene.game_time += rules.ROUND_SECONDS  # K12
+        chase.pending = {
+            "maneuvers": [
+                {"pursuit": p.predator, "role": p.winner.value}
+                for p in new.pursuits
+                if p.running and p.winner is not None
+            ]
+        }
+        _after_maneuvers(chase, new)
+        shown = selectors.names(chase, public=True)
+        rolled = ", ".join(f"{shown[w]} {r.successes}" for w, r in results.items())
+        text = f"Chase round {new.rounds}: {rolled}; {_leads(new, shown)}"
+        _record(
+            scene,
+            chase,
+            new,
+            by=by,
+            kind=StepKind.ROUND,
+            text=text,
+            sides=sides,
+            rolls=rolls,
+            data={"successes": {w: r.successes for w, r in results.items()}},
+        )
+        if claim is not None:
+            claim.complete(chase=chase.pk)
+    return chase
+
+
+# Maneuvers (K7, K8) -------------------------------------------------------------------------
+
+
+def chase_maneuver(
+    *,
+    chase: Chase,
+    by: AbstractBaseUser,
+    pursuit: str,
+    role: str,
+    maneuver: str | None,
+    pick: str | None = None,
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Chase:
+    """K7, K8: the winner of ``pursuit`` (a Predator's key) in the round just rolled takes one
+    maneuver (``maneuver=None``: none this round). The Prey's player chooses for the Prey, a
+    Predator's for that Predator, the storyteller for NPCs; the storyteller may also move on
+    without a choice (the maneuver is optional)."""
+    payload = {
+        "chase": chase.pk,
+        "step": expected_step,
+        "pursuit": pursuit,
+        "role": role,
+        "maneuver": maneuver,
+        "pick": pick,
+    }
+    with transaction.atomic():
+        scene = lock_open_scene(chase.scene)
+        claim = _claim(by, "maneuver", key, payload)
+        if claim is not None and claim.replay:
+            return Chase.objects.get(pk=chase.pk)
+        scene, chase = _lock(chase, expected_step)
+        if chase.phase != Phase.MANEUVER:
+            raise ChaseError(
+                "No maneuver is open now: only the winner of the round just "
+                "rolled may maneuver (K6).",
+                rule="K6",
+            )
+        pending = chase.pending.get("maneuvers", [])
+        entry = {"pursuit": pursuit, "role": role}
+        if entry not in pending:
+            raise ChaseError("Only the winner of the round just rolled may maneuver (K6).", "K6")
+        sides = _sides(chase)
+        actor = sides[rules.PREY if role == Role.PREY else pursuit]
+        storyteller = is_storyteller_of_scene(by, scene)
+        if not (maneuver is None and storyteller):
+            _require_actor(by, scene, actor)
+        state = selectors.engine(chase)
+        shown = selectors.names(chase, public=True)
+        who = rules.PREY if role == Role.PREY else pursuit
+        if maneuver is None:
+            new, kind = state, StepKind.PASS
+            text = f"{shown[who]} makes no maneuver"
+        else:
+            try:
+                new = state.maneuver(
+                    who, maneuver, against=pursuit if role == Role.PREY else None, pick=pick
+                )
+            except (RuleError, ValueError) as error:
+                if isinstance(error, RuleError):
+                    raise _rule(error) from None
+                raise ChaseError(f"Unknown maneuver {maneuver!r}.") from None
+            kind = StepKind.MANEUVER
+            move = rules._maneuver(who, maneuver)
+            text = f"{shown[who]}: {selectors.MANEUVER_LABELS[move]}"
+            if role == Role.PREY and len(state.pursuits) > 1:
+                text += f" against {shown[pursuit]}"
+            if pick:
+                text += f" (new course: {pick.title()})"
+            text += f"; {_leads(new, shown)}"
+        chase.pending = {**chase.pending, "maneuvers": [m for m in pending if m != entry]}
+        _after_maneuvers(chase, new)
+        _record(
+            scene,
+            chase,
+            new,
+            by=by,
+            kind=kind,
+            text=text,
+            sides=sides,
+            data={"maneuver": maneuver, "pursuit": pursuit, "role": role, "pick": pick},
+        )
+        if claim is not None:
+            claim.complete(chase=chase.pk)
+    return chase
+
+
+# Obstacles (K9) ------------------------------------------------------------------------------
+
+
+def chase_obstacle_set(
+    *,
+    chase: Chase,
+    by: AbstractBaseUser,
+    label: str,
+    difficulty: int,
+    pool: tuple[str, str],
+    facing: Sequence[str] = (),
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Chase:
+    """K9: the storyteller sets an obstacle, its pool and difficulty: between rounds for
+    whom they choose (``facing``: engine keys), or for whoever a maneuver put in front of one
+    (Quick Reverse, Never Tell Me The Odds)."""
+    label = (label or "").strip()[:120] or "An obstacle"
+    payload = {
+        "chase": chase.pk,
+        "step": expected_step,
+        "label": label,
+        "difficulty": difficulty,
+        "pool": list(pool),
+        "facing": list(facing),
+    }
+    with transaction.atomic():
+        scene = lock_open_scene(chase.scene)
+        _require_storyteller(by, scene)
+        claim = _claim(by, "obstacle_set", key, payload)
+        if claim is not None and claim.replay:
+            return Chase.objects.get(pk=chase.pk)
+        scene, chase = _lock(chase, expected_step)
+        if not 2 <= int(difficulty) <= 10:
+            raise ChaseError("An obstacle's difficulty is 2 to 10 (K9, D1).", rule="K9")
+        state = selectors.engine(chase)
+        pending = chase.pending.get("obstacle")
+        if chase.phase == Phase.OBSTACLE and pending and not pending.get("set"):
+            facing = pending["facing"]
+        elif chase.phase == Phase.ROLL:
+            running = {rules.PREY, *(p.predator for p in state.pursuits if p.running)}
+            facing = list(dict.fromkeys(facing))
+            if not facing or not set(facing) <= running:
+                raise ChaseError(
+                    "Say who faces the obstacle: the Prey or Predators still running (K9).",
+                    rule="K9",
+                )
+        else:
+            raise ChaseError(WRONG_PHASE[Phase(chase.phase)], rule="K9")
+        chase.phase = Phase.OBSTACLE
+        chase.pending = {
+            "obstacle": {
+                "facing": list(facing),
+                "set": True,
+                "label": label,
+                "difficulty": int(difficulty),
+                "pool": {"attribute": pool[0], "ability": pool[1]},
+                "choices": {},
+            }
+        }
+        sides = _sides(chase)
+        shown = selectors.names(chase, public=True)
+        text = (
+            f"Obstacle: {label} ({pool[0].title()} + {pool[1].title()}, difficulty "
+            f"{int(difficulty)}) for {', '.join(shown[k] for k in facing)}"
+        )
+        _record(
+            scene,
+            chase,
+            state,
+            by=by,
+            kind=StepKind.OBSTACLE_SET,
+            text=text,
+            sides=sides,
+            data={"obstacle": chase.pending["obstacle"]},
+        )
+        if claim is not None:
+            claim.complete(chase=chase.pk)
+    return chase
+
+
+def chase_obstacle_choice(
+    *,
+    chase: Chase,
+    by: AbstractBaseUser,
+    who: str,
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Chase:
+    """K7 Nope! (the Prey) or K8 Damnit! (a Predator): pass the set obstacle without a roll.
+    Nope! costs 3 on every Lead and is refused if any would drop to 0 or below."""
+    payload = {"chase": chase.pk, "step": expected_step, "who": who}
+    with transaction.atomic():
+        scene = lock_open_scene(chase.scene)
+        claim = _claim(by, "obstacle_choice", key, payload)
+        if claim is not None and claim.replay:
+            return Chase.objects.get(pk=chase.pk)
+        scene, chase = _lock(chase, expected_step)
+        pending = chase.pending.get("obstacle")
+        if chase.phase != Phase.OBSTACLE or not pending or not pending.get("set"):
+            raise ChaseError(
+                "Nope! and Damnit! are used only when an obstacle is confronted (K8).", rule="K8"
+            )
+        if who not in pending["facing"]:
+            raise ChaseError("Only who faces the obstacle may pass it (K9).", rule="K9")
+        if who in pending.get("choices", {}):
+            raise ChaseError("Already passing this obstacle without a roll (K8).", rule="K8")
+        sides = _sides(chase)
+        _require_actor(by, scene, sides[who])
+        state = selectors.engine(chase)
+        if selectors.offer_on_obstacle(chase, state, who) is None:
+            raise ChaseError("Nope! would cost the Prey its whole Lead (K8).", rule="K8")
+        choice = rules.Obstacle.NOPE.value if who == rules.PREY else rules.Obstacle.DAMNIT.value
+        pending = {**pending, "choices": {**pending.get("choices", {}), who: choice}}
+        chase.pending = {"obstacle": pending}
+        shown = selectors.names(chase, public=True)
+        label = "Nope!" if who == rules.PREY else "Damnit!"
+        text = f"{shown[who]}: {label} (passes {pending['label']} without a roll)"
+        _record(
+            scene,
+            chase,
+            state,
+            by=by,
+            kind=StepKind.MANEUVER,
+            text=text,
+            sides=sides,
+            data={"maneuver": choice, "who": who},
+        )
+        if claim is not None:
+            claim.complete(chase=chase.pk)
+    return chase
+
+
+def chase_obstacle_roll(
+    *,
+    chase: Chase,
+    by: AbstractBaseUser,
+    expected_step: int | None = None,
+    dice: Mapping[str, Sequence[int] | None] | None = None,
+    pools: Mapping[str, int] | None = None,
+    key: str | None = None,
+    rng: Any = None,
+) -> Chase:
+    """K9: everyone facing the set obstacle who did not pass it by Nope!/Damnit! rolls the
+    storyteller's pool at its difficulty; no success puts that participant out (the engine
+    ends the chase for the Prey, the last Predator, or both)."""
+    dice, pools = dict(dice or {}), dict(pools or {})
+    payload = {"chase": chase.pk, "step": expected_step, "dice": dice, "pools": pools}
+    with transaction.atomic():
+        scene = lock_open_scene(chase.scene)
+        _require_storyteller(by, scene)
+        claim = _claim(by, "obstacle_roll", key, payload)
+        if claim is not None and claim.replay:
+            return Chase.objects.get(pk=chase.pk)
+        scene, chase = _lock(chase, expected_step)
+        pending = chase.pending.get("obstacle")
+        if chase.phase != Phase.OBSTACLE or not pending or not pending.get("set"):
+            raise ChaseError("Set the obstacle's pool and difficulty first (K9).", rule="K9")
+        sides = _sides(chase)
+        values = selectors.sheet_values(s.participant for s in sides.values())
+        outcome: dict[str, Any] = dict(pending.get("choices", {}))
+        rolls = []
+        for who in pending["facing"]:
+            if who in outcome:
+                continue
+            side = sides[who]
+            counted = selectors.pool_for(
+                values[side.participant_id],
+                pending["pool"]["attribute"],
+                pending["pool"]["ability"],
+            )
+            pool = pools.get(who, counted.dice)
+            result = _roll(pool, pending["difficulty"], dice.get(who), rng)
+            rolled = len(result.dice)
+            rolls.append((side, ChaseRoll.Purpose.OBSTACLE, rolled, result, bool(dice.get(who))))
+            outcome[who] = result.successes > 0
+        state = selectors.engine(chase)
+        try:
+            new = state.face_obstacle(outcome)
+        except RuleError as error:
+            raise _rule(error) from None
+        chase.phase, chase.pending = Phase.ROLL, {}
+        shown = selectors.names(chase, public=True)
+        said = {True: "passed", False: "failed: out", "nope": "Nope!", "damnit": "Damnit!"}
+        text = (
+            f"{pending['label']}: "
+            + ", ".join(f"{shown[w]} {said[r]}" for w, r in outcome.items())
+            + f"; {_leads(new, shown)}"
+        )
+        _record(
+            scene,
+            chase,
+            new,
+            by=by,
+            kind=StepKind.OBSTACLE,
+            text=text,
+            sides=sides,
+            rolls=rolls,
+            data={"outcome": {w: str(r) for w, r in outcome.items()}},
+        )
+        if claim is not None:
+            claim.complete(chase=chase.pk)
+    return chase
+
+
+# Course and attacks (K6, K11) ----------------------------------------------------------------
+
+
+def chase_set_course(
+    *,
+    chase: Chase,
+    by: AbstractBaseUser,
+    difficulty: int,
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Chase:
+    """K6: the storyteller changes the course difficulty between rounds (an empty highway 4,
+    rush hour 9)."""
+    payload = {"chase": chase.pk, "step": expected_step, "difficulty": difficulty}
+    with transaction.atomic():
+        scene = lock_open_scene(chase.scene)
+        _require_storyteller(by, scene)
+        claim = _claim(by, "course", key, payload)
+        if claim is not None and claim.replay:
+            return Chase.objects.get(pk=chase.pk)
+        scene, chase = _lock(chase, expected_step)
+        if chase.phase != Phase.ROLL:
+            raise ChaseError("The course changes between rounds (K6).", rule="K6")
+        if not 2 <= int(difficulty) <= 10:
+            raise ChaseError("The course difficulty is 2 to 10 (K6, D1).", rule="K6")
+        state = selectors.engine(chase)
+        before = state.course.difficulty
+        new = replace(state, course=replace(state.course, difficulty=int(difficulty)))
+        text = f"Chase course difficulty {before} → {int(difficulty)}"
+        _record(
+            scene,
+            chase,
+            new,
+            by=by,
+            kind=StepKind.COURSE,
+            text=text,
+            sides=_sides(chase),
+            data={"difficulty": int(difficulty)},
+        )
+        if claim is not None:
+            claim.complete(chase=chase.pk)
+    return chase
+
+
+def chase_attack(
+    *,
+    chase: Chase,
+    by: AbstractBaseUser,
+    attacker: str,
+    target: str,
+    means: str,
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Chase:
+    """K11: an attack during the chase, allowed with weapons while the Lead is below 5 and
+    with supernatural powers below 7 (Attack Run counts the Lead 4 lower for its Predator);
+    the attacker splits its pool (D14) and the defense is automatic. The storyteller records
+    it; the damage is resolved like any attack."""
+    payload = {
+        "chase": chase.pk,
+        "step": expected_step,
+        "attacker": attacker,
+        "target": target,
+        "means": means,
+    }
+    with transaction.atomic():
+        scene = lock_open_scene(chase.scene)
+        _require_storyteller(by, scene)
+        claim = _claim(by, "attack", key, payload)
+        if claim is not None and claim.replay:
+            return Chase.objects.get(pk=chase.pk)
+        scene, chase = _lock(chase, expected_step)
+        state = selectors.engine(chase)
+        try:
+            how = rules.AttackMeans(means)
+        except ValueError:
+            raise ChaseError("An attack uses a weapon or a power (K11).", rule="K11") from None
+        if (attacker == rules.PREY) == (target == rules.PREY):
+            raise ChaseError("In a chase the Prey and a Predator attack each other (K11).", "K11")
+        against = target if attacker == rules.PREY else None
+        try:
+            allowed = state.can_attack(attacker, how, against=against)
+        except RuleError as error:
+            raise _rule(error) from None
+        if not allowed:
+            limit = rules.WEAPON_LEAD if how is rules.AttackMeans.WEAPON else rules.POWER_LEAD
+            raise ChaseError(
+                f"No attack with a {how.value} unless the Lead is below {limit} (K11).", "K11"
+            )
+        sides = _sides(chase)
+        shown = selectors.names(chase, public=True)
+        text = (
+            f"{shown[attacker]} attacks {shown[target]} with a {how.value} during the chase "
+            f"(pool split, D14: −3 dice each; defense automatic, K11)"
+        )
+        _record(
+            scene,
+            chase,
+            state,
+            by=by,
+            kind=StepKind.ATTACK,
+            text=text,
+            sides=sides,
+            data={"attacker": attacker, "target": target, "means": how.value},
+        )
+        if claim is not None:
+            claim.complete(chase=chase.pk)
+    return chase
+
+
+def chase_call_off(
+    *, chase: Chase, by: AbstractBaseUser, expected_step: int | None = None, key: str | None = None
+) -> Chase:
+    """The storyteller ends a chase the rules did not end (the scene moved on, someone left):
+    announced like any ending, with the outcome ``called_off``."""
+    payload = {"chase": chase.pk, "step": expected_step}
+    with transaction.atomic():
+        scene = lock_open_scene(chase.scene)
+        _require_storyteller(by, scene)
+        claim = _claim(by, "call_off", key, payload)
+        if claim is not None and claim.replay:
+            return Chase.objects.get(pk=chase.pk)
+        scene, chase = _lock(chase, expected_step)
+        state = selectors.engine(chase)
+        chase.phase, chase.pending, chase.outcome = Phase.OVER, {}, CALLED_OFF
+        chase.ended_at = timezone.now()
+        _record(
+            scene,
+            chase,
+            state,
+            by=by,
+            kind=StepKind.END,
+            text="Chase over: the storyteller called it off",
+            sides=_sides(chase),
+        )
+        transaction.on_commit(
+            partial(
+                chase_ended.send,
+                sender=Chase,
+                chase=chase,
+                outcome=chase.outcome,
+                origin=chase.origin,
+            )
+        )
+        if claim is not None:
+            claim.complete(chase=chase.pk)
+    return chase

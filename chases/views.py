@@ -1,0 +1,297 @@
+"""Chase pages: thin views over :mod:`chases.services`.
+
+Parse the form, find the scene and chase through the access rules, call the service, render.
+The tablet's posts get the board back (the same partial the socket pushes), the phone's its
+private part; a refusal comes back in the same place with its sentence (400: a form it could
+not read, 409: the chase or scene refused), and nothing changed. Plain posts redirect.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from characters.idempotency import IdempotencyError, KeyMalformed
+from chases import forms, selectors, services
+from chases.models import Chase
+from chases.services import ChaseError
+from combat import fragments
+from combat import selectors as scene_selectors
+from combat.models import Scene
+from combat.services import SceneError
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def _scene_for_storyteller(request: HttpRequest, pk: int) -> Scene:
+    scene = scene_selectors.scenes_run_by(request.user).filter(pk=pk).first()
+    if scene is None:
+        raise Http404("No such scene among the chronicles you run.")
+    return scene
+
+
+def _chase(request: HttpRequest, pk: int) -> Chase:
+    """A chase of a scene the user runs or has a character in, else 404."""
+    chase = Chase.objects.select_related("scene").filter(pk=pk).first()
+    if chase is None:
+        raise Http404("No such chase.")
+    runs = scene_selectors.scenes_run_by(request.user).filter(pk=chase.scene_id).exists()
+    plays = scene_selectors.scenes_played_by(request.user).filter(pk=chase.scene_id).exists()
+    if not (runs or plays):
+        raise Http404("No such chase.")
+    return chase
+
+
+def _on_tablet(request: HttpRequest, scene: Scene) -> bool:
+    return request.POST.get("via") == "tablet" and (
+        scene_selectors.scenes_run_by(request.user).filter(pk=scene.pk).exists()
+    )
+
+
+def _reply(
+    request: HttpRequest, scene: Scene, *, error: str = "", status: int = 200
+) -> HttpResponse:
+    scene = Scene.objects.select_related("chronicle", "storyteller", "game_night").get(pk=scene.pk)
+    tablet = _on_tablet(request, scene)
+    if _is_htmx(request):
+        if tablet:
+            context = scene_selectors.board_state(scene)
+            template = f"{fragments.TABLET}#board"
+        else:
+            context = scene_selectors.private_state(scene, request.user)
+            template = f"{fragments.PHONE}#private"
+        context = {**context, "chase_error": error, "oob": False}
+        return render(request, template, context, status=status)
+    if error:
+        messages.error(request, error)
+    return redirect("scene_tablet" if tablet else "scene_phone", pk=scene.pk)
+
+
+def _bad(request: HttpRequest, scene: Scene, form: Any) -> HttpResponse:
+    return _reply(request, scene, error=f"Nothing changed. {forms.problems(form)}", status=400)
+
+
+def _run(request: HttpRequest, scene: Scene, call: Any) -> HttpResponse:
+    try:
+        call()
+    except KeyMalformed as error:
+        return _reply(request, scene, error=str(error), status=400)
+    except (ChaseError, SceneError, IdempotencyError) as error:
+        return _reply(request, scene, error=str(error), status=409)
+    return _reply(request, scene)
+
+
+def _rolling_keys(chase: Chase) -> list[str]:
+    state = selectors.engine(chase)
+    return ["prey", *(p.predator for p in state.pursuits if p.running)]
+
+
+@login_required
+@require_POST
+def chase_start(request: HttpRequest, pk: int) -> HttpResponse:
+    scene = _scene_for_storyteller(request, pk)
+    participants = scene_selectors.active_participants(scene)
+    form = forms.StartForm(request.POST, participants=participants)
+    if not form.is_valid():
+        return _bad(request, scene, form)
+    data = form.cleaned_data
+    by_pk = form.participants
+    return _run(
+        request,
+        scene,
+        lambda: services.start_chase(
+            scene=scene,
+            by=request.user,
+            predators=[by_pk[p] for p in data["predators"]],
+            prey=by_pk[data["prey"]],
+            start=data["start"],
+            head_start=data["head_start"],
+            course_difficulty=data["difficulty"],
+            terrain=data["terrain"],
+            sprint_rounds=data["sprint_rounds"],
+            prey_run=data["prey_run"],
+            predator_run=data["predator_run"],
+            dice={"prey": data["prey_dice"]},
+            key=data["key"],
+        ),
+    )
+
+
+@login_required
+@require_POST
+def chase_round(request: HttpRequest, pk: int) -> HttpResponse:
+    chase = _chase(request, pk)
+    form = forms.DiceForm(request.POST, keys=_rolling_keys(chase))
+    if not form.is_valid():
+        return _bad(request, chase.scene, form)
+    return _run(
+        request,
+        chase.scene,
+        lambda: services.chase_round(
+            chase=chase,
+            by=request.user,
+            expected_step=form.cleaned_data["step"],
+            dice=form.dice,
+            pools=form.pools,
+            key=form.cleaned_data["key"],
+        ),
+    )
+
+
+@login_required
+@require_POST
+def chase_maneuver(request: HttpRequest, pk: int) -> HttpResponse:
+    chase = _chase(request, pk)
+    form = forms.ManeuverForm(request.POST)
+    if not form.is_valid():
+        return _bad(request, chase.scene, form)
+    data = form.cleaned_data
+    return _run(
+        request,
+        chase.scene,
+        lambda: services.chase_maneuver(
+            chase=chase,
+            by=request.user,
+            pursuit=data["pursuit"],
+            role=data["role"],
+            maneuver=data["maneuver"] or None,
+            pick=data["pick"] or None,
+            expected_step=data["step"],
+            key=data["key"],
+        ),
+    )
+
+
+@login_required
+@require_POST
+def chase_obstacle(request: HttpRequest, pk: int) -> HttpResponse:
+    chase = _chase(request, pk)
+    form = forms.ObstacleForm(request.POST, keys=_rolling_keys(chase))
+    if not form.is_valid():
+        return _bad(request, chase.scene, form)
+    data = form.cleaned_data
+    return _run(
+        request,
+        chase.scene,
+        lambda: services.chase_obstacle_set(
+            chase=chase,
+            by=request.user,
+            label=data["label"],
+            difficulty=data["difficulty"],
+            pool=tuple(data["pool"].split("+", 1)),
+            facing=data["facing"],
+            expected_step=data["step"],
+            key=data["key"],
+        ),
+    )
+
+
+@login_required
+@require_POST
+def chase_obstacle_choice(request: HttpRequest, pk: int) -> HttpResponse:
+    chase = _chase(request, pk)
+    form = forms.ChoiceForm(request.POST)
+    if not form.is_valid():
+        return _bad(request, chase.scene, form)
+    data = form.cleaned_data
+    return _run(
+        request,
+        chase.scene,
+        lambda: services.chase_obstacle_choice(
+            chase=chase,
+            by=request.user,
+            who=data["who"],
+            expected_step=data["step"],
+            key=data["key"],
+        ),
+    )
+
+
+@login_required
+@require_POST
+def chase_obstacle_roll(request: HttpRequest, pk: int) -> HttpResponse:
+    chase = _chase(request, pk)
+    facing = (chase.pending.get("obstacle") or {}).get("facing", [])
+    form = forms.DiceForm(request.POST, keys=list(facing))
+    if not form.is_valid():
+        return _bad(request, chase.scene, form)
+    return _run(
+        request,
+        chase.scene,
+        lambda: services.chase_obstacle_roll(
+            chase=chase,
+            by=request.user,
+            expected_step=form.cleaned_data["step"],
+            dice=form.dice,
+            pools=form.pools,
+            key=form.cleaned_data["key"],
+        ),
+    )
+
+
+@login_required
+@require_POST
+def chase_course(request: HttpRequest, pk: int) -> HttpResponse:
+    chase = _chase(request, pk)
+    form = forms.CourseForm(request.POST)
+    if not form.is_valid():
+        return _bad(request, chase.scene, form)
+    data = form.cleaned_data
+    return _run(
+        request,
+        chase.scene,
+        lambda: services.chase_set_course(
+            chase=chase,
+            by=request.user,
+            difficulty=data["difficulty"],
+            expected_step=data["step"],
+            key=data["key"],
+        ),
+    )
+
+
+@login_required
+@require_POST
+def chase_attack(request: HttpRequest, pk: int) -> HttpResponse:
+    chase = _chase(request, pk)
+    form = forms.AttackForm(request.POST)
+    if not form.is_valid():
+        return _bad(request, chase.scene, form)
+    data = form.cleaned_data
+    return _run(
+        request,
+        chase.scene,
+        lambda: services.chase_attack(
+            chase=chase,
+            by=request.user,
+            attacker=data["attacker"],
+            target=data["target"],
+            means=data["means"],
+            expected_step=data["step"],
+            key=data["key"],
+        ),
+    )
+
+
+@login_required
+@require_POST
+def chase_call_off(request: HttpRequest, pk: int) -> HttpResponse:
+    chase = _chase(request, pk)
+    form = forms.StepForm(request.POST)
+    if not form.is_valid():
+        return _bad(request, chase.scene, form)
+    data = form.cleaned_data
+    return _run(
+        request,
+        chase.scene,
+        lambda: services.chase_call_off(
+            chase=chase, by=request.user, expected_step=data["step"], key=data["key"]
+        ),
+    )

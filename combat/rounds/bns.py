@@ -1,0 +1,482 @@
+"""met_bns complex scenarios through services (B4-B11): the storyteller's mediation and frozen
+assessment, the surprise action, each character's standard and simple action on its
+initiative, delay and the +5 for forgoing, fair escapes, prone, and up to three Celerity
+rounds for those whose activated Celerity grants them.
+
+The engine is ``combat.rules.bns_round.Combat``; its state is kept on the fight's row as JSON.
+The same roles hold as in wod_dice: only the storyteller mediates, assesses, ends rounds and
+the fight; a player acts only for their own characters, on their own initiative.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import replace
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from combat.models import Combat, CombatStage, Participant, Scene
+from combat.rounds.services import (
+    ALREADY_FIGHTING,
+    NEEDS_TWO,
+    PAUSED,
+    RoundError,
+    _check_token,
+    _claim,
+    _lock,
+    _member,
+    _participants,
+    _record,
+    _require_for,
+    _require_st,
+    _rule,
+    _visible,
+    _who,
+)
+from combat.rounds.sheets import stats_for
+from combat.rules import bns_round as bns
+from combat.rules.bns_initiative import MAX_CELERITY_ROUNDS, TURN_SECONDS
+from combat.rules.bns_initiative import Combatant as BnsCombatant
+from combat.rules.errors import RuleError
+from combat.services import SceneError, lock_open_scene
+
+ACTION_LABELS = {
+    "attack": "Attack",
+    "physical_challenge": "Physical challenge",
+    "mental_challenge": "Mental challenge",
+    "social_challenge": "Social challenge",
+    "physical_power": "Physical power",
+    "mental_power": "Mental power",
+    "social_power": "Social power",
+    "draw": "Draw a weapon",
+    "move": "Move 3 steps",
+    "jump": "Jump",
+    "climb": "Climb",
+    "swim": "Swim",
+    "drop_prone": "Drop prone",
+    "crawl": "Crawl 1 step",
+    "stand_up": "Stand up",
+}
+
+
+def _engine(combat: Combat) -> bns.Combat:
+    return bns.Combat.from_dict(combat.state)
+
+
+def _name(participants: dict[int, Participant], who: str | None) -> str:
+    return participants[int(who)].name if who else "—"
+
+
+def _celerity_cap(stats) -> int:
+    """B5 decision: a Celerity rating of k grants k rounds, at most three."""
+    return min(stats.dot("Celerity") or 0, MAX_CELERITY_ROUNDS)
+
+
+def bns_start(
+    *,
+    scene: Scene,
+    by: AbstractBaseUser,
+    participants: Sequence[Participant],
+    rng: random.Random | None = None,
+) -> Combat:
+    """B11: a complex scenario opens with mediation; B4's random tie-break is drawn now."""
+    with transaction.atomic():
+        try:
+            scene = lock_open_scene(scene)
+        except SceneError as error:
+            raise RoundError(str(error)) from error
+        _require_st(by, scene)
+        if Combat.objects.filter(scene=scene, ended_at__isnull=True).exists():
+            raise RoundError(ALREADY_FIGHTING)
+        ids = sorted({p.pk for p in participants})
+        present = list(Participant.objects.filter(pk__in=ids, scene=scene, removed_at__isnull=True))
+        if len(present) < 2 or len(present) != len(ids):
+            raise RoundError(NEEDS_TWO)
+        stats = stats_for(present)
+        sheets = [
+            BnsCombatant(
+                name=_who(p),
+                physical=stats[p.pk].dot("Physical"),
+                mental=stats[p.pk].dot("Mental"),
+                social=stats[p.pk].dot("Social"),
+            )
+            for p in present
+        ]
+        try:
+            state = bns.Combat.begin(sheets, rng=rng or random.SystemRandom())
+        except RuleError as error:
+            raise _rule(error) from error
+        combat = Combat.objects.create(
+            scene=scene,
+            ruleset="met_bns",
+            members=ids,
+            started_by=by,
+            stage=CombatStage.ROUND,
+            state=state.to_dict(),
+        )
+        _record(scene, combat, by, "Conflict! Mediation first: can it be settled by agreement?")
+    return combat
+
+
+def bns_mediate(*, combat: Combat, by: AbstractBaseUser, agreed: bool) -> Combat:
+    """B11: an agreed outcome the storyteller approves ends it; else the scene freezes."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        try:
+            state = _engine(combat).mediate(agreed=agreed, approved=True)
+        except RuleError as error:
+            raise _rule(error) from error
+        combat.state = state.to_dict()
+        if state.phase is bns.Phase.OVER:
+            combat.stage = CombatStage.OVER
+        text = "Settled by agreement (B11)" if agreed else "No agreement: the scene freezes (B11)"
+        _record(scene, combat, by, text)
+    return combat
+
+
+def bns_assess(
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participants: Sequence[Participant],
+    started_by: Participant | None = None,
+) -> Combat:
+    """B11 assessment, B7: the storyteller names who takes part and whose action started it
+    (that action goes first, outside initiative)."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        for p in participants:
+            _member(combat, p)
+        state = _engine(combat)
+        try:
+            state = _with_celerity(
+                state.assess(
+                    [_who(p) for p in participants], _who(started_by) if started_by else None
+                ),
+                combat,
+            )
+        except RuleError as error:
+            raise _rule(error) from error
+        combat.members = [p.pk for p in participants]
+        combat.state = state.to_dict()
+        names = ", ".join(p.name for p in participants if _visible(p))
+        text = f"The storyteller names who takes part: {names}"
+        if started_by is not None and _visible(started_by):
+            text += f"; {started_by.name} acts first (B7)"
+        _record(scene, combat, by, text)
+    return combat
+
+
+def _with_celerity(state: bns.Combat, combat: Combat) -> bns.Combat:
+    """B5: the Celerity each character activated (carried over until changed) decides who
+    acts in Celerity rounds; applied while the everyman round runs."""
+    if state.round != 0:
+        return state
+    fighters = tuple(
+        replace(f, sheet=replace(f.sheet, celerity=int(combat.haste.get(f.name, 0))))
+        for f in state.fighters
+    )
+    return replace(state, fighters=fighters)
+
+
+def bns_celerity(
+    *, combat: Combat, by: AbstractBaseUser, participant: Participant, rounds: int
+) -> Combat:
+    """B5: how many Celerity rounds a character activates; it carries over to the next turns
+    until changed, and counts from the everyman round under way (else the next turn's)."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _member(combat, participant)
+        _require_for(by, scene, participant)
+        cap = _celerity_cap(stats_for([participant])[participant.pk])
+        if not 0 <= rounds <= cap:
+            raise RoundError(f"{participant.name} can activate 0 to {cap} Celerity rounds (B5).")
+        combat.haste = {**combat.haste, _who(participant): rounds}
+        state = _engine(combat)
+        if state.phase in (bns.Phase.ORDER_OF_ACTION, bns.Phase.CELERITY_ROUNDS):
+            combat.state = _with_celerity(state, combat).to_dict()
+        _record(
+            scene,
+            combat,
+            by,
+            f"{participant.name} activates Celerity for {rounds} round(s)",
+            public=_visible(participant),
+            concerns=[participant],
+        )
+    return combat
+
+
+def _action(value: str | None) -> bns.Action | None:
+    if not value:
+        return None
+    try:
+        return bns.Action(value)
+    except ValueError as error:
+        raise RoundError(f"Unknown action {value!r} (B6).") from error
+
+
+def bns_act(
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    standard: str | None = None,
+    simple: str | None = None,
+    target: Participant | None = None,
+    against_physical: bool = False,
+    at: str | None = None,
+    key: str | None = None,
+) -> Combat:
+    """B6, B7, B10: the character whose initiative it is takes its standard and/or simple
+    action (the starter's first action is the surprise action, B7). A challenge is resolved
+    as a met_bns challenge (:func:`resolve_attack`)."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _member(combat, participant)
+        _require_for(by, scene, participant)
+        if combat.paused:
+            raise RoundError(PAUSED)
+        payload = {"c": combat.pk, "p": participant.pk, "s": standard, "m": simple}
+        if _claim(by, "round.bns.act", key, {**payload, "t": target.pk if target else None}):
+            return combat
+        _check_token(combat, at)
+        if target is not None:
+            _member(combat, target)
+        state = _engine(combat)
+        who = _who(participant)
+        std, smp = _action(standard), _action(simple)
+        try:
+            if state.surprise_by == who:
+                action = std or smp
+                if action is None:
+                    raise RuleError("B7", "Say which action starts the combat.")
+                state = state.surprise(
+                    who,
+                    action,
+                    target=_who(target) if target else None,
+                    against_physical=against_physical,
+                )
+            else:
+                state = state.act(
+                    who,
+                    standard=std,
+                    simple=smp,
+                    target=_who(target) if target else None,
+                    against_physical=against_physical,
+                )
+        except RuleError as error:
+            raise _rule(error) from error
+        combat.state = state.to_dict()
+        participants = _participants(combat)
+        used = " and ".join(ACTION_LABELS[a.value] for a in (std, smp) if a is not None)
+        text = f"{participant.name}: {used}"
+        if target is not None:
+            text += f" on {target.name}"
+            text += resolve_attack(combat, by, participant, target, std or smp)
+        public = _visible(participant) and (target is None or _visible(target))
+        concerns = [participant] + ([target] if target else [])
+        _record(
+            scene, combat, by, text, public=public, concerns=concerns, participants=participants
+        )
+    return combat
+
+
+def resolve_attack(
+    combat: Combat,
+    by: AbstractBaseUser,
+    attacker: Participant,
+    target: Participant,
+    action: bns.Action | None,
+) -> str:
+    """The one place a met_bns challenge is resolved for a round (B1-B3). Until the challenges
+    of issue 10 are on main the storyteller runs it at the table; swap this function for the
+    challenge service then. Returns the text the log line carries."""
+    return " — the challenge is played out (B1-B3)"
+
+
+def bns_delay(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
+    """B8: hold the remaining actions for later in the round."""
+    return _step(combat, by, participant, "delay", "delays (B8)")
+
+
+def bns_finish(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
+    """B6: leave the remaining actions unused (forgoing both gives +5 next round, B8)."""
+    return _step(combat, by, participant, "finish", "is done this round")
+
+
+def bns_resume(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
+    """B8: a delayer steps back in now, before the next character on its initiative."""
+    return _step(combat, by, participant, "resume", "steps back in (B8)")
+
+
+def _step(
+    combat: Combat, by: AbstractBaseUser, participant: Participant, verb: str, label: str
+) -> Combat:
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _member(combat, participant)
+        _require_for(by, scene, participant)
+        if combat.paused:
+            raise RoundError(PAUSED)
+        try:
+            state = getattr(_engine(combat), verb)(_who(participant))
+        except RuleError as error:
+            raise _rule(error) from error
+        combat.state = state.to_dict()
+        _record(
+            scene,
+            combat,
+            by,
+            f"{participant.name} {label}",
+            public=_visible(participant),
+            concerns=[participant],
+        )
+    return combat
+
+
+def bns_escape_announce(
+    *, combat: Combat, by: AbstractBaseUser, participant: Participant, way_out: bool = True
+) -> Combat:
+    """B9: a fair escape is announced at the start of the character's own initiative; those
+    yet to act may now announce an intent to attack it."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _member(combat, participant)
+        _require_for(by, scene, participant)
+        state = _engine(combat)
+        who = _who(participant)
+        if not may_act_now(state, who) or state.fighter(who).begun:
+            raise RoundError("A fair escape is declared at the start of your initiative (B9).")
+        if not way_out:
+            raise RoundError("No logical way out: no fair escape while grappled or locked in (B9).")
+        combat.work = {**combat.work, "escape_call": {"who": who, "intents": []}}
+        _record(
+            scene,
+            combat,
+            by,
+            f"{participant.name} tries a fair escape: who intends to attack? (B9)",
+            public=_visible(participant),
+            concerns=[participant],
+        )
+    return combat
+
+
+def may_act_now(state: bns.Combat, who: str) -> bool:
+    """B4, B6, B8: whether ``who`` may act now: on its initiative, or the next one once the
+    character whose initiative it is has acted, or a delayer stepping back in."""
+    try:
+        state._turn_for(who)
+    except RuleError:
+        return False
+    return True
+
+
+def may_intend(state: bns.Combat, who: str, escaper: str) -> bool:
+    """B9: only characters yet to act this round (with an action left) may intend to attack."""
+    if who == escaper or who not in state.order:
+        return False
+    f = state.fighter(who)
+    return not (f.out or f.done or not f.has_action_left or f.begun)
+
+
+def bns_escape_intent(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
+    """B9: a character yet to act announces it intends to attack the escaping character."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _member(combat, participant)
+        _require_for(by, scene, participant)
+        call = combat.work.get("escape_call")
+        who = _who(participant)
+        if not call:
+            raise RoundError("Nobody is trying to escape (B9).")
+        if not may_intend(_engine(combat), who, call["who"]):
+            raise RoundError(f"{participant.name} has no action left to attack with (B9).")
+        if who not in call["intents"]:
+            call = {**call, "intents": [*call["intents"], who]}
+        combat.work = {**combat.work, "escape_call": call}
+        participants = _participants(combat)
+        _record(
+            scene,
+            combat,
+            by,
+            f"{participant.name} intends to attack {_name(participants, call['who'])} (B9)",
+            public=_visible(participant),
+            concerns=[participant],
+            participants=participants,
+        )
+    return combat
+
+
+def bns_escape_settle(
+    *, combat: Combat, by: AbstractBaseUser, can_be_attacked: bool = True
+) -> Combat:
+    """B9: the storyteller closes the intents: none, or nobody able to attack, and the escape
+    succeeds at once; otherwise it is on hold until the end of the round."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        call = combat.work.get("escape_call")
+        if not call:
+            raise RoundError("Nobody is trying to escape (B9).")
+        try:
+            state = _engine(combat).fair_escape(
+                call["who"], tuple(call["intents"]), can_be_attacked=can_be_attacked
+            )
+        except RuleError as error:
+            raise _rule(error) from error
+        combat.state = state.to_dict()
+        combat.work = {k: v for k, v in combat.work.items() if k != "escape_call"}
+        participants = _participants(combat)
+        who = participants[int(call["who"])]
+        outcome = state.escapes.get(call["who"], "")
+        words = {
+            "escaped": "escapes",
+            "on_hold": "is on hold until the round ends",
+            "failed": "fails to escape (attacked first)",
+        }
+        _record(
+            scene,
+            combat,
+            by,
+            f"{who.name} {words.get(outcome, outcome)} (B9)",
+            public=_visible(who),
+            concerns=[who],
+            participants=participants,
+        )
+    return combat
+
+
+def bns_end_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
+    """B5, B8, B9: close the round: escapes on hold succeed, the next Celerity round or the
+    next turn begins; a new turn moves the game clock about three seconds."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        _check_token(combat, at)
+        before = _engine(combat)
+        try:
+            state = before.end_round()
+        except RuleError as error:
+            raise _rule(error) from error
+        if state.turn != before.turn:
+            state = _with_celerity(state, combat)
+            scene.game_time += TURN_SECONDS
+            combat.round_number = state.turn
+        combat.state = state.to_dict()
+        combat.work = {}
+        participants = _participants(combat)
+        escaped = [
+            participants[int(f.name)]
+            for f in state.fighters
+            if f.out and not before.fighter(f.name).out
+        ]
+        text = f"Round over: turn {state.turn}, {state.round_label} round"
+        for who in escaped:
+            if _visible(who):
+                text += f"; {who.name} escapes (B9)"
+        _record(scene, combat, by, text, participants=participants)
+    return combat

@@ -1,0 +1,111 @@
+"""Forms of the round posts: they parse; the services decide what the rules allow."""
+
+from __future__ import annotations
+
+from django import forms
+
+from combat.forms import KEY_PATTERN
+from combat.rounds import wod
+
+_KEY = forms.RegexField(regex=KEY_PATTERN, required=False)
+
+
+class _Base(forms.Form):
+    participant = forms.IntegerField(min_value=1)
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
+    at = forms.CharField(max_length=80, required=False)
+
+
+class InitiativeForm(_Base):
+    roll = forms.IntegerField(min_value=1, max_value=10, required=False)
+
+
+class DeclareForm(_Base):
+    action = forms.ChoiceField(choices=[(a, a) for a in wod.ACTIONS])
+    target = forms.IntegerField(min_value=1, required=False)
+    maneuver = forms.ChoiceField(choices=[(m, m) for m in wod.MANEUVERS], required=False)
+    weapon = forms.CharField(max_length=120, required=False)
+    actions = forms.IntegerField(min_value=1, max_value=10, required=False)
+    also = forms.ChoiceField(
+        choices=[("", "")] + [(d, d) for d in wod.DEFENSE_ACTIONS], required=False
+    )
+    haste = forms.IntegerField(min_value=0, max_value=5, required=False)
+
+
+class ResolveForm(_Base):
+    attack_difficulty = forms.IntegerField(min_value=2, max_value=10, required=False)
+    defense_difficulty = forms.IntegerField(min_value=2, max_value=10, required=False)
+    attack_dice = forms.CharField(max_length=120, required=False)
+    defense_dice = forms.CharField(max_length=120, required=False)
+    damage_dice = forms.CharField(max_length=120, required=False)
+    soak_dice = forms.CharField(max_length=120, required=False)
+    effect = forms.CharField(max_length=20, required=False)
+
+
+class AbortForm(_Base):
+    reason = forms.CharField(max_length=40)
+    dice = forms.CharField(max_length=120, required=False)
+
+
+class CommittedForm(_Base):
+    attacker = forms.IntegerField(min_value=1)
+    answer = forms.ChoiceField(
+        choices=[("accept", "accept"), ("harder", "harder"), ("abort", "abort")]
+    )
+
+
+class RemindForm(_Base):
+    text = forms.CharField(max_length=200)
+
+
+class EffectForm(_Base):
+    name = forms.CharField(max_length=80)
+    rounds = forms.IntegerField(min_value=1, max_value=100)
+
+
+class StartForm(forms.Form):
+    who = forms.TypedMultipleChoiceField(coerce=int, choices=[])
+
+    def __init__(self, *args, choices: list[int], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["who"].choices = [(c, c) for c in choices]
+
+
+class PauseForm(forms.Form):
+    paused = forms.BooleanField(required=False)
+
+
+class AtForm(forms.Form):
+    at = forms.CharField(max_length=80, required=False)
+
+
+class BnsActForm(_Base):
+    standard = forms.CharField(max_length=40, required=False)
+    simple = forms.CharField(max_length=40, required=False)
+    target = forms.IntegerField(min_value=1, required=False)
+    against_physical = forms.BooleanField(required=False)
+
+
+class MediateForm(forms.Form):
+    agreed = forms.BooleanField(required=False)
+
+
+class AssessForm(forms.Form):
+    started_by = forms.IntegerField(min_value=1, required=False)
+
+
+class CelerityForm(_Base):
+    rounds = forms.IntegerField(min_value=0, max_value=3)
+
+
+class SettleForm(forms.Form):
+    cannot_be_attacked = forms.BooleanField(required=False)
+
+
+class MetCelerityForm(_Base):
+    level = forms.IntegerField(min_value=0, max_value=4)
+    follow_ups = forms.IntegerField(min_value=0, max_value=4)
+
+
+class MetTakeForm(_Base):
+    action = forms.CharField(max_length=20)

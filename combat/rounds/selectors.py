@@ -1,0 +1,483 @@
+"""Reads of combat rounds: what the tablet, every phone and one player's prompts show.
+
+Each audience gets only what the rules let it see: players never see a hidden NPC (not its
+name, not its slot in the order, not a highlighted row), nor a tied character's declaration
+before it resolves (D3), nor a result involving a hidden NPC. Declarations are otherwise
+heard by everyone as they are made (D4: the faster declare knowing what the slower do; D16:
+an abort answers a later-declared attack).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from combat.models import Combat, CombatStage, Participant, Scene
+from combat.rounds import met, services, wod
+from combat.rounds.sheets import stats_for
+from combat.rules.wod_round import Step, WodRound
+
+DIRECTION = {"declare": "Declaring, slowest first ↑", "resolve": "Resolving, fastest first ↓"}
+
+
+def running(scene: Scene) -> Combat | None:
+    return Combat.objects.filter(scene=scene, ended_at__isnull=True).first()
+
+
+def _members(combat: Combat) -> dict[int, Participant]:
+    return services._participants(combat)
+
+
+def _order(state: WodRound) -> list[tuple[str, ...]]:
+    slots = state.phase.declare if state.step is Step.DECLARE else state.phase.resolve
+    return [tuple(sorted(s)) if isinstance(s, frozenset) else (s,) for s in slots]
+
+
+def _initiative_rows(combat: Combat, members: dict[int, Participant]) -> list[dict]:
+    rows = []
+    for pid in combat.members:
+        p = members.get(pid)
+        if p is None:
+            continue
+        entry = combat.initiative.get(str(pid))
+        total = services._combatant(str(pid), entry).total if entry else None
+        rows.append({"p": p, "entry": entry, "total": total})
+    rows.sort(key=lambda r: (r["total"] is None, -(r["total"] or 0), r["p"].name))
+    return rows
+
+
+def _grapples(combat: Combat, members: dict[int, Participant], *, public: bool) -> list[dict]:
+    out = []
+    for g in combat.grapples:
+        grappler, victim = members.get(int(g["grappler"])), members.get(int(g["victim"]))
+        if grappler is None or victim is None:
+            continue
+        if public and (grappler.hidden or victim.hidden):
+            continue
+        control = max(int(g.get("control", 0)), 0)
+        out.append(
+            {
+                "grappler": grappler,
+                "victim": victim,
+                "control": control,
+                "boxes": range(min(control, 15)),
+                "over": g.get("over"),
+                "prone": g.get("victim_prone"),
+                "effects": services.grapple_effects(combat, g["grappler"]),
+            }
+        )
+    return out
+
+
+def _base(combat: Combat, members: dict[int, Participant], *, public: bool) -> dict[str, Any]:
+    ctx: dict[str, Any] = {
+        "combat": combat,
+        "stage": combat.stage,
+        "round": combat.round_number,
+        "paused": combat.paused,
+        "token": services.state_token(combat),
+        "grapples": _grapples(combat, members, public=public),
+        "initiative": [
+            r for r in _initiative_rows(combat, members) if not (public and r["p"].hidden)
+        ],
+    }
+    results = combat.results if not public else [r for r in combat.results if r["public"]]
+    ctx["results"] = list(reversed(results[-6:]))
+    if combat.stage == CombatStage.ROUND and combat.state:
+        state = WodRound.from_dict(combat.state)
+        ctx["state"] = state
+        ctx["phase"] = state.phase.name
+        ctx["direction"] = DIRECTION.get(state.step.value, "")
+        ctx["step"] = state.step.value
+    return ctx
+
+
+def _rows(
+    combat: Combat, state: WodRound, members: dict[int, Participant], *, public: bool
+) -> list[dict]:
+    """The order of the step under way, with each slot's state (done, now, later)."""
+    ties = services._ties(state)
+    at = _now_index(state, members, public=public)
+    rows = []
+    for index, slot in enumerate(_order(state)):
+        for who in slot:
+            p = members.get(int(who))
+            if p is None or (public and p.hidden):
+                continue
+            d = state.declaration(who)
+            seen = d is not None and (
+                not public or ((who not in ties or who in state.resolved) and d.action != "pending")
+            )
+            done = d is not None if state.step is Step.DECLARE else who in state.resolved
+            rows.append(
+                {
+                    "p": p,
+                    "now": index == at and not done,
+                    "done": done,
+                    "tied": len(slot) > 1,
+                    "declaration": services.describe(d, members, haste=combat.haste.get(who, 0))
+                    if seen and d
+                    else ("declared" if d is not None else ""),
+                    "resolved": who in state.resolved,
+                }
+            )
+    return rows
+
+
+def _now_index(state: WodRound, members: dict[int, Participant], *, public: bool) -> int:
+    """The slot shown as "now". Players never see a hidden NPC's turn, not even as a pause
+    with nobody highlighted: while one is up they see the next visible character as now."""
+    order = _order(state)
+    if not public:
+        return state.cursor
+    for index in range(state.cursor, len(order)):
+        if any(not members[int(w)].hidden for w in order[index]):
+            return index
+    return len(order)
+
+
+def _now_next(
+    state: WodRound, members: dict[int, Participant], *, public: bool
+) -> tuple[list[Participant], list[Participant]]:
+    order = _order(state)
+    at = _now_index(state, members, public=public)
+
+    def shown(slot: tuple[str, ...]) -> list[Participant]:
+        return [members[int(w)] for w in slot if not (public and members[int(w)].hidden)]
+
+    now = shown(order[at]) if at < len(order) else []
+    following: list[Participant] = []
+    for slot in order[at + 1 :]:
+        following = shown(slot)
+        if following:
+            break
+    return now, following
+
+
+def board(scene: Scene) -> dict[str, Any]:
+    """The storyteller's view: everything, with the forms to run the round."""
+    combat = running(scene)
+    if combat is None:
+        from combat.selectors import active_participants
+
+        return {
+            "combat": None,
+            "startable": scene.is_open,
+            "candidates": active_participants(scene),
+        }
+    members = _members(combat)
+    if combat.ruleset in met.MET_RULESETS:
+        return met.met_view(combat, members, public=False)
+    if combat.ruleset == "met_bns":
+        ctx = _bns(combat, members, public=False)
+        ctx["members"] = [members[pid] for pid in combat.members if pid in members]
+        return ctx
+    ctx = _base(combat, members, public=False)
+    ctx["members"] = [members[pid] for pid in combat.members if pid in members]
+    ctx["action_choices"] = [(a, wod.ACTION_LABELS[a]) for a in wod.ACTIONS]
+    ctx["effects"] = combat.effects
+    ctx["reminders"] = combat.reminders
+    ctx["npc_damage"] = {
+        members[int(k)].name: v for k, v in combat.npc_damage.items() if int(k) in members
+    }
+    if "state" in ctx:
+        state = ctx["state"]
+        ctx["rows"] = _rows(combat, state, members, public=False)
+        ctx["now"], ctx["next"] = _now_next(state, members, public=False)
+        if state.step is Step.RESOLVE:
+            ctx["previews"] = [
+                _preview(combat, who, members) for who in state.up if who not in state.resolved
+            ]
+        ctx["committed_waiting"] = [
+            (members[int(d.who)], members[int(d.target)])
+            for d in state.declarations
+            if d.maneuver == "committed"
+            and d.target
+            and d.who not in state.resolved
+            and not any(a == d.who and t == d.target for a, t, _x in state.answers)
+        ]
+    return ctx
+
+
+def _preview(combat: Combat, who: str, members: dict[int, Participant]) -> dict[str, Any]:
+    plan = services.resolution_preview(combat, who)
+    d = plan.get("declaration")
+    return {
+        "p": members[int(who)],
+        "plan": plan,
+        "text": services.describe(d, members) if d else "nothing declared",
+        "target": members.get(int(plan["target"])) if plan.get("target") else None,
+        "defense_label": wod.ACTION_LABELS.get(plan.get("defense_action") or "", "")
+        or {"counter": "Attacks back (D7)", "guard": "Guard (D6)"}.get(
+            plan.get("defense_action") or "", "No defense"
+        ),
+        "effects": services.grapple_effects(combat, who)
+        if plan["kind"] in ("grapple_hold", "attack")
+        else [],
+        "grapple_start": plan.get("declaration") is not None
+        and plan["declaration"].action == "grapple",
+    }
+
+
+def public(scene: Scene) -> dict[str, Any]:
+    """What every player of the scene sees of the round."""
+    combat = running(scene)
+    if combat is None:
+        return {"combat": None}
+    members = _members(combat)
+    if combat.ruleset in met.MET_RULESETS:
+        return met.met_view(combat, members, public=True)
+    if combat.ruleset == "met_bns":
+        return _bns(combat, members, public=True)
+    ctx = _base(combat, members, public=True)
+    if "state" in ctx:
+        state = ctx["state"]
+        ctx["rows"] = _rows(combat, state, members, public=True)
+        ctx["now"], ctx["next"] = _now_next(state, members, public=True)
+        ctx["waiting_on_storyteller"] = not ctx["now"]
+    return ctx
+
+
+def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
+    """One player's prompts: roll initiative, "Declare now", "You're next", changes, aborts,
+    committed attacks to answer, reminders."""
+    combat = running(scene)
+    if combat is None or player is None:
+        return {"combat": None, "mine": []}
+    members = _members(combat)
+    own = [
+        p
+        for pid, p in members.items()
+        if p.character_id and p.character.player_id == player.pk and pid in combat.members
+    ]
+    if not own:
+        return {"combat": None, "mine": []}
+    if combat.ruleset in met.MET_RULESETS:
+        return _met_prompts(combat, members, own)
+    if combat.ruleset == "met_bns":
+        return bns_prompts(combat, members, own)
+    stats = stats_for(own)
+    state = (
+        WodRound.from_dict(combat.state)
+        if combat.stage == CombatStage.ROUND and combat.state
+        else None
+    )
+    mine = []
+    for p in own:
+        who = str(p.pk)
+        item: dict[str, Any] = {"p": p, "stats": stats[p.pk]}
+        if combat.stage == CombatStage.INITIATIVE:
+            item["roll_initiative"] = who not in combat.initiative
+            entry = combat.initiative.get(who)
+            item["initiative"] = services._combatant(who, entry).total if entry else None
+        if state is not None:
+            d = state.declaration(who)
+            item["declaration"] = services.describe(d, members) if d else ""
+            up_declaring = state.step is Step.DECLARE and who in state.up and d is None
+            pending = d is not None and d.action == "pending"
+            item["declare_now"] = up_declaring or pending
+            item["pending"] = pending
+            item["editable"] = d is not None and services._editable(state, who) and not pending
+            order = _order(state)
+            nxt = order[state.cursor + 1] if state.cursor + 1 < len(order) else ()
+            item["next"] = state.step is Step.DECLARE and who in nxt and d is None
+            item["resolving"] = state.step is Step.RESOLVE and who in state.up
+            item["may_abort"] = (
+                d is not None and not pending and who not in state.resolved and d.action != "none"
+            )
+            item["later_attackers"] = [
+                members[int(x.who)]
+                for x in state.declarations
+                if x.target == who
+                and x.action in ("attack", "grapple")
+                and d is not None
+                and state.declarations.index(x) > state.declarations.index(d)
+                and not members[int(x.who)].hidden
+            ]
+            item["committed"] = [
+                members[int(x.who)]
+                for x in state.declarations
+                if x.target == who
+                and x.maneuver == "committed"
+                and x.who not in state.resolved
+                and not any(a == x.who and t == who for a, t, _y in state.answers)
+            ]
+            if item["declare_now"] or item["editable"]:
+                item["form"] = _declare_choices(combat, state, p, members, stats[p.pk])
+        mine.append(item)
+    return {
+        "combat": combat,
+        "mine": mine,
+        "token": services.state_token(combat),
+        "stage": combat.stage,
+        "paused": combat.paused,
+    }
+
+
+def _declare_choices(
+    combat: Combat,
+    state: WodRound,
+    p: Participant,
+    members: dict[int, Participant],
+    stats,
+) -> dict[str, Any]:
+    who = str(p.pk)
+    g = services._grapple_of(combat, who)
+    if g is not None and g["grappler"] == who:
+        actions = wod.GRAPPLER_ACTIONS
+    elif g is not None:
+        actions = wod.VICTIM_ACTIONS
+    else:
+        actions = tuple(
+            a for a in wod.ACTIONS if a not in (*wod.GRAPPLER_ACTIONS, *wod.VICTIM_ACTIONS)
+        )
+    d = state.declaration(who)
+    if d is not None and d.action == "pending" and d.abort_reason != "void":
+        actions = tuple(a for a in actions if a in wod.DEFENSE_ACTIONS)  # D16
+    targets = [
+        members[pid]
+        for pid in combat.members
+        if pid != p.pk and pid in members and not members[pid].hidden
+    ]
+    main = state.phase_index == 0 and state.step is Step.DECLARE
+    return {
+        "actions": [(a, wod.ACTION_LABELS[a]) for a in actions],
+        "targets": targets,
+        "weapons": [w.name for w in stats.weapons],
+        "max_actions": max(stats.dot("Wits"), 1),
+        "haste": combat.haste.get(who, 0) if main else None,
+        "current": d if d is not None and d.action != "pending" else None,
+        "detail": combat.work.get("detail", {}).get(who, {}),
+    }
+
+
+# -- met_bns ---------------------------------------------------------------------------
+
+
+def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> dict[str, Any]:
+    from combat.rounds import bns
+
+    state = bns._engine(combat)
+    visible = {w for w in (str(pid) for pid in members) if not (public and members[int(w)].hidden)}
+    rows = []
+    for index, who in enumerate(state.order):
+        if who not in visible:
+            continue
+        f = state.fighter(who)
+        rows.append(
+            {
+                "p": members[int(who)],
+                "initiative": f.initiative,
+                "now": who == state.current,
+                "done": f.done,
+                "delaying": f.delaying,
+                "prone": f.prone,
+                "escape": f.escape.value.replace("_", " ") if f.escape else "",
+                "used": " and ".join(bns.ACTION_LABELS[a.value] for a in f.actions_used),
+                "boosted": f.boosted,
+                "index": index,
+            }
+        )
+    current = state.current
+    nxt = None
+    if current in state.order:
+        for who in state.order[state.order.index(current) + 1 :]:
+            if who in visible and not state.fighter(who).done:
+                nxt = members[int(who)]
+                break
+    call = combat.work.get("escape_call")
+    if call and call["who"] not in visible:
+        call = None
+    return {
+        "kind": "met_bns",
+        "combat": combat,
+        "bns": state,
+        "phase": state.phase.value,
+        "turn": state.turn,
+        "round_label": state.round_label,
+        "rows": rows,
+        "now": members[int(current)] if current and current in visible else None,
+        "next": nxt,
+        "surprise": members[int(state.surprise_by)]
+        if state.surprise_by and state.surprise_by in visible
+        else None,
+        "escape_call": {
+            "who": members[int(call["who"])],
+            "intents": [members[int(w)] for w in call["intents"] if w in visible],
+        }
+        if call
+        else None,
+        "token": services.state_token(combat),
+        "paused": combat.paused,
+        "actions": list(bns.ACTION_LABELS.items()),
+    }
+
+
+def bns_prompts(combat: Combat, members: dict[int, Participant], own: list[Participant]) -> dict:
+    from combat.rounds import bns
+
+    state = bns._engine(combat)
+    stats = stats_for(own)
+    call = combat.work.get("escape_call")
+    mine = []
+    in_round = state.phase in (bns.bns.Phase.ORDER_OF_ACTION, bns.bns.Phase.CELERITY_ROUNDS)
+    for p in own:
+        who = str(p.pk)
+        item: dict[str, Any] = {"p": p, "celerity_cap": bns._celerity_cap(stats[p.pk])}
+        item["celerity"] = int(combat.haste.get(who, 0))
+        item["celerity_choices"] = range(item["celerity_cap"] + 1)
+        if in_round and any(f.name == who for f in state.fighters):
+            f = state.fighter(who)
+            item["act_now"] = not f.out and not f.delaying and bns.may_act_now(state, who)
+            item["surprise"] = state.surprise_by == who
+            item["may_escape"] = (
+                item["act_now"] and not f.begun and not item["surprise"] and not call
+            )
+            item["delaying"] = f.delaying and not f.out
+            item["escape"] = f.escape.value.replace("_", " ") if f.escape else ""
+            item["prone"] = f.prone
+            order = [w for w in state.order if not members[int(w)].hidden or w == who]
+            item["next"] = (
+                not item["act_now"]
+                and state.current in order
+                and who in order
+                and order.index(who) == order.index(state.current) + 1
+                and not f.done
+            )
+            item["intend"] = (
+                members[int(call["who"])]
+                if call and bns.may_intend(state, who, call["who"]) and who not in call["intents"]
+                else None
+            )
+            item["targets"] = [
+                members[int(w.name)]
+                for w in state.fighters
+                if w.name != who and not w.out and not members[int(w.name)].hidden
+            ]
+        mine.append(item)
+    return {
+        "kind": "met_bns",
+        "combat": combat,
+        "mine": mine,
+        "token": services.state_token(combat),
+        "paused": combat.paused,
+        "actions": list(bns.ACTION_LABELS.items()),
+        "phase": state.phase.value,
+    }
+
+
+def _met_prompts(combat: Combat, members: dict[int, Participant], own: list[Participant]) -> dict:
+    """C15: a character with Celerity announces this round's level and follow-ups."""
+    stats = stats_for(own)
+    announced = {w for w, _f, _b in met._celerity(combat).announced}
+    mine = [
+        {
+            "p": p,
+            "celerity": stats[p.pk].dot("Celerity"),
+            "levels": range(stats[p.pk].dot("Celerity") + 1),
+            "announced": str(p.pk) in announced,
+        }
+        for p in own
+    ]
+    return {"kind": "met", "combat": combat, "mine": mine}

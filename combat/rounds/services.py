@@ -1,0 +1,1486 @@
+"""Writes to combat rounds: start, initiative, declarations, resolution, book keeping.
+
+Every function runs in one transaction, locks the scene (``lock_open_scene``) and the
+combat row (``select_for_update``), steps the engine (``combat.rules.wod_round``), writes
+the ledger for damage and costs, and records the change (``record_change``: seq, log,
+push on commit). Only the scene's storyteller starts, advances, skips, pauses or ends a
+round; a player acts only for their own characters. A refused step raises
+:class:`RoundError` with the rule ID and changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from characters.idempotency import IdempotencyError, idempotency_claim
+from characters.models import LedgerKind
+from characters.services import LedgerError, ledger_spend
+from combat.models import Combat, CombatStage, LogKind, Participant, Scene
+from combat.rounds import wod
+from combat.rounds.sheets import Stats, stats_for
+from combat.rules import exchange
+from combat.rules.dice import RollKind
+from combat.rules.errors import RuleError
+from combat.rules.grapple import Effect, Grapple, Intent, Over, single_effect
+from combat.rules.penalties import check_split_targets, split
+from combat.rules.soak import DamageType, soak_pool
+from combat.rules.wod_initiative import Combatant, round_phases
+from combat.rules.wod_round import Answer, Declaration, Step, TimedEffect, WodRound
+from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
+
+#: RULES.md, Shared terms (Game clock): a wod_dice round is fifteen seconds of game time.
+ROUND_SECONDS = {"wod_dice": 15, "met_bns": 3}
+RESULTS_KEPT = 12
+
+NOT_STORYTELLER = "Only the storyteller of this scene can do that."
+NOT_YOURS = "{name} is not your character: you act only for your own."
+NO_COMBAT = "No fight is running in this scene."
+ALREADY_FIGHTING = "A fight is already running in this scene."
+NEEDS_TWO = "A fight needs at least two characters of this scene."
+PAUSED = "The storyteller paused the round."
+MOVED_ON = "The round moved on since you looked; nothing was changed. Look again."
+WRONG_STAGE = "Not now: the fight is at {stage}."
+MISSING_INITIATIVE = "Initiative still missing for {names} (D3)."
+UNSUPPORTED = "Rounds for {ruleset} are not run here yet."
+NOT_IN_FIGHT = "{name} is not in this fight."
+
+
+class RoundError(Exception):
+    """A round step refused, with a sentence for people (naming the rule where one refuses)."""
+
+
+def _rule(error: RuleError) -> RoundError:
+    return RoundError(str(error))
+
+
+# -- locking and roles ---------------------------------------------------------------
+
+
+def _lock(combat: Combat) -> tuple[Scene, Combat]:
+    try:
+        scene = lock_open_scene(combat.scene)
+    except SceneError as error:
+        raise RoundError(str(error)) from error
+    locked = Combat.objects.select_for_update().get(pk=combat.pk)
+    if locked.ended_at is not None:
+        raise RoundError(NO_COMBAT)
+    return scene, locked
+
+
+def _require_st(by: AbstractBaseUser, scene: Scene) -> None:
+    if not is_storyteller_of_scene(by, scene):
+        raise RoundError(NOT_STORYTELLER)
+
+
+def _may_act_for(by: AbstractBaseUser, scene: Scene, participant: Participant) -> bool:
+    """The storyteller acts for anyone (NPCs, or a player who asked); a player for their own."""
+    if participant.character_id and participant.character.player_id == by.pk:
+        return True
+    return is_storyteller_of_scene(by, scene)
+
+
+def _require_for(by: AbstractBaseUser, scene: Scene, participant: Participant) -> None:
+    if not _may_act_for(by, scene, participant):
+        raise RoundError(NOT_YOURS.format(name=participant.name))
+
+
+def _member(combat: Combat, participant: Participant) -> None:
+    if participant.pk not in combat.members or participant.scene_id != combat.scene_id:
+        raise RoundError(NOT_IN_FIGHT.format(name=participant.name))
+
+
+def _claim(by: AbstractBaseUser, action: str, key: str | None, payload: dict) -> bool:
+    """True when this very request was already applied (a double tap): do nothing again."""
+    if not key:
+        return False
+    try:
+        claim = idempotency_claim(user=by, action=action, key=key, payload=payload)
+    except IdempotencyError as error:
+        raise RoundError(str(error)) from error
+    return claim.replay
+
+
+def _participants(combat: Combat) -> dict[int, Participant]:
+    return {
+        p.pk: p
+        for p in Participant.objects.filter(pk__in=combat.members).select_related(
+            "character", "character__player"
+        )
+    }
+
+
+def _player_ids(participants: dict[int, Participant]) -> list[int]:
+    return [p.character.player_id for p in participants.values() if p.character_id]
+
+
+def state_token(combat: Combat) -> str:
+    """Where the fight stands: a form carries it so a tap made on an older state is refused."""
+    digest = hashlib.sha256(json.dumps(combat.state or {}, sort_keys=True).encode()).hexdigest()[
+        :12
+    ]
+    return f"{combat.round_number}-{combat.stage}-{digest}"
+
+
+def _check_token(combat: Combat, at: str | None) -> None:
+    if at is not None and at != state_token(combat):
+        raise RoundError(MOVED_ON)
+
+
+def _record(
+    scene: Scene,
+    combat: Combat,
+    by: AbstractBaseUser,
+    text: str,
+    *,
+    public: bool = True,
+    concerns: Sequence[Participant] = (),
+    participants: dict[int, Participant] | None = None,
+) -> None:
+    combat.save()
+    participants = participants if participants is not None else _participants(combat)
+    if any(p.hidden for p in concerns):
+        concerns = ()  # a line naming a hidden NPC is the storyteller's alone
+    record_change(
+        scene,
+        by=by,
+        kind=LogKind.COMBAT,
+        text=text,
+        public=public,
+        characters=[p.character for p in concerns if p.character_id],
+        data={"combat": combat.pk, "round": combat.round_number},
+        private_user_ids=_player_ids(participants),
+    )
+
+
+def _round(combat: Combat) -> WodRound:
+    return WodRound.from_dict(combat.state)
+
+
+def _who(participant: Participant | int) -> str:
+    return str(participant if isinstance(participant, int) else participant.pk)
+
+
+def _visible(participant: Participant) -> bool:
+    return not participant.hidden
+
+
+# -- start, initiative ---------------------------------------------------------------
+
+
+def combat_start(
+    *, scene: Scene, by: AbstractBaseUser, participants: Sequence[Participant]
+) -> Combat:
+    """D3, D4: the storyteller starts a fight with some of the scene's characters."""
+    if scene.ruleset != "wod_dice":
+        raise RoundError(UNSUPPORTED.format(ruleset=scene.get_ruleset_display()))
+    with transaction.atomic():
+        try:
+            scene = lock_open_scene(scene)
+        except SceneError as error:
+            raise RoundError(str(error)) from error
+        _require_st(by, scene)
+        if Combat.objects.filter(scene=scene, ended_at__isnull=True).exists():
+            raise RoundError(ALREADY_FIGHTING)
+        ids = sorted({p.pk for p in participants})
+        present = list(Participant.objects.filter(pk__in=ids, scene=scene, removed_at__isnull=True))
+        if len(present) < 2 or len(present) != len(ids):
+            raise RoundError(NEEDS_TWO)
+        combat = Combat(
+            scene=scene,
+            ruleset=scene.ruleset,
+            members=ids,
+            started_by=by,
+            haste={},
+        )
+        combat.save()
+        names = ", ".join(p.name for p in present if _visible(p))
+        _record(scene, combat, by, f"Combat! Roll initiative: {names}")
+    return combat
+
+
+def combat_initiative(
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    roll: int | None = None,
+    rng: random.Random | None = None,
+    key: str | None = None,
+) -> Combat:
+    """D3: d10 + Wits + Dexterity − wound penalty; the die from the server or typed in by the
+    player (or the storyteller). A character's initiative is rolled once a round."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _member(combat, participant)
+        _require_for(by, scene, participant)
+        if combat.stage != CombatStage.INITIATIVE:
+            raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
+        if _claim(by, "round.initiative", key, {"c": combat.pk, "p": participant.pk, "r": roll}):
+            return combat
+        who = _who(participant)
+        if who in combat.initiative:
+            raise RoundError(f"{participant.name} has rolled initiative this round (D3).")
+        typed = roll is not None
+        if typed and not 1 <= int(roll) <= 10:
+            raise RoundError("An initiative die shows 1 to 10 (D3).")
+        die = int(roll) if typed else (rng or random.SystemRandom()).randint(1, 10)
+        stats = stats_for([participant])[participant.pk]
+        if not stats.can_act:
+            raise RoundError(f"{participant.name} is Incapacitated and cannot act (D2).")
+        entry = {
+            "roll": die,
+            "typed": typed,
+            "wits": stats.dot("Wits"),
+            "dexterity": stats.dot("Dexterity"),
+            "wound_penalty": stats.wound_penalty,
+            "bonus": 0,
+        }
+        combat.initiative = {**combat.initiative, who: entry}
+        total = _combatant(who, entry).total
+        text = f"{participant.name} initiative {total} (die {die}{', typed' if typed else ''})"
+        _record(
+            scene,
+            combat,
+            by,
+            text,
+            public=_visible(participant),
+            concerns=[participant],
+        )
+    return combat
+
+
+def combat_roll_missing(
+    *, combat: Combat, by: AbstractBaseUser, rng: random.Random | None = None
+) -> Combat:
+    """D3: the storyteller rolls initiative on the server for everyone who has not."""
+    rng = rng or random.SystemRandom()
+    participants = _participants(combat)
+    for pid in combat.members:
+        if _who(pid) not in Combat.objects.get(pk=combat.pk).initiative:
+            combat_initiative(combat=combat, by=by, participant=participants[pid], rng=rng)
+    return Combat.objects.get(pk=combat.pk)
+
+
+def _combatant(who: str, entry: dict) -> Combatant:
+    return Combatant(
+        name=who,
+        roll=entry["roll"],
+        wits=entry["wits"],
+        dexterity=entry["dexterity"],
+        wound_penalty=entry["wound_penalty"],
+        bonus=entry.get("bonus", 0),
+    )
+
+
+def _combatants(combat: Combat) -> list[Combatant]:
+    return [_combatant(who, entry) for who, entry in sorted(combat.initiative.items())]
+
+
+def _haste_map(combat: Combat) -> dict[str, int]:
+    return {who: n for who, n in combat.haste.items() if who in combat.initiative and n > 0}
+
+
+def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
+    """D4: with every initiative in, the storyteller opens the Main Phase (declare low to
+    high). Haste actions chosen last round carry over until their owner changes them."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        _check_token(combat, at)
+        if combat.stage != CombatStage.INITIATIVE:
+            raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
+        participants = _participants(combat)
+        missing = [
+            participants[pid].name for pid in combat.members if _who(pid) not in combat.initiative
+        ]
+        if missing:
+            raise RoundError(MISSING_INITIATIVE.format(names=", ".join(missing)))
+        lost = [g["victim"] for g in combat.grapples if g.get("released_from_pin")]
+        try:
+            state = WodRound.start(_combatants(combat), _haste_map(combat), lost_main=lost)
+        except RuleError as error:
+            raise _rule(error) from error
+        combat.grapples = [g for g in combat.grapples if not g.get("released_from_pin")]
+        combat.state = state.to_dict()
+        combat.stage = CombatStage.ROUND
+        combat.work = {"phase_index": 0}
+        _record(scene, combat, by, f"Round {combat.round_number}: declare, slowest first")
+    return combat
+
+
+# -- declarations --------------------------------------------------------------------
+
+
+def _ties(state: WodRound) -> set[str]:
+    """D3: characters tied on initiative, who declare privately to the storyteller."""
+    tied: set[str] = set()
+    for slot in state.phase.declare:
+        if isinstance(slot, frozenset):
+            tied |= set(slot)
+    return tied
+
+
+def _editable(state: WodRound, who: str) -> bool:
+    """A declaration can be changed until the next character declares (and, for the last one
+    of the phase, until resolution starts)."""
+    mine = state.declaration(who)
+    if mine is None or state.resolved or (mine.action in ("pending", "none") and mine.aborted):
+        return False
+    return state.declarations[-1].who == who and state.step in (Step.DECLARE, Step.RESOLVE)
+
+
+def combat_declare(
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    action: str,
+    target: Participant | None = None,
+    maneuver: str = "basic",
+    weapon: str = "",
+    actions: int = 1,
+    also: str = "",
+    haste: int | None = None,
+    at: str | None = None,
+    key: str | None = None,
+) -> Combat:
+    """D4-D6, D14: the character whose turn it is names its action (its owner's phone, or the
+    storyteller); the last declaration of the phase may be changed until the next one.
+
+    ``also``: the second action of a split (D14), e.g. a defense beside an attack. ``haste``:
+    the haste actions announced with the Main Phase declaration (D4; a Garou pays one Rage
+    each when the Main Phase resolves); the choice carries over to the next rounds.
+    """
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _member(combat, participant)
+        _require_for(by, scene, participant)
+        if combat.paused:
+            raise RoundError(PAUSED)
+        if combat.stage != CombatStage.ROUND:
+            raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
+        payload = {
+            "c": combat.pk,
+            "p": participant.pk,
+            "a": action,
+            "t": target.pk if target else None,
+            "m": maneuver,
+            "w": weapon,
+            "n": actions,
+            "also": also,
+            "h": haste,
+        }
+        if _claim(by, "round.declare", key, payload):
+            return combat
+        _check_token(combat, at)
+        state = _round(combat)
+        who = _who(participant)
+        participants = _participants(combat)
+        declaration = _declaration(
+            combat,
+            state,
+            participant,
+            participants,
+            action,
+            target,
+            maneuver,
+            weapon,
+            actions,
+            also,
+        )
+        editing = state.declaration(who) is not None and _editable(state, who)
+        try:
+            if editing and state.declaration(who).action != "pending":
+                kept = tuple(d for d in state.declarations if d.who != who)
+                state = replace(state, declarations=(*kept, declaration))
+            elif state.declaration(who) is not None and state.declaration(who).action == "pending":
+                state = state.redeclare(declaration)
+            else:
+                state = state.declare(declaration)
+        except RuleError as error:
+            raise _rule(error) from error
+        work = dict(combat.work)
+        work.setdefault("detail", {})[who] = {"weapon": weapon, "also": also}
+        if haste is not None and state.phase_index == 0 and not state.resolved:
+            stats = stats_for([participant])[participant.pk]
+            if haste < 0 or haste > 5:
+                raise RoundError("Haste actions are counted from 0 to 5 (D4).")
+            if haste and stats.creature == "werewolf" and stats.rage < haste:
+                raise RoundError(
+                    f"{participant.name} has {stats.rage} Rage for {haste} haste actions (D4)."
+                )
+            combat.haste = {**combat.haste, who: haste}
+            main = state.phases[0]
+            later = round_phases(_combatants(combat), _haste_map(combat))[1:]
+            state = replace(state, phases=(main, *later))
+        combat.state = state.to_dict()
+        combat.work = work
+        hidden_decl = not _visible(participant) or who in _ties(state)
+        text = f"{participant.name} {'changes to' if editing else 'declares'}: " + describe(
+            declaration, participants, haste=combat.haste.get(who, 0)
+        )
+        _record(
+            scene,
+            combat,
+            by,
+            text,
+            public=not hidden_decl,
+            concerns=[participant] if _visible(participant) else [],
+            participants=participants,
+        )
+    return combat
+
+
+def _declaration(
+    combat: Combat,
+    state: WodRound,
+    participant: Participant,
+    participants: dict[int, Participant],
+    action: str,
+    target: Participant | None,
+    maneuver: str,
+    weapon: str,
+    actions: int,
+    also: str,
+) -> Declaration:
+    if action not in wod.ACTIONS:
+        raise RoundError(f"Unknown action {action!r} (D5, D6).")
+    if maneuver not in wod.MANEUVERS:
+        raise RoundError(f"Unknown maneuver {maneuver!r} (D5).")
+    grapple = _grapple_of(combat, _who(participant))
+    if grapple is None and action in (*wod.GRAPPLER_ACTIONS, *wod.VICTIM_ACTIONS):
+        raise RoundError(f"{participant.name} is in no grapple (G2).")
+    if grapple is not None and grapple["grappler"] == _who(participant):
+        if action not in wod.GRAPPLER_ACTIONS:
+            raise RoundError("The Grappler sustains the grapple or releases it (G2).")
+    elif grapple is not None and action not in wod.VICTIM_ACTIONS:
+        raise RoundError("A grappled Victim can only resist, reverse or relent (G2).")
+    if action in wod.THIRD_PARTY_ACTIONS and (
+        target is None or _grapple_of(combat, _who(target)) is None
+    ):
+        raise RoundError("Name someone in a grapple to help or to pull apart (G5, G7).")
+    if action in wod.ATTACK_ACTIONS and action != "guard" and target is None:
+        raise RoundError("Name the target of the attack (D5).")
+    if target is not None:
+        _member(combat, target)
+        if target.pk == participant.pk:
+            raise RoundError("A character does not attack itself (D5).")
+    if maneuver != "basic" and action not in ("attack", "grapple"):
+        raise RoundError("Power, feint and committed are kinds of attack (D5).")
+    stats = stats_for([participant])[participant.pk]
+    if weapon and stats.weapon(weapon) is None:
+        raise RoundError(f"{participant.name} carries no {weapon}.")
+    if also and also not in wod.DEFENSE_ACTIONS:
+        raise RoundError("The second action of a split is a defense here (D14).")
+    if also and actions < 2:
+        actions = 2
+    try:
+        split(actions, max(stats.dot("Wits"), 1))
+        if also == action:
+            check_split_targets([target.pk, target.pk] if target else [])
+    except RuleError as error:
+        raise _rule(error) from error
+    return Declaration(
+        who=_who(participant),
+        action=action,
+        target=_who(target) if target else None,
+        maneuver=maneuver,
+        actions=actions,
+    )
+
+
+def describe(d: Declaration, participants: dict[int, Participant], *, haste: int = 0) -> str:
+    """A declaration as a line people read."""
+    text = wod.ACTION_LABELS.get(d.action, d.action)
+    if d.maneuver != "basic":
+        text = f"{d.maneuver} {text.lower()}"
+    if d.target:
+        target = participants.get(int(d.target))
+        text += f" on {target.name if target else '?'}"
+    if d.actions > 1:
+        text += f" (split in {d.actions})"
+    if haste:
+        text += f", {haste} haste"
+    return text
+
+
+def combat_skip(
+    *, combat: Combat, by: AbstractBaseUser, participant: Participant, at: str | None = None
+) -> Combat:
+    """The storyteller passes over a character who does not declare (no action this phase):
+    a timeout never fills in an action by itself, the storyteller decides."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        _member(combat, participant)
+        _check_token(combat, at)
+        state = _round(combat)
+        who = _who(participant)
+        try:
+            if state.step is Step.DECLARE:
+                state = state.declare(Declaration(who=who, action="none"))
+            elif state.step is Step.RESOLVE:
+                state = state.resolve(who)
+            else:
+                raise RoundError(WRONG_STAGE.format(stage="book keeping"))
+        except RuleError as error:
+            raise _rule(error) from error
+        combat.state = state.to_dict()
+        _reset_phase_work(combat, state)
+        _record(
+            scene,
+            combat,
+            by,
+            f"{participant.name} is passed over",
+            public=_visible(participant),
+            concerns=[participant],
+        )
+    return combat
+
+
+def combat_pause(*, combat: Combat, by: AbstractBaseUser, paused: bool) -> Combat:
+    """Only the storyteller pauses and resumes a round."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        combat.paused = paused
+        _record(scene, combat, by, "Round paused" if paused else "Round resumed")
+    return combat
+
+
+def combat_answer_committed(
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    attacker: Participant,
+    answer: str,
+    key: str | None = None,
+) -> Combat:
+    """D5: the target of a committed attack accepts it, takes +2 difficulty, or aborts to a
+    defense without a roll (then declares the defense)."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _member(combat, participant)
+        _require_for(by, scene, participant)
+        if _claim(by, "round.committed", key, {"c": combat.pk, "a": attacker.pk, "x": answer}):
+            return combat
+        state = _round(combat)
+        try:
+            state = state.answer_committed(_who(participant), _who(attacker), Answer(answer))
+        except (RuleError, ValueError) as error:
+            raise RoundError(str(error)) from error
+        combat.state = state.to_dict()
+        label = {
+            "accept": "accepts",
+            "harder": "takes +2 difficulty against",
+            "abort": "aborts to a defense against",
+        }[answer]
+        _record(
+            scene,
+            combat,
+            by,
+            f"{participant.name} {label} {attacker.name}'s committed attack",
+            public=_visible(participant) and _visible(attacker),
+            concerns=[participant],
+        )
+    return combat
+
+
+def combat_abort(
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    reason: str = "void",
+    attacker: Participant | None = None,
+    dice: str | None = None,
+    rng: random.Random | None = None,
+    key: str | None = None,
+) -> Combat:
+    """D16: Willpower at difficulty 8 (server dice, or typed in); one success opens a new
+    declaration (a defense when it answers a later attack)."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _member(combat, participant)
+        _require_for(by, scene, participant)
+        if combat.paused:
+            raise RoundError(PAUSED)
+        payload = {"c": combat.pk, "p": participant.pk, "r": reason, "d": dice}
+        if _claim(by, "round.abort", key, payload):
+            return combat
+        state = _round(combat)
+        stats = stats_for([participant])[participant.pk]
+        try:
+            typed = wod.parse_dice(dice)
+            result = wod.roll(stats.willpower, 8, rng or random.SystemRandom(), typed=typed)
+            state = state.abort(
+                _who(participant),
+                successes=result.successes,
+                reason=reason,
+                attacker=_who(attacker) if attacker else None,
+            )
+        except (RuleError, ValueError) as error:
+            raise RoundError(str(error)) from error
+        combat.state = state.to_dict()
+        ok = result.successes > 0
+        _add_result(
+            combat,
+            f"{participant.name} aborts: {'declares anew' if ok else 'the action stands'}",
+            [wod.roll_dict("Willpower", result, who=participant.name, typed=typed is not None)],
+            public=_visible(participant),
+        )
+        _record(
+            scene,
+            combat,
+            by,
+            f"{participant.name} tries to abort (Willpower {result.successes} successes):"
+            f" {'may declare anew' if ok else 'failed'}",
+            public=_visible(participant),
+            concerns=[participant],
+        )
+    return combat
+
+
+# -- resolution ----------------------------------------------------------------------
+
+
+def _reset_phase_work(combat: Combat, state: WodRound) -> None:
+    if combat.work.get("phase_index") != state.phase_index:
+        detail = combat.work.get("detail", {}) if state.phase_index else {}
+        combat.work = {"phase_index": state.phase_index, "detail": detail}
+    if state.step is Step.BOOK_KEEPING:
+        combat.stage = CombatStage.BOOK_KEEPING
+
+
+def _add_result(combat: Combat, text: str, rolls: list[dict], *, public: bool) -> None:
+    entry = {
+        "round": combat.round_number,
+        "phase": (combat.state.get("phases") or [{"name": "main"}])[
+            combat.state.get("phase_index", 0)
+        ]["name"]
+        if combat.state
+        else "",
+        "text": text,
+        "rolls": rolls,
+        "public": public,
+    }
+    combat.results = [*combat.results, entry][-RESULTS_KEPT:]
+
+
+def resolution_preview(combat: Combat, who: str) -> dict[str, Any]:
+    """What the tablet shows before the storyteller rolls ``who``'s action: the pools and
+    difficulties the rules give (D5, D6, D13-D15), which the storyteller may override."""
+    state = _round(combat)
+    participants = _participants(combat)
+    stats = stats_for(participants.values())
+    return _plan(combat, state, who, participants, stats)
+
+
+def _plan(
+    combat: Combat,
+    state: WodRound,
+    who: str,
+    participants: dict[int, Participant],
+    stats: dict[int, Stats],
+) -> dict[str, Any]:
+    mine = state.declaration(who)
+    work = combat.work
+    me = stats[int(who)]
+    detail = work.get("detail", {}).get(who, {})
+    plan: dict[str, Any] = {"who": who, "kind": "nothing", "declaration": mine}
+    if mine is None or mine.action in ("none", "move", "other", "pending"):
+        return plan
+    if who in work.get("spent", []):
+        return {**plan, "kind": "spent"}
+    if who in state.negated:
+        return {**plan, "kind": "negated"}
+    grapple = _grapple_of(combat, who)
+    if mine.action in wod.VICTIM_ACTIONS:
+        return {**plan, "kind": "victim"}
+    if mine.action in wod.THIRD_PARTY_ACTIONS:
+        held = _grapple_of(combat, mine.target or "")
+        plan.update(kind=mine.action, target=mine.target, grapple=held)
+        if mine.action == "assist" and held is not None:
+            plan["attack"] = wod.action_pool(me, "grapple").as_dict()  # G7: the same pool
+        return plan
+    if mine.action == "release":
+        return {**plan, "kind": "release", "grapple": grapple}
+    if grapple is not None and grapple["grappler"] == who and grapple.get("over") == "pinned":
+        return {**plan, "kind": "pin", "grapple": grapple}
+    if grapple is not None and grapple["grappler"] == who:
+        victim = grapple["victim"]
+        vstats = stats[int(victim)]
+        split_pen = -state.split_penalty(who, max(me.dot("Wits"), 1))
+        return {
+            **plan,
+            "kind": "grapple_hold",
+            "target": victim,
+            "attack": wod.action_pool(me, "grapple", penalty=split_pen).as_dict(),
+            "defense": wod.action_pool(vstats, "grapple").as_dict(),
+            "grapple": grapple,
+        }
+    if mine.action not in ("attack", "grapple"):
+        return {**plan, "kind": "defense_only" if mine.action != "guard" else "guard"}
+    target = mine.target
+    tstats = stats[int(target)]
+    theirs = state.declaration(target)
+    weapon = wod.weapon_for(me, detail.get("weapon"))
+    split_pen = -state.split_penalty(who, max(me.dot("Wits"), 1))
+    attack = wod.action_pool(
+        me, mine.action, weapon=weapon.name, maneuver=mine.maneuver, penalty=split_pen
+    )
+    attack = replace(attack, difficulty=min(10, attack.difficulty))
+    plan.update(kind="attack", target=target, weapon=weapon.name, attack=attack.as_dict())
+    harder = state.difficulty_modifier(target)
+    attack_number = work.get("attacks_on", {}).get(target, 0) + 1
+    theirs_detail = work.get("detail", {}).get(target, {})
+    defense_action = None
+    if theirs is not None and target not in state.resolved and target not in work.get("spent", []):
+        if (
+            theirs.action in ("attack", "grapple")
+            and theirs.target == who
+            and weapon.pool != "firearms"
+        ):
+            defense_action = "counter"  # D7: attack against attack
+        elif theirs.action == "guard" and target not in work.get("guard_used", []):
+            defense_action = "guard"
+        elif theirs.action in wod.DEFENSE_ACTIONS:
+            defense_action = theirs.action
+        elif theirs_detail.get("also") in wod.DEFENSE_ACTIONS:
+            defense_action = theirs_detail["also"]
+    elif (
+        theirs is not None
+        and theirs.action in wod.DEFENSE_ACTIONS
+        and target not in work.get("spent", [])
+    ):
+        defense_action = theirs.action  # a defense holds all round (D8, D13)
+    if defense_action is None and theirs_detail.get("also") in wod.DEFENSE_ACTIONS:
+        defense_action = theirs_detail["also"]
+    held = _grapple_of(combat, target)
+    if held and held["victim"] == target and held["grappler"] != who:
+        # G7: a grappled Victim defends against a third party only by blocking.
+        defense_action = defense_action if defense_action == "block" else None
+    plan["defense_action"] = defense_action
+    if defense_action is None:
+        plan["defense"] = None
+        return plan
+    tsplit = 0
+    if theirs is not None and target in [d.who for d in state.declarations]:
+        tsplit = -state.split_penalty(target, max(tstats.dot("Wits"), 1))
+    if defense_action in ("counter", "guard"):
+        tweapon = wod.weapon_for(tstats, theirs_detail.get("weapon"))
+        tact = "attack" if defense_action == "guard" else theirs.action
+        pool = wod.action_pool(
+            tstats, tact, weapon=tweapon.name, maneuver=theirs.maneuver, penalty=tsplit
+        )
+        plan["counter_weapon"] = tweapon.name
+    else:
+        pool = wod.action_pool(tstats, defense_action, against=weapon, penalty=tsplit)
+        dice = state.defense_dice(target, pool.dice, attack_number)
+        pool = replace(
+            pool,
+            dice=dice,
+            parts=pool.parts + (f", attack {attack_number}" if attack_number > 1 else ""),
+        )
+    pool = replace(pool, difficulty=min(10, pool.difficulty + harder))
+    plan["defense"] = pool.as_dict()
+    if defense_action == "escape" and target in work.get("escape", {}):
+        plan["escape_rolled"] = work["escape"][target]
+    return plan
+
+
+def _grapple_of(combat: Combat, who: str) -> dict | None:
+    """The grapple ``who`` is in (held, or a Pin held), if any (G1-G5)."""
+    return next(
+        (
+            g
+            for g in combat.grapples
+            if who in (g["grappler"], g["victim"]) and g.get("over") in (None, "pinned")
+        ),
+        None,
+    )
+
+
+def _g(data: dict) -> Grapple:
+    return Grapple.from_dict({k: v for k, v in data.items() if k != "round"})
+
+
+def combat_resolve(
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    attack_difficulty: int | None = None,
+    defense_difficulty: int | None = None,
+    attack_dice: str | None = None,
+    defense_dice: str | None = None,
+    damage_dice: str | None = None,
+    soak_dice: str | None = None,
+    effect: str = "",
+    rng: random.Random | None = None,
+    at: str | None = None,
+) -> Combat:
+    """D4, D7-D12: the storyteller resolves the action whose turn it is on the tablet.
+
+    The pools come from the sheets (``resolution_preview``); the difficulties may be
+    overridden; any roll may be typed in from real dice, the rest are rolled on the server.
+    A landed attack rolls damage and the target soaks; the damage goes on the health track
+    through the ledger. A surviving grapple starts a grapple (G1), a surviving escape hands
+    over to a chase (D9, K4).
+    """
+    rng = rng or random.SystemRandom()
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        _member(combat, participant)
+        if combat.paused:
+            raise RoundError(PAUSED)
+        _check_token(combat, at)
+        if combat.stage != CombatStage.ROUND:
+            raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
+        state = _round(combat)
+        who = _who(participant)
+        if state.step is not Step.RESOLVE or who not in state.up:
+            raise RoundError(f"It is not {participant.name}'s turn to resolve (D4).")
+        participants = _participants(combat)
+        stats = stats_for(participants.values())
+        if state.phase_index == 0 and not combat.work.get("rage_paid"):
+            _pay_rage(combat, by, participants, stats)
+        plan = _plan(combat, state, who, participants, stats)
+        work = dict(combat.work)
+        try:
+            text, rolls, public, concerns = _carry_out(
+                combat,
+                state,
+                plan,
+                participants,
+                stats,
+                work,
+                by,
+                rng,
+                overrides={
+                    "attack_difficulty": attack_difficulty,
+                    "defense_difficulty": defense_difficulty,
+                    "attack_dice": wod.parse_dice(attack_dice),
+                    "defense_dice": wod.parse_dice(defense_dice),
+                    "damage_dice": wod.parse_dice(damage_dice),
+                    "soak_dice": wod.parse_dice(soak_dice),
+                    "effect": effect,
+                },
+            )
+            state = _round(combat).resolve(who)  # a break-up (G5) negated actions meanwhile
+        except RuleError as error:
+            raise _rule(error) from error
+        combat.work = work
+        combat.state = state.to_dict()
+        _add_result(combat, text, rolls, public=public)
+        _reset_phase_work(combat, state)
+        _record(
+            scene,
+            combat,
+            by,
+            text,
+            public=public,
+            concerns=concerns,
+            participants=participants,
+        )
+    return combat
+
+
+def _pay_rage(
+    combat: Combat,
+    by: AbstractBaseUser,
+    participants: dict[int, Participant],
+    stats: dict[int, Stats],
+) -> None:
+    """D4: a Garou pays one Rage for each haste action announced with its declaration."""
+    for who, n in _haste_map(combat).items():
+        st = stats[int(who)]
+        if n and st.creature == "werewolf" and st.character is not None:
+            try:
+                ledger_spend(
+                    character=st.character,
+                    kind=LedgerKind.RAGE_SPENT,
+                    by=by,
+                    amount=n,
+                    reason=f"{n} haste action(s), round {combat.round_number} (D4)",
+                    source=f"combat {combat.pk}",
+                )
+            except LedgerError as error:
+                raise RoundError(f"{error} (D4)") from error
+    combat.work = {**combat.work, "rage_paid": True}
+
+
+def _carry_out(
+    combat: Combat,
+    state: WodRound,
+    plan: dict[str, Any],
+    participants: dict[int, Participant],
+    stats: dict[int, Stats],
+    work: dict,
+    by: AbstractBaseUser,
+    rng: random.Random,
+    overrides: dict[str, Any],
+) -> tuple[str, list[dict], bool, list[Participant]]:
+    who = plan["who"]
+    me = participants[int(who)]
+    kind = plan["kind"]
+    mine = plan["declaration"]
+    if kind in ("release", "pin") and plan.get("grapple"):
+        g = plan["grapple"]
+        grapple = _g(g)
+        victim = participants[int(g["victim"])]
+        if kind == "pin":
+            return f"{me.name} holds {victim.name} pinned (G5)", [], _visible(me), [me, victim]
+        _replace_grapple(combat, g, grapple.release())
+        return f"{me.name} releases {victim.name} (G5)", [], _visible(me), [me, victim]
+    if kind in ("nothing", "spent", "negated", "defense_only", "guard", "victim", "release"):
+        label = {
+            "victim": "rolls on the Grappler's resolution (G3)",
+            "spent": "already met in an exchange",
+            "negated": "negated: the grapple was broken up (G5)",
+            "guard": "guards: no one attacked, nothing happens (D6)",
+        }.get(kind)
+        if label is None:
+            label = describe(mine, participants) if mine else "nothing"
+        return f"{me.name}: {label}", [], _visible(me), [me]
+    if kind in ("assist", "break_up"):
+        return _third_party(combat, state, plan, participants, rng, overrides)
+    if kind == "grapple_hold":
+        return _grapple_hold(combat, plan, participants, stats, work, by, rng, overrides)
+    target = participants[int(plan["target"])]
+    attack = plan["attack"]
+    a_diff = overrides["attack_difficulty"] or attack["difficulty"]
+    a_roll = wod.roll(attack["dice"], a_diff, rng, typed=overrides["attack_dice"])
+    rolls = [
+        wod.roll_dict(
+            f"{wod.ACTION_LABELS[mine.action]} ({attack['parts']})",
+            a_roll,
+            who=me.name,
+            typed=overrides["attack_dice"] is not None,
+        )
+    ]
+    public = _visible(me) and _visible(target)
+    attacks_on = dict(work.get("attacks_on", {}))
+    attacks_on[plan["target"]] = attacks_on.get(plan["target"], 0) + 1
+    work["attacks_on"] = attacks_on
+    defense_action = plan.get("defense_action")
+    d_successes = 0
+    if defense_action and plan.get("defense"):
+        if defense_action == "escape" and "escape_rolled" in plan:
+            d_successes = plan["escape_rolled"]  # D13: one escape roll for every attacker
+        else:
+            d = plan["defense"]
+            d_diff = overrides["defense_difficulty"] or d["difficulty"]
+            d_roll = wod.roll(d["dice"], d_diff, rng, typed=overrides["defense_dice"])
+            d_successes = d_roll.successes
+            label = {"counter": "Attack back", "guard": "Guard"}.get(
+                defense_action, wod.ACTION_LABELS.get(defense_action, defense_action)
+            )
+            rolls.append(
+                wod.roll_dict(
+                    f"{label} ({d['parts']})",
+                    d_roll,
+                    who=target.name,
+                    typed=overrides["defense_dice"] is not None,
+                )
+            )
+            if defense_action == "escape":
+                work["escape"] = {**work.get("escape", {}), plan["target"]: d_successes}
+        if defense_action == "counter":
+            work["spent"] = [*work.get("spent", []), plan["target"]]
+        if defense_action == "guard":
+            work["guard_used"] = [*work.get("guard_used", []), plan["target"]]
+    a_action = exchange.Action.GRAPPLE if mine.action == "grapple" else exchange.Action.ATTACK
+    d_map = {
+        "counter": exchange.Action.ATTACK,
+        "guard": exchange.Action.GUARD,
+        "block": exchange.Action.BLOCK,
+        "dodge": exchange.Action.DODGE,
+        "escape": exchange.Action.ESCAPE,
+        "grapple_defense": exchange.Action.BLOCK,
+    }
+    theirs = state.declaration(plan["target"])
+    if defense_action == "counter" and theirs is not None and theirs.action == "grapple":
+        d_map["counter"] = exchange.Action.GRAPPLE
+    d_action = d_map.get(defense_action or "", exchange.Action.BLOCK)
+    if mine.action == "grapple" and defense_action == "grapple_defense":
+        d_action = exchange.Action.GRAPPLE  # D10: a grapple defense meets as a grapple
+    my_weapon = wod.weapon_for(stats[int(who)], plan.get("weapon"))
+    outcome = exchange.resolve(
+        exchange.Move(a_action, a_roll.successes, maneuver=exchange.Maneuver(mine.maneuver)),
+        exchange.Move(d_action, d_successes if defense_action else 0),
+    )
+    concerns = [me, target]
+    head = f"{me.name} → {target.name}"
+    if outcome.grappler:
+        grappler = who if outcome.grappler == "attacker" else plan["target"]
+        victim = plan["target"] if grappler == who else who
+        g = Grapple.held(
+            grappler=grappler,
+            victim=victim,
+            control=outcome.control,
+            strength={k: stats[int(k)].dot("Strength") for k in (grappler, victim)},
+        )
+        combat.grapples = [*combat.grapples, {**g.to_dict(), "round": combat.round_number}]
+        holder, held = participants[int(grappler)].name, participants[int(victim)].name
+        text = f"{head}: {holder} grapples {held}, Control {outcome.control} (D10, G1)"
+        if overrides["effect"]:
+            text += _apply_effect(
+                combat,
+                grappler,
+                overrides["effect"],
+                participants,
+                stats,
+                by,
+                rng,
+                rolls,
+                single=True,
+            )
+        return text, rolls, public, concerns
+    if outcome.chase_head_start is not None:
+        text = f"{head}: {target.name} escapes with {outcome.chase_head_start} to spare (D9)"
+        text += _hand_to_chase(combat, by, me, target, outcome.chase_head_start)
+        return text, rolls, public, concerns
+    if outcome.lands is None:
+        return (
+            f"{head}: nothing lands ({a_roll.successes} against {d_successes})",
+            rolls,
+            public,
+            concerns,
+        )
+    if outcome.lands == "attacker":
+        hitter, hit, weapon, maneuver = me, target, my_weapon, mine.maneuver
+    else:
+        hitter, hit = target, me
+        weapon = wod.weapon_for(stats[int(plan["target"])], plan.get("counter_weapon"))
+        maneuver = theirs.maneuver if theirs else "basic"
+    base, dtype = wod.damage_dice(stats[hitter.pk], weapon)
+    pool = exchange.damage_pool(
+        exchange.Move(exchange.Action.ATTACK, 0, damage=base, maneuver=exchange.Maneuver(maneuver)),
+        outcome.net,
+    )
+    taken = _damage(combat, hitter, hit, pool, dtype, stats, by, rng, overrides, rolls)
+    text = f"{head}: {hitter.name} hits {hit.name} ({outcome.net} net), {taken} {dtype}"
+    return text, rolls, public, concerns
+
+
+def _damage(
+    combat: Combat,
+    hitter: Participant,
+    hit: Participant,
+    pool: int,
+    dtype: str,
+    stats: dict[int, Stats],
+    by: AbstractBaseUser,
+    rng: random.Random,
+    overrides: dict[str, Any],
+    rolls: list[dict],
+) -> int:
+    """D11, D12: roll damage at 6, the target soaks at 6; what is left goes on the track."""
+    dmg = wod.roll(pool, 6, rng, typed=overrides["damage_dice"], kind=RollKind.DAMAGE)
+    rolls.append(
+        wod.roll_dict(
+            f"Damage ({pool} dice, {dtype})",
+            dmg,
+            who=hitter.name,
+            typed=overrides["damage_dice"] is not None,
+        )
+    )
+    st = stats[hit.pk]
+    soak = soak_pool(
+        creature=st.creature,
+        stamina=st.dot("Stamina"),
+        armor=st.armor,
+        damage=DamageType(dtype),
+        fortitude=st.fortitude,
+    )
+    soaked = wod.roll(soak, 6, rng, typed=overrides["soak_dice"], kind=RollKind.SOAK)
+    rolls.append(
+        wod.roll_dict(
+            f"Soak ({soak} dice)", soaked, who=hit.name, typed=overrides["soak_dice"] is not None
+        )
+    )
+    taken = max(dmg.successes - soaked.successes, 0)
+    _wound(combat, hit, taken, dtype, st, by)
+    return taken
+
+
+def _wound(
+    combat: Combat, hit: Participant, taken: int, dtype: str, st: Stats, by: AbstractBaseUser
+) -> None:
+    """D2: damage on the health track: through the ledger for a sheet, on the fight for a
+    quick NPC. A full track takes what fits."""
+    if taken <= 0:
+        return
+    if st.character is None:
+        key = _who(hit)
+        combat.npc_damage = {**combat.npc_damage, key: combat.npc_damage.get(key, 0) + taken}
+        return
+    room = st.health_boxes - st.damage
+    if room <= 0:
+        return
+    ledger_spend(
+        character=st.character,
+        kind=LedgerKind.HEALTH_DAMAGE,
+        by=by,
+        category=dtype,
+        amount=min(taken, room),
+        reason=f"round {combat.round_number}",
+        source=f"combat {combat.pk}",
+    )
+
+
+def _hand_to_chase(
+    combat: Combat, by: AbstractBaseUser, predator: Participant, prey: Participant, head_start: int
+) -> str:
+    """D9, K4: a surviving escape starts a chase with its remaining successes as head start,
+    when the chases app is there to run it."""
+    try:
+        from chases import services as chase_services
+    except ImportError:
+        return f"; start the chase by hand (head start {head_start}, K4)"
+    start_chase = getattr(chase_services, "start_chase", None)
+    if start_chase is None:
+        return f"; start the chase by hand (head start {head_start}, K4)"
+    start_chase(
+        scene=combat.scene,
+        by=by,
+        predators=[predator],
+        prey=prey,
+        start="escape",
+        head_start=head_start,
+        origin={"round_id": combat.pk},
+    )
+    return f"; a chase starts, head start {head_start} (K4)"
+
+
+# -- grapples ------------------------------------------------------------------------
+
+
+def _grapple_hold(
+    combat: Combat,
+    plan: dict[str, Any],
+    participants: dict[int, Participant],
+    stats: dict[int, Stats],
+    work: dict,
+    by: AbstractBaseUser,
+    rng: random.Random,
+    overrides: dict[str, Any],
+) -> tuple[str, list[dict], bool, list[Participant]]:
+    """G2, G3: on the Grappler's resolution both roll grapple pools; the Victim resists or
+    reverses as it declared (a relent pins it, G5)."""
+    g = plan["grapple"]
+    state = _round(combat)
+    grappler, victim = participants[int(g["grappler"])], participants[int(g["victim"])]
+    plan["declaration"]
+    theirs = state.declaration(g["victim"])
+    grapple = _g(g)
+    rolls: list[dict] = []
+    public = _visible(grappler) and _visible(victim)
+    if theirs is not None and theirs.action == "relent":
+        grapple = grapple.relent()
+        _replace_grapple(combat, g, grapple)
+        return (
+            f"{victim.name} relents: pinned by {grappler.name} (G5)",
+            rolls,
+            public,
+            [grappler, victim],
+        )
+    a = plan["attack"]
+    d = plan["defense"]
+    a_roll = wod.roll(
+        a["dice"],
+        overrides["attack_difficulty"] or a["difficulty"],
+        rng,
+        typed=overrides["attack_dice"],
+    )
+    d_roll = wod.roll(
+        d["dice"],
+        overrides["defense_difficulty"] or d["difficulty"],
+        rng,
+        typed=overrides["defense_dice"],
+    )
+    rolls += [
+        wod.roll_dict(f"Grapple ({a['parts']})", a_roll, who=grappler.name),
+        wod.roll_dict(f"Grapple ({d['parts']})", d_roll, who=victim.name),
+    ]
+    intent = Intent.REVERSE if theirs is not None and theirs.action == "reverse" else Intent.RESIST
+    grapple = grapple.roll(grappler=a_roll.successes, victim=d_roll.successes, intent=intent)
+    text = (
+        f"Grapple: {grappler.name} {a_roll.successes} against {victim.name}"
+        f" {d_roll.successes}, Control {grapple.control}"
+    )
+    _replace_grapple(combat, g, grapple)
+    if overrides["effect"] and grapple.over is None:
+        text += _apply_effect(
+            combat, _who(grappler), overrides["effect"], participants, stats, by, rng, rolls
+        )
+    if grapple.over is not None:
+        text += f" — over: {grapple.over.value} (G5)"
+    work["spent"] = [*work.get("spent", []), g["victim"]]
+    return text, rolls, public, [grappler, victim]
+
+
+def _third_party(
+    combat: Combat,
+    state: WodRound,
+    plan: dict[str, Any],
+    participants: dict[int, Participant],
+    rng: random.Random,
+    overrides: dict[str, Any],
+) -> tuple[str, list[dict], bool, list[Participant]]:
+    """G7: a helper's successes move Control (1 per 2); G5: pulling the grapple apart before
+    either side has acted negates both their actions this phase."""
+    me = participants[int(plan["who"])]
+    g = plan.get("grapple")
+    if g is None:
+        return f"{me.name}: the grapple is over, nothing to do", [], _visible(me), [me]
+    grappler, victim = participants[int(g["grappler"])], participants[int(g["victim"])]
+    public = all(_visible(x) for x in (me, grappler, victim))
+    concerns = [me, grappler, victim]
+    grapple = _g(g)
+    if plan["kind"] == "break_up":
+        if g["grappler"] in state.resolved or g["victim"] in state.resolved:
+            raise RuleError("G5", "Too late: one side of the grapple has already acted.")
+        _replace_grapple(combat, g, grapple.break_up())
+        combat.state = state.negate(
+            *[w for w in (g["grappler"], g["victim"]) if state.declaration(w) is not None]
+        ).to_dict()
+        text = f"{me.name} pulls {grappler.name} and {victim.name} apart (G5)"
+        return text, [], public, concerns
+    side = "grappler" if plan["target"] == g["grappler"] else "victim"
+    a = plan["attack"]
+    a_roll = wod.roll(
+        a["dice"],
+        overrides["attack_difficulty"] or a["difficulty"],
+        rng,
+        typed=overrides["attack_dice"],
+    )
+    rolls = [wod.roll_dict(f"Help ({a['parts']})", a_roll, who=me.name)]
+    grapple = grapple.assist(side=side, successes=a_roll.successes)
+    _replace_grapple(combat, g, grapple)
+    helped = grappler if side == "grappler" else victim
+    text = f"{me.name} helps {helped.name}: Control {grapple.control} (G7)"
+    if grapple.over is not None:
+        text += f" — {victim.name} breaks free (G5)"
+    return text, rolls, public, concerns
+
+
+def _replace_grapple(combat: Combat, old: dict, new: Grapple) -> None:
+    """Keep a grapple that holds (or pins, or owes a lost action, G5); drop one that ended."""
+    kept = [x for x in combat.grapples if x != old]
+    keep = new.over in (None, Over.PINNED) or new.released_from_pin
+    data = {**new.to_dict(), "round": old.get("round", combat.round_number)}
+    combat.grapples = [*kept, data] if keep else kept
+
+
+def _apply_effect(
+    combat: Combat,
+    grappler: str,
+    name: str,
+    participants: dict[int, Participant],
+    stats: dict[int, Stats],
+    by: AbstractBaseUser,
+    rng: random.Random,
+    rolls: list[dict],
+    *,
+    single: bool = False,
+) -> str:
+    """G6 (G8 when ``single``): one effect paid in Control; Slam, Clinch and Crack roll
+    damage the Victim soaks."""
+    g = _grapple_of(combat, grappler)
+    if g is None:
+        raise RuleError("G6", "No grapple to use an effect in.")
+    grapple = _g(g)
+    try:
+        effect = Effect(name)
+    except ValueError as error:
+        raise RuleError("G6", f"Unknown grapple effect {name!r}.") from error
+    grapple = single_effect(grapple, effect) if single else grapple.effect(effect)
+    text = f"; {effect.value.replace('_', ' ')} (G6)"
+    if grapple.last_damage is not None:
+        victim = participants[int(grapple.victim)]
+        hitter = participants[int(grapple.grappler)]
+        overrides = {"damage_dice": None, "soak_dice": None}
+        taken = _damage(
+            combat,
+            hitter,
+            victim,
+            grapple.last_damage.pool,
+            grapple.last_damage.type,
+            stats,
+            by,
+            rng,
+            overrides,
+            rolls,
+        )
+        text += f", {taken} {grapple.last_damage.type}"
+    _replace_grapple(combat, g, grapple)
+    return text
+
+
+def grapple_effects(combat: Combat, who: str) -> list[tuple[str, int]]:
+    """G6: the effects the Grappler can afford now (name, cost); Throw and Action are
+    costed by Control and the storyteller."""
+    g = _grapple_of(combat, who)
+    if g is None or g["grappler"] != who:
+        return []
+    out = []
+    for effect in Effect:
+        if effect.forced:
+            continue
+        cost = effect.cost if effect.cost is not None else g["control"]
+        if effect is Effect.ACTION:
+            continue
+        if cost <= g["control"]:
+            out.append((effect.value, cost))
+    return out
+
+
+# -- book keeping, next round, end ----------------------------------------------------
+
+
+def combat_book_keeping(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
+    """D17, G4: effects measured in rounds tick down and expire, sustained grapples lose a
+    point of Control, the reminders players raised are read; the game clock moves on one
+    round (fifteen seconds)."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        _check_token(combat, at)
+        if combat.stage != CombatStage.BOOK_KEEPING:
+            raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
+        state = _round(combat)
+        effects = [TimedEffect(**e) for e in combat.effects]
+        try:
+            state, running = state.book_keeping(effects)
+        except RuleError as error:
+            raise _rule(error) from error
+        grapples = []
+        for g in combat.grapples:
+            grapple = _g(g)
+            if grapple.over is None and grapple.sustained_this_round:
+                grapple = grapple.end_round()  # G4
+            elif grapple.over is None:
+                grapple = replace(grapple, may_perform_effect=False)
+            if grapple.over in (None, Over.PINNED) or grapple.released_from_pin:
+                grapples.append({**grapple.to_dict(), "round": g.get("round")})
+        combat.grapples = grapples
+        combat.effects = [vars(e) for e in running]
+        combat.state = state.to_dict()
+        combat.work = {**combat.work, "booked": True, "expired": list(state.expired)}
+        scene.game_time += ROUND_SECONDS.get(combat.ruleset, 15)
+        expired = ", ".join(state.expired) or "nothing"
+        reminders = "; ".join(r["text"] for r in combat.reminders) or "none"
+        _record(
+            scene,
+            combat,
+            by,
+            f"Book keeping, round {combat.round_number}: expired {expired}; reminders {reminders}",
+        )
+    return combat
+
+
+def combat_next_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
+    """D4: after Book Keeping the next round starts with initiative rolled anew."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        _check_token(combat, at)
+        if combat.stage != CombatStage.BOOK_KEEPING or not combat.work.get("booked"):
+            raise RoundError("Book keeping comes first (D17).")
+        combat.round_number += 1
+        combat.stage = CombatStage.INITIATIVE
+        combat.initiative = {}
+        combat.state = {}
+        combat.work = {}
+        combat.reminders = []
+        _record(scene, combat, by, f"Round {combat.round_number}: roll initiative")
+    return combat
+
+
+def combat_end(*, combat: Combat, by: AbstractBaseUser) -> Combat:
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        combat.stage = CombatStage.OVER
+        combat.ended_at = timezone.now()
+        _record(scene, combat, by, f"The fight ends after round {combat.round_number}")
+    return combat
+
+
+def combat_add_effect(
+    *, combat: Combat, by: AbstractBaseUser, participant: Participant, name: str, rounds: int
+) -> Combat:
+    """D17: the storyteller notes an effect lasting some rounds; Book Keeping expires it."""
+    name = (name or "").strip()[:80]
+    if not name or not 1 <= rounds <= 100:
+        raise RoundError("Name the effect and give it 1 to 100 rounds (D17).")
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        _member(combat, participant)
+        effect = TimedEffect(
+            name=f"{name} ({participant.name})", who=_who(participant), rounds_left=rounds
+        )
+        combat.effects = [*combat.effects, vars(effect)]
+        _record(
+            scene,
+            combat,
+            by,
+            f"{participant.name}: {name} for {rounds} round(s)",
+            public=_visible(participant),
+            concerns=[participant],
+        )
+    return combat
+
+
+def combat_remind(
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    text: str,
+    key: str | None = None,
+) -> Combat:
+    """D17: a player raises a reminder for Book Keeping (read before the next declarations)."""
+    text = (text or "").strip()[:200]
+    if not text:
+        raise RoundError("Say what to remind the storyteller of.")
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _member(combat, participant)
+        _require_for(by, scene, participant)
+        if _claim(by, "round.remind", key, {"c": combat.pk, "p": participant.pk, "t": text}):
+            return combat
+        combat.reminders = [
+            *combat.reminders,
+            {"who": _who(participant), "text": f"{participant.name}: {text}"},
+        ]
+        combat.save()
+        # A reminder is for the storyteller: the other players do not read it.
+        record_change(
+            scene,
+            by=by,
+            kind=LogKind.COMBAT,
+            text=f"Reminder from {participant.name}: {text}",
+            public=False,
+            characters=[participant.character] if participant.character_id else [],
+            private_user_ids=[by.pk],
+        )
+    return combat
+
+
+def running_combat(scene: Scene) -> Combat | None:
+    return Combat.objects.filter(scene=scene, ended_at__isnull=True).first()

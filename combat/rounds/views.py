@@ -1,0 +1,375 @@
+"""Round posts from the tablet and the phones: parse, authorize, call a service, render.
+
+The tablet's posts get the board back (``#scene-board``), a phone's its private part
+(``#scene-private``), each with the refusal in it when the rules or the state refused; the
+other screens follow through the scene's pushes. Who may do what is the services' call
+(only the storyteller runs the round; a player acts only for their own characters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from combat import fragments
+from combat import selectors as scene_selectors
+from combat.forms import problems
+from combat.models import Participant, Scene
+from combat.rounds import bns, forms, met, services
+from combat.rounds.services import RoundError
+
+NO_FIGHT = services.NO_COMBAT
+
+
+def _scene(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
+    """A scene the user runs (tablet) or plays in (phone), else 404."""
+    scene = scene_selectors.scenes_run_by(request.user).filter(pk=pk).first()
+    if scene is not None and request.POST.get("from") != "phone":
+        return scene, True
+    scene = scene_selectors.scenes_played_by(request.user).filter(pk=pk).first()
+    if scene is None:
+        raise Http404("No such scene for you.")
+    return scene, False
+
+
+def _reply(
+    request: HttpRequest, scene: Scene, tablet: bool, error: str = "", status: int = 200
+) -> HttpResponse:
+    if request.headers.get("HX-Request") != "true":
+        return redirect("scene_tablet" if tablet else "scene_phone", pk=scene.pk)
+    scene.refresh_from_db()
+    if tablet:
+        context = {**scene_selectors.board_state(scene), "round_error": error, "oob": False}
+        return render(request, f"{fragments.TABLET}#board", context, status=status)
+    context = {
+        **scene_selectors.private_state(scene, request.user),
+        "round_error": error,
+        "oob": False,
+    }
+    return render(request, f"{fragments.PHONE}#private", context, status=status)
+
+
+def round_post(form_class: type | None) -> Callable:
+    """Wrap a round post: find the scene and its fight, parse the form, turn a refusal into
+    the screen with its sentence (409) and a bad form into 400."""
+
+    def decorate(action: Callable[..., Any]) -> Callable[..., HttpResponse]:
+        @login_required
+        @require_POST
+        @wraps(action)
+        def view(request: HttpRequest, pk: int) -> HttpResponse:
+            scene, tablet = _scene(request, pk)
+            combat = services.running_combat(scene)
+            form = form_class(request.POST) if form_class else None
+            if form is not None and not form.is_valid():
+                return _reply(request, scene, tablet, f"Nothing changed. {problems(form)}", 400)
+            if combat is None and action.__name__ != "round_start":
+                return _reply(request, scene, tablet, NO_FIGHT, 409)
+            data = form.cleaned_data if form is not None else {}
+            try:
+                action(request, scene=scene, combat=combat, data=data)
+            except RoundError as error:
+                return _reply(request, scene, tablet, str(error), 409)
+            return _reply(request, scene, tablet)
+
+        return view
+
+    return decorate
+
+
+def _participant(scene: Scene, pk: int | None) -> Participant | None:
+    if not pk:
+        return None
+    found = (
+        Participant.objects.filter(scene=scene, pk=pk, removed_at__isnull=True)
+        .select_related("character")
+        .first()
+    )
+    if found is None:
+        raise RoundError("That character is not in this scene.")
+    return found
+
+
+@round_post(None)
+def round_start(request: HttpRequest, *, scene: Scene, combat, data) -> None:
+    chosen = _chosen(request, scene)
+    if scene.ruleset == "met_bns":
+        bns.bns_start(scene=scene, by=request.user, participants=chosen)
+    elif scene.ruleset in met.MET_RULESETS:
+        met.met_start(scene=scene, by=request.user, participants=chosen)
+    else:
+        services.combat_start(scene=scene, by=request.user, participants=chosen)
+
+
+def _chosen(request: HttpRequest, scene: Scene) -> list[Participant]:
+    ids = [int(x) for x in request.POST.getlist("who") if x.isdigit()]
+    return list(Participant.objects.filter(scene=scene, pk__in=ids, removed_at__isnull=True))
+
+
+@round_post(forms.InitiativeForm)
+def round_initiative(request, *, scene, combat, data) -> None:
+    services.combat_initiative(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        roll=data["roll"],
+        key=data["key"] or None,
+    )
+
+
+@round_post(None)
+def round_roll_missing(request, *, scene, combat, data) -> None:
+    services._require_st(request.user, scene)
+    services.combat_roll_missing(combat=combat, by=request.user)
+
+
+@round_post(forms.AtForm)
+def round_begin(request, *, scene, combat, data) -> None:
+    services.combat_begin_round(combat=combat, by=request.user, at=data["at"] or None)
+
+
+@round_post(forms.DeclareForm)
+def round_declare(request, *, scene, combat, data) -> None:
+    services.combat_declare(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        action=data["action"],
+        target=_participant(scene, data["target"]),
+        maneuver=data["maneuver"] or "basic",
+        weapon=data["weapon"],
+        actions=data["actions"] or 1,
+        also=data["also"],
+        haste=data["haste"],
+        at=data["at"] or None,
+        key=data["key"] or None,
+    )
+
+
+@round_post(forms._Base)
+def round_skip(request, *, scene, combat, data) -> None:
+    services.combat_skip(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        at=data["at"] or None,
+    )
+
+
+@round_post(forms.ResolveForm)
+def round_resolve(request, *, scene, combat, data) -> None:
+    services.combat_resolve(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        attack_difficulty=data["attack_difficulty"],
+        defense_difficulty=data["defense_difficulty"],
+        attack_dice=data["attack_dice"],
+        defense_dice=data["defense_dice"],
+        damage_dice=data["damage_dice"],
+        soak_dice=data["soak_dice"],
+        effect=data["effect"],
+        at=data["at"] or None,
+    )
+
+
+@round_post(forms.AbortForm)
+def round_abort(request, *, scene, combat, data) -> None:
+    reason, _, attacker = data["reason"].partition(":")
+    services.combat_abort(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        reason=reason,
+        attacker=_participant(scene, int(attacker)) if attacker.isdigit() else None,
+        dice=data["dice"] or None,
+        key=data["key"] or None,
+    )
+
+
+@round_post(forms.CommittedForm)
+def round_committed(request, *, scene, combat, data) -> None:
+    services.combat_answer_committed(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        attacker=_participant(scene, data["attacker"]),
+        answer=data["answer"],
+        key=data["key"] or None,
+    )
+
+
+@round_post(forms.RemindForm)
+def round_remind(request, *, scene, combat, data) -> None:
+    services.combat_remind(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        text=data["text"],
+        key=data["key"] or None,
+    )
+
+
+@round_post(forms.EffectForm)
+def round_effect(request, *, scene, combat, data) -> None:
+    services.combat_add_effect(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        name=data["name"],
+        rounds=data["rounds"],
+    )
+
+
+@round_post(forms.PauseForm)
+def round_pause(request, *, scene, combat, data) -> None:
+    services.combat_pause(combat=combat, by=request.user, paused=data["paused"])
+
+
+@round_post(forms.AtForm)
+def round_book_keeping(request, *, scene, combat, data) -> None:
+    services.combat_book_keeping(combat=combat, by=request.user, at=data["at"] or None)
+
+
+@round_post(forms.AtForm)
+def round_next(request, *, scene, combat, data) -> None:
+    services.combat_next_round(combat=combat, by=request.user, at=data["at"] or None)
+
+
+@round_post(None)
+def round_end(request, *, scene, combat, data) -> None:
+    services.combat_end(combat=combat, by=request.user)
+
+
+# met_bns (B4-B11) ------------------------------------------------------------------------
+
+
+@round_post(forms.MediateForm)
+def round_bns_mediate(request, *, scene, combat, data) -> None:
+    bns.bns_mediate(combat=combat, by=request.user, agreed=data["agreed"])
+
+
+@round_post(forms.AssessForm)
+def round_bns_assess(request, *, scene, combat, data) -> None:
+    bns.bns_assess(
+        combat=combat,
+        by=request.user,
+        participants=_chosen(request, scene),
+        started_by=_participant(scene, data["started_by"]),
+    )
+
+
+@round_post(forms.BnsActForm)
+def round_bns_act(request, *, scene, combat, data) -> None:
+    bns.bns_act(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        standard=data["standard"] or None,
+        simple=data["simple"] or None,
+        target=_participant(scene, data["target"]),
+        against_physical=data["against_physical"],
+        at=data["at"] or None,
+        key=data["key"] or None,
+    )
+
+
+@round_post(forms._Base)
+def round_bns_finish(request, *, scene, combat, data) -> None:
+    bns.bns_finish(
+        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+    )
+
+
+@round_post(forms._Base)
+def round_bns_delay(request, *, scene, combat, data) -> None:
+    bns.bns_delay(
+        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+    )
+
+
+@round_post(forms._Base)
+def round_bns_resume(request, *, scene, combat, data) -> None:
+    bns.bns_resume(
+        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+    )
+
+
+@round_post(forms._Base)
+def round_bns_escape(request, *, scene, combat, data) -> None:
+    bns.bns_escape_announce(
+        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+    )
+
+
+@round_post(forms._Base)
+def round_bns_intent(request, *, scene, combat, data) -> None:
+    bns.bns_escape_intent(
+        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+    )
+
+
+@round_post(forms.SettleForm)
+def round_bns_escape_settle(request, *, scene, combat, data) -> None:
+    bns.bns_escape_settle(
+        combat=combat, by=request.user, can_be_attacked=not data["cannot_be_attacked"]
+    )
+
+
+@round_post(forms.CelerityForm)
+def round_bns_celerity(request, *, scene, combat, data) -> None:
+    bns.bns_celerity(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        rounds=data["rounds"],
+    )
+
+
+@round_post(forms.AtForm)
+def round_bns_end_round(request, *, scene, combat, data) -> None:
+    bns.bns_end_round(combat=combat, by=request.user, at=data["at"] or None)
+
+
+# met_classic and met_werewolf (C15, C16) --------------------------------------------------
+
+
+@round_post(forms.MetCelerityForm)
+def round_met_celerity(request, *, scene, combat, data) -> None:
+    met.met_celerity_announce(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        level=data["level"],
+        follow_ups=data["follow_ups"],
+    )
+
+
+@round_post(forms.MetTakeForm)
+def round_met_take(request, *, scene, combat, data) -> None:
+    met.met_celerity_take(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        action=data["action"],
+    )
+
+
+@round_post(forms.MediateForm)
+def round_met_mob(request, *, scene, combat, data) -> None:
+    targets = {}
+    for key, value in request.POST.items():
+        if key.startswith("target_") and value.isdigit() and key[7:].isdigit():
+            targets[_participant(scene, int(key[7:]))] = _participant(scene, int(value))
+    met.met_mob(combat=combat, by=request.user, targets=targets, agreed=data["agreed"])
+
+
+@round_post(None)
+def round_met_next(request, *, scene, combat, data) -> None:
+    met.met_next_round(combat=combat, by=request.user)

@@ -1,0 +1,287 @@
+"""Issue 12 end to end in real browsers: the storyteller's tablet and two phones (separate
+browser contexts, as separate people) run chases live.
+
+1. A foot chase from an escape defense (K4): maneuvers, an obstacle passed by Damnit!, and
+   the Prey escapes (K10).
+2. Two Predators, each with its own Lead (K1): one catches the Prey.
+
+The phones follow by pushes over /ws/scenes/<pk>/ (never a reload): every wait is on a
+condition of the page.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.factories import (
+    CharacterFactory,
+    ChronicleFactory,
+    GameNightFactory,
+    StorytellerFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+TABLET = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+PUSH = 8_000  # ms: a push reaches a phone well within this on a loaded machine
+SHOTS = os.environ.get("CHASE_SHOTS")
+# The pushes and the "live" badge come with branch `live` (static/js/scene.js, SceneConsumer).
+NEEDS_LIVE = pytest.mark.xfail(
+    strict=False, reason="needs the live branch's scene socket"
+)  # a folder: save screenshots there while developing
+
+
+@dataclass
+class Table:
+    tablet: object
+    phones: dict[str, object]
+    contexts: list[object]
+    scene_pk: int
+
+
+def _shot(page, name: str) -> None:
+    if SHOTS:
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+
+
+def _log_in(page, live_url: str, username: str) -> None:
+    page.goto(f"{live_url}/accounts/login/")
+    page.get_by_label("User name").fill(username)
+    page.get_by_label("Password").fill(f"{username}-pw")
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{live_url}/")
+
+
+def _off_thread(work):
+    """Run ``work`` in a thread of its own: this one's event loop is Playwright's, and a
+    service publishes its pushes on commit through ``async_to_sync``."""
+    from django.db import connection
+
+    done: list[object] = []
+
+    def run() -> None:
+        try:
+            done.append(work())
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=30)
+    assert done, "the work in the thread failed (see the log above)"
+    return done[0]
+
+
+def _table(browser, live_url: str, *, hound: bool = False) -> Table:
+    """Jane and Frank's players join the storyteller's scene (Hound: a quick NPC)."""
+    scene_pk = _off_thread(lambda: _cast(hound))
+    contexts = []
+    tablet_context = browser.new_context(viewport=TABLET)
+    contexts.append(tablet_context)
+    tablet = tablet_context.new_page()
+    _log_in(tablet, live_url, "st")
+    tablet.goto(f"{live_url}/scenes/{scene_pk}/")
+    phones = {}
+    for name in ("jane", "frank"):
+        context = browser.new_context(viewport=PHONE)
+        contexts.append(context)
+        phone = context.new_page()
+        _log_in(phone, live_url, name)
+        phone.goto(f"{live_url}/scenes/{scene_pk}/phone/")
+        phones[name] = phone
+    return Table(tablet, phones, contexts, scene_pk)
+
+
+def _cast(hound: bool) -> int:
+    from characters.models import Attribute
+    from combat import services as scenes
+    from tests.factories import AbilityFactory
+
+    storyteller = StorytellerFactory(username="st", password="st-pw")
+    chronicle = ChronicleFactory(name="Phoenix by Night", ruleset="wod_dice")
+    chronicle.storytellers.add(storyteller)
+    GameNightFactory(chronicle=chronicle, number=1)
+    scene = scenes.scene_open(chronicle=chronicle, by=storyteller, name="Docks")
+    for name, dexterity in (("jane", 3), ("frank", 2)):
+        user = UserFactory(username=name, password=f"{name}-pw")
+        character = CharacterFactory(chronicle=chronicle, player=user, name=name.capitalize())
+        Attribute.objects.create(character=character, name="Dexterity", value=dexterity)
+        AbilityFactory(character=character, name="Athletics", rating=2)
+        scenes.scene_join(code=scene.join_code, user=user, character=character)
+    if hound:
+        scenes.scene_add_npc(
+            scene=scene, by=storyteller, name="Hound", pools={"Dexterity": 4, "Athletics": 3}
+        )
+    return scene.pk
+
+
+def _live(table: Table) -> None:
+    from playwright.sync_api import expect
+
+    for page in (table.tablet, *table.phones.values()):
+        expect(page.locator("#scene-freshness")).to_contain_text("live", timeout=PUSH)
+
+
+def _start(tablet, *, start: str, prey: str, predators: list[str], **fields: str) -> None:
+    form = tablet.locator("#chase form[action$='/chase/start/']")
+    form.locator("select[name=start]").select_option(start)
+    form.locator("select[name=prey]").select_option(label=prey)
+    for name in predators:
+        form.get_by_label(name, exact=True).check()
+    for name, value in fields.items():
+        form.locator(f"[name={name}]").fill(value)
+    form.get_by_role("button", name="Start the chase").click()
+
+
+def _roll(tablet, dice: dict[str, str], button: str = "Roll round") -> None:
+    """Type the table's dice for each side (by name) and roll."""
+    form = tablet.locator("#chase form.chase-roll")
+    for name, faces in dice.items():
+        form.locator(".roll-row", has_text=name).locator("input[name^=dice-]").fill(faces)
+    form.get_by_role("button", name=button).click()
+
+
+def _track(page, name: str):
+    return page.locator("#chase-public .chase-track, #chase .chase-track").filter(has_text=name)
+
+
+@NEEDS_LIVE
+def test_a_foot_chase_from_an_escape_through_maneuvers_and_an_obstacle_ends_in_an_escape(
+    live_url: str, browser
+) -> None:
+    from playwright.sync_api import expect
+
+    from chases.models import Chase
+    from combat import services as scenes
+    from combat.models import Scene
+
+    table = _table(browser, live_url)
+    tablet, jane, frank = table.tablet, table.phones["jane"], table.phones["frank"]
+    try:
+        _live(table)
+        # The escape defense left 7 successes: Frank elects to pursue (K4).
+        _start(tablet, start="escape", prey="Jane", predators=["Frank"], head_start="7")
+        expect(tablet.locator("#chase .chase-turn")).to_have_text(
+            "The storyteller rolls round 1.", timeout=PUSH
+        )
+        for phone in (jane, frank):
+            expect(_track(phone, "Frank").locator(".lead")).to_have_text("7", timeout=PUSH)
+
+        # A push while the storyteller types keeps what is typed (hx-preserve, stable id).
+        dice = tablet.locator("#chase .roll-row", has_text="Jane").locator("input[name^=dice-]")
+        dice.fill("9 9 8")
+        scene = Scene.objects.select_related("storyteller").get(pk=table.scene_pk)
+        _off_thread(
+            lambda: scenes.scene_advance_clock(scene=scene, by=scene.storyteller, seconds=60)
+        )
+        expect(tablet.locator("#scene-clock")).to_have_text("1m 00s", timeout=PUSH)
+        expect(dice).to_have_value("9 9 8")
+
+        _roll(tablet, {"Frank": "2 3"})  # Jane 3, Frank 0: Lead 7 + 3 = 10
+        expect(_track(jane, "Frank").locator(".lead")).to_have_text("10", timeout=PUSH)
+        expect(jane.locator("#chase-public .die.hit")).to_have_count(3)
+        prompt = jane.locator("#chase-prompts")
+        expect(prompt).to_contain_text("Jane won the round", timeout=PUSH)
+        expect(frank.locator("#chase-prompts")).not_to_contain_text("won the round")
+        expect(frank.locator("#chase-public .chase-turn")).to_have_text("Jane chooses a maneuver.")
+        _shot(jane, "1-jane-maneuvers")
+        _shot(tablet, "1-tablet-maneuver")
+
+        # Quick Reverse (−3 Lead): Frank faces an obstacle the storyteller sets.
+        prompt.locator("button[data-maneuver=quick_reverse]").click()
+        expect(_track(frank, "Frank").locator(".lead")).to_have_text("7", timeout=PUSH)
+        obstacle = tablet.locator("#chase form[action$='/obstacle/']")
+        expect(obstacle).to_contain_text("for Frank", timeout=PUSH)
+        obstacle.locator("[name=label]").fill("A chain-link fence")
+        obstacle.locator("[name=difficulty]").fill("7")
+        obstacle.get_by_role("button", name="Set the obstacle").click()
+
+        # Frank's phone offers Damnit! (+3 Lead to the Prey); he takes it.
+        damnit = frank.locator("#chase-prompts button[data-maneuver=damnit]")
+        expect(damnit).to_be_visible(timeout=PUSH)
+        expect(jane.locator("#chase-prompts button")).to_have_count(0)
+        _shot(frank, "2-frank-damnit")
+        damnit.click()
+        expect(tablet.locator("#chase")).to_contain_text("Damnit!", timeout=PUSH)
+        tablet.get_by_role("button", name="Roll the obstacle").click()
+        for phone in (jane, frank):
+            expect(_track(phone, "Frank").locator(".lead")).to_have_text("10", timeout=PUSH)
+
+        # Round 2: Jane wins with a Lead of 10: she escapes (K10), on every phone.
+        _roll(tablet, {"Jane": "8 7", "Frank": "6"})
+        for page in (jane, frank):
+            expect(page.locator("#chase-public .chase-ending")).to_have_text(
+                "Jane escaped", timeout=PUSH
+            )
+        expect(tablet.locator("#chase .chase-ending")).to_have_text("Jane escaped")
+        _shot(tablet, "3-tablet-escaped")
+        _shot(frank, "3-frank-escaped")
+        chase = Chase.objects.get()
+        assert chase.outcome == "escaped" and chase.start == "escape"
+        assert list(chase.steps.values_list("kind", flat=True)) == [
+            "start",
+            "round",
+            "maneuver",
+            "obstacle_set",
+            "maneuver",
+            "obstacle",
+            "round",
+            "end",
+        ]
+    finally:
+        for context in table.contexts:
+            context.close()
+
+
+@NEEDS_LIVE
+def test_two_predators_each_with_its_own_lead_and_one_catches_the_prey(
+    live_url: str, browser
+) -> None:
+    from playwright.sync_api import expect
+
+    from chases.models import Chase
+
+    table = _table(browser, live_url, hound=True)
+    tablet, jane, frank = table.tablet, table.phones["jane"], table.phones["frank"]
+    try:
+        _live(table)
+        # A cold start (K3): Jane's roll, typed in, has one success: a head start of 2 on each.
+        _start(tablet, start="cold", prey="Jane", predators=["Frank", "Hound"], prey_dice="7 3")
+        for name in ("Frank", "Hound"):
+            expect(_track(jane, name).locator(".lead")).to_have_text("2", timeout=PUSH)
+
+        # Round 1: Jane 2 against Frank 0 (Lead 4), against the Hound's 3 (Lead 1).
+        _roll(tablet, {"Jane": "8 8", "Frank": "2", "Hound": "8 8 8"})
+        expect(_track(frank, "Frank").locator(".lead")).to_have_text("4", timeout=PUSH)
+        expect(_track(frank, "Hound").locator(".lead")).to_have_text("1")
+        prompt = jane.locator("#chase-prompts")
+        expect(prompt).to_contain_text("against Frank", timeout=PUSH)
+        # The Hound is an NPC: its maneuver is the storyteller's (Tail, +1 Lead to the Prey).
+        tablet.locator("#chase .npc-maneuvers button[data-maneuver=tail]").click()
+        expect(_track(jane, "Hound").locator(".lead")).to_have_text("2", timeout=PUSH)
+        prompt.locator("button[data-maneuver=bait]").click()
+        expect(_track(frank, "Frank").locator(".lead")).to_have_text("2", timeout=PUSH)
+        expect(tablet.locator("#chase .chase-turn")).to_have_text(
+            "The storyteller rolls round 2.", timeout=PUSH
+        )
+
+        # Round 2: the Hound's 3 against Jane's 0 takes its Lead to -1: caught (K1, K10).
+        _roll(tablet, {"Jane": "2", "Frank": "2", "Hound": "9 9 9"})
+        for page in (jane, frank):
+            expect(page.locator("#chase-public .chase-ending")).to_have_text(
+                "Jane was caught by Hound", timeout=PUSH
+            )
+        _shot(jane, "4-jane-caught")
+        chase = Chase.objects.get()
+        assert chase.outcome == "caught" and chase.start == "cold"
+        leads = {p["predator"]: p["lead"] for p in chase.state["pursuits"]}
+        assert sorted(leads.values()) == [-1, 2]
+    finally:
+        for context in table.contexts:
+            context.close()

@@ -1,0 +1,408 @@
+"""Chase services: every start, rounds, maneuvers, obstacles, endings, and who may do what."""
+
+from __future__ import annotations
+
+import pytest
+
+from chases import services
+from chases.models import Chase, ChaseRoll, ChaseStep, Phase
+from chases.services import ChaseError
+from chases.signals import chase_ended
+from combat.models import SceneLogEntry
+from tests.chases.conftest import Dice
+
+pytestmark = pytest.mark.django_db
+
+
+def key(participant) -> str:
+    return f"p{participant.pk}"
+
+
+@pytest.fixture
+def ended(django_capture_on_commit_callbacks):
+    """Every chase_ended sent, as (outcome, origin)."""
+    heard: list[tuple[str, dict]] = []
+
+    def receiver(sender, chase, outcome, origin, **kwargs):
+        heard.append((outcome, origin))
+
+    chase_ended.connect(receiver)
+    yield heard
+    chase_ended.disconnect(receiver)
+
+
+def escape(scene, storyteller, prey, *predators, head_start=3, **extra) -> Chase:
+    return services.start_chase(
+        scene=scene,
+        by=storyteller,
+        predators=list(predators),
+        prey=prey,
+        start="escape",
+        head_start=head_start,
+        **extra,
+    )
+
+
+def lead(chase, predator) -> int:
+    chase.refresh_from_db()
+    return next(p["lead"] for p in chase.state["pursuits"] if p["predator"] == key(predator))
+
+
+def round_(chase, by, prey_dice, **predator_dice):
+    chase.refresh_from_db()
+    dice = {"prey": prey_dice, **predator_dice}
+    return services.chase_round(chase=chase, by=by, expected_step=chase.step, dice=dice)
+
+
+# Starts -----------------------------------------------------------------------------------
+
+
+@pytest.mark.rules("K4", "D9")
+def test_it_starts_from_an_escape_with_its_head_start(scene, storyteller, janet, hound, ended):
+    seq = scene.seq
+    chase = escape(scene, storyteller, janet, hound, head_start=3, origin={"round_id": 7})
+    assert lead(chase, hound) == 3
+    assert chase.phase == Phase.ROLL and chase.origin == {"round_id": 7}
+    assert scene.seq > seq  # the caller's scene follows the new seq
+    line = SceneLogEntry.objects.filter(scene=scene, kind="chase").last()
+    assert line.public and "head start 3" in line.text and "Hound" in line.text
+    assert ended == []
+
+
+@pytest.mark.rules("K4")
+def test_it_refuses_an_escape_without_a_head_start(scene, storyteller, janet, hound):
+    with pytest.raises(ChaseError) as refused:
+        escape(scene, storyteller, janet, hound, head_start=0)
+    assert refused.value.rule == "K4" and "(K4)" in str(refused.value)
+    assert not Chase.objects.exists()
+
+
+@pytest.mark.rules("K3")
+def test_a_cold_start_sets_the_head_start_from_the_preys_roll(scene, storyteller, janet, hound):
+    chase = services.start_chase(
+        scene=scene,
+        by=storyteller,
+        predators=[hound],
+        prey=janet,
+        start="cold",
+        dice={"prey": [7, 9, 3, 2, 5]},
+    )
+    assert lead(chase, hound) == 3  # two successes at 6, + 1
+    roll = ChaseRoll.objects.get(step__chase=chase)
+    assert roll.pool == 5 and roll.difficulty == 6 and roll.typed and roll.successes == 2
+
+
+@pytest.mark.rules("K3", "K10")
+def test_a_botched_cold_start_is_a_catch_announced_on_commit(
+    scene, storyteller, janet, hound, ended, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        chase = services.start_chase(
+            scene=scene,
+            by=storyteller,
+            predators=[hound],
+            prey=janet,
+            start="cold",
+            rng=Dice(1, 3, 4, 2, 5),
+            origin={"round_id": 3},
+        )
+    assert chase.outcome == "caught" and chase.phase == Phase.OVER and chase.ended_at
+    assert ended == [("caught", {"round_id": 3})]
+    assert SceneLogEntry.objects.filter(text__startswith="Chase over: Janet was caught").exists()
+
+
+@pytest.mark.rules("K5")
+def test_stalk_and_pounce_adds_the_preys_spare_successes_to_its_pool(
+    scene, storyteller, janet, cody
+):
+    chase = services.start_chase(
+        scene=scene,
+        by=storyteller,
+        predators=[cody],
+        prey=janet,
+        start="stalk",
+        dice={
+            "prey_stalk": [8, 9, 7],  # Perception + Alertness: 3
+            f"predator_stalk:{cody.pk}": [8, 2, 3, 4],  # Manipulation + Subterfuge: 1
+            f"predator:{cody.pk}": [6, 2, 3, 4, 5],  # 1 success
+        },
+        rng=Dice(6, 7, 8, 9, 2, 3, 4),  # the Prey's pool: 5 + 2 stalk dice, 4 successes
+    )
+    assert lead(chase, cody) == 3
+    prey_roll = ChaseRoll.objects.get(step__chase=chase, purpose="start", side__role="prey")
+    assert prey_roll.pool == 7 and not prey_roll.typed
+
+
+@pytest.mark.rules("K5")
+def test_a_pounce_that_lands_ends_the_chase_at_once(scene, storyteller, janet, cody):
+    chase = services.start_chase(
+        scene=scene,
+        by=storyteller,
+        predators=[cody],
+        prey=janet,
+        start="stalk",
+        dice={
+            "prey_stalk": [2],
+            f"predator_stalk:{cody.pk}": [9],
+            "prey": [2, 3],
+            f"predator:{cody.pk}": [9, 9],
+        },
+    )
+    assert chase.outcome == "caught"
+
+
+def test_only_the_storyteller_starts_a_chase_unless_a_pursuer_elects_to(
+    scene, storyteller, janet, cody, player, other_player
+):
+    with pytest.raises(ChaseError, match="Only the storyteller"):
+        services.start_chase(
+            scene=scene, by=player, predators=[cody], prey=janet, start="cold", dice={"prey": [9]}
+        )
+    # K4: from an escape, the attacker (Cody's player) elects to pursue.
+    chase = escape(scene, other_player, janet, cody, head_start=2)
+    assert lead(chase, cody) == 2
+
+
+def test_one_chase_at_a_time_and_a_double_tap_starts_one(scene, storyteller, janet, hound):
+    first = escape(scene, storyteller, janet, hound, key="start-1")
+    again = escape(scene, storyteller, janet, hound, key="start-1")
+    assert first.pk == again.pk
+    with pytest.raises(ChaseError, match="already running"):
+        escape(scene, storyteller, janet, hound)
+
+
+# Rounds, maneuvers, who acts --------------------------------------------------------------
+
+
+@pytest.mark.rules("K6", "K7", "K12")
+def test_the_prey_wins_a_round_and_only_its_player_picks_a_maneuver(
+    scene, storyteller, janet, hound, player, other_player
+):
+    chase = escape(scene, storyteller, janet, hound, head_start=3)
+    clock = scene.game_time
+    round_(chase, storyteller, [8, 9, 7], **{key(hound): [2, 3]})
+    assert lead(chase, hound) == 6 and chase.phase == Phase.MANEUVER
+    scene.refresh_from_db()
+    assert scene.game_time == clock + 15
+    step = chase.step
+    with pytest.raises(ChaseError, match="not your character"):
+        services.chase_maneuver(
+            chase=chase, by=other_player, pursuit=key(hound), role="prey", maneuver="bait"
+        )
+    with pytest.raises(ChaseError, match="Only the winner") as refused:
+        services.chase_maneuver(
+            chase=chase, by=storyteller, pursuit=key(hound), role="predator", maneuver="tail"
+        )
+    assert refused.value.rule == "K6"
+    chase.refresh_from_db()
+    assert chase.step == step
+    services.chase_maneuver(
+        chase=chase,
+        by=player,
+        pursuit=key(hound),
+        role="prey",
+        maneuver="gun_it",
+        expected_step=step,
+    )
+    assert lead(chase, hound) == 4 and chase.phase == Phase.ROLL
+    assert ChaseStep.objects.filter(chase=chase, kind="maneuver", text__contains="Gun it!").exists()
+
+
+def test_only_the_storyteller_rolls_a_round(scene, storyteller, janet, hound, player):
+    chase = escape(scene, storyteller, janet, hound)
+    with pytest.raises(ChaseError, match="Only the storyteller"):
+        round_(chase, player, [9], **{key(hound): [2]})
+
+
+def test_a_stale_step_is_refused_and_a_double_tap_counts_once(scene, storyteller, janet, hound):
+    chase = escape(scene, storyteller, janet, hound, head_start=3)
+    dice = {"prey": [2], key(hound): [2]}
+    services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, dice=dice, key="r1")
+    step = Chase.objects.get(pk=chase.pk).step
+    services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, dice=dice, key="r1")
+    assert Chase.objects.get(pk=chase.pk).step == step
+    with pytest.raises(ChaseError, match="moved on"):
+        services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, dice=dice)
+
+
+@pytest.mark.rules("K8")
+def test_a_prey_maneuver_that_costs_the_whole_lead_is_refused(
+    scene, storyteller, janet, hound, player
+):
+    chase = escape(scene, storyteller, janet, hound, head_start=1)
+    round_(chase, storyteller, [8, 9], **{key(hound): [2]})  # Lead 3
+    with pytest.raises(ChaseError) as refused:
+        services.chase_maneuver(
+            chase=chase, by=player, pursuit=key(hound), role="prey", maneuver="quick_reverse"
+        )
+    assert refused.value.rule == "K8"
+    assert lead(chase, hound) == 3
+
+
+def test_the_storyteller_moves_on_without_a_maneuver(scene, storyteller, janet, hound):
+    chase = escape(scene, storyteller, janet, hound)
+    round_(chase, storyteller, [2], **{key(hound): [9]})
+    services.chase_maneuver(
+        chase=chase, by=storyteller, pursuit=key(hound), role="predator", maneuver="head_off"
+    )
+    assert lead(chase, hound) == 2 + 4 and chase.phase == Phase.ROLL
+    round_(chase, storyteller, [9], **{key(hound): [2]})
+    services.chase_maneuver(
+        chase=chase, by=storyteller, pursuit=key(hound), role="prey", maneuver=None
+    )
+    chase.refresh_from_db()
+    assert chase.phase == Phase.ROLL
+
+
+@pytest.mark.rules("K2")
+def test_on_foot_the_pool_switches_to_stamina_after_the_chosen_rounds(
+    scene, storyteller, janet, hound
+):
+    chase = escape(scene, storyteller, janet, hound, head_start=3, sprint_rounds=5)
+    for _ in range(5):
+        round_(chase, storyteller, [5], **{key(hound): [5]})
+    chase.refresh_from_db()
+    services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, rng=Dice(*[5] * 9))
+    rolls = ChaseRoll.objects.filter(step__chase=chase, step__round=6)
+    assert {r.side.role: r.pool for r in rolls} == {"prey": 4, "predator": 3}  # Stamina 2 + 2
+
+
+# Obstacles -----------------------------------------------------------------------------------
+
+
+@pytest.mark.rules("K7", "K9", "K8")
+def test_quick_reverse_puts_the_predator_before_an_obstacle_it_may_damnit(
+    scene, storyteller, janet, cody, player, other_player
+):
+    chase = escape(scene, storyteller, janet, cody, head_start=5)
+    round_(chase, storyteller, [9, 9], **{key(cody): [2]})  # Lead 7
+    services.chase_maneuver(
+        chase=chase, by=player, pursuit=key(cody), role="prey", maneuver="quick_reverse"
+    )
+    chase.refresh_from_db()
+    assert chase.phase == Phase.OBSTACLE and chase.pending["obstacle"]["facing"] == [key(cody)]
+    assert lead(chase, cody) == 4
+    with pytest.raises(ChaseError, match="first"):
+        services.chase_obstacle_roll(chase=chase, by=storyteller)
+    services.chase_obstacle_set(
+        chase=chase, by=storyteller, label="A fence", difficulty=7, pool=("dexterity", "athletics")
+    )
+    with pytest.raises(ChaseError, match="not your character"):
+        services.chase_obstacle_choice(chase=chase, by=player, who=key(cody))
+    services.chase_obstacle_choice(chase=chase, by=other_player, who=key(cody))
+    services.chase_obstacle_roll(chase=chase, by=storyteller)
+    assert lead(chase, cody) == 7 and chase.phase == Phase.ROLL
+
+
+@pytest.mark.rules("K9")
+def test_a_failed_obstacle_puts_the_prey_out(scene, storyteller, janet, hound, ended):
+    chase = escape(scene, storyteller, janet, hound, head_start=5)
+    services.chase_obstacle_set(
+        chase=chase,
+        by=storyteller,
+        label="Traffic",
+        difficulty=8,
+        pool=("dexterity", "athletics"),
+        facing=["prey"],
+    )
+    services.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [2, 3, 4]})
+    chase.refresh_from_db()
+    assert chase.outcome == "prey_out"
+
+
+@pytest.mark.rules("K8")
+def test_nope_is_refused_when_it_would_cost_the_whole_lead(
+    scene, storyteller, janet, hound, player
+):
+    chase = escape(scene, storyteller, janet, hound, head_start=3)
+    services.chase_obstacle_set(
+        chase=chase,
+        by=storyteller,
+        label="Wall",
+        difficulty=6,
+        pool=("dexterity", "athletics"),
+        facing=["prey"],
+    )
+    with pytest.raises(ChaseError) as refused:
+        services.chase_obstacle_choice(chase=chase, by=player, who="prey")
+    assert refused.value.rule == "K8"
+
+
+# Endings ----------------------------------------------------------------------------------
+
+
+@pytest.mark.rules("K10")
+def test_the_prey_escapes_by_winning_with_a_lead_of_ten(
+    scene, storyteller, janet, hound, ended, django_capture_on_commit_callbacks
+):
+    chase = escape(scene, storyteller, janet, hound, head_start=10, origin={"round_id": 1})
+    with django_capture_on_commit_callbacks(execute=True):
+        round_(chase, storyteller, [9], **{key(hound): [2]})
+    chase.refresh_from_db()
+    assert chase.outcome == "escaped" and ended == [("escaped", {"round_id": 1})]
+
+
+@pytest.mark.rules("K1", "K10")
+def test_with_two_predators_either_catching_ends_the_chase(
+    scene, storyteller, janet, hound, cody, ended, django_capture_on_commit_callbacks
+):
+    chase = escape(scene, storyteller, janet, hound, cody, head_start=2)
+    with django_capture_on_commit_callbacks(execute=True):
+        round_(chase, storyteller, [9], **{key(hound): [9, 9, 9], key(cody): [2]})
+    chase.refresh_from_db()
+    assert chase.outcome == "caught" and lead(chase, cody) == 3
+    assert ended == [("caught", {})]
+    assert SceneLogEntry.objects.filter(text__contains="was caught").exists()
+
+
+# Course and attacks --------------------------------------------------------------------------
+
+
+@pytest.mark.rules("K6")
+def test_the_course_difficulty_changes_between_rounds_only(scene, storyteller, janet, hound):
+    chase = escape(scene, storyteller, janet, hound)
+    services.chase_set_course(chase=chase, by=storyteller, difficulty=9)
+    chase.refresh_from_db()
+    assert chase.state["course"]["difficulty"] == 9
+    round_(chase, storyteller, [2], **{key(hound): [9]})
+    with pytest.raises(ChaseError) as refused:
+        services.chase_set_course(chase=chase, by=storyteller, difficulty=4)
+    assert refused.value.rule == "K6"
+
+
+@pytest.mark.rules("K11")
+@pytest.mark.parametrize(
+    ("head_start", "means", "allowed"),
+    [(4, "weapon", True), (5, "weapon", False), (6, "power", True), (7, "power", False)],
+)
+def test_attacks_only_as_the_lead_allows(
+    scene, storyteller, janet, hound, head_start, means, allowed
+):
+    chase = escape(scene, storyteller, janet, hound, head_start=head_start)
+    attack = {
+        "chase": chase,
+        "by": storyteller,
+        "attacker": key(hound),
+        "target": "prey",
+        "means": means,
+    }
+    if allowed:
+        services.chase_attack(**attack)
+        assert ChaseStep.objects.filter(chase=chase, kind="attack").exists()
+    else:
+        with pytest.raises(ChaseError) as refused:
+            services.chase_attack(**attack)
+        assert refused.value.rule == "K11"
+
+
+def test_the_storyteller_calls_a_chase_off_and_may_start_another(
+    scene, storyteller, janet, hound, player, ended, django_capture_on_commit_callbacks
+):
+    chase = escape(scene, storyteller, janet, hound, origin={"round_id": 2})
+    with pytest.raises(ChaseError, match="Only the storyteller"):
+        services.chase_call_off(chase=chase, by=player)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.chase_call_off(chase=chase, by=storyteller, expected_step=chase.step)
+    chase.refresh_from_db()
+    assert chase.outcome == "called_off" and ended == [("called_off", {"round_id": 2})]
+    assert escape(scene, storyteller, janet, hound).pk != chase.pk

@@ -1,0 +1,337 @@
+"""Chase pages: the tablet's and phones' posts, what each audience sees, hidden information,
+and the sync test (a phone's state after pushes equals a fresh render)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from chases import services
+from chases.models import Chase, Phase
+from combat import fragments
+from combat.models import Scene
+from tests.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+def key(participant) -> str:
+    return f"p{participant.pk}"
+
+
+def fresh(scene) -> Scene:
+    return Scene.objects.select_related("chronicle", "storyteller", "game_night").get(pk=scene.pk)
+
+
+def start_post(client, scene, prey, *predators, **extra):
+    data = {
+        "via": "tablet",
+        "key": f"start-{scene.pk}",
+        "start": "escape",
+        "head_start": "3",
+        "prey": str(prey.pk),
+        "predators": [str(p.pk) for p in predators],
+        "terrain": "foot",
+        "difficulty": "6",
+        "sprint_rounds": "6",
+        **extra,
+    }
+    return client.post(f"/scenes/{scene.pk}/chase/start/", data, HTTP_HX_REQUEST="true")
+
+
+def test_the_storyteller_starts_a_chase_from_the_tablet(scene, storyteller, janet, hound):
+    response = start_post(client_for(storyteller), scene, janet, hound)
+    body = response.content.decode()
+    assert response.status_code == 200, body
+    chase = Chase.objects.get()
+    assert chase.phase == Phase.ROLL
+    assert 'id="scene-board"' in body and "Roll round 1" in body
+    assert f'id="chase-{chase.pk}-s{chase.step}-roll" hx-preserve' in body
+
+
+def test_a_bad_start_says_why_and_starts_nothing(scene, storyteller, janet, hound):
+    response = start_post(client_for(storyteller), scene, janet, hound, head_start="")
+    assert response.status_code == 400
+    assert "head start (K4)" in response.content.decode()
+    assert not Chase.objects.exists()
+
+
+def test_a_player_cannot_start_or_roll(scene, storyteller, janet, hound, player):
+    client = client_for(player)
+    assert start_post(client, scene, janet, hound).status_code == 404
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    response = client.post(
+        f"/chases/{chase.pk}/round/", {"step": chase.step, "key": "k1"}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 409 and "Only the storyteller" in response.content.decode()
+    chase.refresh_from_db()
+    assert chase.state["rounds"] == 0
+
+
+def test_the_tablet_rolls_typed_dice_and_the_winners_phone_is_offered_its_maneuvers(
+    scene, storyteller, janet, hound, player, other_player, cody
+):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    tablet = client_for(storyteller)
+    response = tablet.post(
+        f"/chases/{chase.pk}/round/",
+        {
+            "via": "tablet",
+            "step": chase.step,
+            "key": "roll-1",
+            "dice-prey": "8 9 7",
+            f"dice-{key(hound)}": "2 3",
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    phone = client_for(player).get(f"/scenes/{scene.pk}/phone/").content.decode()
+    assert "Janet won the round" in phone
+    assert 'data-maneuver="gun_it"' in phone and "−2 Lead" in phone
+    assert 'data-maneuver="nope"' not in phone  # K8: only when an obstacle is confronted
+    other = client_for(other_player).get(f"/scenes/{scene.pk}/phone/").content.decode()
+    assert "won the round" not in other and 'Lead <b class="lead">6</b>' in other
+    chase.refresh_from_db()
+    response = client_for(player).post(
+        f"/chases/{chase.pk}/maneuver/",
+        {
+            "step": chase.step,
+            "key": "m1",
+            "pursuit": key(hound),
+            "role": "prey",
+            "maneuver": "bait",
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200 and 'id="scene-private"' in response.content.decode()
+    chase.refresh_from_db()
+    assert chase.phase == Phase.ROLL
+
+
+def test_a_late_tap_is_refused_with_a_message(scene, storyteller, janet, hound, player):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    response = client_for(storyteller).post(
+        f"/chases/{chase.pk}/course/",
+        {"via": "tablet", "step": chase.step + 5, "key": "c1", "difficulty": "8"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 409 and "moved on" in response.content.decode()
+
+
+def test_typed_dice_must_be_d10s(scene, storyteller, janet, hound):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    response = client_for(storyteller).post(
+        f"/chases/{chase.pk}/round/",
+        {"via": "tablet", "step": chase.step, "key": "r", "dice-prey": "3 11"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 400 and "1 to 10" in response.content.decode()
+
+
+# Hidden information ------------------------------------------------------------------------
+
+
+def test_a_hidden_pursuer_is_never_named_nor_its_dice_shown_to_the_players(
+    scene, storyteller, janet, lurker, player
+):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[lurker], prey=janet, start="escape", head_start=3
+    )
+    services.chase_round(
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice={"prey": [2, 2], key(lurker): [7, 9, 4, 3]},
+    )
+    s = fresh(scene)
+    public = fragments.players_state(s)
+    private = fragments.private_state(s, player)
+    phone = client_for(player).get(f"/scenes/{scene.pk}/phone/").content.decode()
+    for html in (public, private, phone):
+        assert "Lurker" not in html
+    assert "An unseen pursuer" in public
+    assert 'class="die' not in public.split("An unseen pursuer</b>")[1].split("</li>")[0]
+    board = fragments.storyteller_state(s)
+    assert "Lurker" in board
+
+
+def test_the_prompts_reach_only_the_winners_phone(
+    scene, storyteller, janet, cody, player, other_player
+):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[cody], prey=janet, start="escape", head_start=3
+    )
+    services.chase_round(
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice={"prey": [2], key(cody): [9, 9]},
+    )
+    s = fresh(scene)
+    assert 'data-maneuver="head_off"' in fragments.private_state(s, other_player)
+    assert "data-maneuver" not in fragments.private_state(s, player)
+    assert "data-maneuver" not in fragments.players_state(s)
+
+
+# Sync: pushed fragments equal a fresh render ---------------------------------------------------
+
+
+def _by_id(html: str, root: str) -> str:
+    match = re.search(rf'<(\w+) id="{root}"', html)
+    assert match, f"{root} not in fragment"
+    return html[match.start() :]
+
+
+def test_a_phone_after_pushes_shows_what_a_fresh_load_shows(
+    scene, storyteller, janet, hound, player, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Render the phone, act, apply the pushed fragments the way htmx swaps them by id,
+    and compare with a fresh render of the same state."""
+    pushed: list[tuple[str, str]] = []
+
+    def capture(group, html):
+        pushed.append((group, html))
+
+    monkeypatch.setattr("combat.live._send", capture)
+    with django_capture_on_commit_callbacks(execute=True):
+        chase = services.start_chase(
+            scene=scene,
+            by=storyteller,
+            predators=[hound],
+            prey=janet,
+            start="escape",
+            head_start=3,
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        services.chase_round(
+            chase=chase,
+            by=storyteller,
+            expected_step=chase.step,
+            dice={"prey": [9, 9], key(hound): [2]},
+        )
+    players = [h for g, h in pushed if g.endswith(".players")]
+    mine = [h for g, h in pushed if g.endswith(f".user.{player.pk}")]
+    assert players and mine
+    s = fresh(scene)
+    assert players[-1] == fragments.players_state(s)
+    assert mine[-1] == fragments.private_state(s, player)
+    assert 'data-maneuver="bait"' in mine[-1] and 'Lead <b class="lead">5</b>' in players[-1]
+    page = client_for(player).get(f"/scenes/{scene.pk}/phone/").content.decode()
+    for html, root in ((players[-1], "chase-public"), (mine[-1], "chase-prompts")):
+        part = _by_id(html, root)
+        part = part[: part.index("</div>")]
+        assert re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", part) in re.sub(
+            r'<input type="hidden" name="csrfmiddlewaretoken" value="[^"]*">', "", page
+        )
+
+
+def test_the_chase_renders_in_the_same_queries_for_few_or_many_steps(
+    scene, storyteller, janet, hound, player
+):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=9
+    )
+    counts = []
+    for _ in range(2):
+        s = fresh(scene)
+        with CaptureQueriesContext(connection) as captured:
+            fragments.storyteller_state(s)
+            fragments.players_state(s)
+            fragments.private_state(s, player)
+        counts.append(len(captured))
+        for _ in range(3):
+            chase.refresh_from_db()
+            services.chase_round(
+                chase=chase,
+                by=storyteller,
+                expected_step=chase.step,
+                dice={"prey": [5], key(hound): [5]},
+            )
+    assert counts[0] == counts[1]
+
+
+def test_the_storytellers_forms_keep_their_id_until_the_chase_moves(
+    scene, storyteller, janet, hound
+):
+    """hx-preserve keeps a half-typed form across pushes of the same chase step (the clock,
+    a join) and a new step draws a fresh one."""
+    from combat import services as scenes
+
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+
+    def roll_form_id() -> str:
+        board = fragments.storyteller_state(fresh(scene))
+        return re.search(r'<form id="([^"]+-roll)" hx-preserve', board).group(1)
+
+    before = roll_form_id()
+    scenes.scene_advance_clock(scene=fresh(scene), by=storyteller, seconds=60)
+    assert roll_form_id() == before
+    services.chase_set_course(chase=chase, by=storyteller, difficulty=7)
+    assert roll_form_id() != before
+
+
+@pytest.fixture
+def bystander(scene, chronicle):
+    """A player in the scene whose character is not in the chase."""
+    from combat import services as scenes
+    from tests.factories import CharacterFactory, UserFactory
+
+    user = UserFactory(username="bystander")
+    character = CharacterFactory(chronicle=chronicle, name="Bea", player=user)
+    scenes.scene_join(code=scene.join_code, user=user, character=character)
+    return user
+
+
+@pytest.mark.parametrize(
+    ("who", "roll", "maneuver"),
+    [
+        ("storyteller", 200, 409),  # runs the chase, but a player character chooses for itself
+        ("player", 409, 200),  # Janet's player: the Prey's maneuver, never the round
+        ("other_player", 409, 409),  # Cody's player: not his maneuver
+        ("bystander", 409, 409),  # in the scene, not in the chase
+        ("stranger", 404, 404),  # not in the scene at all
+    ],
+)
+def test_each_role_does_only_what_it_may(
+    who, roll, maneuver, request, scene, storyteller, janet, cody, bystander
+):
+    from tests.factories import UserFactory
+
+    user = UserFactory(username="stranger") if who == "stranger" else request.getfixturevalue(who)
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[cody], prey=janet, start="escape", head_start=3
+    )
+    client = client_for(user)
+    step = chase.step
+    response = client.post(
+        f"/chases/{chase.pk}/round/",
+        {"step": step, "key": "r1", "dice-prey": "9", f"dice-{key(cody)}": "2"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == roll
+    if roll != 200:
+        services.chase_round(
+            chase=chase, by=storyteller, expected_step=step, dice={"prey": [9], key(cody): [2]}
+        )
+    chase.refresh_from_db()
+    response = client.post(
+        f"/chases/{chase.pk}/maneuver/",
+        {"step": chase.step, "key": "m1", "pursuit": key(cody), "role": "prey", "maneuver": "bait"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == maneuver
+    chase.refresh_from_db()
+    assert (chase.phase == Phase.ROLL) == (maneuver == 200)

@@ -1,0 +1,132 @@
+"""met_bns scenarios driven through the services with every role (B4-B11)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from combat.models import Combat, Scene
+from combat.rounds import bns
+from combat.rounds.services import RoundError
+
+
+def _state(combat):
+    return bns._engine(Combat.objects.get(pk=combat.pk))
+
+
+def _name(p, who):
+    return next(n for n, x in p.items() if str(x.pk) == who)
+
+
+def test_a_turn_with_a_surprise_action_an_everyman_and_a_celerity_round(docks):
+    st, users, p, scene = docks
+    with pytest.raises(RoundError, match="Only the storyteller"):
+        bns.bns_start(scene=scene, by=users["Ana"], participants=list(p.values()))
+    combat = bns.bns_start(scene=scene, by=st, participants=list(p.values()), rng=random.Random(1))
+    with pytest.raises(RoundError, match="Only the storyteller"):
+        bns.bns_mediate(combat=combat, by=users["Bo"], agreed=False)
+    bns.bns_mediate(combat=combat, by=st, agreed=False)
+    bns.bns_celerity(combat=combat, by=users["Ana"], participant=p["Ana"], rounds=1)
+    with pytest.raises(RoundError, match="B5"):
+        bns.bns_celerity(combat=combat, by=users["Bo"], participant=p["Bo"], rounds=1)
+    bns.bns_assess(combat=combat, by=st, participants=list(p.values()), started_by=p["Bo"])
+    # B7: Bo's surprise action first, outside initiative.
+    with pytest.raises(RoundError, match="B7"):
+        bns.bns_act(
+            combat=combat, by=users["Ana"], participant=p["Ana"], standard="attack", target=p["Bo"]
+        )
+    bns.bns_act(
+        combat=combat, by=users["Bo"], participant=p["Bo"], standard="attack", target=p["Cy"]
+    )
+    # B4: Ana 8, then Bo 7 and Cy 6 (ties by Mental, Physical, Social).
+    state = _state(combat)
+    assert [_name(p, w) for w in state.order] == ["Ana", "Bo", "Cy"]
+    with pytest.raises(RoundError, match="not your character"):
+        bns.bns_act(combat=combat, by=users["Bo"], participant=p["Ana"], simple="move")
+    bns.bns_act(
+        combat=combat,
+        by=users["Ana"],
+        participant=p["Ana"],
+        standard="attack",
+        simple="move",
+        target=p["Cy"],
+    )
+    bns.bns_act(
+        combat=combat, by=users["Bo"], participant=p["Bo"], simple="draw"
+    )  # standard used by B7
+    bns.bns_finish(combat=combat, by=users["Cy"], participant=p["Cy"])  # Cy forgoes both: +5 (B8)
+    bns.bns_end_round(combat=combat, by=st)
+    state = _state(combat)
+    assert state.round_label == "celerity 1" and [_name(p, w) for w in state.order] == ["Ana"]
+    with pytest.raises(RoundError, match="B5"):
+        bns.bns_act(
+            combat=combat,
+            by=users["Ana"],
+            participant=p["Ana"],
+            standard="mental_challenge",
+            target=p["Cy"],
+        )
+    bns.bns_act(
+        combat=combat, by=users["Ana"], participant=p["Ana"], standard="attack", target=p["Bo"]
+    )
+    before = Scene.objects.get(pk=scene.pk).game_time
+    bns.bns_end_round(combat=combat, by=st)
+    state = _state(combat)
+    assert state.turn == 2 and state.round_label == "everyman"
+    assert Scene.objects.get(pk=scene.pk).game_time == before + 3
+    # Cy forwent both actions: +5 this round, so first (B8).
+    assert _name(p, state.order[0]) == "Cy"
+    assert Combat.objects.get(pk=combat.pk).haste[str(p["Ana"].pk)] == 1  # carried over
+
+
+def test_a_fair_escape_waits_for_intents_and_succeeds_at_the_end_of_the_round(docks):
+    st, users, p, scene = docks
+    combat = bns.bns_start(scene=scene, by=st, participants=list(p.values()), rng=random.Random(2))
+    bns.bns_mediate(combat=combat, by=st, agreed=False)
+    bns.bns_assess(combat=combat, by=st, participants=list(p.values()))
+    bns.bns_escape_announce(combat=combat, by=users["Ana"], participant=p["Ana"])
+    with pytest.raises(RoundError, match="B9"):
+        bns.bns_escape_intent(combat=combat, by=users["Ana"], participant=p["Ana"])
+    bns.bns_escape_intent(combat=combat, by=users["Cy"], participant=p["Cy"])
+    with pytest.raises(RoundError, match="Only the storyteller"):
+        bns.bns_escape_settle(combat=combat, by=users["Cy"])
+    bns.bns_escape_settle(combat=combat, by=st)
+    assert _state(combat).escapes == {str(p["Ana"].pk): "on_hold"}
+    bns.bns_finish(combat=combat, by=users["Bo"], participant=p["Bo"])
+    bns.bns_act(combat=combat, by=users["Cy"], participant=p["Cy"], simple="move")
+    bns.bns_end_round(combat=combat, by=st)
+    state = _state(combat)
+    assert state.fighter(str(p["Ana"].pk)).out
+
+
+def test_an_attack_before_the_round_ends_breaks_the_escape(docks):
+    st, users, p, scene = docks
+    combat = bns.bns_start(scene=scene, by=st, participants=list(p.values()), rng=random.Random(2))
+    bns.bns_mediate(combat=combat, by=st, agreed=False)
+    bns.bns_assess(combat=combat, by=st, participants=list(p.values()))
+    bns.bns_escape_announce(combat=combat, by=users["Ana"], participant=p["Ana"])
+    bns.bns_escape_intent(combat=combat, by=users["Bo"], participant=p["Bo"])
+    bns.bns_escape_settle(combat=combat, by=st)
+    bns.bns_act(
+        combat=combat, by=users["Bo"], participant=p["Bo"], standard="attack", target=p["Ana"]
+    )
+    assert _state(combat).escapes == {str(p["Ana"].pk): "failed"}
+
+
+def test_prone_and_delay(docks):
+    """B10: a simple action to drop; B8: a delayer steps back in later."""
+    st, users, p, scene = docks
+    combat = bns.bns_start(scene=scene, by=st, participants=list(p.values()), rng=random.Random(2))
+    bns.bns_mediate(combat=combat, by=st, agreed=False)
+    bns.bns_assess(combat=combat, by=st, participants=list(p.values()))
+    bns.bns_act(combat=combat, by=users["Ana"], participant=p["Ana"], simple="drop_prone")
+    with pytest.raises(RoundError, match="B10"):
+        bns.bns_act(combat=combat, by=users["Ana"], participant=p["Ana"], standard="move")
+    bns.bns_delay(combat=combat, by=users["Bo"], participant=p["Bo"])
+    bns.bns_act(combat=combat, by=users["Cy"], participant=p["Cy"], simple="move")
+    bns.bns_resume(combat=combat, by=users["Bo"], participant=p["Bo"])
+    bns.bns_act(
+        combat=combat, by=users["Bo"], participant=p["Bo"], standard="attack", target=p["Ana"]
+    )
+    assert _state(combat).fighter(str(p["Ana"].pk)).prone

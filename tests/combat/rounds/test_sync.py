@@ -1,0 +1,252 @@
+"""Live sync of a round: what each phone is pushed equals a fresh render of its state, at every
+phase change; and no payload a player receives carries what the rules hide (D3, hidden NPCs)."""
+
+from __future__ import annotations
+
+import random
+
+from combat import fragments, live
+from combat.models import Combat, Scene
+from combat.rounds import services as rounds
+
+PHASES = [
+    ("start", None),
+    ("initiative", None),
+    ("begin", None),
+    ("declare Frank", "Frank"),
+    ("declare Lurker", None),
+    ("declare Teddy", "Teddy"),
+    ("declare Jane", "Jane"),
+    ("resolve", None),
+]
+
+
+def _fresh_scene(cast) -> Scene:
+    return Scene.objects.get(pk=cast.scene.pk)
+
+
+def _run(cast, rng):
+    """A main phase and a haste phase with a hidden NPC among the fighters, step by step."""
+    p, st, users = cast.p, cast.storyteller, cast.users
+    names = ("Jane", "Frank", "Teddy", "Lurker")
+    yield (
+        "start",
+        lambda: rounds.combat_start(scene=cast.scene, by=st, participants=[p[n] for n in names]),
+    )
+    combat = Combat.objects.get
+    for name, die in (("Jane", 5), ("Frank", 1), ("Teddy", 4), ("Lurker", 2)):
+        yield (
+            f"initiative {name}",
+            lambda name=name, die=die: rounds.combat_initiative(
+                combat=combat(), by=st, participant=p[name], roll=die
+            ),
+        )
+    yield "begin", lambda: rounds.combat_begin_round(combat=combat(), by=st)
+    yield (
+        "declare Frank",
+        lambda: rounds.combat_declare(
+            combat=combat(), by=users["Frank"], participant=p["Frank"], action="dodge"
+        ),
+    )
+    yield (
+        "declare Lurker",
+        lambda: rounds.combat_declare(
+            combat=combat(), by=st, participant=p["Lurker"], action="attack", target=p["Jane"]
+        ),
+    )
+    yield (
+        "declare Teddy",
+        lambda: rounds.combat_declare(
+            combat=combat(),
+            by=users["Teddy"],
+            participant=p["Teddy"],
+            action="attack",
+            target=p["Frank"],
+            haste=1,
+        ),
+    )
+    yield (
+        "declare Jane",
+        lambda: rounds.combat_declare(
+            combat=combat(), by=users["Jane"], participant=p["Jane"], action="block"
+        ),
+    )
+    for name in ("Jane", "Teddy", "Lurker", "Frank"):
+        yield (
+            f"resolve {name}",
+            lambda name=name: rounds.combat_resolve(
+                combat=combat(), by=st, participant=p[name], rng=rng
+            ),
+        )
+    yield (
+        "haste declare Teddy",
+        lambda: rounds.combat_declare(
+            combat=combat(),
+            by=users["Teddy"],
+            participant=p["Teddy"],
+            action="attack",
+            target=p["Frank"],
+        ),
+    )
+    yield (
+        "haste resolve Teddy",
+        lambda: rounds.combat_resolve(combat=combat(), by=st, participant=p["Teddy"], rng=rng),
+    )
+    yield "book keeping", lambda: rounds.combat_book_keeping(combat=combat(), by=st)
+    yield "next round", lambda: rounds.combat_next_round(combat=combat(), by=st)
+
+
+def test_every_push_equals_a_fresh_render_for_every_phone(
+    cast, pushes, django_capture_on_commit_callbacks
+):
+    rng = random.Random(11)
+    players = cast.users
+    for label, step in _run(cast, rng):
+        pushes.clear()
+        with django_capture_on_commit_callbacks(execute=True):
+            step()
+        scene = _fresh_scene(cast)
+        sent = {s.group: s.html for s in pushes}
+        assert sent[live.players_group(scene.pk)] == fragments.players_state(scene), label
+        assert sent[live.storytellers_group(scene.pk)] == fragments.storyteller_state(scene), label
+        for user in players.values():
+            group = live.player_group(scene.pk, user.pk)
+            assert group in sent, f"{label}: {user} was not pushed its prompts"
+            assert sent[group] == fragments.private_state(scene, user), label
+
+
+def test_no_player_payload_names_a_hidden_npc_or_a_tied_declaration(
+    cast, pushes, django_capture_on_commit_callbacks
+):
+    rng = random.Random(5)
+    with django_capture_on_commit_callbacks(execute=True):
+        for _label, step in _run(cast, rng):
+            step()
+    scene = _fresh_scene(cast)
+    to_players = [s for s in pushes if not s.group.endswith(".st")]
+    to_storyteller = [s for s in pushes if s.group.endswith(".st")]
+    assert to_players and to_storyteller
+    assert not [s.group for s in to_players if "Lurker" in s.html]
+    assert any("Lurker" in s.html for s in to_storyteller)
+    # Declarations are heard as they are made (D4) ...
+    assert any("Attack on Frank" in s.html for s in to_players)
+    assert scene
+
+
+def test_tied_characters_declare_privately_to_the_storyteller(
+    cast, pushes, django_capture_on_commit_callbacks
+):
+    """D3: Teddy and the Twin tie on the total and on the unrolled part (Dexterity 3 +
+    Wits 3): they declare at the same time, privately, until they resolve."""
+    from combat import services as scene_services
+
+    p, st = cast.p, cast.storyteller
+    twin = scene_services.scene_add_npc(
+        scene=cast.scene, by=st, name="Twin", pools={"Dexterity": 3, "Wits": 3, "Brawl": 2}
+    )
+    combat = rounds.combat_start(
+        scene=cast.scene, by=st, participants=[p["Frank"], p["Teddy"], twin]
+    )
+    for who, die in ((p["Frank"], 1), (p["Teddy"], 4), (twin, 4)):
+        rounds.combat_initiative(combat=combat, by=st, participant=who, roll=die)
+    rounds.combat_begin_round(combat=combat, by=st)
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Frank"], participant=p["Frank"], action="dodge"
+    )
+    pushes.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        rounds.combat_declare(
+            combat=combat,
+            by=cast.users["Teddy"],
+            participant=p["Teddy"],
+            action="attack",
+            target=p["Frank"],
+        )
+        rounds.combat_declare(
+            combat=combat, by=st, participant=twin, action="attack", target=p["Frank"]
+        )
+    scene = _fresh_scene(cast)
+    teddy_private = live.player_group(scene.pk, cast.users["Teddy"].pk)
+    leaks = [
+        s.group
+        for s in pushes
+        if s.group not in (live.storytellers_group(scene.pk), teddy_private)
+        and "Attack on Frank" in s.html
+    ]
+    assert leaks == []
+    assert any("Attack on Frank" in s.html for s in pushes if s.group == teddy_private)
+    assert "Attack on Frank" in fragments.storyteller_state(scene)
+    rounds.combat_resolve(
+        combat=Combat.objects.get(), by=st, participant=p["Teddy"], rng=random.Random(1)
+    )
+    assert "Attack on Frank" in fragments.players_state(_fresh_scene(cast))  # resolved: heard
+
+
+def _bns_run(docks):
+    from combat.rounds import bns
+
+    st, users, p, scene = docks
+    combat = Combat.objects.get
+    yield (
+        "start",
+        lambda: bns.bns_start(
+            scene=scene, by=st, participants=list(p.values()), rng=random.Random(3)
+        ),
+    )
+    yield "mediate", lambda: bns.bns_mediate(combat=combat(), by=st, agreed=False)
+    yield (
+        "celerity",
+        lambda: bns.bns_celerity(combat=combat(), by=users["Ana"], participant=p["Ana"], rounds=1),
+    )
+    yield "assess", lambda: bns.bns_assess(combat=combat(), by=st, participants=list(p.values()))
+    yield (
+        "act",
+        lambda: bns.bns_act(
+            combat=combat(),
+            by=users["Ana"],
+            participant=p["Ana"],
+            standard="attack",
+            target=p["Cy"],
+        ),
+    )
+    yield (
+        "escape",
+        lambda: bns.bns_escape_announce(combat=combat(), by=users["Bo"], participant=p["Bo"]),
+    )
+    yield (
+        "intent",
+        lambda: bns.bns_escape_intent(combat=combat(), by=users["Cy"], participant=p["Cy"]),
+    )
+    yield "settle", lambda: bns.bns_escape_settle(combat=combat(), by=st)
+    yield (
+        "cy",
+        lambda: bns.bns_act(combat=combat(), by=users["Cy"], participant=p["Cy"], simple="move"),
+    )
+    yield "end round", lambda: bns.bns_end_round(combat=combat(), by=st)
+    yield (
+        "celerity round",
+        lambda: bns.bns_act(
+            combat=combat(),
+            by=users["Ana"],
+            participant=p["Ana"],
+            standard="attack",
+            target=p["Cy"],
+        ),
+    )
+    yield "end turn", lambda: bns.bns_end_round(combat=combat(), by=st)
+
+
+def test_every_met_bns_push_equals_a_fresh_render_for_every_phone(
+    docks, pushes, django_capture_on_commit_callbacks
+):
+    _st, users, _p, scene = docks
+    for label, step in _bns_run(docks):
+        pushes.clear()
+        with django_capture_on_commit_callbacks(execute=True):
+            step()
+        fresh = Scene.objects.get(pk=scene.pk)
+        sent = {s.group: s.html for s in pushes}
+        assert sent[live.players_group(fresh.pk)] == fragments.players_state(fresh), label
+        for user in users.values():
+            group = live.player_group(fresh.pk, user.pk)
+            assert sent[group] == fragments.private_state(fresh, user), label

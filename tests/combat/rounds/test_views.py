@@ -1,0 +1,171 @@
+"""The round through the tablet's and the phones' posts: roles, prompts, what each sees."""
+
+from __future__ import annotations
+
+import pytest
+
+from combat.models import Combat
+from tests.conftest import client_for
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _post(client, scene, slug, **data):
+    return client.post(f"/scenes/{scene.pk}/combat/{slug}/", data, **HX)
+
+
+@pytest.fixture
+def clients(cast):
+    out = {name: client_for(user) for name, user in cast.users.items()}
+    out["st"] = client_for(cast.storyteller)
+    return out
+
+
+def _phone(clients, cast, name):
+    return clients[name].get(f"/scenes/{cast.scene.pk}/phone/").content.decode()
+
+
+def _tablet(clients, cast):
+    return clients["st"].get(f"/scenes/{cast.scene.pk}/").content.decode()
+
+
+def test_a_round_runs_from_the_tablet_and_the_phones(cast, clients):
+    p = cast.p
+    who = [p[n].pk for n in ("Jane", "Frank", "Teddy", "Lurker")]
+    r = _post(clients["Jane"], cast.scene, "start", who=who)
+    assert r.status_code == 409 and "Only the storyteller" in r.content.decode()
+    assert not Combat.objects.exists()
+    r = _post(clients["st"], cast.scene, "start", who=who)
+    assert r.status_code == 200, r.content.decode()[:500]
+    combat = Combat.objects.get()
+    assert "Roll initiative for Jane" in _phone(clients, cast, "Jane")
+    r = _post(
+        clients["Jane"],
+        cast.scene,
+        "initiative",
+        participant=p["Jane"].pk,
+        roll=5,
+        key="ini-jane-1",
+        **{"from": "phone"},
+    )
+    assert r.status_code == 200 and "initiative <b>13</b>" in r.content.decode()
+    r = _post(
+        clients["Jane"],
+        cast.scene,
+        "initiative",
+        participant=p["Frank"].pk,
+        roll=5,
+        **{"from": "phone"},
+    )
+    assert r.status_code == 409 and "not your character" in r.content.decode()
+    for name, die in (("Frank", 1), ("Teddy", 4), ("Lurker", 2)):
+        _post(clients["st"], cast.scene, "initiative", participant=p[name].pk, roll=die)
+    assert _post(clients["Jane"], cast.scene, "begin").status_code == 409
+    r = _post(clients["st"], cast.scene, "begin")
+    assert r.status_code == 200, r.content.decode()
+    # Frank 6 declares first; Lurker (hidden, 8) next; then Teddy 10, Jane 13.
+    frank = _phone(clients, cast, "Frank")
+    assert "Declare now: Frank" in frank
+    assert "Lurker" not in frank and "Lurker" not in _phone(clients, cast, "Teddy")
+    r = _post(
+        clients["Frank"],
+        cast.scene,
+        "declare",
+        participant=p["Frank"].pk,
+        action="dodge",
+        at=combat_token(combat),
+        **{"from": "phone"},
+    )
+    assert r.status_code == 200, r.content.decode()
+    # The hidden Lurker is up: the players see Teddy as now (no gap, no blank highlight).
+    teddy = _phone(clients, cast, "Teddy")
+    assert "You're next: Teddy" in teddy and "Lurker" not in teddy
+    public = teddy.split('id="round-public"')[1].split("</div>")[0]
+    assert '<li class="now">Teddy' in public and "the storyteller" not in public
+    tablet = _tablet(clients, cast)
+    assert "Waiting on <b>Lurker</b>" in tablet
+    _post(
+        clients["st"],
+        cast.scene,
+        "declare",
+        participant=p["Lurker"].pk,
+        action="attack",
+        target=p["Jane"].pk,
+    )
+    assert "Lurker" not in _phone(clients, cast, "Jane").split('id="round-public"')[1]
+    _post(
+        clients["Teddy"],
+        cast.scene,
+        "declare",
+        participant=p["Teddy"].pk,
+        action="attack",
+        target=p["Frank"].pk,
+        haste=0,
+        **{"from": "phone"},
+    )
+    frank = _phone(clients, cast, "Frank")
+    assert "Attack on Frank" in frank
+    _post(
+        clients["Jane"],
+        cast.scene,
+        "declare",
+        participant=p["Jane"].pk,
+        action="block",
+        **{"from": "phone"},
+    )
+    tablet = _tablet(clients, cast)
+    assert "Resolve Jane" in tablet
+    for name in ("Jane", "Teddy", "Lurker", "Frank"):
+        r = _post(clients["st"], cast.scene, "resolve", participant=p[name].pk)
+        assert r.status_code == 200, r.content.decode()
+    assert "Book keeping" in _tablet(clients, cast)
+    r = _post(clients["Jane"], cast.scene, "book-keeping")
+    assert r.status_code == 409 and "Only the storyteller" in r.content.decode()
+
+
+def combat_token(combat):
+    from combat.rounds.services import state_token
+
+    return state_token(Combat.objects.get(pk=combat.pk))
+
+
+def test_a_met_bns_turn_runs_from_the_tablet_and_the_phones(docks):
+    st, users, p, scene = docks
+    c = {n: client_for(u) for n, u in users.items()}
+    c["st"] = client_for(st)
+    who = [x.pk for x in p.values()]
+    assert _post(c["st"], scene, "start", who=who).status_code == 200
+    r = _post(c["st"], scene, "bns-mediate", agreed="false")
+    assert "The scene is frozen" in r.content.decode()
+    r = _post(
+        c["Ana"], scene, "bns-celerity", participant=p["Ana"].pk, rounds=1, **{"from": "phone"}
+    )
+    assert r.status_code == 200, r.content.decode()
+    r = _post(c["st"], scene, "bns-assess", who=who)
+    assert r.status_code == 200
+    ana = c["Ana"].get(f"/scenes/{scene.pk}/phone/").content.decode()
+    assert "Act now: Ana" in ana and "Fair escape" in ana
+    assert "You're next: Bo" in c["Bo"].get(f"/scenes/{scene.pk}/phone/").content.decode()
+    r = _post(c["Bo"], scene, "bns-act", participant=p["Bo"].pk, simple="move", **{"from": "phone"})
+    assert r.status_code == 409 and "B4" in r.content.decode()
+    r = _post(
+        c["Ana"],
+        scene,
+        "bns-act",
+        participant=p["Ana"].pk,
+        standard="attack",
+        target=p["Cy"].pk,
+        **{"from": "phone"},
+    )
+    assert r.status_code == 200, r.content.decode()
+    assert "Attack on Cy" in c["Cy"].get(f"/scenes/{scene.pk}/phone/").content.decode()
+    r = _post(c["Bo"], scene, "bns-escape", participant=p["Bo"].pk, **{"from": "phone"})
+    assert r.status_code == 200, r.content.decode()
+    cy = c["Cy"].get(f"/scenes/{scene.pk}/phone/").content.decode()
+    assert "I intend to attack Bo" in cy
+    _post(c["Cy"], scene, "bns-intent", participant=p["Cy"].pk, **{"from": "phone"})
+    r = _post(c["st"], scene, "bns-escape-settle")
+    assert "escape on hold" in r.content.decode()
+    assert "escape on hold" in c["Ana"].get(f"/scenes/{scene.pk}/phone/").content.decode()
+    r = _post(c["st"], scene, "bns-end-round")
+    assert "Celerity 1 round" in r.content.decode()

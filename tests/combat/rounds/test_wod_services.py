@@ -1,0 +1,502 @@
+"""wod_dice rounds driven through the services, with every role (D3-D17, G1-G9)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from characters.selectors import current_values
+from combat.models import Combat, CombatStage, SceneLogEntry
+from combat.rounds import services as rounds
+from combat.rounds.services import RoundError
+
+
+def _start(cast, names=("Jane", "Frank", "Teddy", "Thug")):
+    return rounds.combat_start(
+        scene=cast.scene, by=cast.storyteller, participants=[cast.p[n] for n in names]
+    )
+
+
+def _roll_all(cast, combat, rolls):
+    members = _fresh(combat).members
+    for name, die in rolls.items():
+        if cast.p[name].pk not in members:
+            continue
+        rounds.combat_initiative(
+            combat=combat, by=cast.storyteller, participant=cast.p[name], roll=die
+        )
+    return rounds.combat_begin_round(combat=combat, by=cast.storyteller)
+
+
+def _fresh(combat):
+    return Combat.objects.get(pk=combat.pk)
+
+
+def _up(combat):
+    state = rounds._round(_fresh(combat))
+    return state.step.value, list(state.up)
+
+
+def test_it_lets_only_the_storyteller_start_and_advance(cast):
+    with pytest.raises(RoundError, match="Only the storyteller"):
+        rounds.combat_start(
+            scene=cast.scene, by=cast.users["Jane"], participants=list(cast.p.values())
+        )
+    combat = _start(cast)
+    with pytest.raises(RoundError, match="not your character"):
+        rounds.combat_initiative(
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Frank"], roll=5
+        )
+    rounds.combat_initiative(
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], roll=5
+    )
+    with pytest.raises(RoundError, match="Only the storyteller"):
+        rounds.combat_begin_round(combat=combat, by=cast.users["Jane"])
+    with pytest.raises(RoundError, match="D3"):
+        rounds.combat_begin_round(combat=combat, by=cast.storyteller)
+    with pytest.raises(RoundError, match="Only the storyteller"):
+        rounds.combat_pause(combat=combat, by=cast.users["Frank"], paused=True)
+
+
+def test_it_orders_declarations_low_to_high_and_resolutions_high_to_low(cast):
+    combat = _start(cast)
+    # Jane 4+4+5=13, Frank 3+2+1=6, Teddy 3+3+4=10, Thug 2+2+3=7
+    combat = _roll_all(cast, combat, {"Jane": 5, "Frank": 1, "Teddy": 4, "Thug": 3})
+    assert _up(combat) == ("declare", [str(cast.p["Frank"].pk)])
+    with pytest.raises(RoundError, match="D4"):
+        rounds.combat_declare(
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="dodge"
+        )
+    with pytest.raises(RoundError, match="not your character"):
+        rounds.combat_declare(
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Frank"], action="dodge"
+        )
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
+    )
+    # Frank may change his mind until the next character declares.
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="escape"
+    )
+    rounds.combat_declare(
+        combat=combat,
+        by=cast.storyteller,
+        participant=cast.p["Thug"],
+        action="attack",
+        target=cast.p["Frank"],
+        weapon="Club",
+    )
+    with pytest.raises(RoundError, match="D4"):
+        rounds.combat_declare(
+            combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
+        )
+    rounds.combat_declare(
+        combat=combat,
+        by=cast.users["Teddy"],
+        participant=cast.p["Teddy"],
+        action="attack",
+        target=cast.p["Thug"],
+        haste=1,
+    )
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="block"
+    )
+    state = rounds._round(_fresh(combat))
+    assert [p.name for p in state.phases] == ["main", "haste 1"]
+    assert _up(combat) == ("resolve", [str(cast.p["Jane"].pk)])
+    rng = random.Random(3)
+    for name in ("Jane", "Teddy", "Thug", "Frank"):
+        rounds.combat_resolve(combat=combat, by=cast.storyteller, participant=cast.p[name], rng=rng)
+    # Teddy paid one Rage for his haste action (D4).
+    assert current_values(cast.p["Teddy"].character)["rage"] == 3
+    assert _up(combat) == ("declare", [str(cast.p["Teddy"].pk)])
+    rounds.combat_declare(
+        combat=combat,
+        by=cast.users["Teddy"],
+        participant=cast.p["Teddy"],
+        action="attack",
+        target=cast.p["Thug"],
+    )
+    rounds.combat_resolve(combat=combat, by=cast.storyteller, participant=cast.p["Teddy"], rng=rng)
+    combat = _fresh(combat)
+    assert combat.stage == CombatStage.BOOK_KEEPING
+    before = cast.scene.__class__.objects.get(pk=cast.scene.pk).game_time
+    rounds.combat_book_keeping(combat=combat, by=cast.storyteller)
+    assert cast.scene.__class__.objects.get(pk=cast.scene.pk).game_time == before + 15
+    rounds.combat_next_round(combat=combat, by=cast.storyteller)
+    combat = _fresh(combat)
+    assert combat.round_number == 2 and combat.stage == CombatStage.INITIATIVE
+    assert combat.haste[str(cast.p["Teddy"].pk)] == 1  # carries over until changed
+
+
+def test_damage_lands_on_the_health_track_through_the_ledger(cast):
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 1, "Thug": 10})
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="dodge"
+    )
+    rounds.combat_declare(
+        combat=combat,
+        by=cast.storyteller,
+        participant=cast.p["Thug"],
+        action="attack",
+        target=cast.p["Jane"],
+        weapon="Club",
+    )
+    rounds.combat_resolve(
+        combat=combat,
+        by=cast.storyteller,
+        participant=cast.p["Thug"],
+        attack_dice="8 9 10 7 6",
+        defense_dice="2 3 4 9 1 1 5",
+        damage_dice="6 7 8 9 2 3 4 5",
+        soak_dice="1 6",
+    )
+    # 5 successes against a dodge of 0 (one 9 at 5, cancelled by the 1s, D1);
+    # damage: Strength 3 + Club 2 + (5 - 1) = 9 dice typed as 8: 4 successes; soak 1 → 3 bashing.
+    jane = current_values(cast.p["Jane"].character)
+    assert jane["damage"] == 3
+    line = SceneLogEntry.objects.filter(scene=cast.scene).last()
+    assert "3 bashing" in line.text and line.public
+
+
+def test_a_grapple_starts_and_is_held_with_a_control_track(cast):
+    combat = _start(cast, ("Teddy", "Frank"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
+    )
+    rounds.combat_declare(
+        combat=combat,
+        by=cast.users["Teddy"],
+        participant=cast.p["Teddy"],
+        action="grapple",
+        target=cast.p["Frank"],
+    )
+    rounds.combat_resolve(
+        combat=combat,
+        by=cast.storyteller,
+        participant=cast.p["Teddy"],
+        attack_dice="8 9 10 7 6 6 2 3",
+        defense_dice="2 3 4",
+    )
+    combat = _fresh(combat)
+    assert combat.grapples[0]["grappler"] == str(cast.p["Teddy"].pk)
+    assert combat.grapples[0]["control"] == 6
+    rounds.combat_resolve(combat=combat, by=cast.storyteller, participant=cast.p["Frank"])
+    rounds.combat_book_keeping(combat=combat, by=cast.storyteller)
+    rounds.combat_next_round(combat=combat, by=cast.storyteller)
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
+    with pytest.raises(RoundError, match="G2"):
+        rounds.combat_declare(
+            combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
+        )
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="resist"
+    )
+    rounds.combat_declare(
+        combat=combat, by=cast.users["Teddy"], participant=cast.p["Teddy"], action="sustain"
+    )
+    rounds.combat_resolve(
+        combat=combat,
+        by=cast.storyteller,
+        participant=cast.p["Teddy"],
+        attack_dice="8 9 10",
+        defense_dice="2",
+        effect="clinch",
+    )
+    combat = _fresh(combat)
+    # Round 1 opened the grapple, it was not sustained: no G4 loss. 6 + (3 - 1) = 8 (G3),
+    # Clinch costs 1: 7... the Victim's 2 is no success at 6: 6 + 3 = 9, Clinch: 8.
+    assert combat.grapples[0]["control"] == 8
+    result = combat.results[-1]
+    assert any(r["label"].startswith("Damage") for r in result["rolls"])  # G6 with D11
+
+
+def _declare(cast, combat, name, action, target=None, by=None, **extra):
+    user = by or cast.users.get(name) or cast.storyteller
+    return rounds.combat_declare(
+        combat=_fresh(combat),
+        by=user,
+        participant=cast.p[name],
+        action=action,
+        target=cast.p[target] if target else None,
+        **extra,
+    )
+
+
+def _resolve(cast, combat, name, **dice):
+    return rounds.combat_resolve(
+        combat=_fresh(combat), by=cast.storyteller, participant=cast.p[name], **dice
+    )
+
+
+def test_two_attacks_on_each_other_meet_and_only_the_higher_lands(cast):
+    """D7: the lower successes come off the higher; the Thug's attack is spent in it."""
+    combat = _start(cast, ("Teddy", "Thug"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Thug": 1})
+    _declare(cast, combat, "Thug", "attack", "Teddy", weapon="Club")
+    _declare(cast, combat, "Teddy", "attack", "Thug")
+    _resolve(
+        cast,
+        combat,
+        "Teddy",
+        attack_dice="7 8 9 10 2",
+        defense_dice="6 7 1",
+        damage_dice="6 6",
+        soak_dice="2",
+    )
+    combat = _fresh(combat)
+    assert "Teddy hits Thug (3 net), 2 bashing" in combat.results[-1]["text"]
+    _resolve(cast, combat, "Thug")
+    assert "already met" in _fresh(combat).results[-1]["text"]
+    assert current_values(cast.p["Thug"].character)["damage"] == 2
+
+
+def test_a_guard_turns_into_an_attack_on_the_first_attacker(cast):
+    """D6: the guard meets the first attack as an attack (D7)."""
+    combat = _start(cast, ("Teddy", "Thug"))
+    combat = _roll_all(cast, combat, {"Teddy": 1, "Thug": 10})
+    _declare(cast, combat, "Teddy", "guard")
+    _declare(cast, combat, "Thug", "attack", "Teddy", weapon="Club")
+    _resolve(
+        cast,
+        combat,
+        "Thug",
+        attack_dice="7 2",
+        defense_dice="7 8 9",
+        damage_dice="9 9 9",
+        soak_dice="1",
+    )
+    assert "Teddy hits Thug (2 net)" in _fresh(combat).results[-1]["text"]
+
+
+def test_a_committed_attack_waits_for_the_targets_answer(cast):
+    """D5: accept, +2 difficulty, or abort to a defense without a roll."""
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 1, "Thug": 10})
+    _declare(cast, combat, "Jane", "attack", "Thug")
+    _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club", maneuver="committed")
+    with pytest.raises(RoundError, match="D5"):
+        _resolve(cast, combat, "Thug")
+    with pytest.raises(RoundError, match="not your character"):
+        rounds.combat_answer_committed(
+            combat=combat,
+            by=cast.users["Frank"],
+            participant=cast.p["Jane"],
+            attacker=cast.p["Thug"],
+            answer="harder",
+        )
+    rounds.combat_answer_committed(
+        combat=combat,
+        by=cast.users["Jane"],
+        participant=cast.p["Jane"],
+        attacker=cast.p["Thug"],
+        answer="abort",
+    )
+    with pytest.raises(RoundError, match="D16"):
+        _declare(cast, combat, "Jane", "attack", "Thug")
+    _declare(cast, combat, "Jane", "dodge")
+    _resolve(cast, combat, "Thug", attack_dice="7", defense_dice="8 8")
+    assert "nothing lands" in _fresh(combat).results[-1]["text"]
+
+
+def test_an_abort_rolls_willpower_and_opens_a_new_declaration(cast):
+    """D16: Willpower at 8; a failed abort leaves the action, a second needs the first."""
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
+    _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
+    _declare(cast, combat, "Jane", "attack", "Thug")
+    rounds.combat_abort(
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="3 4 5"
+    )
+    with pytest.raises(RoundError, match="D16"):
+        rounds.combat_abort(
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9"
+        )
+    combat = _start_again(cast, combat)
+    _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
+    _declare(cast, combat, "Jane", "attack", "Thug")
+    rounds.combat_abort(
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9 2"
+    )
+    _declare(cast, combat, "Jane", "move")
+    assert rounds._round(_fresh(combat)).declaration(str(cast.p["Jane"].pk)).action == "move"
+
+
+def _start_again(cast, combat):
+    rounds.combat_end(combat=_fresh(combat), by=cast.storyteller)
+    combat = _start(cast, ("Jane", "Thug"))
+    return _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
+
+
+def test_a_stale_or_paused_step_changes_nothing(cast):
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
+    token = rounds.state_token(_fresh(combat))
+    _declare(cast, combat, "Thug", "dodge")
+    with pytest.raises(RoundError, match="moved on"):
+        _declare(cast, combat, "Jane", "dodge", at=token)
+    rounds.combat_pause(combat=combat, by=cast.storyteller, paused=True)
+    with pytest.raises(RoundError, match="paused"):
+        _declare(cast, combat, "Jane", "dodge")
+    rounds.combat_pause(combat=combat, by=cast.storyteller, paused=False)
+    _declare(cast, combat, "Jane", "dodge")
+
+
+def test_effects_expire_at_book_keeping_and_reminders_are_read(cast):
+    """D17, with the game clock moving fifteen seconds a round."""
+    combat = _start(cast, ("Jane", "Thug"))
+    rounds.combat_add_effect(
+        combat=combat, by=cast.storyteller, participant=cast.p["Jane"], name="Blinded", rounds=1
+    )
+    with pytest.raises(RoundError, match="Only the storyteller"):
+        rounds.combat_add_effect(
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], name="x", rounds=1
+        )
+    rounds.combat_remind(
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], text="bleeding 1/round"
+    )
+    combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
+    _declare(cast, combat, "Thug", "none")
+    _declare(cast, combat, "Jane", "none")
+    _resolve(cast, combat, "Jane")
+    _resolve(cast, combat, "Thug")
+    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    combat = _fresh(combat)
+    assert combat.effects == [] and combat.work["expired"] == ["Blinded (Jane)"]
+    line = SceneLogEntry.objects.filter(scene=cast.scene).last().text
+    assert "Blinded (Jane)" in line and "bleeding 1/round" in line
+
+
+def test_a_quick_npc_takes_damage_on_the_fight(cast):
+    combat = _start(cast, ("Teddy", "Lurker"))
+    combat = _roll_all(cast, combat, {"Teddy": 10, "Lurker": 1})
+    _declare(cast, combat, "Lurker", "none", by=cast.storyteller)
+    _declare(cast, combat, "Teddy", "attack", "Lurker")
+    _resolve(cast, combat, "Teddy", attack_dice="8 8 8", damage_dice="9 9 9 9 9 9", soak_dice="1 1")
+    assert _fresh(combat).npc_damage == {str(cast.p["Lurker"].pk): 6}
+
+
+def test_a_surviving_escape_hands_over_to_a_chase(cast, monkeypatch):
+    """D9, K4: the escape's remaining successes are the head start."""
+    import sys
+    import types
+
+    calls = []
+    fake = types.ModuleType("chases.services")
+    fake.start_chase = lambda **kw: calls.append(kw)
+    monkeypatch.setitem(sys.modules, "chases.services", fake)
+    import chases
+
+    monkeypatch.setattr(chases, "services", fake, raising=False)
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 1, "Thug": 10})
+    _declare(cast, combat, "Jane", "escape")
+    _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
+    _resolve(cast, combat, "Thug", attack_dice="7", defense_dice="7 8 9")
+    assert calls and calls[0]["head_start"] == 2 and calls[0]["start"] == "escape"
+    assert calls[0]["prey"] == cast.p["Jane"] and calls[0]["origin"] == {"round_id": combat.pk}
+
+
+def _grappled(cast, names=("Teddy", "Frank", "Jane")):
+    """Teddy grapples Frank in round 1 (Control 3); round 2 is declared up to Jane."""
+    combat = _start(cast, names)
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1, "Jane": 1})
+    _declare(cast, combat, "Frank", "dodge")
+    if "Jane" in names:
+        _declare(cast, combat, "Jane", "none")
+    _declare(cast, combat, "Teddy", "grapple", "Frank")
+    _resolve(cast, combat, "Teddy", attack_dice="8 9 10", defense_dice="2")
+    for name in ("Jane", "Frank"):
+        if name in names:
+            _resolve(cast, combat, name)
+    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    rounds.combat_next_round(combat=_fresh(combat), by=cast.storyteller)
+    # Jane 4+4+10 = 18 resolves first, declares last.
+    return _roll_all(cast, _fresh(combat), {"Teddy": 9, "Frank": 1, "Jane": 10})
+
+
+def test_a_third_party_helps_the_victim_and_control_drops(cast):
+    """G7: -1 Control per 2 successes of a helper of the Victim."""
+    combat = _grappled(cast)
+    _declare(cast, combat, "Frank", "resist")
+    _declare(cast, combat, "Teddy", "sustain")
+    with pytest.raises(RoundError, match="G5, G7"):
+        _declare(cast, combat, "Jane", "assist", "Thug" if False else None)
+    _declare(cast, combat, "Jane", "assist", "Frank")
+    _resolve(cast, combat, "Jane", attack_dice="7 7 7 7")
+    assert _fresh(combat).grapples[0]["control"] == 1
+
+
+def test_a_third_party_breaks_up_the_grapple_before_either_acts(cast):
+    """G5: both grapplers' actions are negated."""
+    combat = _grappled(cast)
+    _declare(cast, combat, "Frank", "reverse")
+    _declare(cast, combat, "Teddy", "sustain")
+    _declare(cast, combat, "Jane", "break_up", "Teddy")
+    _resolve(cast, combat, "Jane")
+    _resolve(cast, combat, "Teddy")
+    combat = _fresh(combat)
+    assert combat.grapples == []
+    assert "negated" in combat.results[-1]["text"]
+
+
+def test_a_relenting_victim_is_pinned_and_loses_its_next_action_when_released(cast):
+    """G5: relent pins; a released Pin costs the Victim its next Main Phase action."""
+    combat = _grappled(cast, ("Teddy", "Frank"))
+    _declare(cast, combat, "Frank", "relent")
+    _declare(cast, combat, "Teddy", "sustain")
+    _resolve(cast, combat, "Teddy")
+    assert _fresh(combat).grapples[0]["over"] == "pinned"
+    _resolve(cast, combat, "Frank")
+    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    rounds.combat_next_round(combat=_fresh(combat), by=cast.storyteller)
+    combat = _roll_all(cast, _fresh(combat), {"Teddy": 9, "Frank": 1})
+    with pytest.raises(RoundError, match="G2"):
+        _declare(cast, combat, "Frank", "dodge")
+    _declare(cast, combat, "Frank", "resist")
+    _declare(cast, combat, "Teddy", "release")
+    _resolve(cast, combat, "Teddy")
+    _resolve(cast, combat, "Frank")
+    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    rounds.combat_next_round(combat=_fresh(combat), by=cast.storyteller)
+    combat = _roll_all(cast, _fresh(combat), {"Teddy": 9, "Frank": 1})
+    # Frank has no action in this Main Phase: Teddy declares at once.
+    assert _up(combat) == ("declare", [str(cast.p["Teddy"].pk)])
+
+
+def test_a_single_effect_grapple_spends_the_opening_control(cast):
+    """G8: all Control from the opening roll on one effect; the grapple is not sustained."""
+    combat = _start(cast, ("Teddy", "Frank"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
+    _declare(cast, combat, "Frank", "dodge")
+    _declare(cast, combat, "Teddy", "grapple", "Frank")
+    _resolve(
+        cast,
+        combat,
+        "Teddy",
+        attack_dice="8 9 10",
+        defense_dice="2",
+        effect="drop",
+        damage_dice="",
+        soak_dice="",
+    )
+    combat = _fresh(combat)
+    assert combat.grapples == [] and "drop (G6)" in combat.results[-1]["text"]
+
+
+def test_a_caught_prey_is_handed_back_to_the_round(cast):
+    """K1, D9: the chase's end signal names the round it came from."""
+    from types import SimpleNamespace
+
+    from combat.rounds import handback
+
+    combat = _start(cast, ("Jane", "Thug"))
+    chase = SimpleNamespace(prey=cast.p["Jane"])
+    handback.chase_ended(None, chase=chase, outcome="escaped", origin={"round_id": combat.pk})
+    assert _fresh(combat).reminders == []
+    handback.chase_ended(None, chase=chase, outcome="caught", origin={"round_id": combat.pk})
+    assert "Jane was caught" in _fresh(combat).reminders[0]["text"]
+    assert "back in the fight" in SceneLogEntry.objects.filter(scene=cast.scene).last().text
