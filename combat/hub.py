@@ -75,7 +75,10 @@ class Hub:
         async with self.lock:
             if self.channel:
                 return
-            self.channel = await self.layer.new_channel(prefix="hub")
+            # The layer's default prefix: channels-redis reads every process-local channel
+            # of an instance through one list, and a channel of another prefix would wait
+            # behind the other sockets' blocking reads (5 s).
+            self.channel = await self.layer.new_channel()
             self.reader = asyncio.ensure_future(self._read())
             self.keeper = asyncio.ensure_future(self._keep())
 

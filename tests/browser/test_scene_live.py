@@ -1,8 +1,7 @@
 """Issue 9 end to end in real browsers: a storyteller's tablet and three phones (separate
 browser contexts, as separate people) join a scene by code and follow it live.
 
-The live parts (pushes over /ws/scenes/<pk>/, the reconnect and resync of static/js/scene.js)
-are built on branch `live`; until it is merged here they are marked xfail (strict=False).
+The live parts: pushes over /ws/scenes/<pk>/, the reconnect and resync of static/js/scene.js.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from tests.factories import (
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)
-NEEDS_LIVE = pytest.mark.xfail(strict=False, reason="needs live branch")
 TABLET = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
@@ -154,7 +152,6 @@ def test_it_opens_a_scene_that_three_phones_join_by_code(live_url: str, browser)
         _close(table)
 
 
-@NEEDS_LIVE
 def test_it_pushes_a_cost_to_one_phone_without_reload(live_url: str, browser) -> None:
     from playwright.sync_api import expect
 
@@ -184,7 +181,6 @@ def test_it_pushes_a_cost_to_one_phone_without_reload(live_url: str, browser) ->
         _close(table)
 
 
-@NEEDS_LIVE
 def test_it_shows_a_phone_that_went_offline_the_same_state_as_a_fresh_load(
     live_url: str, browser
 ) -> None:
