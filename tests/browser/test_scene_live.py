@@ -221,3 +221,38 @@ def test_it_shows_a_phone_that_went_offline_the_same_state_as_a_fresh_load(
         expect(phone.locator("#scene-public")).to_contain_text("Sirens outside")
     finally:
         _close(table)
+
+
+def test_it_sends_a_tap_made_offline_once_when_back_or_drops_it_with_the_reason(
+    live_url: str, browser
+) -> None:
+    from playwright.sync_api import expect
+
+    table = _open_and_join(browser, live_url)
+    try:
+        tablet, context = table.tablet, table.contexts["st"]
+        expect(tablet.locator("#scene-freshness")).to_have_text("live", timeout=5_000)
+        context.set_offline(True)
+        expect(tablet.locator("#scene-freshness")).to_contain_text("offline since")
+        tablet.get_by_role("button", name="+1 min").click()
+        expect(tablet.locator("#scene-notices")).to_contain_text("will be sent")
+        context.set_offline(False)
+        expect(tablet.locator("#scene-notices")).to_contain_text("Sent: “Game clock +1 min”")
+        expect(tablet.locator("#scene-clock")).to_have_text("1m 00s", timeout=5_000)
+
+        # A tap made offline on a board the scene has since left behind is dropped, saying why.
+        context.set_offline(True)
+        expect(tablet.locator("#scene-freshness")).to_contain_text("offline since")
+        tablet.get_by_role("button", name="+5 min").click()
+        expect(tablet.locator("#scene-notices")).to_contain_text("will be sent")
+        desk = browser.new_context()
+        _log_in(desk.new_page(), live_url, "st")
+        desk.pages[0].goto(table.scene_url)
+        desk.pages[0].get_by_role("button", name="+15 min").click()
+        expect(desk.pages[0].locator("#scene-clock")).to_have_text("16m 00s")
+        context.set_offline(False)
+        expect(tablet.locator("#scene-notices")).to_contain_text("moved on since you loaded it")
+        expect(tablet.locator("#scene-clock")).to_have_text("16m 00s", timeout=5_000)
+        desk.close()
+    finally:
+        _close(table)
