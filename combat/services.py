@@ -121,7 +121,7 @@ def record_change(
         partial(
             live.scene_changed,
             scene.pk,
-            private_user_ids=tuple(sorted(set(private_user_ids))),
+            private_user_ids=tuple(sorted({u for u in private_user_ids if u is not None})),
             regions=None if regions is None else tuple(sorted(regions)),
         )
     )
