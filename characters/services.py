@@ -70,6 +70,19 @@ class LedgerError(Exception):
         self.field = field  # the argument at fault (subject, category, amount), if one is
 
 
+def _announce_sheets(
+    *, character_ids: tuple[int, ...] = (), chronicle_ids: tuple[int, ...] = ()
+) -> None:
+    """On commit: every open scene these sheets are in shows the change (combat.live)."""
+
+    def announce() -> None:
+        from combat import live  # combat builds on characters, not the other way round
+
+        live.sheets_changed(character_ids=character_ids, chronicle_ids=chronicle_ids)
+
+    transaction.on_commit(announce)
+
+
 def game_night_open(
     *, chronicle: Chronicle, by: AbstractBaseUser | None, expected_number: int | None = None
 ) -> GameNight:
@@ -95,11 +108,13 @@ def game_night_open(
         last = GameNight.objects.filter(chronicle=chronicle).aggregate(n=Max("number"))["n"]
         try:
             with transaction.atomic():
-                return GameNight.objects.create(
+                night = GameNight.objects.create(
                     chronicle=chronicle, number=(last or 0) + 1, opened_by=by
                 )
         except IntegrityError:
             raise LedgerError(NIGHT_OPENED_MEANWHILE.format(number=(last or 0) + 1)) from None
+        _announce_sheets(chronicle_ids=(chronicle.pk,))
+        return night
 
 
 def _open_night(chronicle: Chronicle) -> GameNight:
@@ -137,6 +152,7 @@ def game_night_refresh(*, chronicle: Chronicle, by: AbstractBaseUser | None) -> 
             )
             for pk in ids
         )
+        _announce_sheets(chronicle_ids=(chronicle.pk,))
         return len(ids)
 
 
@@ -198,6 +214,7 @@ def ledger_spend(
         )
         if claim is not None:
             claim.complete(entry=entry.pk)
+        _announce_sheets(character_ids=(locked.pk,))
         return entry
 
 
@@ -278,6 +295,7 @@ def ledger_regain(
         )
         if claim is not None:
             claim.complete(entry=regain.pk)
+        _announce_sheets(character_ids=(locked.pk,))
         return regain
 
 
@@ -376,6 +394,7 @@ def ledger_reverse(*, entry: LedgerEntry, by: AbstractBaseUser | None, reason: s
         reversal = _write_reversal(locked, night, by, reason.strip())
         if locked.paid_by is not None and entry_counts(locked.paid_by):
             _write_reversal(locked.paid_by, night, by, reason.strip())
+        _announce_sheets(character_ids=(locked.character_id,))
         return reversal
 
 

@@ -10,6 +10,8 @@ the browser as 1006, and htmx would retry it forever). htmx reconnects only afte
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -17,11 +19,22 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from combat import fragments, live, services
+from combat.hub import get_hub, new_socket_id
 from combat.live import session_group, user_group
+from combat.models import Participant, Scene
 
 CLOSE_LOGGED_OUT = 4001  # the session this socket belonged to logged out
 CLOSE_UNAUTHENTICATED = 4401  # nobody is logged in
-CLOSE_NOT_FOUND = 4404  # no websocket lives at that path
+CLOSE_FORBIDDEN = 4403  # logged in, but neither a storyteller of the scene nor a player in it
+CLOSE_NOT_FOUND = 4404  # no websocket lives at that path (or no such scene)
+
+STORYTELLER, PLAYER = "storyteller", "player"
+MAX_BACKLOG = 50  # pushes waiting for one slow socket; past that it gets the whole state instead
+RESYNC = {"type": "live.resync"}
+BIGINT = 2**63 - 1
+
+log = logging.getLogger(__name__)
 
 
 class LiveConsumer(AsyncWebsocketConsumer):
@@ -74,3 +87,132 @@ class NotFoundConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         await self.accept()
         await self.close(code=CLOSE_NOT_FOUND)
+
+
+def scene_role(user: Any, pk: int) -> str | None:
+    """``storyteller``, ``player`` (active in it), ``""`` (neither), ``None`` (no such scene)."""
+    scene = (
+        Scene.objects.select_related("chronicle").filter(pk=pk).first() if pk <= BIGINT else None
+    )
+    if scene is None:
+        return None
+    if services.is_storyteller_of_scene(user, scene):
+        return STORYTELLER
+    mine = Participant.objects.filter(scene=scene, removed_at__isnull=True, character__player=user)
+    return PLAYER if mine.exists() else ""
+
+
+class SceneConsumer(AsyncWebsocketConsumer):
+    """One scene's socket (``/ws/scenes/<pk>/``): the tablet's board or a phone's two parts.
+
+    The socket has no channel of its own: the process's hub (:mod:`combat.hub`) hears the
+    audiences it belongs to (the storytellers, or the players and this player's private part,
+    and its login session) and hands it each push. On every connect it sends the whole current
+    state, so a reconnect resyncs. Pushes go out in order through one writer per socket, so a
+    slow phone never holds up the others; one too far behind gets the whole state instead.
+    """
+
+    channel_layer_alias = "__no_layer_channel__"  # the hub reads the layer for every socket
+    groups: list[str] = []
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        self.heard: list[str] = []
+        self.writer: asyncio.Task | None = None
+        if user is None or not user.is_authenticated:
+            await self._refuse(CLOSE_UNAUTHENTICATED)
+            return
+        self.scene_id = int(self.scope["url_route"]["kwargs"]["pk"])
+        self.role = await database_sync_to_async(scene_role)(user, self.scene_id)
+        if self.role is None:
+            await self._refuse(CLOSE_NOT_FOUND)
+            return
+        if not self.role:
+            await self._refuse(CLOSE_FORBIDDEN)
+            return
+        if self.role == STORYTELLER:
+            self.heard = [live.storytellers_group(self.scene_id)]
+        else:
+            self.heard = [
+                live.players_group(self.scene_id),
+                live.player_group(self.scene_id, user.pk),
+            ]
+        session_key = getattr(self.scope.get("session"), "session_key", None)
+        if session_key:
+            self.heard.append(session_group(session_key))
+        self.socket_id = new_socket_id()
+        self.outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        await self.accept()
+        self.hub = get_hub()
+        # Hear first, then render: a change committed meanwhile is in the outbox, behind the
+        # state (the phone drops a fragment older than what it shows).
+        await self.hub.subscribe(self, self.heard)
+        await database_sync_to_async(services.presence_connect)(
+            scene_id=self.scene_id, user_id=user.pk, channel_name=self.socket_id, announce=False
+        )
+        self.hub.presence_soon(self.scene_id)
+        await self.send(text_data=await self.current_state())
+        self.writer = asyncio.ensure_future(self._write())
+
+    async def _refuse(self, code: int) -> None:
+        await self.accept()
+        await self.close(code=code)
+
+    async def disconnect(self, code: int) -> None:
+        if self.writer is not None:
+            self.writer.cancel()
+        if not self.heard:
+            return
+        await self.hub.unsubscribe(self, self.heard)
+        self.heard = []
+        await database_sync_to_async(services.presence_disconnect)(
+            channel_name=self.socket_id, announce=False
+        )
+        self.hub.presence_soon(self.scene_id)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        return  # websockets only push; actions are HTTP posts
+
+    def hub_message(self, message: dict[str, Any]) -> None:
+        """From the hub: queue it for this socket's writer (never blocks the hub)."""
+        if self.outbox.qsize() >= MAX_BACKLOG:
+            while not self.outbox.empty():
+                self.outbox.get_nowait()
+            self.outbox.put_nowait(RESYNC)
+            return
+        self.outbox.put_nowait(message)
+
+    async def _write(self) -> None:
+        while True:
+            message = await self.outbox.get()
+            kind = message.get("type")
+            try:
+                if kind == live.FRAGMENT_EVENT:
+                    await self.send(text_data=message["html"])
+                elif kind == RESYNC["type"]:
+                    await self.send(text_data=await self.current_state())
+                elif kind == live.LOGOUT_EVENT:
+                    await self.close(code=CLOSE_LOGGED_OUT)
+                    return
+                elif kind == live.RECHECK_EVENT:
+                    role = await database_sync_to_async(scene_role)(
+                        self.scope["user"], self.scene_id
+                    )
+                    if role != self.role:
+                        await self.close(code=CLOSE_FORBIDDEN)
+                        return
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the socket is going away; its disconnect cleans up
+                log.debug("could not write to a scene socket", exc_info=True)
+                return
+
+    @database_sync_to_async
+    def current_state(self) -> str:
+        """The whole state this socket shows: the board, or the public and private parts."""
+        scene = fragments.load(self.scene_id)
+        if scene is None:
+            return ""
+        if self.role == STORYTELLER:
+            return fragments.storyteller_state(scene)
+        return fragments.players_state(scene) + fragments.private_state(scene, self.scope["user"])

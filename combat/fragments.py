@@ -4,11 +4,18 @@ The tablet page (``combat/scene_tablet.html``) and the phone page (``combat/scen
 are built of named partials; a push sends the same partials with ``hx-swap-oob`` so htmx's
 websocket extension swaps them in by id. Every fragment root carries an id and the scene's
 ``seq`` (``data-seq``), so a phone that sees a gap knows to resync.
+
+The board (about 50 KB with a long log and a full stage) is pushed by region, so a clock
+change sends the clock panel and the log line, not the whole board. The regions (``REGIONS``)
+are the board's partials ``clock-panel``, ``people-panel`` and ``log-panel`` and the feature
+includes ``combat/challenges/board.html`` (``#challenge-board``), ``combat/rounds/board.html``
+(``#combat``) and ``chases/board.html`` (``#chase``). The phone's public part (about 2 KB) goes
+whole on every change: it is what tells a phone that the scene moved on (its ``seq``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,10 +23,26 @@ from django.contrib.auth import get_user_model
 from django.template.loader import render_to_string
 
 from combat import selectors
-from combat.models import Scene
+from combat.models import Participant, Scene
 
 TABLET = "combat/scene_tablet.html"
 PHONE = "combat/scene_phone.html"
+
+# Board region -> what renders it: a partial of the tablet page, or a feature's include.
+REGION_TEMPLATES = {
+    "clock": f"{TABLET}#clock-panel",
+    "people": f"{TABLET}#people-panel",
+    "challenges": "combat/challenges/board.html",
+    "combat": "combat/rounds/board.html",
+    "chase": "chases/board.html",
+    "log": f"{TABLET}#log-panel",
+}
+REGIONS = tuple(REGION_TEMPLATES)
+# What a sheet change (a cost, a refresh) may change on a board: the people and the features'
+# boards, which show pools and health.
+SHEET_REGIONS = ("people", "challenges", "combat", "chase")
+# Regions that need nothing but the scene row (the rest need the board's queries).
+_CHEAP = {"clock"}
 
 
 @dataclass(frozen=True)
@@ -33,7 +56,7 @@ def _partial(template: str, name: str, context: dict[str, Any], *, oob: bool = T
     return render_to_string(f"{template}#{name}", {**context, "oob": oob})
 
 
-def _load(scene_id: int) -> Scene | None:
+def load(scene_id: int) -> Scene | None:
     return (
         Scene.objects.select_related("chronicle", "storyteller", "game_night")
         .filter(pk=scene_id)
@@ -41,9 +64,28 @@ def _load(scene_id: int) -> Scene | None:
     )
 
 
+_load = load
+
+
 def storyteller_state(scene: Scene) -> str:
-    """Everything the storyteller's board shows live."""
+    """Everything the storyteller's board shows live (the whole board: sent on connect)."""
     return _partial(TABLET, "board", selectors.board_state(scene))
+
+
+def board_regions(scene: Scene, regions: Collection[str] | None = None) -> str:
+    """Some regions of the board, each a root with its id and ``data-seq`` (``None``: all)."""
+    wanted = [r for r in REGIONS if regions is None or r in regions]
+    unknown = set(regions or ()) - set(REGIONS)
+    if unknown:
+        raise ValueError(f"unknown board regions: {sorted(unknown)}")
+    if not wanted:
+        return ""
+    if set(wanted) <= _CHEAP:
+        context = selectors.clock_state(scene)
+    else:
+        context = selectors.board_state(scene)
+    context = {**context, "oob": True}
+    return "".join(render_to_string(REGION_TEMPLATES[r], context) for r in wanted)
 
 
 def players_state(scene: Scene) -> str:
@@ -57,20 +99,45 @@ def private_state(scene: Scene, user) -> str:
 
 
 def scene_change_fragments(
-    scene_id: int, *, private_user_ids: Iterable[int] = ()
+    scene_id: int,
+    *,
+    private_user_ids: Iterable[int] = (),
+    regions: Collection[str] | None = None,
 ) -> SceneFragments | None:
-    scene = _load(scene_id)
+    """One change, rendered once per audience: the board's changed regions, the public part,
+    and the private part of each named player."""
+    scene = load(scene_id)
     if scene is None:
         return None
     ids = list(private_user_ids)
     users = get_user_model().objects.filter(pk__in=ids) if ids else []
     return SceneFragments(
-        storytellers=storyteller_state(scene),
+        storytellers=board_regions(scene, regions),
         players=players_state(scene),
         private={user.pk: private_state(scene, user) for user in users},
     )
 
 
 def presence_fragment(scene_id: int) -> str:
-    scene = _load(scene_id)
-    return storyteller_state(scene) if scene else ""
+    """Who is connected changed: the board's people region."""
+    scene = load(scene_id)
+    return board_regions(scene, ("people",)) if scene else ""
+
+
+def open_scenes_of(
+    *, character_ids: Iterable[int] = (), chronicle_ids: Iterable[int] = ()
+) -> dict[int, set[int]]:
+    """Open scenes the characters (or any character of the chronicles) are in now: scene id ->
+    the players whose private part shows them."""
+    found = Participant.objects.filter(removed_at__isnull=True, scene__closed_at__isnull=True)
+    character_ids, chronicle_ids = list(character_ids), list(chronicle_ids)
+    if chronicle_ids:
+        found = found.filter(scene__chronicle_id__in=chronicle_ids)
+    else:
+        found = found.filter(character_id__in=character_ids)
+    scenes: dict[int, set[int]] = {}
+    for scene_id, player_id in found.values_list("scene_id", "character__player_id"):
+        players = scenes.setdefault(scene_id, set())
+        if player_id:
+            players.add(player_id)
+    return scenes

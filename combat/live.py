@@ -8,20 +8,32 @@ channel layer; services call :func:`scene_changed` from ``transaction.on_commit`
 is told about a change that rolled back. A push carries whole fragments (never diffs) and
 the scene's ``seq``, so a lost push costs nothing: a phone that sees a gap reconnects and
 gets the full state.
+
+Every event names its ``group``: a server process reads the layer through one hub
+(:mod:`combat.hub`) subscribed once per audience, and the group tells it which of its sockets
+get the event. Publishing never raises: the change is committed already, and a phone that
+missed a push resyncs (a layer that is down is logged).
+
+Sheet changes (costs, refreshes, a new game night) do not bump any scene's ``seq``: they are
+not scene changes, and a storyteller's tap made on that ``seq`` must stay valid. They push the
+private part of the players concerned (carrying the scene's current ``seq``, so no gap shows,
+and the sheets' own counter ``data-sheet-seq``) and the board regions that show sheets.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.contrib.auth import get_user_model
 
 FRAGMENT_EVENT = "live.fragment"
 LOGOUT_EVENT = "live.logout"
+RECHECK_EVENT = "live.recheck"  # a player's access to a scene may have ended: sockets look again
 
 log = logging.getLogger(__name__)
 
@@ -51,16 +63,22 @@ def session_group(session_key: str) -> str:
     return "session." + hashlib.sha256(session_key.encode()).hexdigest()[:40]
 
 
-def fragment_event(html: str) -> dict[str, str]:
+def fragment_event(html: str, group: str = "") -> dict[str, str]:
     """The channel-layer event that carries out-of-band fragments to sockets."""
-    return {"type": FRAGMENT_EVENT, "html": html}
+    event = {"type": FRAGMENT_EVENT, "html": html}
+    if group:
+        event["group"] = group
+    return event
 
 
 def _send(group: str, html: str) -> None:
     layer = get_channel_layer()
     if layer is None or not html:
         return
-    async_to_sync(layer.group_send)(group, fragment_event(html))
+    try:
+        async_to_sync(layer.group_send)(group, fragment_event(html, group))
+    except Exception:  # committed already: phones resync; a push must not fail the request
+        log.exception("could not publish to %s", group)
 
 
 def push_to_user(user_id: int, html: str) -> None:
@@ -68,17 +86,39 @@ def push_to_user(user_id: int, html: str) -> None:
     _send(user_group(user_id), html)
 
 
-def scene_changed(scene_id: int, *, private_user_ids: Iterable[int] = ()) -> None:
-    """Render the scene once per audience and send each rendering once (call it on commit)."""
+def scene_changed(
+    scene_id: int,
+    *,
+    private_user_ids: Iterable[int] = (),
+    regions: Collection[str] | None = None,
+) -> None:
+    """Render the scene once per audience and send each rendering once (call it on commit).
+
+    ``regions`` names the board's regions that changed (``None``: all of them).
+    """
     from combat import fragments
 
-    rendered = fragments.scene_change_fragments(scene_id, private_user_ids=private_user_ids)
+    rendered = fragments.scene_change_fragments(
+        scene_id, private_user_ids=private_user_ids, regions=regions
+    )
     if rendered is None:
         return
     _send(storytellers_group(scene_id), rendered.storytellers)
     _send(players_group(scene_id), rendered.players)
     for user_id, html in rendered.private.items():
         _send(player_group(scene_id, user_id), html)
+
+
+def recheck_player(scene_id: int, user_id: int) -> None:
+    """After a removal (on commit): the player's sockets of the scene check they may stay."""
+    group = player_group(scene_id, user_id)
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(group, {"type": RECHECK_EVENT, "group": group})
+    except Exception:
+        log.exception("could not ask %s to check its access", group)
 
 
 def presence_changed(scene_id: int) -> None:
@@ -88,6 +128,39 @@ def presence_changed(scene_id: int) -> None:
     html = fragments.presence_fragment(scene_id)
     if html:
         _send(storytellers_group(scene_id), html)
+
+
+def sheets_changed(*, character_ids: Iterable[int] = (), chronicle_ids: Iterable[int] = ()) -> None:
+    """Sheets changed (call it on commit): every open scene they are in shows it.
+
+    The private part of each player concerned (rendered once per player: it is theirs) and,
+    once per scene, the board regions that show sheets.
+    """
+    from combat import fragments
+
+    try:
+        scenes = fragments.open_scenes_of(character_ids=character_ids, chronicle_ids=chronicle_ids)
+        if not scenes:
+            return
+        users = get_user_model().objects.in_bulk(
+            {u for players in scenes.values() for u in players}
+        )
+        for scene_id, players in sorted(scenes.items()):
+            scene = fragments.load(scene_id)
+            if scene is None:
+                continue
+            _send(
+                storytellers_group(scene_id),
+                fragments.board_regions(scene, fragments.SHEET_REGIONS),
+            )
+            for user_id in sorted(players):
+                if user_id in users:
+                    _send(
+                        player_group(scene_id, user_id),
+                        fragments.private_state(scene, users[user_id]),
+                    )
+    except Exception:  # the sheet is written: a phone that misses it resyncs
+        log.exception("could not announce a sheet change")
 
 
 def close_session_sockets(sender: Any, request: Any = None, **kwargs: Any) -> None:
@@ -101,6 +174,7 @@ def close_session_sockets(sender: Any, request: Any = None, **kwargs: Any) -> No
     if not session_key or layer is None:
         return
     try:
-        async_to_sync(layer.group_send)(session_group(session_key), {"type": LOGOUT_EVENT})
+        group = session_group(session_key)
+        async_to_sync(layer.group_send)(group, {"type": LOGOUT_EVENT, "group": group})
     except Exception:  # a logout must succeed even when Redis is down
         log.exception("could not close the sockets of a session that logged out")

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
-from characters.models import Character, Chronicle
+from characters.models import Character, Chronicle, GameNight, LedgerEntry
 from characters.selectors import SHEET_PREFETCH, chronicles_run_by, sheet
+from combat.hub import fresh_since
 from combat.models import Participant, Presence, Scene, SceneLogEntry
 from combat.services import format_game_time
 
@@ -115,7 +116,9 @@ def active_participants(scene: Scene) -> list[Participant]:
 
 
 def connected_user_ids(scene: Scene) -> set[int]:
-    return set(Presence.objects.filter(scene=scene).values_list("user_id", flat=True))
+    """Users with a socket of the scene open now (rows of a process gone do not count)."""
+    rows = Presence.objects.filter(scene=scene, connected_at__gte=fresh_since())
+    return set(rows.values_list("user_id", flat=True))
 
 
 def player_participants(
@@ -183,6 +186,15 @@ def public_state(scene: Scene) -> dict[str, Any]:
     }
 
 
+def clock_state(scene: Scene) -> dict[str, Any]:
+    """The board's clock panel: the scene row is all it needs (no query)."""
+    return {
+        "scene": scene,
+        "clock": format_game_time(scene.game_time),
+        "clock_steps": clock_steps(scene),
+    }
+
+
 def board_state(scene: Scene) -> dict[str, Any]:
     """The storyteller's board: everyone (hidden NPCs too) with presence, clock, the log."""
     connected = connected_user_ids(scene)
@@ -195,14 +207,26 @@ def board_state(scene: Scene) -> dict[str, Any]:
         for p in participants
     ]
     return {
-        "scene": scene,
+        **clock_state(scene),
         "rows": rows,
         "players_connected": sum(1 for r in rows if r["connected"]),
         "players_total": sum(1 for r in rows if r["connected"] is not None),
-        "clock": format_game_time(scene.game_time),
-        "clock_steps": clock_steps(scene),
         "log": log_for_storyteller(scene, limit=BOARD_LOG_LENGTH),
     }
+
+
+def sheet_seq(scene: Scene, character_ids: list[int]) -> str:
+    """The sheets' own counter, ``<newest game night>.<newest ledger entry>``.
+
+    A cost or a refresh changes a sheet without a scene change (the scene's ``seq`` stays,
+    so a storyteller's tap is not refused for it); the phone compares this pair to refuse a
+    sheet push older than the one it shows (static/js/scene.js).
+    """
+    if not character_ids:
+        return "0.0"
+    ledger = LedgerEntry.objects.filter(character_id__in=character_ids).aggregate(top=Max("pk"))
+    night = GameNight.objects.filter(chronicle_id=scene.chronicle_id).aggregate(top=Max("pk"))
+    return f"{night['top'] or 0}.{ledger['top'] or 0}"
 
 
 def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
@@ -220,6 +244,7 @@ def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
         "scene": scene,
         "player": user,
         "sheets": sheets,
+        "sheet_seq": sheet_seq(scene, list(characters)),
         "removed": removed,
         "log": log_for_player(scene, user, limit=PHONE_LOG_LENGTH, public=False),
     }

@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from characters.access import chronicles_run_by
+from characters.idempotency import idempotency_claim
 from characters.models import Character, Chronicle, GameNight, Ruleset
 from combat import live
 from combat.models import (
@@ -46,6 +47,8 @@ NOT_IN_SCENE = "That participant is not in this scene."
 STALE = "The scene moved on since you loaded it; nothing was changed. Look again and retry."
 
 MAX_CLOCK_STEP = 24 * 60 * 60
+# The board's regions (combat/fragments.py renders them; the names are the public API).
+BOARD_REGIONS = ("clock", "people", "challenges", "combat", "chase", "log")
 
 
 class SceneError(Exception):
@@ -81,14 +84,23 @@ def record_change(
     characters: Iterable[Character] = (),
     data: dict[str, Any] | None = None,
     private_user_ids: Iterable[int] = (),
+    regions: Iterable[str] | None = None,
 ) -> None:
     """Bump ``seq``, log the change (when ``kind`` is given) and publish it on commit.
 
     Every write to a scene goes through here, the scene's own and those of challenges, rounds
     and chases: call it inside the transaction, with the scene locked by
     :func:`lock_open_scene`, naming in ``private_user_ids`` the players whose private part
-    changed.
+    changed and in ``regions`` the board's regions that changed (``combat.fragments.REGIONS``:
+    ``clock``, ``people``, ``challenges``, ``combat``, ``chase``, ``log``; ``None``, the
+    default, is all of them). The clock panel always goes (its buttons carry the ``seq``), the
+    log too when a line is written, and every player gets the public part.
     """
+    if regions is not None:
+        regions = set(regions) | {"clock"} | ({"log"} if kind is not None else set())
+        unknown = regions - set(BOARD_REGIONS)
+        if unknown:
+            raise ValueError(f"unknown board regions: {sorted(unknown)}")
     scene.seq += 1
     scene.save(update_fields=["seq", "game_time", "situation", "ruleset", "closed_at"])
     if kind is not None:
@@ -106,7 +118,12 @@ def record_change(
         if characters:
             entry.characters.set(characters)
     transaction.on_commit(
-        partial(live.scene_changed, scene.pk, private_user_ids=tuple(set(private_user_ids)))
+        partial(
+            live.scene_changed,
+            scene.pk,
+            private_user_ids=tuple(sorted({u for u in private_user_ids if u is not None})),
+            regions=None if regions is None else tuple(sorted(regions)),
+        )
     )
 
 
@@ -181,18 +198,34 @@ def scene_set_situation(*, scene: Scene, by: AbstractBaseUser, situation: str) -
     with transaction.atomic():
         scene = lock_open_scene(scene)
         scene.situation = situation
-        record_change(scene, by=by)
+        record_change(scene, by=by, regions=())
     return scene
 
 
 def scene_advance_clock(
-    *, scene: Scene, by: AbstractBaseUser, seconds: int, expected_seq: int | None = None
+    *,
+    scene: Scene,
+    by: AbstractBaseUser,
+    seconds: int,
+    expected_seq: int | None = None,
+    idempotency_key: str | None = None,
 ) -> Scene:
-    """Move the scene's game clock forward; locks and effects expire by it (C10, W9)."""
+    """Move the scene's game clock forward; locks and effects expire by it (C10, W9).
+
+    A tap sent again with its ``idempotency_key`` (a double tap, an offline tap replayed after
+    the first one got through) counts once and is not refused as stale.
+    """
     if not isinstance(seconds, int) or not 1 <= seconds <= MAX_CLOCK_STEP:
         raise SceneError(CLOCK_RANGE)
     require_storyteller(by, scene.chronicle)
     with transaction.atomic():
+        if idempotency_key is not None:
+            payload = {"scene": scene.pk, "seconds": seconds, "seq": expected_seq}
+            claim = idempotency_claim(
+                user=by, action="scene.clock", key=idempotency_key, payload=payload
+            )
+            if claim.replay:
+                return Scene.objects.get(pk=scene.pk)
         scene = lock_open_scene(scene, expected_seq=expected_seq)
         scene.game_time += seconds
         record_change(
@@ -201,6 +234,7 @@ def scene_advance_clock(
             kind=LogKind.CLOCK,
             text=f"Game clock +{format_game_time(seconds)}",
             public=True,
+            regions=(),
         )
     return scene
 
@@ -233,6 +267,7 @@ def scene_join(*, code: str, user: AbstractBaseUser, character: Character) -> Pa
             public=True,
             characters=[character],
             private_user_ids=[user.pk],
+            regions=("people",),
         )
     return participant
 
@@ -280,6 +315,7 @@ def scene_add_npc(
             kind=LogKind.JOIN,
             text=f"NPC {name} added" + (" (hidden)" if hidden else ""),
             public=not hidden,
+            regions=("people",),
         )
     return participant
 
@@ -308,25 +344,37 @@ def scene_remove(*, scene: Scene, by: AbstractBaseUser, participant: Participant
             public=not participant.hidden,
             characters=[participant.character] if participant.character else [],
             private_user_ids=player_ids,
+            regions=("people",),
         )
+        for user_id in player_ids:  # their phone shows the removal, then its socket closes
+            transaction.on_commit(partial(live.recheck_player, scene.pk, user_id))
 
 
-def presence_connect(*, scene_id: int, user_id: int, channel_name: str) -> None:
-    """A socket of the scene opened: the storyteller's board shows who is connected."""
+def presence_connect(
+    *, scene_id: int, user_id: int, channel_name: str, announce: bool = True
+) -> None:
+    """A socket of the scene opened: the storyteller's board shows who is connected.
+
+    ``announce=False``: the caller tells the board itself (the socket's hub gathers the
+    presence changes of a burst of connections into one push).
+    """
     with transaction.atomic():
         Presence.objects.update_or_create(
-            channel_name=channel_name, defaults={"scene_id": scene_id, "user_id": user_id}
+            channel_name=channel_name,
+            defaults={"scene_id": scene_id, "user_id": user_id, "connected_at": timezone.now()},
         )
-        transaction.on_commit(partial(live.presence_changed, scene_id))
+        if announce:
+            transaction.on_commit(partial(live.presence_changed, scene_id))
 
 
-def presence_disconnect(*, channel_name: str) -> None:
+def presence_disconnect(*, channel_name: str, announce: bool = True) -> None:
     with transaction.atomic():
         gone = Presence.objects.filter(channel_name=channel_name).first()
         if gone is None:
             return
         gone.delete()
-        transaction.on_commit(partial(live.presence_changed, gone.scene_id))
+        if announce:
+            transaction.on_commit(partial(live.presence_changed, gone.scene_id))
 
 
 def format_game_time(seconds: int) -> str:

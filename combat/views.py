@@ -19,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from characters.idempotency import IdempotencyError
 from characters.models import Character
 from combat import forms, fragments, selectors, services
 from combat.models import Participant, Scene
@@ -90,6 +91,18 @@ def _board_reply(
     if error:
         messages.error(request, error)
     return redirect("scene_tablet", pk=scene.pk)
+
+
+def _clock_reply(
+    request: HttpRequest, scene: Scene, *, error: str = "", status: int = 200
+) -> HttpResponse:
+    """After a clock tap: the clock panel only (htmx). The rest of the board (the log line)
+    comes with the push every tablet of the scene gets; the board is not rendered twice."""
+    if not _is_htmx(request):
+        return _board_reply(request, scene, error=error, status=status)
+    scene.refresh_from_db()
+    context = {**selectors.clock_state(scene), "error": error}
+    return render(request, f"{fragments.TABLET}#clock-panel", context, status=status)
 
 
 def _bad_form(request: HttpRequest, scene: Scene, lead: str, form) -> HttpResponse:
@@ -169,22 +182,25 @@ def scene_tablet(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def scene_clock(request: HttpRequest, pk: int) -> HttpResponse:
-    """Advance the game clock. The form's seq makes a double tap count once (a stale seq is
-    refused); the key travels with it for the idempotency helper to come."""
+    """Advance the game clock. The form's key makes a tap sent twice count once; a tap made on
+    an older board (its seq) is refused with a sentence and changes nothing."""
     scene = _get_scene_for_storyteller(request, pk)
     form = forms.ClockForm(request.POST)
     if not form.is_valid():
-        return _bad_form(request, scene, "Clock not moved.", form)
+        return _clock_reply(
+            request, scene, error=f"Clock not moved. {forms.problems(form)}", status=400
+        )
     try:
         services.scene_advance_clock(
             scene=scene,
             by=request.user,
             seconds=form.cleaned_data["seconds"],
             expected_seq=form.cleaned_data["seq"],
+            idempotency_key=form.cleaned_data["key"],
         )
-    except SceneError as error:
-        return _refused(request, scene, error)
-    return _board_reply(request, scene)
+    except (SceneError, IdempotencyError) as error:
+        return _clock_reply(request, scene, error=str(error), status=409)
+    return _clock_reply(request, scene)
 
 
 @login_required

@@ -104,15 +104,30 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Channel layer: in-memory for one process, channels-redis when REDIS_URL is set.
 REDIS_URL = envstr("REDIS_URL", "")
+# Each server process reads the layer through one hub channel (combat/hub.py), so a channel
+# holds a process's whole traffic: the capacity is generous. redis-py's default socket timeout
+# (5 s) cuts the hub's long blocking receives (channels_redis issue 422): 15 s here.
+CHANNEL_CAPACITY = 2000
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": envstr("CHANNELS_PREFIX", "storyteller")},
+            "CONFIG": {
+                "hosts": [
+                    {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}
+                ],
+                "prefix": envstr("CHANNELS_PREFIX", "storyteller"),
+                "capacity": CHANNEL_CAPACITY,
+            },
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels.layers.InMemoryChannelLayer",
+            "CONFIG": {"capacity": CHANNEL_CAPACITY},
+        }
+    }
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

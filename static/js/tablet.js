@@ -1,8 +1,9 @@
 // The storyteller's tablet: what htmx does not do for the board's posts.
 // - A refused post (400: a form it could not read; 409: the scene refused the change) still
-//   brings the board back with the sentence in it: swap it in.
-// - Replies can cross (two taps in flight): a reply older than the board shown (by data-seq)
-//   is not swapped in, so the board never goes back in time.
+//   brings its panel back with the sentence in it: swap it in.
+// - Replies and pushes can cross (two taps in flight, a push of a later change): a successful
+//   reply older than what the board shows (by data-seq; static/js/scene.js keeps the newest
+//   seq shown on the socket's element) is not swapped in, so the board never goes back in time.
 (function () {
   "use strict";
 
@@ -11,16 +12,27 @@
     return match ? parseInt(match[1], 10) : null;
   }
 
+  function shownSeq(target) {
+    const own = parseInt(target.getAttribute("data-seq"), 10);
+    const live = document.querySelector("[ws-connect^='/ws/scenes/']");
+    const newest = live ? parseInt(live.dataset.seq, 10) : NaN;
+    if (target.id !== "scene-board") return own;
+    return Math.max(Number.isNaN(own) ? -1 : own, Number.isNaN(newest) ? -1 : newest);
+  }
+
   document.addEventListener("htmx:beforeSwap", (event) => {
     const target = event.detail.target;
-    if (!target || target.id !== "scene-board") return;
+    if (!target || !target.closest || !target.closest("#scene-board")) return;
     const status = event.detail.xhr.status;
-    if (status === 400 || status === 409) {
+    const refused = status === 400 || status === 409;
+    if (refused) {
       event.detail.shouldSwap = true;
       event.detail.isError = false;
     }
-    const shown = parseInt(target.getAttribute("data-seq"), 10);
+    const shown = shownSeq(target);
     const reply = seqOf(event.detail.serverResponse);
-    if (reply !== null && !Number.isNaN(shown) && reply < shown) event.detail.shouldSwap = false;
+    if (!refused && reply !== null && !Number.isNaN(shown) && reply < shown) {
+      event.detail.shouldSwap = false;
+    }
   });
 })();

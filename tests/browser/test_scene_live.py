@@ -1,8 +1,7 @@
 """Issue 9 end to end in real browsers: a storyteller's tablet and three phones (separate
 browser contexts, as separate people) join a scene by code and follow it live.
 
-The live parts (pushes over /ws/scenes/<pk>/, the reconnect and resync of static/js/scene.js)
-are built on branch `live`; until it is merged here they are marked xfail (strict=False).
+The live parts: pushes over /ws/scenes/<pk>/, the reconnect and resync of static/js/scene.js.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from tests.factories import (
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)
-NEEDS_LIVE = pytest.mark.xfail(strict=False, reason="needs live branch")
 TABLET = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
@@ -154,7 +152,6 @@ def test_it_opens_a_scene_that_three_phones_join_by_code(live_url: str, browser)
         _close(table)
 
 
-@NEEDS_LIVE
 def test_it_pushes_a_cost_to_one_phone_without_reload(live_url: str, browser) -> None:
     from playwright.sync_api import expect
 
@@ -184,7 +181,6 @@ def test_it_pushes_a_cost_to_one_phone_without_reload(live_url: str, browser) ->
         _close(table)
 
 
-@NEEDS_LIVE
 def test_it_shows_a_phone_that_went_offline_the_same_state_as_a_fresh_load(
     live_url: str, browser
 ) -> None:
@@ -223,5 +219,40 @@ def test_it_shows_a_phone_that_went_offline_the_same_state_as_a_fresh_load(
             expect(shown).to_have_text(loaded.text_content())
         expect(phone.locator("#phone-clock")).to_have_text("15m 00s")
         expect(phone.locator("#scene-public")).to_contain_text("Sirens outside")
+    finally:
+        _close(table)
+
+
+def test_it_sends_a_tap_made_offline_once_when_back_or_drops_it_with_the_reason(
+    live_url: str, browser
+) -> None:
+    from playwright.sync_api import expect
+
+    table = _open_and_join(browser, live_url)
+    try:
+        tablet, context = table.tablet, table.contexts["st"]
+        expect(tablet.locator("#scene-freshness")).to_have_text("live", timeout=5_000)
+        context.set_offline(True)
+        expect(tablet.locator("#scene-freshness")).to_contain_text("offline since")
+        tablet.get_by_role("button", name="+1 min").click()
+        expect(tablet.locator("#scene-notices")).to_contain_text("will be sent")
+        context.set_offline(False)
+        expect(tablet.locator("#scene-notices")).to_contain_text("Sent: “Game clock +1 min”")
+        expect(tablet.locator("#scene-clock")).to_have_text("1m 00s", timeout=5_000)
+
+        # A tap made offline on a board the scene has since left behind is dropped, saying why.
+        context.set_offline(True)
+        expect(tablet.locator("#scene-freshness")).to_contain_text("offline since")
+        tablet.get_by_role("button", name="+5 min").click()
+        expect(tablet.locator("#scene-notices")).to_contain_text("will be sent")
+        desk = browser.new_context()
+        _log_in(desk.new_page(), live_url, "st")
+        desk.pages[0].goto(table.scene_url)
+        desk.pages[0].get_by_role("button", name="+15 min").click()
+        expect(desk.pages[0].locator("#scene-clock")).to_have_text("16m 00s")
+        context.set_offline(False)
+        expect(tablet.locator("#scene-notices")).to_contain_text("moved on since you loaded it")
+        expect(tablet.locator("#scene-clock")).to_have_text("16m 00s", timeout=5_000)
+        desk.close()
     finally:
         _close(table)

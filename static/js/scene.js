@@ -1,0 +1,381 @@
+// The scene screen (the storyteller's tablet and the player's phone): what htmx's websocket
+// extension does not do by itself.
+//
+// - Freshness: #scene-freshness says "live", "reconnecting…" or "offline since 21:04".
+// - Sequence: every fragment carries the scene's data-seq. The server sends the whole state on
+//   every connect; a push whose seq skips one (and the missing one does not come within a
+//   moment: pushes of two server processes may cross) makes the page reconnect, and so get the
+//   whole state again. So does coming back online, the page becoming visible again, a wake
+//   from sleep (the clock jumped) and a socket the server closed. A fragment older than what
+//   the page shows (by data-seq, and for the sheets by data-sheet-seq) is never swapped in.
+//   Sheet pushes (a cost, a refresh) carry the scene's current seq: they are not scene
+//   changes and never look like a gap.
+// - Taps made offline: an htmx post that cannot go now is kept (with its idempotency key and
+//   the seq it was made on) and sent once when the page is live again; the server counts it
+//   once, or refuses it because the scene moved on, and then the sentence is shown.
+// - The screen stays on (Wake Lock) and the phone buzzes when a prompt arrives in #prompts (a
+//   prompt is an element there with data-prompt="<a key of its own>", or any child of a
+//   region of #prompts).
+(function () {
+  "use strict";
+
+  const GAP_GRACE_MS = 1500; // a missing seq may still come (two processes' pushes crossing)
+  const OFFLINE_AFTER_MS = 8000; // reconnecting that long: say since when we are offline
+  const WAKE_JUMP_MS = 15000; // the page's timer late by this much: the device slept
+  const CLOSED_FOR_GOOD = {
+    4001: "logged out",
+    4401: "not logged in",
+    4403: "not in this scene",
+    4404: "no such scene",
+  };
+  const HTMX_RETRIES = [1006, 1011, 1012, 1013];
+  const QUEUE_KEY = "scene-taps";
+
+  let root = null; // the element with ws-connect
+  let socket = null; // the WebSocket that last opened
+  let wrapper = null; // htmx's socket wrapper (reconnect)
+  let dropping = null; // a socket we closed on purpose: its close is no news
+  let last = -1; // highest scene seq shown
+  let missing = new Set(); // seqs skipped over, waiting for them a moment
+  let gapTimer = null;
+  let lostAt = null; // when the page stopped being live
+  let offlineTimer = null;
+  let closedForGood = "";
+  let promptKeys = null;
+  let wakeLock = null;
+
+  function badge() {
+    return document.getElementById("scene-freshness");
+  }
+
+  function hhmm(date) {
+    return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hour12: false });
+  }
+
+  function show(state, text) {
+    const el = badge();
+    if (!el) return;
+    el.textContent = text;
+    el.dataset.state = state;
+    el.classList.toggle("connected", state === "live");
+  }
+
+  function markLive() {
+    lostAt = null;
+    clearTimeout(offlineTimer);
+    show("live", "live");
+    flushQueue();
+  }
+
+  function markLost() {
+    if (closedForGood) return;
+    if (lostAt === null) lostAt = new Date();
+    if (!navigator.onLine) {
+      show("offline", "offline since " + hhmm(lostAt));
+      return;
+    }
+    show("reconnecting", "reconnecting…");
+    clearTimeout(offlineTimer);
+    offlineTimer = setTimeout(() => {
+      if (lostAt !== null && !closedForGood) show("offline", "offline since " + hhmm(lostAt));
+    }, OFFLINE_AFTER_MS);
+  }
+
+  // -- sequence numbers -------------------------------------------------------------------
+
+  function seqsIn(html) {
+    const found = [];
+    const re = /data-seq="(\d+)"/g;
+    let m;
+    while ((m = re.exec(html || "")) !== null) found.push(parseInt(m[1], 10));
+    return found;
+  }
+
+  function isWholeState(html) {
+    return /id="(scene-board|scene-public)"/.test(html.slice(0, 400));
+  }
+
+  function resync(why) {
+    if (closedForGood || !wrapper) return;
+    clearTimeout(gapTimer);
+    missing = new Set();
+    markLost();
+    if (root) root.dataset.resync = why;
+    dropping = socket;
+    wrapper.reconnect(); // closes the open socket, opens a new one: the server sends it all
+  }
+
+  function noteSeq(html) {
+    const seqs = seqsIn(html);
+    if (!seqs.length) return;
+    const seq = Math.max(...seqs);
+    if (isWholeState(html)) {
+      last = seq;
+      missing = new Set();
+      clearTimeout(gapTimer);
+      markLive();
+      return;
+    }
+    if (seq <= last) {
+      missing.delete(seq);
+      return;
+    }
+    for (let s = last + 1; s < seq && s - last < 1000; s++) missing.add(s);
+    missing.delete(seq);
+    last = seq;
+    if (missing.size && !gapTimer) {
+      gapTimer = setTimeout(() => {
+        gapTimer = null;
+        if (missing.size) resync("gap");
+      }, GAP_GRACE_MS);
+    }
+  }
+
+  function number(el, attr) {
+    const v = el && el.getAttribute ? el.getAttribute(attr) : null;
+    return v === null || v === undefined ? null : v;
+  }
+
+  function older(incoming, shown) {
+    // data-seq: one number; data-sheet-seq: "night.ledger", older if either part is smaller.
+    for (const attr of ["data-seq", "data-sheet-seq"]) {
+      const a = number(incoming, attr);
+      const b = number(shown, attr);
+      if (a === null || b === null) continue;
+      const pa = a.split(".").map(Number);
+      const pb = b.split(".").map(Number);
+      if (pa.some((x, i) => x < (pb[i] || 0))) return true;
+    }
+    return false;
+  }
+
+  // A fragment older than what the page shows is not swapped in (pushes and replies can cross).
+  document.addEventListener("htmx:oobBeforeSwap", (event) => {
+    const fragment = event.detail.fragment;
+    const incoming =
+      fragment && fragment.nodeType === 11 ? fragment.firstElementChild : fragment;
+    if (incoming && older(incoming, event.detail.target)) event.detail.shouldSwap = false;
+  });
+
+  // -- the socket -------------------------------------------------------------------------
+
+  document.addEventListener("htmx:wsOpen", (event) => {
+    socket = event.detail.event.target;
+    wrapper = event.detail.socketWrapper;
+    closedForGood = "";
+  });
+
+  document.addEventListener("htmx:wsBeforeMessage", (event) => {
+    wrapper = event.detail.socketWrapper || wrapper;
+    noteSeq(event.detail.message);
+  });
+
+  document.addEventListener("htmx:wsAfterMessage", () => {
+    if (root) root.dataset.seq = String(last);
+    const board = document.getElementById("scene-board");
+    if (board && parseInt(board.getAttribute("data-seq"), 10) < last) {
+      board.setAttribute("data-seq", String(last));
+    }
+    checkPrompts(true);
+  });
+
+  document.addEventListener("htmx:wsClose", (event) => {
+    const closed = event.detail.event;
+    if (closed.target && closed.target === dropping) return; // we closed it to resync
+    const code = closed.code;
+    if (CLOSED_FOR_GOOD[code] || (code >= 4000 && code < 5000)) {
+      closedForGood = CLOSED_FOR_GOOD[code] || "closed";
+      clearTimeout(offlineTimer);
+      show("closed", closedForGood);
+      return;
+    }
+    markLost();
+    if (HTMX_RETRIES.indexOf(code) < 0) {
+      // htmx retries only the codes above; a clean close (a server going away) is retried here.
+      setTimeout(() => resync("closed " + code), 500 + Math.random() * 1500);
+    }
+  });
+
+  window.addEventListener("offline", () => markLost());
+  window.addEventListener("online", () => resync("online"));
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") {
+      resync("visible");
+      keepAwake();
+    }
+  });
+  window.addEventListener("pageshow", (event) => {
+    if (event.persisted) resync("pageshow");
+  });
+
+  let tick = Date.now();
+  setInterval(() => {
+    const now = Date.now();
+    if (now - tick > WAKE_JUMP_MS) resync("wake");
+    tick = now;
+  }, 5000);
+
+  // -- keep awake, buzz on a prompt -------------------------------------------------------
+
+  async function keepAwake() {
+    if (!("wakeLock" in navigator) || document.visibilityState !== "visible") return;
+    if (wakeLock && !wakeLock.released) return;
+    try {
+      wakeLock = await navigator.wakeLock.request("screen");
+    } catch (error) {
+      wakeLock = null; // refused (battery saver, no user gesture yet): the screen may sleep
+    }
+  }
+
+  function promptKeysNow() {
+    const box = document.getElementById("prompts");
+    const keys = new Set();
+    if (!box) return keys;
+    box.querySelectorAll("[data-prompt], #prompts > .region > *").forEach((el) => {
+      keys.add(el.getAttribute("data-prompt") || el.id || el.textContent.trim().slice(0, 80));
+    });
+    return keys;
+  }
+
+  function checkPrompts(buzz) {
+    const now = promptKeysNow();
+    const arrived = promptKeys !== null && [...now].some((k) => !promptKeys.has(k));
+    promptKeys = now;
+    if (buzz && arrived) {
+      if (navigator.vibrate) navigator.vibrate([200, 100, 200]);
+      if (root) root.dataset.buzzed = String((parseInt(root.dataset.buzzed || "0", 10) || 0) + 1);
+    }
+  }
+
+  // -- taps made offline ------------------------------------------------------------------
+
+  function notice(text, kind) {
+    let box = document.getElementById("scene-notices");
+    if (!box) {
+      box = document.createElement("ul");
+      box.id = "scene-notices";
+      box.className = "messages scene-notices";
+      box.setAttribute("role", "status");
+      const anchor = badge();
+      (anchor ? anchor.parentNode : document.body).insertBefore(
+        box,
+        anchor ? anchor.nextSibling : null
+      );
+    }
+    const item = document.createElement("li");
+    item.className = kind;
+    item.textContent = text;
+    box.appendChild(item);
+    setTimeout(() => item.remove(), kind === "error" ? 20000 : 6000);
+  }
+
+  function loadQueue() {
+    try {
+      return JSON.parse(sessionStorage.getItem(QUEUE_KEY) || "[]");
+    } catch (error) {
+      return [];
+    }
+  }
+
+  function saveQueue(queue) {
+    try {
+      sessionStorage.setItem(QUEUE_KEY, JSON.stringify(queue));
+    } catch (error) {
+      /* private mode: the queue lives as long as the page */
+    }
+  }
+
+  let memoryQueue = loadQueue();
+
+  function labelOf(elt) {
+    const form = elt.closest("form") || elt;
+    const button = form.querySelector("button");
+    return form.dataset.label || (button ? button.textContent.trim() : "your tap");
+  }
+
+  function keep(elt, config) {
+    const body = new URLSearchParams();
+    const data = config.formData || new FormData(elt.closest("form") || undefined);
+    data.forEach((value, name) => body.append(name, value));
+    if (!body.get("key")) return false; // no idempotency key: cannot be sent twice safely
+    memoryQueue.push({ path: config.path, verb: config.verb, body: body.toString(), label: labelOf(elt) });
+    saveQueue(memoryQueue);
+    notice("Offline: “" + labelOf(elt) + "” will be sent when the connection is back.", "info");
+    return true;
+  }
+
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const config = event.detail.requestConfig;
+    if (!config || config.verb === "get" || navigator.onLine) return;
+    if (keep(event.detail.elt, config)) event.preventDefault();
+  });
+
+  document.addEventListener("htmx:sendError", (event) => {
+    const config = event.detail.requestConfig;
+    if (config && config.verb !== "get") keep(event.detail.elt, config);
+  });
+
+  function csrfToken() {
+    try {
+      return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || "";
+    } catch (error) {
+      return "";
+    }
+  }
+
+  function sentence(html) {
+    const doc = new DOMParser().parseFromString(html, "text/html");
+    const alert = doc.querySelector("[role=alert]");
+    return alert ? alert.textContent.trim() : "";
+  }
+
+  let flushing = false;
+  async function flushQueue() {
+    if (flushing || !memoryQueue.length || !navigator.onLine) return;
+    flushing = true;
+    try {
+      while (memoryQueue.length) {
+        const tap = memoryQueue[0];
+        let answer;
+        try {
+          answer = await fetch(tap.path, {
+            method: "POST",
+            credentials: "same-origin",
+            headers: {
+              "Content-Type": "application/x-www-form-urlencoded",
+              "X-CSRFToken": csrfToken(),
+              "HX-Request": "true",
+            },
+            body: tap.body,
+          });
+        } catch (error) {
+          return; // still offline: the next "live" sends it
+        }
+        memoryQueue.shift();
+        saveQueue(memoryQueue);
+        if (answer.ok) {
+          notice("Sent: “" + tap.label + "”.", "success");
+        } else {
+          const why = sentence(await answer.text()) || "the scene moved on.";
+          notice("Not sent: “" + tap.label + "”: " + why, "error");
+        }
+      }
+    } finally {
+      flushing = false;
+    }
+  }
+
+  // -- start --------------------------------------------------------------------------------
+
+  function start() {
+    root = document.querySelector("[ws-connect^='/ws/scenes/']");
+    const first = root && root.querySelector("[data-seq]");
+    if (first) last = parseInt(first.getAttribute("data-seq"), 10);
+    checkPrompts(false);
+    keepAwake();
+    document.addEventListener("click", keepAwake, { once: true }); // some browsers want a tap
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
