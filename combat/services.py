@@ -49,6 +49,8 @@ STALE = "The scene moved on since you loaded it; nothing was changed. Look again
 MAX_CLOCK_STEP = 24 * 60 * 60
 # The board's regions (combat/fragments.py renders them; the names are the public API).
 BOARD_REGIONS = ("clock", "people", "challenges", "combat", "chase", "log")
+# Who is here changed: the features' boards list the participants in their start forms.
+PARTICIPANT_REGIONS = ("people", "challenges", "combat", "chase")
 
 
 class SceneError(Exception):
@@ -175,8 +177,27 @@ def scene_close(*, scene: Scene, by: AbstractBaseUser) -> Scene:
     with transaction.atomic():
         scene = lock_open_scene(scene)
         scene.closed_at = timezone.now()
-        record_change(scene, by=by, kind=LogKind.SCENE, text="Scene closed", public=True)
+        record_change(
+            scene,
+            by=by,
+            kind=LogKind.SCENE,
+            text="Scene closed",
+            public=True,
+            private_user_ids=_every_player(scene),
+        )
     return scene
+
+
+def _every_player(scene: Scene) -> list[int]:
+    """The players of the scene's characters: a ruleset change or closing the scene changes
+    what each one's own part offers (its start forms), so each is rendered once. Both are rare
+    (once a scene), unlike the broadcasts of play, which never render per player."""
+    return list(
+        Participant.objects.filter(scene=scene, removed_at__isnull=True, npc=False)
+        .exclude(character__player__isnull=True)
+        .values_list("character__player_id", flat=True)
+        .distinct()
+    )
 
 
 def scene_set_ruleset(*, scene: Scene, by: AbstractBaseUser, ruleset: str) -> Scene:
@@ -187,7 +208,14 @@ def scene_set_ruleset(*, scene: Scene, by: AbstractBaseUser, ruleset: str) -> Sc
         scene = lock_open_scene(scene)
         scene.ruleset = ruleset
         label = Ruleset(ruleset).label
-        record_change(scene, by=by, kind=LogKind.SCENE, text=f"Ruleset: {label}", public=True)
+        record_change(
+            scene,
+            by=by,
+            kind=LogKind.SCENE,
+            text=f"Ruleset: {label}",
+            public=True,
+            private_user_ids=_every_player(scene),
+        )
     return scene
 
 
@@ -267,7 +295,7 @@ def scene_join(*, code: str, user: AbstractBaseUser, character: Character) -> Pa
             public=True,
             characters=[character],
             private_user_ids=[user.pk],
-            regions=("people",),
+            regions=PARTICIPANT_REGIONS,
         )
     return participant
 
@@ -315,7 +343,7 @@ def scene_add_npc(
             kind=LogKind.JOIN,
             text=f"NPC {name} added" + (" (hidden)" if hidden else ""),
             public=not hidden,
-            regions=("people",),
+            regions=PARTICIPANT_REGIONS,
         )
     return participant
 
@@ -344,7 +372,7 @@ def scene_remove(*, scene: Scene, by: AbstractBaseUser, participant: Participant
             public=not participant.hidden,
             characters=[participant.character] if participant.character else [],
             private_user_ids=player_ids,
-            regions=("people",),
+            regions=PARTICIPANT_REGIONS,
         )
         for user_id in player_ids:  # their phone shows the removal, then its socket closes
             transaction.on_commit(partial(live.recheck_player, scene.pk, user_id))

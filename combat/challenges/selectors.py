@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q
+from django.db.models import Max, Q
 
 from combat.challenges import services, sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
@@ -238,7 +238,17 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
     return out
 
 
-def start_choices(participant: Participant, scene: Scene, targets: list[Participant]) -> dict:
+def last_started(scene: Scene) -> dict[int, int]:
+    """Each attacker's latest challenge in the scene, in one query: a start form's idempotency
+    key names it, so the key changes when a challenge starts and never with the scene's
+    ``seq`` (a form rendered before a clock tap stays good)."""
+    rows = Challenge.objects.filter(scene=scene).values("attacker").annotate(last=Max("pk"))
+    return {row["attacker"]: row["last"] for row in rows}
+
+
+def start_choices(
+    participant: Participant, scene: Scene, targets: list[Participant], last: int = 0
+) -> dict:
     """What the phone's (or tablet's) start form offers for this participant."""
     sheet = sheets.load(participant)
     bids = []
@@ -262,6 +272,7 @@ def start_choices(participant: Participant, scene: Scene, targets: list[Particip
         "celerity": sheet.has_power("Celerity"),
         "regain": _regainable(sheet),
         "targets": [t for t in targets if t.pk != participant.pk],
+        "key": f"start-{scene.pk}-{participant.pk}-{last}",
         "bns": scene.ruleset == "met_bns",
     }
 
@@ -294,9 +305,11 @@ def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
             for member in own:
                 if str(member.pk) in ch.options.get("mob", {}):
                     cards.append(member_card(ch, member))
-    visible = list(Participant.objects.filter(scene=scene, removed_at__isnull=True, hidden=False))
+    # A phone's start form takes its targets from the public part (#scene-targets), so a
+    # newcomer needs no re-render of every phone's private part.
+    last = last_started(scene) if own else {}
     starts = (
-        [start_choices(p, scene, visible) for p in own]
+        [start_choices(p, scene, [], last.get(p.pk, 0)) for p in own]
         if scene.is_open and scene.ruleset != "wod_dice"
         else []
     )
@@ -319,9 +332,10 @@ def board_cards(scene: Scene) -> dict[str, Any]:
     everyone = list(Participant.objects.filter(scene=scene, removed_at__isnull=True))
     npcs = [p for p in everyone if p.npc or p.character_id is None]
     pcs = [p for p in everyone if not (p.npc or p.character_id is None)]
+    last = last_started(scene)
     return {
         "cards": cards,
-        "npc_starts": [start_choices(p, scene, everyone) for p in npcs]
+        "npc_starts": [start_choices(p, scene, everyone, last.get(p.pk, 0)) for p in npcs]
         if scene.is_open and scene.ruleset != "wod_dice"
         else [],
         "pcs": pcs,

@@ -13,6 +13,8 @@
 // - Taps made offline: an htmx post that cannot go now is kept (with its idempotency key and
 //   the seq it was made on) and sent once when the page is live again; the server counts it
 //   once, or refuses it because the scene moved on, and then the sentence is shown.
+// - Targets: the start forms' selects of whom to name are filled from the public part's list.
+// - Soft timers (data-deadline) say when their time is up.
 // - The screen stays on (Wake Lock) and the phone buzzes when a prompt arrives in #prompts (a
 //   prompt is an element there with data-prompt="<a key of its own>", or any child of a
 //   region of #prompts).
@@ -177,6 +179,7 @@
       board.setAttribute("data-seq", String(last));
     }
     checkPrompts(true);
+    afterSwap();
   });
 
   document.addEventListener("htmx:wsClose", (event) => {
@@ -214,6 +217,61 @@
     if (now - tick > WAKE_JUMP_MS) resync("wake");
     tick = now;
   }, 5000);
+
+  // -- targets: a select with data-targets="<template id>" lists who is here ---------------
+  // The list is part of the public fragment (one render for every phone); each phone's own
+  // forms take it from there, leaving out the character itself (data-self) and keeping what
+  // the player had picked, so a newcomer shows up without re-rendering anyone's private part.
+
+  function fillTargets() {
+    document.querySelectorAll("select[data-targets]").forEach((select) => {
+      const source = document.getElementById(select.dataset.targets);
+      if (!source) return;
+      const picked = new Set([...select.selectedOptions].map((o) => o.value));
+      const fixed = [...select.options].filter((o) => !o.hasAttribute("data-target"));
+      const want = [...source.content.querySelectorAll("option")].filter(
+        (o) => o.value !== select.dataset.self
+      );
+      const now = [...select.options].filter((o) => o.hasAttribute("data-target"));
+      const label = select.closest("label");
+      if (select.multiple && label) label.hidden = want.length < 2; // a mob needs two others
+      const same =
+        now.length === want.length &&
+        now.every((o, i) => o.value === want[i].value && o.text === want[i].text);
+      if (same) return;
+      now.forEach((o) => o.remove());
+      want.forEach((o) => {
+        const option = new Option(o.text, o.value, false, picked.has(o.value));
+        option.setAttribute("data-target", "");
+        select.add(option);
+      });
+      if (!select.multiple && ![...select.options].some((o) => o.selected) && fixed.length) {
+        fixed[0].selected = true;
+      }
+    });
+  }
+
+  // -- soft timers: data-deadline="<ISO time>" turns into data-expired's words when it passes;
+  // the words ask the storyteller: nothing is decided for anyone.
+
+  function armTimers() {
+    document.querySelectorAll("[data-deadline]:not([data-armed])").forEach((el) => {
+      el.setAttribute("data-armed", "1");
+      const left = Date.parse(el.getAttribute("data-deadline")) - Date.now();
+      setTimeout(() => {
+        el.textContent = "⏱ " + el.getAttribute("data-expired");
+        el.classList.add("expired");
+      }, Math.max(left, 0));
+    });
+  }
+
+  function afterSwap() {
+    fillTargets();
+    armTimers();
+  }
+
+  document.addEventListener("htmx:afterSettle", afterSwap);
+  document.addEventListener("htmx:oobAfterSwap", afterSwap);
 
   // -- keep awake, buzz on a prompt -------------------------------------------------------
 
@@ -372,6 +430,7 @@
     const first = root && root.querySelector("[data-seq]");
     if (first) last = parseInt(first.getAttribute("data-seq"), 10);
     checkPrompts(false);
+    afterSwap();
     keepAwake();
     document.addEventListener("click", keepAwake, { once: true }); // some browsers want a tap
   }

@@ -174,6 +174,21 @@ def test_it_pushes_a_cost_to_one_phone_without_reload(live_url: str, browser) ->
         expect(table.phones["marcus"].locator(willpower)).to_have_text("2/3", timeout=5_000)
         expect(table.phones["sophia"].locator(willpower)).to_have_text("3/3")
 
+        # Whom a phone may challenge follows who is here, from the public part alone: Marcus
+        # joined first and sees the later two; an NPC added now shows, a hidden one never.
+        whom = table.phones["marcus"].locator("#challenge-prompts select[name=defender] option")
+        expect(whom).to_have_count(3)
+        assert sorted(whom.all_text_contents()) == ["Janet", "Sophia", "the storyteller (tests)"]
+        tablet.get_by_text("Add an NPC").click()
+        for name, hidden in (("Lurker", True), ("Bouncer", False)):
+            tablet.locator("#npc-name").fill(name)
+            if hidden:
+                tablet.get_by_label("hidden from the players").check()
+            tablet.get_by_role("button", name="Add quick NPC").click()
+            expect(tablet.locator("#scene-board .people")).to_contain_text(name)
+        expect(whom).to_have_count(4)
+        assert "Bouncer" in whom.all_text_contents() and "Lurker" not in whom.all_text_contents()
+
         tablet.get_by_role("button", name="+5 min").click()
         for phone in table.phones.values():
             expect(phone.locator("#phone-clock")).to_have_text("5m 00s", timeout=5_000)
@@ -181,13 +196,6 @@ def test_it_pushes_a_cost_to_one_phone_without_reload(live_url: str, browser) ->
         _close(table)
 
 
-@pytest.mark.xfail(
-    reason=(
-        "issue 9 open: adding a participant does not re-push the challenge region,"
-        " so its start form is stale until the next challenge change"
-    ),
-    strict=False,
-)
 def test_it_shows_a_phone_that_went_offline_the_same_state_as_a_fresh_load(
     live_url: str, browser
 ) -> None:

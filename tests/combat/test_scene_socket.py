@@ -24,7 +24,7 @@ from combat.consumers import (
     CLOSE_NOT_FOUND,
     CLOSE_UNAUTHENTICATED,
 )
-from combat.models import Presence, Scene
+from combat.models import Participant, Presence, Scene
 from config.asgi import application
 from tests.conftest import client_for
 from tests.factories import CharacterFactory, ChronicleFactory, StorytellerFactory
@@ -302,13 +302,6 @@ async def _drain_until_equal(socket, page: list[Element], pk: int, fresh) -> Non
         assert _as_shown(page, seq) == want  # shows the difference
 
 
-@pytest.mark.xfail(
-    reason=(
-        "issue 9 open: adding a participant does not re-push the challenge region,"
-        " so its start form is stale until the next challenge change"
-    ),
-    strict=False,
-)
 async def test_a_phone_and_a_tablet_that_apply_the_pushes_equal_a_fresh_render(
     scene, storyteller, player, character, chronicle
 ) -> None:
@@ -330,6 +323,10 @@ async def test_a_phone_and_a_tablet_that_apply_the_pushes_equal_a_fresh_render(
         lambda: services.scene_add_npc(scene=scene, by=storyteller, name="Lurker", hidden=True),
         lambda: services.scene_add_npc(scene=scene, by=storyteller, name="Bouncer"),
         lambda: services.scene_join(code=scene.join_code, user=sophia.player, character=sophia),
+        lambda: services.scene_add_npc(scene=scene, by=storyteller, name="Doorman"),
+        lambda: services.scene_remove(
+            scene=scene, by=storyteller, participant=Participant.objects.get(name="Doorman")
+        ),
         lambda: ledger_spend(character=character, kind="willpower_spent", amount=1, by=storyteller),
         lambda: services.scene_advance_clock(scene=scene, by=storyteller, seconds=900),
         lambda: services.scene_set_ruleset(scene=scene, by=storyteller, ruleset="wod_dice"),
@@ -340,6 +337,7 @@ async def test_a_phone_and_a_tablet_that_apply_the_pushes_equal_a_fresh_render(
         await _drain_until_equal(phone, page, scene.pk, fresh_phone)
     shown_board, shown_phone = _as_shown(board, 0), _as_shown(page, 0)
     assert "Lurker" not in shown_phone and "Bouncer" in shown_phone and "Lurker" in shown_board
+    assert "Doorman" not in shown_phone  # removed: gone from the phones' targets too
     assert "Sirens" in shown_phone and "16m 00s" in shown_phone and "Sophia" in shown_board
     await tablet.disconnect()
     await phone.disconnect()

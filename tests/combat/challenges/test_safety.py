@@ -91,7 +91,9 @@ def normalise(t: Table, html: str) -> str:
     html = re.sub(r"<svg .*?</svg>", "QR", html, flags=re.S)  # drawn from the join code
     html = re.sub(r"/\d+/", "/N/", html)
     html = re.sub(
-        r'(data-seq|data-sheet-seq|data-step|data-scene|value)="[\w.-]*\d[\w.-]*"', r'\1="N"', html
+        r'(data-seq|data-sheet-seq|data-step|data-scene|data-self|value)="[\w.-]*\d[\w.-]*"',
+        r'\1="N"',
+        html,
     )
     html = re.sub(r"(challenge|participant|sheet|odds)-\d+", r"\1-N", html)
     html = re.sub(r"chase-start-[\w-]+", "chase-start-N", html)  # the chase form's stable id
