@@ -15,7 +15,7 @@ whole on every change: it is what tells a phone that the scene moved on (its ``s
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,8 +41,10 @@ REGIONS = tuple(REGION_TEMPLATES)
 # What a sheet change (a cost, a refresh) may change on a board: the people and the features'
 # boards, which show pools and health.
 SHEET_REGIONS = ("people", "challenges", "combat", "chase")
-# Regions that need nothing but the scene row (the rest need the board's queries).
-_CHEAP = {"clock"}
+# What each region's template needs beyond the scene row and the clock (the features'
+# boards run their own template tags): a clock tap renders the clock and the log, nothing else.
+_NEEDS_PEOPLE = {"people"}
+_NEEDS_LOG = {"log"}
 
 
 @dataclass(frozen=True)
@@ -80,10 +82,11 @@ def board_regions(scene: Scene, regions: Collection[str] | None = None) -> str:
         raise ValueError(f"unknown board regions: {sorted(unknown)}")
     if not wanted:
         return ""
-    if set(wanted) <= _CHEAP:
-        context = selectors.clock_state(scene)
-    else:
-        context = selectors.board_state(scene)
+    context = selectors.clock_state(scene)
+    if _NEEDS_PEOPLE & set(wanted):
+        context.update(selectors.people_state(scene))
+    if _NEEDS_LOG & set(wanted):
+        context.update(selectors.log_state(scene))
     context = {**context, "oob": True}
     return "".join(render_to_string(REGION_TEMPLATES[r], context) for r in wanted)
 
@@ -106,16 +109,33 @@ def scene_change_fragments(
 ) -> SceneFragments | None:
     """One change, rendered once per audience: the board's changed regions, the public part,
     and the private part of each named player."""
+    parts = list(scene_change_parts(scene_id, private_user_ids=private_user_ids, regions=regions))
+    if not parts:
+        return None
+    by = {(kind, user_id): html for kind, user_id, html in parts}
+    return SceneFragments(
+        storytellers=by[("storytellers", None)],
+        players=by[("players", None)],
+        private={u: html for (kind, u), html in by.items() if kind == "private"},
+    )
+
+
+def scene_change_parts(
+    scene_id: int,
+    *,
+    private_user_ids: Iterable[int] = (),
+    regions: Collection[str] | None = None,
+) -> Iterator[tuple[str, int | None, str]]:
+    """The same renderings one at a time, ``(audience, user id, html)``, the players' part
+    first (the most sockets wait for it), so each can be sent as soon as it is rendered."""
     scene = load(scene_id)
     if scene is None:
-        return None
+        return
+    yield "players", None, players_state(scene)
+    yield "storytellers", None, board_regions(scene, regions)
     ids = list(private_user_ids)
-    users = get_user_model().objects.filter(pk__in=ids) if ids else []
-    return SceneFragments(
-        storytellers=board_regions(scene, regions),
-        players=players_state(scene),
-        private={user.pk: private_state(scene, user) for user in users},
-    )
+    for user in get_user_model().objects.filter(pk__in=ids) if ids else []:
+        yield "private", user.pk, private_state(scene, user)
 
 
 def presence_fragment(scene_id: int) -> str:

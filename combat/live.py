@@ -98,15 +98,16 @@ def scene_changed(
     """
     from combat import fragments
 
-    rendered = fragments.scene_change_fragments(
+    parts = fragments.scene_change_parts(
         scene_id, private_user_ids=private_user_ids, regions=regions
     )
-    if rendered is None:
-        return
-    _send(storytellers_group(scene_id), rendered.storytellers)
-    _send(players_group(scene_id), rendered.players)
-    for user_id, html in rendered.private.items():
-        _send(player_group(scene_id, user_id), html)
+    for audience, user_id, html in parts:  # each sent as soon as it is rendered
+        if audience == "players":
+            _send(players_group(scene_id), html)
+        elif audience == "storytellers":
+            _send(storytellers_group(scene_id), html)
+        else:
+            _send(player_group(scene_id, user_id), html)
 
 
 def recheck_player(scene_id: int, user_id: int) -> None:

@@ -195,8 +195,13 @@ def clock_state(scene: Scene) -> dict[str, Any]:
     }
 
 
-def board_state(scene: Scene) -> dict[str, Any]:
-    """The storyteller's board: everyone (hidden NPCs too) with presence, clock, the log."""
+def log_state(scene: Scene) -> dict[str, Any]:
+    """The board's log panel: the clock's context and the latest log lines."""
+    return {**clock_state(scene), "log": log_for_storyteller(scene, limit=BOARD_LOG_LENGTH)}
+
+
+def people_state(scene: Scene) -> dict[str, Any]:
+    """The board's people panel: everyone (hidden NPCs too) with presence."""
     connected = connected_user_ids(scene)
     participants = active_participants(scene)
     rows = [
@@ -211,8 +216,12 @@ def board_state(scene: Scene) -> dict[str, Any]:
         "rows": rows,
         "players_connected": sum(1 for r in rows if r["connected"]),
         "players_total": sum(1 for r in rows if r["connected"] is not None),
-        "log": log_for_storyteller(scene, limit=BOARD_LOG_LENGTH),
     }
+
+
+def board_state(scene: Scene) -> dict[str, Any]:
+    """The storyteller's board: everyone (hidden NPCs too) with presence, clock, the log."""
+    return {**people_state(scene), **log_state(scene)}
 
 
 def sheet_seq(scene: Scene, character_ids: list[int]) -> str:
