@@ -30,11 +30,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 TABLET = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 PUSH = 8_000  # ms: a push reaches a phone well within this on a loaded machine
-SHOTS = os.environ.get("CHASE_SHOTS")
-# The pushes and the "live" badge come with branch `live` (static/js/scene.js, SceneConsumer).
-NEEDS_LIVE = pytest.mark.xfail(
-    strict=False, reason="needs the live branch's scene socket"
-)  # a folder: save screenshots there while developing
+SHOTS = os.environ.get("CHASE_SHOTS")  # a folder: save screenshots there while developing
 
 
 @dataclass
@@ -151,7 +147,6 @@ def _track(page, name: str):
     return page.locator("#chase-public .chase-track, #chase .chase-track").filter(has_text=name)
 
 
-@NEEDS_LIVE
 def test_a_foot_chase_from_an_escape_through_maneuvers_and_an_obstacle_ends_in_an_escape(
     live_url: str, browser
 ) -> None:
@@ -239,7 +234,6 @@ def test_a_foot_chase_from_an_escape_through_maneuvers_and_an_obstacle_ends_in_a
             context.close()
 
 
-@NEEDS_LIVE
 def test_two_predators_each_with_its_own_lead_and_one_catches_the_prey(
     live_url: str, browser
 ) -> None:
