@@ -355,7 +355,7 @@ def test_with_two_predators_either_catching_ends_the_chase(
     assert SceneLogEntry.objects.filter(text__contains="was caught").exists()
 
 
-# Course and attacks --------------------------------------------------------------------------
+# Course and calling off --------------------------------------------------------------------------
 
 
 @pytest.mark.rules("K6")
@@ -368,31 +368,6 @@ def test_the_course_difficulty_changes_between_rounds_only(scene, storyteller, j
     with pytest.raises(ChaseError) as refused:
         services.chase_set_course(chase=chase, by=storyteller, difficulty=4)
     assert refused.value.rule == "K6"
-
-
-@pytest.mark.rules("K11")
-@pytest.mark.parametrize(
-    ("head_start", "means", "allowed"),
-    [(4, "weapon", True), (5, "weapon", False), (6, "power", True), (7, "power", False)],
-)
-def test_attacks_only_as_the_lead_allows(
-    scene, storyteller, janet, hound, head_start, means, allowed
-):
-    chase = escape(scene, storyteller, janet, hound, head_start=head_start)
-    attack = {
-        "chase": chase,
-        "by": storyteller,
-        "attacker": key(hound),
-        "target": "prey",
-        "means": means,
-    }
-    if allowed:
-        services.chase_attack(**attack)
-        assert ChaseStep.objects.filter(chase=chase, kind="attack").exists()
-    else:
-        with pytest.raises(ChaseError) as refused:
-            services.chase_attack(**attack)
-        assert refused.value.rule == "K11"
 
 
 def test_the_storyteller_calls_a_chase_off_and_may_start_another(
