@@ -545,7 +545,7 @@ def prompts_state(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
                         **m,
                         "against": all_names[m["pursuit"]],
                         "offers": maneuver_offers(state, m),
-                        "character": mine[key].participant.name,
+                        "character": all_names[key],
                     }
                 )
     obstacle = []
