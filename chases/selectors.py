@@ -266,7 +266,9 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
     steps = list(
         ChaseStep.objects.filter(chase=chase)
         .order_by("-number")
-        .prefetch_related("rolls")[:STEPS_SHOWN]
+        .prefetch_related(Prefetch("rolls", queryset=ChaseRoll.objects.order_by("pk")))[
+            :STEPS_SHOWN
+        ]
     )
     last_rolled = next((s for s in steps if s.rolls.all()), None)
     difficulty = state.difficulty()

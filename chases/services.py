@@ -1038,9 +1038,9 @@ def chase_attack(
         )
         shown = selectors.names(chase, public=True)
         text = (
-            f"{shown[attacker]} attacks {shown[target]} with {attack['label']} "
-            f"({a_roll.successes} against an automatic dodge's {d_roll.successes}, "
-            f"{COVERS[cover]}; pool split −{split}, D14)"
+            f"{shown[attacker]} attacks {shown[target]} with {attack['label']}: "
+            f"{a_roll.successes} against an automatic dodge's {d_roll.successes} "
+            f"({COVERS[cover]})"
         )
         taken = 0
         if outcome.lands == "attacker":
@@ -1060,9 +1060,9 @@ def chase_attack(
             ]
             taken = max(dmg.successes - soaked.successes, 0)
             _wound(chase, hit.participant, target_stats, taken, dtype, by, new.rounds + 1)
-            text += f": hits, {taken} {dtype} after soak (D11, D12)"
+            text += f"; hits, {taken} {dtype} after soak (D11, D12)"
         else:
-            text += ": it does not land (D8)"
+            text += "; it does not land (D8)"
         _record(
             scene,
             chase,
@@ -1114,7 +1114,7 @@ def _attack_pool(
             "difficulty": counted.difficulty,
             "damage": base,
             "type": damage_type or dtype,
-            "label": f"{chosen.name} ({counted.parts})",
+            "label": f"{chosen.name} ({counted.parts.replace(f' ({chosen.name})', '')} split)",
         }
     if pool is None or damage is None:
         raise RuleError("K11", "Give the attack's pool and its damage dice")

@@ -93,6 +93,7 @@ def test_a_shot_from_the_sheet_splits_the_pool_and_lands_through_the_ledger(
     assert (entry.amount, entry.category, entry.source) == (2, "lethal", f"chase {chase.pk}")
     step = ChaseStep.objects.get(chase=chase, kind="attack")
     assert "hits, 2 lethal" in step.text and step.data["taken"] == 2
+    assert "Pistol (Dexterity 2 + Firearms 3 − 3 split): 2 against" in step.text
 
 
 @pytest.mark.rules("K11", "D14", "D2")
