@@ -381,3 +381,19 @@ def test_the_storyteller_calls_a_chase_off_and_may_start_another(
     chase.refresh_from_db()
     assert chase.outcome == "called_off" and ended == [("called_off", {"round_id": 2})]
     assert escape(scene, storyteller, janet, hound).pk != chase.pk
+
+
+@pytest.mark.rules("K1", "D9")
+def test_a_catch_is_handed_back_to_the_round_by_the_preys_name(
+    scene, storyteller, janet, hound, django_capture_on_commit_callbacks
+):
+    from combat.models import Combat
+
+    combat = Combat.objects.create(scene=scene, ruleset="wod_dice")
+    chase = escape(scene, storyteller, janet, hound, head_start=1, origin={"round_id": combat.pk})
+    with django_capture_on_commit_callbacks(execute=True):
+        round_(chase, storyteller, [2], **{key(hound): [9]})
+    chase.refresh_from_db()
+    combat.refresh_from_db()
+    assert chase.outcome == "caught"
+    assert combat.reminders[0]["text"].startswith("Janet was caught in the chase")
