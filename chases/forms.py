@@ -11,6 +11,7 @@ from django import forms
 from chases import rules
 from chases.models import Start
 from chases.selectors import OBSTACLE_POOLS, TERRAINS
+from chases.services import COVERS, DAMAGE_TYPES
 
 BAD_DICE = "Type the dice as numbers 1 to 10 separated by spaces (e.g. 3 8 10 1), or leave blank."
 OBSTACLE_POOL_CHOICES = [(f"{a}+{b}", f"{a.title()} + {b.title()}") for a, b in OBSTACLE_POOLS]
@@ -68,7 +69,7 @@ class DiceForm(StepForm):
 class StartForm(forms.Form):
     key = forms.CharField(max_length=64)
     start = forms.ChoiceField(choices=Start.choices)
-    prey = forms.IntegerField()
+    prey = forms.TypedMultipleChoiceField(coerce=int, choices=[])  # K1: one, or a group
     predators = forms.TypedMultipleChoiceField(coerce=int, choices=[])
     head_start = forms.IntegerField(required=False, min_value=1, max_value=30)
     difficulty = forms.IntegerField(min_value=2, max_value=10, initial=rules.BASE_DIFFICULTY)
@@ -81,6 +82,7 @@ class StartForm(forms.Form):
     def __init__(self, *args: Any, participants: list[Any], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["predators"].choices = [(p.pk, p.name) for p in participants]
+        self.fields["prey"].choices = [(p.pk, p.name) for p in participants]
         self.participants = {p.pk: p for p in participants}
 
     def clean_prey_dice(self) -> list[int] | None:
@@ -88,8 +90,6 @@ class StartForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if data.get("prey") is not None and data["prey"] not in self.participants:
-            self.add_error("prey", "Pick the Prey among who is in the scene.")
         if data.get("start") == Start.ESCAPE and not data.get("head_start"):
             self.add_error("head_start", "From an escape, give the head start (K4).")
         return data
@@ -122,6 +122,31 @@ class CourseForm(StepForm):
 
 
 class AttackForm(StepForm):
+    """K11: who attacks whom (side keys), with what, and the dice typed from the table."""
+
     attacker = forms.CharField(max_length=20)
     target = forms.CharField(max_length=20)
     means = forms.ChoiceField(choices=[(m.value, m.value) for m in rules.AttackMeans])
+    weapon = forms.CharField(required=False, max_length=120)
+    pool = forms.IntegerField(required=False, min_value=0, max_value=30)
+    difficulty = forms.IntegerField(required=False, min_value=2, max_value=10)
+    damage = forms.IntegerField(required=False, min_value=0, max_value=30)
+    damage_type = forms.ChoiceField(
+        required=False,
+        choices=[("", "as the weapon says"), *[(t, t) for t in DAMAGE_TYPES]],
+    )
+    cover = forms.ChoiceField(choices=list(COVERS.items()), initial="near")
+    dice_attack = forms.CharField(required=False, max_length=200)
+    dice_dodge = forms.CharField(required=False, max_length=200)
+    dice_damage = forms.CharField(required=False, max_length=200)
+    dice_soak = forms.CharField(required=False, max_length=200)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        self.dice: dict[str, list[int] | None] = {}
+        for roll in ("attack", "dodge", "damage", "soak"):
+            try:
+                self.dice[roll] = parse_dice(data.get(f"dice_{roll}", ""))
+            except forms.ValidationError as error:
+                self.add_error(f"dice_{roll}", error)
+        return data

@@ -46,6 +46,11 @@ class Chase(models.Model):
     step = models.PositiveIntegerField(default=0, help_text="Bumped by every change.")
     origin = models.JSONField(default=dict, blank=True)
     outcome = models.CharField(max_length=20, blank=True)
+    npc_damage = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Damage a quick NPC took in the chase (K11), by participant id.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )
@@ -69,10 +74,32 @@ class Chase(models.Model):
     def running(self) -> bool:
         return self.ended_at is None
 
+    @property
+    def prey(self) -> PreyGroup:
+        """The Prey: one character, or a group fleeing together (K1), named as one."""
+        members = [s.participant for s in self.sides.all() if s.role == Role.PREY]
+        return PreyGroup(members)
+
+
+class PreyGroup:
+    """K1: the characters fleeing together as one Prey (``name`` joins theirs)."""
+
+    def __init__(self, participants: list[Participant]) -> None:
+        self.participants = participants
+
+    @property
+    def name(self) -> str:
+        names = [p.name for p in self.participants]
+        if len(names) <= 1:
+            return "".join(names)
+        return ", ".join(names[:-1]) + " and " + names[-1]
+
 
 class Side(models.Model):
-    """One participant of a chase: the Prey (a group fleeing together is one, K1) or a
-    Predator, known to the engine by ``key``."""
+    """One participant of a chase: the Prey or a Predator. A group fleeing together is one
+    Prey (K1): one Side per member, each with role ``prey`` (the first keyed ``prey``, the
+    others ``prey-p<participant id>``); the engine knows them all as ``prey``. A Predator is
+    known to the engine by its ``key``."""
 
     chase = models.ForeignKey(Chase, on_delete=models.CASCADE, related_name="sides")
     participant = models.ForeignKey(Participant, on_delete=models.PROTECT, related_name="+")
@@ -131,6 +158,10 @@ class ChaseRoll(models.Model):
         STALK = "stalk", "Stalk"
         ROUND = "round", "Round"
         OBSTACLE = "obstacle", "Obstacle"
+        ATTACK = "attack", "Attack"
+        DODGE = "dodge", "Dodge"
+        DAMAGE = "damage", "Damage"
+        SOAK = "soak", "Soak"
 
     step = models.ForeignKey(ChaseStep, on_delete=models.CASCADE, related_name="rolls")
     side = models.ForeignKey(Side, on_delete=models.CASCADE, related_name="rolls")

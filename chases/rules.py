@@ -322,10 +322,15 @@ def stalk_bonus(prey_successes: int, predator_successes: int) -> int:
     return max(0, prey_successes - predator_successes)
 
 
+def split_penalty(actions: int) -> int:
+    """D14: with N >= 2 actions each loses 2 + (N - 1) dice (a size; 0 for one action)."""
+    return 0 if actions < 2 else 2 + (actions - 1)
+
+
 def split_pool(pool: int, actions: int = 2) -> int:
     """K11 (by D14): attacking while chasing splits the pool, each action losing
     2 + (actions - 1) dice; pools never go below 0."""
-    return max(0, pool - (2 + actions - 1))
+    return max(0, pool - split_penalty(actions))
 
 
 @dataclass(frozen=True)
@@ -333,7 +338,9 @@ class Chase:
     """A chase, one immutable snapshot (K1–K12).
 
     ``rounds`` counts the rounds rolled; ``obstacle`` names who must face the obstacle a
-    maneuver set up before the next round; ``prey_out`` is set when the Prey crashed out.
+    maneuver set up before the next round; ``prey_out`` is set when the Prey crashed out;
+    ``attacks`` holds the (attacker, target) attacks made as part of the next round (K11):
+    their attackers split their chase pool for it (D14).
     """
 
     pursuits: tuple[Pursuit, ...]
@@ -344,6 +351,7 @@ class Chase:
     obstacle: tuple[str, ...] = ()
     prey_out: bool = False
     options: ChaseOptions = field(default_factory=ChaseOptions)
+    attacks: tuple[tuple[str, str], ...] = ()
 
     # ----------------------------------------------------------------- starting (K3–K5)
 
@@ -507,6 +515,40 @@ class Chase:
         limit = WEAPON_LEAD if means is AttackMeans.WEAPON else POWER_LEAD
         return lead < limit
 
+    def split(self, who: str) -> int:
+        """K11, D14: the dice ``who`` loses on its chase roll this round for the attacks it
+        makes as part of it (its chase roll and one attack: 3)."""
+        made = sum(1 for attacker, _ in self.attacks if attacker == who)
+        return split_penalty(1 + made) if made else 0
+
+    # ----------------------------------------------------------------- K11: attacks
+
+    def attack(self, by: str, means: AttackMeans | str, target: str) -> Chase:
+        """K11: ``by`` attacks ``target`` as part of the next round: the Prey and a Predator
+        attack each other, with weapons only while the Lead is below 5 and supernatural powers
+        below 7 (Attack Run counts the Lead 4 lower for its Predator). The attacker splits its
+        pool (D14): its chase roll and the attack each lose 3 dice.
+
+        **Decision**: one attack per attacker per chase round (its two actions are the chase
+        roll and that attack), so the split is known when the attack is rolled.
+        """
+        self._require_running()
+        if self.obstacle:
+            raise RuleError("K9", f"First face the obstacle: {', '.join(self.obstacle)}")
+        means = AttackMeans(means.value if isinstance(means, Enum) else means)
+        if (by == PREY) == (target == PREY):
+            raise RuleError("K11", "In a chase the Prey and a Predator attack each other")
+        predator = target if by == PREY else by
+        self.pursuit(predator)  # K1: an unknown Predator is refused
+        if not self.can_attack(by, means, against=predator if by == PREY else None):
+            limit = WEAPON_LEAD if means is AttackMeans.WEAPON else POWER_LEAD
+            raise RuleError(
+                "K11", f"No attack with a {means.value} unless the Lead is below {limit}"
+            )
+        if any(attacker == by for attacker, _ in self.attacks):
+            raise RuleError("D14", "One attack a chase round besides the chase roll")
+        return replace(self, attacks=(*self.attacks, (by, target)))
+
     # ----------------------------------------------------------------- K6, K10: rounds
 
     def play_round(self, prey_successes: int, predator_successes: int | Mapping[str, int]) -> Chase:
@@ -535,7 +577,7 @@ class Chase:
                 if p.running and p.run is not None and number >= p.run:
                     p = replace(p, status=Status.ESCAPED)  # K10: the Predator's Run is up
             pursuits.append(p)
-        chase = replace(self, pursuits=tuple(pursuits), rounds=number)
+        chase = replace(self, pursuits=tuple(pursuits), rounds=number, attacks=())
         if chase.prey_run is not None and number >= chase.prey_run:
             # K10: the Prey's Run is up: penned in, the Lead becomes 0.
             chase = chase._map(lambda p: replace(p, lead=0, status=Status.CAUGHT))
@@ -655,6 +697,7 @@ class Chase:
             "obstacle": list(self.obstacle),
             "prey_out": self.prey_out,
             "options": self.options.to_dict(),
+            "attacks": [list(a) for a in self.attacks],
         }
 
     @classmethod
@@ -669,6 +712,7 @@ class Chase:
             obstacle=tuple(data.get("obstacle", ())),
             prey_out=bool(data.get("prey_out", False)),
             options=ChaseOptions.from_dict(data.get("options", {})),
+            attacks=tuple((str(a), str(t)) for a, t in data.get("attacks", ())),
         )
 
     # ----------------------------------------------------------------- internals

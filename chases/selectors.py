@@ -98,6 +98,10 @@ OUTCOME_TEXT = {
 }
 
 
+#: K11: the rolls of an attack during the chase, named on every phone.
+ROLL_LABELS = {"attack": "attacks", "dodge": "dodges", "damage": "damage", "soak": "soaks"}
+
+
 # Pools from the sheets (K2) ---------------------------------------------------------------
 
 
@@ -134,8 +138,11 @@ def sheet_values(participants: Iterable[Participant]) -> dict[int, dict[str, int
     return values
 
 
-def pool_for(values: dict[str, int], attribute: str, ability: str, bonus: int = 0) -> Pool:
-    """``attribute + ability`` (missing counts 0) less the wound penalty, never below 0."""
+def pool_for(
+    values: dict[str, int], attribute: str, ability: str, bonus: int = 0, split: int = 0
+) -> Pool:
+    """``attribute + ability`` (missing counts 0) less the wound penalty and the dice a
+    split takes off (K11, D14), never below 0."""
     a, b = values.get(attribute, 0), values.get(ability, 0)
     penalty = values.get("penalty", 0)
     text = f"{attribute.title()} {a} + {ability.title()} {b}"
@@ -143,7 +150,30 @@ def pool_for(values: dict[str, int], attribute: str, ability: str, bonus: int = 
         text += f" + {bonus} stalk"
     if penalty:
         text += f" {penalty} wounds"
-    return Pool(max(0, a + b + bonus + penalty), text)
+    if split:
+        text += f" − {split} split (attacking, D14)"
+    return Pool(max(0, a + b + bonus + penalty - split), text)
+
+
+def runner(
+    members: list[Side],
+    values: dict[int, dict[str, int]],
+    attribute: str,
+    ability: str,
+    *,
+    bonus: int = 0,
+    split: int = 0,
+    best: bool = False,
+) -> tuple[Side, Pool]:
+    """Who rolls for a side of the chase, and its pool. K1 **decision**: a group fleeing
+    together is one Prey running at its slowest member's pace, so its chase and obstacle
+    rolls use the member with the smallest pool (the first listed on a tie); ``best``: the
+    largest (the stalk's Perception + Alertness, since any of them may notice)."""
+    ranked = [
+        (pool_for(values[s.participant_id], attribute, ability, bonus, split), s) for s in members
+    ]
+    pool, side = (max if best else min)(ranked, key=lambda item: item[0].dice)
+    return side, pool
 
 
 # The chase of a scene ----------------------------------------------------------------------
@@ -172,11 +202,24 @@ def side_name(side: Side, *, public: bool) -> str:
     return side.participant.name
 
 
+def joined(names: list[str]) -> str:
+    """``["Jane", "Bob", "Ann"]`` → ``"Jane, Bob and Ann"``."""
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def names(chase: Chase, *, public: bool) -> dict[str, str]:
-    """Engine key (``prey`` or a Predator's key) → the name shown."""
-    out = {}
+    """Engine key (``prey`` or a Predator's key) → the name shown (a group fleeing together
+    is one Prey, K1: its members' names joined). A group member's own key names it too."""
+    out: dict[str, str] = {}
+    group: list[str] = []
     for side in chase.sides.all():
-        out[rules.PREY if side.role == Role.PREY else side.key] = side_name(side, public=public)
+        name = side_name(side, public=public)
+        out[side.key] = name
+        if side.role == Role.PREY:
+            group.append(name)
+    out[rules.PREY] = joined(group)
     return out
 
 
@@ -202,6 +245,7 @@ def _rolls(step: ChaseStep | None, sides: dict[int, Side], *, public: bool) -> l
                 "botch": roll.botch,
                 "typed": roll.typed,
                 "purpose": roll.purpose,
+                "purpose_label": ROLL_LABELS.get(roll.purpose, ""),
             }
         )
     return out
@@ -215,13 +259,16 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
     state = engine(chase)
     sides = list(chase.sides.all())
     by_id = {s.pk: s for s in sides}
-    prey = next(s for s in sides if s.role == Role.PREY)
+    group = [s for s in sides if s.role == Role.PREY]
+    prey = group[0]
     predators = {s.key: s for s in sides if s.role == Role.PREDATOR}
     shown = names(chase, public=public)
     steps = list(
         ChaseStep.objects.filter(chase=chase)
         .order_by("-number")
-        .prefetch_related("rolls")[:STEPS_SHOWN]
+        .prefetch_related(Prefetch("rolls", queryset=ChaseRoll.objects.order_by("pk")))[
+            :STEPS_SHOWN
+        ]
     )
     last_rolled = next((s for s in steps if s.rolls.all()), None)
     difficulty = state.difficulty()
@@ -281,7 +328,10 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
         "public": public,
         "turn": _turn(chase, state, shown, maneuvers, obstacle, ending),
         "prey": prey,
+        "prey_group": group,
         "prey_name": shown[rules.PREY],
+        "parties": [{"key": rules.PREY, "name": shown[rules.PREY]}]
+        + [{"key": t["key"], "name": t["name"]} for t in tracks if t["running"]],
         "tracks": tracks,
         "several": len(tracks) > 1,
         "round": state.rounds,
@@ -349,15 +399,20 @@ def board_state(scene: Scene, participants: Iterable[Participant]) -> dict[str, 
         parts = state.pool
         difficulty = state.difficulty()
         rolling = []
-        for side in view["sides"]:
-            key = rules.PREY if side.role == Role.PREY else side.key
-            if key != rules.PREY and not state.pursuit(key).running:
-                continue
-            pool = pool_for(values[side.participant_id], parts.attribute, parts.ability)
+        private = names(chase, public=False)
+        for key in [rules.PREY, *(p.predator for p in state.pursuits if p.running)]:
+            side, pool = runner(
+                _members(view, key),
+                values,
+                parts.attribute,
+                parts.ability,
+                split=state.split(key),
+            )
             rolling.append(
                 {
                     "key": key,
-                    "name": side.participant.name,
+                    "name": private[key],
+                    "runner": side.participant.name if len(_members(view, key)) > 1 else "",
                     "npc": side.participant.npc,
                     "pool": pool,
                     "difficulty": difficulty[key],
@@ -369,14 +424,15 @@ def board_state(scene: Scene, participants: Iterable[Participant]) -> dict[str, 
             out["obstacle_rolling"] = [
                 {
                     "key": key,
-                    "name": view["chase"] and names(chase, public=False)[key],
-                    "pool": pool_for(
-                        values[_side(view, key).participant_id],
+                    "name": private[key],
+                    "pool": runner(
+                        _members(view, key),
+                        values,
                         obstacle["pool"]["attribute"],
                         obstacle["pool"]["ability"],
-                    ),
+                    )[1],
                     "choice": obstacle.get("choices", {}).get(key),
-                    "npc": _side(view, key).participant.npc,
+                    "npc": any(s.participant.npc for s in _members(view, key)),
                     "offer": offer_on_obstacle(chase, state, key),
                 }
                 for key in obstacle["facing"]
@@ -384,18 +440,27 @@ def board_state(scene: Scene, participants: Iterable[Participant]) -> dict[str, 
         out["npc_maneuvers"] = [
             {**m, "offers": maneuver_offers(state, m)}
             for m in view["maneuvers"]
-            if _actor(view, m).participant.npc
+            if any(s.participant.npc for s in _members(view, _pending_key(m)))
+        ]
+        out["attack_sides"] = [
+            {"key": s.key, "name": s.participant.name, "role": s.role} for s in view["sides"]
+        ]
+        out["npc_damage"] = [
+            (s.participant.name, chase.npc_damage[str(s.participant_id)])
+            for s in view["sides"]
+            if chase.npc_damage.get(str(s.participant_id))
         ]
         out["form_id"] = f"chase-{chase.pk}-s{chase.step}"
     return out
 
 
-def _side(view: dict[str, Any], key: str) -> Side:
-    return view["prey"] if key == rules.PREY else view["predators"][key]
+def _members(view: dict[str, Any], key: str) -> list[Side]:
+    """The sides behind an engine key: every member of the Prey (K1), or one Predator."""
+    return view["prey_group"] if key == rules.PREY else [view["predators"][key]]
 
 
-def _actor(view: dict[str, Any], pending: dict[str, Any]) -> Side:
-    return view["prey"] if pending["role"] == Role.PREY else view["predators"][pending["pursuit"]]
+def _pending_key(pending: dict[str, Any]) -> str:
+    return rules.PREY if pending["role"] == Role.PREY else pending["pursuit"]
 
 
 def maneuver_offers(state: rules.Chase, pending: dict[str, Any]) -> list[dict[str, Any]]:
@@ -444,7 +509,11 @@ def offer_on_obstacle(chase: Chase, state: rules.Chase, key: str) -> dict[str, A
 def prompts_state(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
     """One player's prompts: the maneuvers their character may take now (K7, K8), and Nope!
     or Damnit! when their character faces a set obstacle (K9)."""
-    chase = Chase.objects.filter(scene=scene, ended_at__isnull=True).first()
+    chase = (
+        Chase.objects.filter(scene=scene, ended_at__isnull=True)
+        .prefetch_related(Prefetch("sides", queryset=Side.objects.select_related("participant")))
+        .first()
+    )
     if chase is None or not getattr(player, "is_authenticated", False):
         return {"chase": None}
     sides = list(
@@ -457,6 +526,17 @@ def prompts_state(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
     state = engine(chase)
     all_names = names(chase, public=True)
     mine = {rules.PREY if s.role == Role.PREY else s.key: s for s in sides}
+    everyone = list(chase.sides.all())
+    roles = []
+    for s in sides:
+        if s.role == Role.PREY:
+            group = [
+                side_name(o, public=True) for o in everyone if o.role == Role.PREY and o.pk != s.pk
+            ]
+            text = "you flee as the Prey" + (f", with {joined(group)} (K1)" if group else "")
+        else:
+            text = f"you chase {all_names[rules.PREY]} as a Predator"
+        roles.append({"character": s.participant.name, "text": text})
     maneuvers = []
     if chase.phase == Phase.MANEUVER:
         for m in chase.pending.get("maneuvers", []):
@@ -467,7 +547,7 @@ def prompts_state(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
                         **m,
                         "against": all_names[m["pursuit"]],
                         "offers": maneuver_offers(state, m),
-                        "character": mine[key].participant.name,
+                        "character": all_names[key],
                     }
                 )
     obstacle = []
@@ -481,6 +561,7 @@ def prompts_state(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
     return {
         "chase": chase,
         "maneuvers": maneuvers,
+        "roles": roles,
         "obstacle_offers": obstacle,
         "course_parts": COURSE_PARTS,
         "prompt_id": f"chase-{chase.pk}-s{chase.step}",

@@ -23,12 +23,20 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from characters.idempotency import idempotency_claim
+from characters.models import LedgerKind
+from characters.services import ledger_spend
 from chases import rules, selectors
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side, Start, StepKind
 from chases.signals import chase_ended
-from combat.models import LogKind, Participant, Scene
-from combat.rules.dice import RollResult, count, roll_d10s
+from combat.models import Combat, LogKind, Participant, Scene
+from combat.rounds import wod
+from combat.rounds.sheets import Stats, stats_for
+from combat.rules import difficulty as diff
+from combat.rules import exchange, penalties
+from combat.rules.dice import RollKind, RollResult, count, roll_d10s
 from combat.rules.errors import RuleError
+from combat.rules.health import apply_penalty
+from combat.rules.soak import DamageType, soak_pool
 from combat.services import is_storyteller_of_scene, lock_open_scene, record_change
 
 NOT_STORYTELLER = "Only the storyteller runs the chase."
@@ -87,15 +95,20 @@ def _require_storyteller(by: AbstractBaseUser, scene: Scene) -> None:
         raise ChaseError(NOT_STORYTELLER)
 
 
-def _require_actor(by: AbstractBaseUser, scene: Scene, side: Side) -> None:
-    """The side's own player acts for a player character; the storyteller for an NPC."""
-    participant = side.participant
-    if participant.npc or participant.character_id is None:
-        if not is_storyteller_of_scene(by, scene):
-            raise ChaseError(NPC_IS_THE_STORYTELLERS.format(name=participant.name))
+def _require_actor(by: AbstractBaseUser, scene: Scene, side: Side | Sequence[Side]) -> None:
+    """The side's own player acts for a player character; the storyteller for an NPC. A
+    group fleeing together is one Prey (K1): any member's player acts for it, and the
+    storyteller does when an NPC is among them."""
+    members = [side] if isinstance(side, Side) else list(side)
+    participants = [m.participant for m in members]
+    if any(p.player_id == by.pk and not p.npc for p in participants if p.character_id):
         return
-    if participant.player_id != by.pk:
-        raise ChaseError(NOT_YOURS.format(name=participant.name))
+    npcs = [p for p in participants if p.npc or p.character_id is None]
+    if npcs:
+        if not is_storyteller_of_scene(by, scene):
+            raise ChaseError(NPC_IS_THE_STORYTELLERS.format(name=npcs[0].name))
+        return
+    raise ChaseError(NOT_YOURS.format(name=" and ".join(p.name for p in participants)))
 
 
 def _roll(pool: int, difficulty: int, typed: Sequence[int] | None, rng: Any) -> RollResult:
@@ -130,12 +143,33 @@ def _claim(by: AbstractBaseUser, action: str, key: str | None, payload: dict[str
 
 
 def _sides(chase: Chase) -> dict[str, Side]:
+    """Every side by its own key (a group Prey has one side per member, K1)."""
     return {
-        _engine_key(s): s
+        s.key: s
         for s in Side.objects.filter(chase=chase).select_related(
             "participant", "participant__character"
         )
     }
+
+
+def _members(sides: Mapping[str, Side], who: str) -> list[Side]:
+    """The sides behind an engine key: every member of the Prey, or one Predator."""
+    if who == rules.PREY:
+        return [s for s in sides.values() if s.role == Role.PREY]
+    return [sides[who]]
+
+
+def _runner(
+    sides: Mapping[str, Side],
+    who: str,
+    values: Mapping[int, dict[str, int]],
+    attribute: str,
+    ability: str,
+    *,
+    split: int = 0,
+) -> tuple[Side, selectors.Pool]:
+    """Who rolls for an engine key and its pool (a group Prey: its slowest member, K1)."""
+    return selectors.runner(_members(sides, who), dict(values), attribute, ability, split=split)
 
 
 def _players(sides: Mapping[str, Side]) -> list[int]:
@@ -257,7 +291,7 @@ def start_chase(
     scene: Scene,
     by: AbstractBaseUser,
     predators: list[Participant],
-    prey: Participant,
+    prey: Participant | Sequence[Participant],
     start: str,
     head_start: int | None = None,
     course_difficulty: int = rules.BASE_DIFFICULTY,
@@ -271,10 +305,11 @@ def start_chase(
     key: str | None = None,
     rng: Any = None,
 ) -> Chase:
-    """Start a chase in ``scene``: one Prey (K1), one or more Predators each with its own
-    Lead, from a cold start (K3: the Prey's roll at 6 sets the head start, a botch is a catch),
-    stalk and pounce (K5) or an escape defense that survived (K4, D9: ``head_start`` = the
-    escape's remaining successes).
+    """Start a chase in ``scene``: one Prey (K1: one character, or a group fleeing together
+    given as a list, rolling at its slowest member's pace, see :func:`_runner`), one or more
+    Predators each with its own Lead, from a cold start (K3: the Prey's roll at 6 sets the
+    head start, a botch is a catch), stalk and pounce (K5) or an escape defense that
+    survived (K4, D9: ``head_start`` = the escape's remaining successes).
 
     The storyteller starts any chase; from an escape, the player of a pursuing Predator may
     too (the attacker elects to pursue). ``on_foot=False`` runs by car unless ``terrain``
@@ -290,7 +325,11 @@ def start_chase(
         )
     if not predators:
         raise ChaseError("A chase needs at least one Predator (K1).", rule="K1")
-    if prey in predators or len({p.pk for p in predators}) != len(predators):
+    group = list(prey) if isinstance(prey, Sequence) else [prey]
+    if not group:
+        raise ChaseError("A chase needs its Prey: one character or a group (K1).", rule="K1")
+    chosen = [p.pk for p in [*group, *predators]]
+    if len(set(chosen)) != len(chosen):
         raise ChaseError(
             "Each participant takes one side: one Prey, distinct Predators (K1).", "K1"
         )
@@ -307,7 +346,7 @@ def start_chase(
     payload = {
         "scene": scene.pk,
         "predators": [p.pk for p in predators],
-        "prey": prey.pk,
+        "prey": [p.pk for p in group],
         "start": start,
         "head_start": head_start,
         "difficulty": course_difficulty,
@@ -318,7 +357,7 @@ def start_chase(
         claim = _claim(by, "start", key, payload)
         if claim is not None and claim.replay:
             return Chase.objects.get(pk=claim.result["chase"])
-        everyone = [prey, *predators]
+        everyone = [*group, *predators]
         found = {
             p.pk: p
             for p in Participant.objects.select_related("character").filter(
@@ -328,7 +367,7 @@ def start_chase(
         for p in everyone:
             if p.pk not in found:
                 raise ChaseError(NOT_IN_SCENE.format(name=p.name))
-        prey = found[prey.pk]
+        group = [found[p.pk] for p in group]
         predators = [found[p.pk] for p in predators]
         if not is_storyteller_of_scene(by, locked):
             pursuer = any(p.player_id == by.pk and not p.npc for p in predators)
@@ -361,6 +400,11 @@ def start_chase(
             rolls.append((who, purpose, len(result.dice), result, bool(typed)))
             return result
 
+        def prey_roller(parts: tuple[str, str], best: bool = False) -> Participant:
+            """K1: the group's slowest member runs for it (``best``: its most alert)."""
+            ranked = [(selectors.pool_for(values[p.pk], *parts).dice, p) for p in group]
+            return (max if best else min)(ranked, key=lambda item: item[0])[1]
+
         try:
             if start == Start.ESCAPE:
                 if head_start is None or head_start < 1:
@@ -372,7 +416,7 @@ def start_chase(
                 how = f"from an escape, head start {head_start}"
             elif start == Start.COLD:
                 result = roll(
-                    prey,
+                    prey_roller((pool.attribute, pool.ability)),
                     ChaseRoll.Purpose.START,
                     "prey",
                     (pool.attribute, pool.ability),
@@ -388,7 +432,7 @@ def start_chase(
                 )
             else:
                 seen = roll(
-                    prey,
+                    prey_roller(("perception", "alertness"), best=True),
                     ChaseRoll.Purpose.STALK,
                     "prey_stalk",
                     ("perception", "alertness"),
@@ -408,7 +452,7 @@ def start_chase(
                 bonus = max(rules.stalk_bonus(seen.successes, s) for s in hiding.values())
                 difficulty = int(course_difficulty)
                 prey_roll = roll(
-                    prey,
+                    prey_roller((pool.attribute, pool.ability)),
                     ChaseRoll.Purpose.START,
                     "prey",
                     (pool.attribute, pool.ability),
@@ -440,11 +484,12 @@ def start_chase(
                 )
         except IntegrityError:
             raise ChaseError(ALREADY) from None
-        sides = {
-            rules.PREY: Side.objects.create(
-                chase=chase, participant=prey, role=Role.PREY, key=rules.PREY
+        sides = {}
+        for n, p in enumerate(group):
+            member_key = rules.PREY if n == 0 else f"{rules.PREY}-{_key(p)}"
+            sides[member_key] = Side.objects.create(
+                chase=chase, participant=p, role=Role.PREY, key=member_key
             )
-        }
         for p in predators:
             sides[_key(p)] = Side.objects.create(
                 chase=chase, participant=p, role=Role.PREDATOR, key=_key(p)
@@ -508,9 +553,8 @@ def chase_round(
         rolls = []
         results: dict[str, RollResult] = {}
         for who in rolling:
-            side = sides[who]
-            counted = selectors.pool_for(
-                values[side.participant_id], parts.attribute, parts.ability
+            side, counted = _runner(
+                sides, who, values, parts.attribute, parts.ability, split=state.split(who)
             )
             pool = pools.get(who, counted.dice)
             if not 0 <= pool <= 30:
@@ -596,7 +640,7 @@ def chase_maneuver(
         if entry not in pending:
             raise ChaseError("Only the winner of the round just rolled may maneuver (K6).", "K6")
         sides = _sides(chase)
-        actor = sides[rules.PREY if role == Role.PREY else pursuit]
+        actor = _members(sides, rules.PREY if role == Role.PREY else pursuit)
         storyteller = is_storyteller_of_scene(by, scene)
         if not (maneuver is None and storyteller):
             _require_actor(by, scene, actor)
@@ -748,7 +792,7 @@ def chase_obstacle_choice(
         if who in pending.get("choices", {}):
             raise ChaseError("Already passing this obstacle without a roll (K8).", rule="K8")
         sides = _sides(chase)
-        _require_actor(by, scene, sides[who])
+        _require_actor(by, scene, _members(sides, who))
         state = selectors.engine(chase)
         if selectors.offer_on_obstacle(chase, state, who) is None:
             raise ChaseError("Nope! would cost the Prey its whole Lead (K8).", rule="K8")
@@ -805,11 +849,8 @@ def chase_obstacle_roll(
         for who in pending["facing"]:
             if who in outcome:
                 continue
-            side = sides[who]
-            counted = selectors.pool_for(
-                values[side.participant_id],
-                pending["pool"]["attribute"],
-                pending["pool"]["ability"],
+            side, counted = _runner(
+                sides, who, values, pending["pool"]["attribute"], pending["pool"]["ability"]
             )
             pool = pools.get(who, counted.dice)
             result = _roll(pool, pending["difficulty"], dice.get(who), rng)
@@ -889,6 +930,12 @@ def chase_set_course(
     return chase
 
 
+#: K11: an attack during the chase is a ranged one; defenses are automatic: the target
+#: dodges (D6) at the difficulty its cover gives, with no action spent (**decision**).
+COVERS = {"half": "half cover (3)", "near": "cover in reach (6)", "open": "in the open (9)"}
+DAMAGE_TYPES = ("bashing", "lethal", "aggravated")
+
+
 def chase_attack(
     *,
     chase: Chase,
@@ -896,19 +943,48 @@ def chase_attack(
     attacker: str,
     target: str,
     means: str,
+    weapon: str | None = None,
+    pool: int | None = None,
+    difficulty: int | None = None,
+    damage: int | None = None,
+    damage_type: str | None = None,
+    cover: str = "near",
+    dice: Mapping[str, Sequence[int] | None] | None = None,
     expected_step: int | None = None,
     key: str | None = None,
+    rng: Any = None,
 ) -> Chase:
-    """K11: an attack during the chase, allowed with weapons while the Lead is below 5 and
-    with supernatural powers below 7 (Attack Run counts the Lead 4 lower for its Predator);
-    the attacker splits its pool (D14) and the defense is automatic. The storyteller records
-    it; the damage is resolved like any attack."""
+    """K11: an attack made as part of the next chase round, rolled and landed.
+
+    ``attacker`` and ``target`` are side keys (a member of a group Prey is attacked, or
+    attacks, by its own key; the engine knows the group as the Prey). Allowed with a weapon
+    while the Lead is below 5 and a supernatural power below 7 (Attack Run counts the Lead 4
+    lower for its Predator); one attack per attacker per round. The attacker splits its pool
+    (D14: the attack and its chase roll this round each lose 3 dice; at most Wits actions).
+
+    A weapon attack uses the attacker's ranged weapon from its sheet (``weapon`` names one,
+    else the first with a range; a quick NPC has none, so ``pool`` and ``damage`` are given);
+    a power its ``pool``, ``damage`` dice and ``damage_type`` as the storyteller reads the
+    power. ``difficulty`` overrides the attack's (D15: 6). The defense is automatic: the
+    target dodges (D6: Dexterity + Athletics) at 3, 6 or 9 by ``cover``, without an action.
+    A landed attack (D8) rolls damage (D11), the target soaks (D12), and what is left goes
+    on the health track through the ledger (a quick NPC's on the chase). ``dice``: the
+    table's dice by ``attack``, ``dodge``, ``damage``, ``soak``; the rest the server rolls.
+    """
+    dice = {k: list(v) for k, v in (dice or {}).items() if v}
     payload = {
         "chase": chase.pk,
         "step": expected_step,
         "attacker": attacker,
         "target": target,
         "means": means,
+        "weapon": weapon,
+        "pool": pool,
+        "difficulty": difficulty,
+        "damage": damage,
+        "damage_type": damage_type,
+        "cover": cover,
+        "dice": dice,
     }
     with transaction.atomic():
         scene = lock_open_scene(chase.scene)
@@ -917,42 +993,190 @@ def chase_attack(
         if claim is not None and claim.replay:
             return Chase.objects.get(pk=chase.pk)
         scene, chase = _lock(chase, expected_step)
-        state = selectors.engine(chase)
+        if chase.phase != Phase.ROLL:
+            raise ChaseError(
+                "An attack is made as part of a round, before it is rolled (K11).", rule="K11"
+            )
         try:
             how = rules.AttackMeans(means)
         except ValueError:
             raise ChaseError("An attack uses a weapon or a power (K11).", rule="K11") from None
-        if (attacker == rules.PREY) == (target == rules.PREY):
-            raise ChaseError("In a chase the Prey and a Predator attack each other (K11).", "K11")
-        against = target if attacker == rules.PREY else None
+        if cover not in COVERS:
+            raise ChaseError("Cover is half, in reach or none (D6).", rule="D6")
+        sides = _sides(chase)
+        if attacker not in sides or target not in sides:
+            raise ChaseError("The attacker and the target are sides of this chase (K11).", "K11")
+        hitter, hit = sides[attacker], sides[target]
+        state = selectors.engine(chase)
         try:
-            allowed = state.can_attack(attacker, how, against=against)
+            new = state.attack(_engine_key(hitter), how, _engine_key(hit))
         except RuleError as error:
             raise _rule(error) from None
-        if not allowed:
-            limit = rules.WEAPON_LEAD if how is rules.AttackMeans.WEAPON else rules.POWER_LEAD
-            raise ChaseError(
-                f"No attack with a {how.value} unless the Lead is below {limit} (K11).", "K11"
-            )
-        sides = _sides(chase)
+        stats = stats_for([hitter.participant, hit.participant])
+        st, target_stats = stats[hitter.participant_id], stats[hit.participant_id]
+        # D14: at most Wits actions; a quick NPC typed without Wits is not held to it.
+        wits = st.dot("Wits") if st.character is not None else st.dots.get("wits", 2)
+        try:
+            split = -penalties.split(2, wits)
+            attack = _attack_pool(st, how, weapon, pool, damage, damage_type, split)
+        except RuleError as error:
+            raise _rule(error) from None
+        a_diff = int(difficulty) if difficulty is not None else attack["difficulty"]
+        if not 2 <= a_diff <= 10:
+            raise ChaseError("A difficulty is 2 to 10 (D1).", rule="D1")
+        dodge = wod.action_pool(target_stats, "dodge")
+        d_diff = diff.dodge(diff.Against.GUNFIRE, diff.Cover(cover))
+        a_roll = _roll(attack["dice"], a_diff, dice.get("attack"), rng)
+        d_roll = _roll(dodge.dice, d_diff, dice.get("dodge"), rng)
+        rolls = [
+            (hitter, ChaseRoll.Purpose.ATTACK, len(a_roll.dice), a_roll, "attack" in dice),
+            (hit, ChaseRoll.Purpose.DODGE, len(d_roll.dice), d_roll, "dodge" in dice),
+        ]
+        outcome = exchange.resolve(
+            exchange.Move(exchange.Action.ATTACK, a_roll.successes, damage=attack["damage"]),
+            exchange.Move(exchange.Action.DODGE, d_roll.successes),
+        )
         shown = selectors.names(chase, public=True)
         text = (
-            f"{shown[attacker]} attacks {shown[target]} with a {how.value} during the chase "
-            f"(pool split, D14: −3 dice each; defense automatic, K11)"
+            f"{shown[attacker]} attacks {shown[target]} with {attack['label']}: "
+            f"{a_roll.successes} against an automatic dodge's {d_roll.successes} "
+            f"({COVERS[cover]})"
         )
+        taken = 0
+        if outcome.lands == "attacker":
+            dtype = attack["type"]
+            dmg = _roll_kind(outcome.damage_pool, dice.get("damage"), rng, RollKind.DAMAGE)
+            soak = soak_pool(
+                creature=target_stats.creature,
+                stamina=target_stats.dot("Stamina"),
+                armor=target_stats.armor,
+                damage=DamageType(dtype),
+                fortitude=target_stats.fortitude,
+            )
+            soaked = _roll_kind(soak, dice.get("soak"), rng, RollKind.SOAK)
+            rolls += [
+                (hitter, ChaseRoll.Purpose.DAMAGE, len(dmg.dice), dmg, "damage" in dice),
+                (hit, ChaseRoll.Purpose.SOAK, len(soaked.dice), soaked, "soak" in dice),
+            ]
+            taken = max(dmg.successes - soaked.successes, 0)
+            _wound(chase, hit.participant, target_stats, taken, dtype, by, new.rounds + 1)
+            text += f"; hits, {taken} {dtype} after soak (D11, D12)"
+        else:
+            text += "; it does not land (D8)"
         _record(
             scene,
             chase,
-            state,
+            new,
             by=by,
             kind=StepKind.ATTACK,
             text=text,
             sides=sides,
-            data={"attacker": attacker, "target": target, "means": how.value},
+            rolls=rolls,
+            data={
+                "attacker": attacker,
+                "target": target,
+                "means": how.value,
+                "lands": outcome.lands == "attacker",
+                "taken": taken,
+            },
         )
         if claim is not None:
             claim.complete(chase=chase.pk)
     return chase
+
+
+def _attack_pool(
+    st: Stats,
+    how: rules.AttackMeans,
+    weapon: str | None,
+    pool: int | None,
+    damage: int | None,
+    damage_type: str | None,
+    split: int,
+) -> dict[str, Any]:
+    """K11, D15: the attack's dice after the split and wounds, its difficulty, its damage
+    dice and type, and how it is named in the log."""
+    if damage_type is not None and damage_type not in DAMAGE_TYPES:
+        raise RuleError("D11", f"Damage is bashing, lethal or aggravated, not {damage_type!r}")
+    if how is rules.AttackMeans.WEAPON and pool is None:
+        ranged = [w for w in st.weapons if w.pool == "firearms"]
+        chosen = st.weapon(weapon) if weapon else (ranged[0] if ranged else None)
+        if chosen is None or chosen.pool != "firearms":
+            raise RuleError(
+                "K11",
+                f"{st.name} has no ranged weapon on its sheet: an attack during a chase needs "
+                "one (or give its pool and damage)",
+            )
+        counted = wod.action_pool(st, "attack", weapon=chosen.name, penalty=split)
+        base, dtype = wod.damage_dice(st, chosen)
+        return {
+            "dice": counted.dice,
+            "difficulty": counted.difficulty,
+            "damage": base,
+            "type": damage_type or dtype,
+            "label": f"{chosen.name} ({counted.parts.replace(f' ({chosen.name})', '')} split)",
+        }
+    if pool is None or damage is None:
+        raise RuleError("K11", "Give the attack's pool and its damage dice")
+    if not 0 <= pool <= 30 or not 0 <= damage <= 30:
+        raise RuleError("K11", "A pool is 0 to 30 dice")
+    name = "a power" if how is rules.AttackMeans.POWER else (weapon or "a weapon")
+    return {
+        "dice": apply_penalty(pool, st.wound_penalty + split),
+        "difficulty": 6,
+        "damage": damage,
+        "type": damage_type or "lethal",
+        "label": f"{name} ({pool} dice − {split} split"
+        + (f" − {st.wound_penalty} wounds)" if st.wound_penalty else ")"),
+    }
+
+
+def _roll_kind(pool: int, typed: Sequence[int] | None, rng: Any, kind: RollKind) -> RollResult:
+    """D11, D12: damage and soak at difficulty 6, successes only."""
+    if typed and len(typed) > MAX_TYPED_DICE:
+        raise ChaseError(f"At most {MAX_TYPED_DICE} dice.")
+    try:
+        return count(typed or roll_d10s(pool, rng or _rng), 6, kind)
+    except RuleError as error:
+        raise _rule(error) from None
+
+
+def _wound(
+    chase: Chase,
+    hit: Participant,
+    st: Stats,
+    taken: int,
+    dtype: str,
+    by: AbstractBaseUser,
+    round_number: int,
+) -> None:
+    """D2: damage on the health track, as a round puts it: through the ledger for a sheet
+    (a full track takes what fits); for a quick NPC on the chase, and on the fight the chase
+    came from while that fight runs."""
+    if taken <= 0:
+        return
+    if st.character is None:
+        pid = str(hit.pk)
+        chase.npc_damage = {**chase.npc_damage, pid: chase.npc_damage.get(pid, 0) + taken}
+        round_id = (chase.origin or {}).get("round_id")
+        fight = Combat.objects.select_for_update().filter(pk=round_id, ended_at__isnull=True)
+        combat = fight.first() if round_id else None
+        if combat is not None:
+            combat.npc_damage = {**combat.npc_damage, pid: combat.npc_damage.get(pid, 0) + taken}
+            combat.save(update_fields=["npc_damage"])
+        return
+    room = st.health_boxes - st.damage
+    if room <= 0:
+        return
+    ledger_spend(
+        character=st.character,
+        kind=LedgerKind.HEALTH_DAMAGE,
+        by=by,
+        category=dtype,
+        amount=min(taken, room),
+        reason=f"chase round {round_number} (K11)",
+        source=f"chase {chase.pk}",
+    )
 
 
 def chase_call_off(

@@ -29,9 +29,3 @@ def chase_public(context: template.Context) -> dict[str, Any] | None:
 def chase_prompts(context: template.Context) -> dict[str, Any]:
     """This player's maneuvers and obstacle passes (the private part has ``player``)."""
     return selectors.prompts_state(context["scene"], context.get("player"))
-
-
-@register.filter
-def key_of(side: Any) -> str:
-    """A side's engine key: ``prey`` or the Predator's key."""
-    return "prey" if side.role == "prey" else side.key

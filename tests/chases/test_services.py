@@ -355,7 +355,7 @@ def test_with_two_predators_either_catching_ends_the_chase(
     assert SceneLogEntry.objects.filter(text__contains="was caught").exists()
 
 
-# Course and attacks --------------------------------------------------------------------------
+# Course and calling off --------------------------------------------------------------------------
 
 
 @pytest.mark.rules("K6")
@@ -370,31 +370,6 @@ def test_the_course_difficulty_changes_between_rounds_only(scene, storyteller, j
     assert refused.value.rule == "K6"
 
 
-@pytest.mark.rules("K11")
-@pytest.mark.parametrize(
-    ("head_start", "means", "allowed"),
-    [(4, "weapon", True), (5, "weapon", False), (6, "power", True), (7, "power", False)],
-)
-def test_attacks_only_as_the_lead_allows(
-    scene, storyteller, janet, hound, head_start, means, allowed
-):
-    chase = escape(scene, storyteller, janet, hound, head_start=head_start)
-    attack = {
-        "chase": chase,
-        "by": storyteller,
-        "attacker": key(hound),
-        "target": "prey",
-        "means": means,
-    }
-    if allowed:
-        services.chase_attack(**attack)
-        assert ChaseStep.objects.filter(chase=chase, kind="attack").exists()
-    else:
-        with pytest.raises(ChaseError) as refused:
-            services.chase_attack(**attack)
-        assert refused.value.rule == "K11"
-
-
 def test_the_storyteller_calls_a_chase_off_and_may_start_another(
     scene, storyteller, janet, hound, player, ended, django_capture_on_commit_callbacks
 ):
@@ -406,3 +381,19 @@ def test_the_storyteller_calls_a_chase_off_and_may_start_another(
     chase.refresh_from_db()
     assert chase.outcome == "called_off" and ended == [("called_off", {"round_id": 2})]
     assert escape(scene, storyteller, janet, hound).pk != chase.pk
+
+
+@pytest.mark.rules("K1", "D9")
+def test_a_catch_is_handed_back_to_the_round_by_the_preys_name(
+    scene, storyteller, janet, hound, django_capture_on_commit_callbacks
+):
+    from combat.models import Combat
+
+    combat = Combat.objects.create(scene=scene, ruleset="wod_dice")
+    chase = escape(scene, storyteller, janet, hound, head_start=1, origin={"round_id": combat.pk})
+    with django_capture_on_commit_callbacks(execute=True):
+        round_(chase, storyteller, [2], **{key(hound): [9]})
+    chase.refresh_from_db()
+    combat.refresh_from_db()
+    assert chase.outcome == "caught"
+    assert combat.reminders[0]["text"].startswith("Janet was caught in the chase")

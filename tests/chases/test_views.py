@@ -335,3 +335,71 @@ def test_each_role_does_only_what_it_may(
     assert response.status_code == maneuver
     chase.refresh_from_db()
     assert (chase.phase == Phase.ROLL) == (maneuver == 200)
+
+
+# K11: attacks from the tablet ----------------------------------------------------------------
+
+
+def attack_post(client, chase, **fields):
+    data = {
+        "via": "tablet",
+        "step": chase.step,
+        "key": f"attack-{chase.step}",
+        "means": "weapon",
+        "cover": "near",
+        **fields,
+    }
+    return client.post(f"/chases/{chase.pk}/attack/", data, HTTP_HX_REQUEST="true")
+
+
+@pytest.mark.rules("K11", "D11", "D12")
+def test_the_tablet_rolls_an_attack_with_typed_dice_and_every_phone_sees_it(
+    scene, storyteller, janet, hound, player, other_player, cody
+):
+    from characters.selectors import current_values
+
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    tablet = client_for(storyteller)
+    board = tablet.get(f"/scenes/{scene.pk}/").content.decode()
+    assert f'action="/chases/{chase.pk}/attack/"' in board
+    response = attack_post(
+        tablet,
+        chase,
+        attacker=key(hound),
+        target="prey",
+        pool="6",
+        damage="3",
+        dice_attack="9 9 9",
+        dice_dodge="2 2 2 2 2",
+        dice_damage="6 6 6 2 2",
+        dice_soak="2 2",
+    )
+    assert response.status_code == 200
+    assert "Hound attacks Janet" in response.content.decode()
+    # 3 net: damage 3 + 2 = 5 dice: 3; a vampire soaks lethal with Stamina 2: none.
+    assert current_values(janet.character)["damage"] == 3
+    phone = client_for(other_player).get(f"/scenes/{scene.pk}/phone/").content.decode()
+    assert "Hound attacks Janet" in phone and "hits, 3 lethal" in phone
+    assert "attacks</span>" in phone  # the attack's dice shown die by die, named
+
+
+@pytest.mark.rules("K11")
+def test_a_bad_attack_form_says_why_and_changes_nothing(scene, storyteller, janet, hound, player):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    tablet = client_for(storyteller)
+    response = attack_post(
+        tablet, chase, attacker=key(hound), target="prey", pool="6", damage="3", dice_attack="x"
+    )
+    assert response.status_code == 400 and "Nothing changed" in response.content.decode()
+    response = attack_post(tablet, chase, attacker=key(hound), target="prey")
+    assert response.status_code == 409 and "(K11)" in response.content.decode()
+    response = attack_post(
+        client_for(player), chase, attacker="prey", target=key(hound), pool="6", damage="3"
+    )
+    assert response.status_code == 409
+    chase.refresh_from_db()
+    assert not chase.steps.filter(kind="attack").exists()
