@@ -860,6 +860,7 @@ def combat_resolve(
         work = dict(combat.work)
         try:
             text, rolls, public, concerns = _carry_out(
+                scene,
                 combat,
                 state,
                 plan,
@@ -922,6 +923,7 @@ def _pay_rage(
 
 
 def _carry_out(
+    scene: Scene,
     combat: Combat,
     state: WodRound,
     plan: dict[str, Any],
@@ -1050,7 +1052,7 @@ def _carry_out(
         return text, rolls, public, concerns
     if outcome.chase_head_start is not None:
         text = f"{head}: {target.name} escapes with {outcome.chase_head_start} to spare (D9)"
-        text += _hand_to_chase(combat, by, me, target, outcome.chase_head_start)
+        text += _hand_to_chase(scene, combat, by, me, target, outcome.chase_head_start)
         return text, rolls, public, concerns
     if outcome.lands is None:
         return (
@@ -1142,26 +1144,38 @@ def _wound(
 
 
 def _hand_to_chase(
-    combat: Combat, by: AbstractBaseUser, predator: Participant, prey: Participant, head_start: int
+    scene: Scene,
+    combat: Combat,
+    by: AbstractBaseUser,
+    predator: Participant,
+    prey: Participant,
+    head_start: int,
 ) -> str:
-    """D9, K4: a surviving escape starts a chase with its remaining successes as head start,
-    when the chases app is there to run it."""
+    """D9, K4: a surviving escape starts a chase with its remaining successes as head start.
+
+    ``scene`` is the scene this resolution locked: the chase's log line takes the next seq on
+    it. When the chases app refuses (a chase is already running in the scene, K1) the fight
+    goes on: the line says so and the storyteller gets a reminder to start it by hand.
+    """
+    from chases.services import ChaseError, start_chase
+
     try:
-        from chases import services as chase_services
-    except ImportError:
-        return f"; start the chase by hand (head start {head_start}, K4)"
-    start_chase = getattr(chase_services, "start_chase", None)
-    if start_chase is None:
-        return f"; start the chase by hand (head start {head_start}, K4)"
-    start_chase(
-        scene=combat.scene,
-        by=by,
-        predators=[predator],
-        prey=prey,
-        start="escape",
-        head_start=head_start,
-        origin={"round_id": combat.pk},
-    )
+        start_chase(
+            scene=scene,
+            by=by,
+            predators=[predator],
+            prey=prey,
+            start="escape",
+            head_start=head_start,
+            origin={"round_id": combat.pk},
+        )
+    except ChaseError as error:
+        note = (
+            f"No chase started for {prey.name} (head start {head_start}, K4): {error}"
+            " Start it by hand when you can."
+        )
+        combat.reminders = [*combat.reminders, {"who": "", "text": note}]
+        return f"; no chase started ({error}) — the storyteller starts it by hand"
     return f"; a chase starts, head start {head_start} (K4)"
 
 
