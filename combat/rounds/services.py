@@ -31,10 +31,10 @@ from combat.rules import exchange
 from combat.rules.dice import RollKind
 from combat.rules.errors import RuleError
 from combat.rules.grapple import Effect, Grapple, Intent, Over, single_effect
-from combat.rules.penalties import check_split_targets, split
+from combat.rules.penalties import split
 from combat.rules.soak import DamageType, soak_pool
 from combat.rules.wod_initiative import Combatant, round_phases
-from combat.rules.wod_round import Answer, Declaration, Step, TimedEffect, WodRound
+from combat.rules.wod_round import Answer, Declaration, Step, TimedEffect, WodRound, check_split
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
 
 #: RULES.md, Shared terms (Game clock): a wod_dice round is fifteen seconds of game time.
@@ -123,10 +123,10 @@ def _player_ids(participants: dict[int, Participant]) -> list[int]:
 
 
 def state_token(combat: Combat) -> str:
-    """Where the fight stands: a form carries it so a tap made on an older state is refused."""
-    digest = hashlib.sha256(json.dumps(combat.state or {}, sort_keys=True).encode()).hexdigest()[
-        :12
-    ]
+    """Where the fight stands: a form carries it so a tap made on an older state is refused
+    (the parts of a split resolved so far count, D14: a double tap never rolls the next)."""
+    where = [combat.state or {}, (combat.work or {}).get("parts", {})]
+    digest = hashlib.sha256(json.dumps(where, sort_keys=True).encode()).hexdigest()[:12]
     return f"{combat.round_number}-{combat.stage}-{digest}"
 
 
@@ -349,6 +349,7 @@ def combat_declare(
     weapon: str = "",
     actions: int = 1,
     also: str = "",
+    extra: Sequence[tuple[str, Participant | None]] = (),
     haste: int | None = None,
     at: str | None = None,
     key: str | None = None,
@@ -356,10 +357,15 @@ def combat_declare(
     """D4-D6, D14: the character whose turn it is names its action (its owner's phone, or the
     storyteller); the last declaration of the phase may be changed until the next one.
 
-    ``also``: the second action of a split (D14), e.g. a defense beside an attack. ``haste``:
-    the haste actions announced with the Main Phase declaration (D4; a Garou pays one Rage
-    each when the Main Phase resolves); the choice carries over to the next rounds.
+    ``extra``: the further actions of a split (D14), each ``("attack", target)`` or a defense
+    (``("dodge", None)``, ``("block", None)``): N actions in all, each pool losing
+    2 + (N - 1) dice, at most Wits actions, never two attacks on one target, never in a haste
+    phase. ``also`` is the short form of one defense beside the main action. ``haste``: the
+    haste actions announced with the Main Phase declaration (D4; a Garou pays one Rage each
+    when the Main Phase resolves); the choice carries over to the next rounds.
     """
+    if also:
+        extra = [(also, None), *extra]
     with transaction.atomic():
         scene, combat = _lock(combat)
         _member(combat, participant)
@@ -376,7 +382,7 @@ def combat_declare(
             "m": maneuver,
             "w": weapon,
             "n": actions,
-            "also": also,
+            "x": [[a, t.pk if t else None] for a, t in extra],
             "h": haste,
         }
         if _claim(by, "round.declare", key, payload):
@@ -395,7 +401,7 @@ def combat_declare(
             maneuver,
             weapon,
             actions,
-            also,
+            extra,
         )
         editing = state.declaration(who) is not None and _editable(state, who)
         try:
@@ -409,7 +415,7 @@ def combat_declare(
         except RuleError as error:
             raise _rule(error) from error
         work = dict(combat.work)
-        work.setdefault("detail", {})[who] = {"weapon": weapon, "also": also}
+        work.setdefault("detail", {})[who] = {"weapon": weapon}
         if haste is not None and state.phase_index == 0 and not state.resolved:
             stats = stats_for([participant])[participant.pk]
             if haste < 0 or haste > 5:
@@ -424,7 +430,11 @@ def combat_declare(
             state = replace(state, phases=(main, *later))
         combat.state = state.to_dict()
         combat.work = work
-        hidden_decl = not _visible(participant) or who in _ties(state)
+        hidden_decl = (
+            not _visible(participant)
+            or who in _ties(state)
+            or any(participants[int(t)].hidden for t in declaration.attack_targets())
+        )
         text = f"{participant.name} {'changes to' if editing else 'declares'}: " + describe(
             declaration, participants, haste=combat.haste.get(who, 0)
         )
@@ -450,7 +460,7 @@ def _declaration(
     maneuver: str,
     weapon: str,
     actions: int,
-    also: str,
+    extra: Sequence[tuple[str, Participant | None]],
 ) -> Declaration:
     if action not in wod.ACTIONS:
         raise RoundError(f"Unknown action {action!r} (D5, D6).")
@@ -459,10 +469,11 @@ def _declaration(
     grapple = _grapple_of(combat, _who(participant))
     if grapple is None and action in (*wod.GRAPPLER_ACTIONS, *wod.VICTIM_ACTIONS):
         raise RoundError(f"{participant.name} is in no grapple (G2).")
-    if grapple is not None and grapple["grappler"] == _who(participant):
+    victim = grapple is not None and grapple["grappler"] != _who(participant)
+    if grapple is not None and not victim:
         if action not in wod.GRAPPLER_ACTIONS:
             raise RoundError("The Grappler sustains the grapple or releases it (G2).")
-    elif grapple is not None and action not in wod.VICTIM_ACTIONS:
+    elif victim and action not in wod.VICTIM_ACTIONS:
         raise RoundError("A grappled Victim can only resist, reverse or relent (G2).")
     if action in wod.THIRD_PARTY_ACTIONS and (
         target is None or _grapple_of(combat, _who(target)) is None
@@ -479,23 +490,36 @@ def _declaration(
     stats = stats_for([participant])[participant.pk]
     if weapon and stats.weapon(weapon) is None:
         raise RoundError(f"{participant.name} carries no {weapon}.")
-    if also and also not in wod.DEFENSE_ACTIONS:
-        raise RoundError("The second action of a split is a defense here (D14).")
-    if also and actions < 2:
-        actions = 2
+    further: list[tuple[str, str | None]] = []
+    for extra_action, extra_target in extra:
+        if extra_action not in wod.SPLIT_ACTIONS:
+            raise RoundError("A split adds an attack, a block or a dodge (D14).")
+        if victim and extra_action != "block":
+            raise RoundError("A grappled Victim splits its pool only to block (G7).")
+        if extra_action == "attack":
+            if extra_target is None:
+                raise RoundError("Name the target of each attack in a split (D14).")
+            _member(combat, extra_target)
+            if extra_target.pk == participant.pk:
+                raise RoundError("A character does not attack itself (D5).")
+        further.append((extra_action, _who(extra_target) if extra_action == "attack" else None))
+    # G2: beside its sustain a Grappler may defend without splitting; anything else splits.
+    counted = [a for a, _t in further if not (action == "sustain" and a in wod.DEFENSE_ACTIONS)]
+    actions = max(actions, 1 + len(counted))
     try:
         split(actions, max(stats.dot("Wits"), 1))
-        if also == action:
-            check_split_targets([target.pk, target.pk] if target else [])
+        declaration = Declaration(
+            who=_who(participant),
+            action=action,
+            target=_who(target) if target else None,
+            maneuver=maneuver,
+            actions=actions,
+            extra=tuple(further),
+        )
+        check_split(declaration)
     except RuleError as error:
         raise _rule(error) from error
-    return Declaration(
-        who=_who(participant),
-        action=action,
-        target=_who(target) if target else None,
-        maneuver=maneuver,
-        actions=actions,
-    )
+    return declaration
 
 
 def describe(d: Declaration, participants: dict[int, Participant], *, haste: int = 0) -> str:
@@ -506,6 +530,11 @@ def describe(d: Declaration, participants: dict[int, Participant], *, haste: int
     if d.target:
         target = participants.get(int(d.target))
         text += f" on {target.name if target else '?'}"
+    for action, on in d.extra:
+        text += f", + {wod.ACTION_LABELS.get(action, action).lower()}"
+        if on:
+            target = participants.get(int(on))
+            text += f" on {target.name if target else '?'}"
     if d.actions > 1:
         text += f" (split in {d.actions})"
     if haste:
@@ -686,6 +715,28 @@ def resolution_preview(combat: Combat, who: str) -> dict[str, Any]:
     return _plan(combat, state, who, participants, stats)
 
 
+def resolving_parts(declaration: Declaration | None) -> list[Declaration]:
+    """D14: what a character's resolution rolls, one part at a time: the main action, then
+    each attack split off it (a main action that rolls nothing is left out when attacks
+    follow). A defense split off is no part: it answers the attacks on the character."""
+    if declaration is None:
+        return [None]
+    attacks = [
+        replace(declaration, action=action, target=target, maneuver="basic", extra=())
+        for action, target in declaration.extra
+        if action == "attack"
+    ]
+    quiet = declaration.action in (*wod.DEFENSE_ACTIONS, "none", "move", "other")
+    return attacks if attacks and quiet else [declaration, *attacks]
+
+
+def _part(combat: Combat, state: WodRound, who: str) -> tuple[int, int, Declaration | None]:
+    """Which part of ``who``'s resolution comes next: (index, how many, the part)."""
+    parts = resolving_parts(state.declaration(who))
+    index = min(combat.work.get("parts", {}).get(who, 0), len(parts) - 1)
+    return index, len(parts), parts[index]
+
+
 def _plan(
     combat: Combat,
     state: WodRound,
@@ -693,14 +744,20 @@ def _plan(
     participants: dict[int, Participant],
     stats: dict[int, Stats],
 ) -> dict[str, Any]:
-    mine = state.declaration(who)
+    index, count, mine = _part(combat, state, who)
     work = combat.work
     me = stats[int(who)]
     detail = work.get("detail", {}).get(who, {})
-    plan: dict[str, Any] = {"who": who, "kind": "nothing", "declaration": mine}
+    plan: dict[str, Any] = {
+        "who": who,
+        "kind": "nothing",
+        "declaration": mine,
+        "part": index + 1,
+        "parts": count,
+    }
     if mine is None or mine.action in ("none", "move", "other", "pending"):
         return plan
-    if who in work.get("spent", []):
+    if who in work.get("spent", []) and index == 0:
         return {**plan, "kind": "spent"}
     if who in state.negated:
         return {**plan, "kind": "negated"}
@@ -715,18 +772,23 @@ def _plan(
         return plan
     if mine.action == "release":
         return {**plan, "kind": "release", "grapple": grapple}
-    if grapple is not None and grapple["grappler"] == who and grapple.get("over") == "pinned":
+    holding = index == 0 and grapple is not None and grapple["grappler"] == who
+    if holding and grapple.get("over") == "pinned":
         return {**plan, "kind": "pin", "grapple": grapple}
-    if grapple is not None and grapple["grappler"] == who:
+    if holding:
         victim = grapple["victim"]
         vstats = stats[int(victim)]
         split_pen = -state.split_penalty(who, max(me.dot("Wits"), 1))
+        # G7 with D14: a Victim that split its pool to block rolls its grapple pool split too.
+        vsplit = 0
+        if state.declaration(victim) is not None:
+            vsplit = -state.split_penalty(victim, max(vstats.dot("Wits"), 1))
         return {
             **plan,
             "kind": "grapple_hold",
             "target": victim,
             "attack": wod.action_pool(me, "grapple", penalty=split_pen).as_dict(),
-            "defense": wod.action_pool(vstats, "grapple").as_dict(),
+            "defense": wod.action_pool(vstats, "grapple", penalty=vsplit).as_dict(),
             "grapple": grapple,
         }
     if mine.action not in ("attack", "grapple"):
@@ -756,16 +818,16 @@ def _plan(
             defense_action = "guard"
         elif theirs.action in wod.DEFENSE_ACTIONS:
             defense_action = theirs.action
-        elif theirs_detail.get("also") in wod.DEFENSE_ACTIONS:
-            defense_action = theirs_detail["also"]
+        elif theirs.split_defense():
+            defense_action = theirs.split_defense()
     elif (
         theirs is not None
         and theirs.action in wod.DEFENSE_ACTIONS
         and target not in work.get("spent", [])
     ):
         defense_action = theirs.action  # a defense holds all round (D8, D13)
-    if defense_action is None and theirs_detail.get("also") in wod.DEFENSE_ACTIONS:
-        defense_action = theirs_detail["also"]
+    if defense_action is None and theirs is not None and theirs.split_defense():
+        defense_action = theirs.split_defense()  # D14: the defense split off holds all round
     held = _grapple_of(combat, target)
     if held and held["victim"] == target and held["grappler"] != who:
         # G7: a grappled Victim defends against a third party only by blocking.
@@ -879,7 +941,11 @@ def combat_resolve(
                     "effect": effect,
                 },
             )
-            state = _round(combat).resolve(who)  # a break-up (G5) negated actions meanwhile
+            state = _round(combat)  # a break-up (G5) negated actions meanwhile
+            if plan["part"] < plan["parts"] and plan["kind"] != "negated":
+                work["parts"] = {**work.get("parts", {}), who: plan["part"]}  # D14: next one
+            else:
+                state = state.resolve(who)
         except RuleError as error:
             raise _rule(error) from error
         combat.work = work

@@ -145,7 +145,7 @@ def round_declare(request, *, scene, combat, data) -> None:
         maneuver=data["maneuver"] or "basic",
         weapon=data["weapon"],
         actions=data["actions"] or 1,
-        also=data["also"],
+        extra=[(action, _participant(scene, pk)) for action, pk in data["also"] or []],
         haste=data["haste"],
         at=data["at"] or None,
         key=data["key"] or None,
