@@ -150,7 +150,20 @@ def test_a_wod_dice_round_with_haste_block_grapple_and_soaked_damage(
         waiting.get_by_role("button", name="Declare for Thug").click()
         expect(jane.locator("#scene-public")).to_contain_text("Attack on Jane", timeout=PUSH)
         expect(teddy.locator("#round-prompts")).to_contain_text("Declare now", timeout=PUSH)
-        _declare(teddy, "grapple", "Thug", haste="1")
+        # A push while Teddy picks (the storyteller pauses, then resumes the round) re-renders
+        # his prompts but keeps his half-filled form (data-keep, an id per round state).
+        form = teddy.locator("#round-prompts form.declare-form")
+        form.locator("select[name=action]").select_option("grapple")
+        form.locator("select[name=target]").select_option(label="Thug")
+        controls = tablet.locator("#combat")
+        controls.get_by_role("button", name="Pause", exact=True).click()
+        expect(teddy.locator("#round-prompts")).to_contain_text("paused", timeout=PUSH)
+        controls.get_by_role("button", name="Resume", exact=True).click()
+        expect(teddy.locator("#round-prompts")).not_to_contain_text("paused", timeout=PUSH)
+        expect(form.locator("select[name=action]")).to_have_value("grapple")
+        expect(form.locator("select[name=target] option:checked")).to_have_text("Thug")
+        form.locator("[name=haste]").fill("1")
+        form.get_by_role("button", name="Declare").click()
         expect(jane.locator("#round-prompts")).to_contain_text("Declare now", timeout=PUSH)
         _declare(jane, "block")
 
