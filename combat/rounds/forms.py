@@ -61,6 +61,12 @@ class ResolveForm(_Base):
     damage_dice = forms.CharField(max_length=120, required=False)
     soak_dice = forms.CharField(max_length=120, required=False)
     effect = forms.CharField(max_length=20, required=False)
+    forced = forms.ChoiceField(
+        choices=[("", ""), ("shrug_off", "shrug off"), ("hostage_block", "hostage block")],
+        required=False,
+    )
+    forced_difficulty = forms.IntegerField(min_value=2, max_value=10, required=False)
+    forced_dice = forms.CharField(max_length=120, required=False)
 
 
 class AbortForm(_Base):

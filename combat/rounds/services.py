@@ -30,7 +30,14 @@ from combat.rounds.sheets import Stats, stats_for
 from combat.rules import exchange
 from combat.rules.dice import RollKind
 from combat.rules.errors import RuleError
-from combat.rules.grapple import Effect, Grapple, Intent, Over, single_effect
+from combat.rules.grapple import (
+    Effect,
+    Grapple,
+    Intent,
+    Over,
+    hostage_block_lands,
+    single_effect,
+)
 from combat.rules.penalties import split
 from combat.rules.soak import DamageType, soak_pool
 from combat.rules.wod_initiative import Combatant, round_phases
@@ -832,6 +839,23 @@ def _plan(
     if held and held["victim"] == target and held["grappler"] != who:
         # G7: a grappled Victim defends against a third party only by blocking.
         defense_action = defense_action if defense_action == "block" else None
+    if (
+        held
+        and held["grappler"] == target
+        and held.get("over") is None
+        and who != held["victim"]
+        and mine.action == "attack"
+    ):
+        # G6 with G7: the Grappler may answer a third party's attack with a forced effect,
+        # paid in Control even past what it has: a defense roll (Shrug Off) or the Victim
+        # held up as a shield (Hostage Block). Either rolls the Grappler's block pool (D6).
+        tpen = -state.split_penalty(target, max(tstats.dot("Wits"), 1)) if theirs else 0
+        forced = wod.action_pool(tstats, "block", against=weapon, penalty=tpen)
+        plan["forced"] = [(e.value, e.cost) for e in (Effect.SHRUG_OFF, Effect.HOSTAGE_BLOCK)]
+        plan["forced_pool"] = replace(
+            forced, difficulty=min(10, forced.difficulty + harder)
+        ).as_dict()
+        plan["grapple"] = held
     plan["defense_action"] = defense_action
     if defense_action is None:
         plan["defense"] = None
@@ -889,10 +913,17 @@ def combat_resolve(
     damage_dice: str | None = None,
     soak_dice: str | None = None,
     effect: str = "",
+    forced: str = "",
+    forced_difficulty: int | None = None,
+    forced_dice: str | None = None,
     rng: random.Random | None = None,
     at: str | None = None,
 ) -> Combat:
     """D4, D7-D12: the storyteller resolves the action whose turn it is on the tablet.
+
+    ``forced``: when the attack is a third party's on a Grappler, the Grappler's answer (G6
+    with G7): ``shrug_off`` or ``hostage_block``, paid in Control (its block roll at
+    ``forced_difficulty``, or typed in as ``forced_dice``); empty, none.
 
     The pools come from the sheets (``resolution_preview``); the difficulties may be
     overridden; any roll may be typed in from real dice, the rest are rolled on the server.
@@ -939,6 +970,9 @@ def combat_resolve(
                     "damage_dice": wod.parse_dice(damage_dice),
                     "soak_dice": wod.parse_dice(soak_dice),
                     "effect": effect,
+                    "forced": forced,
+                    "forced_difficulty": forced_difficulty,
+                    "forced_dice": wod.parse_dice(forced_dice),
                 },
             )
             state = _round(combat)  # a break-up (G5) negated actions meanwhile
@@ -1042,6 +1076,10 @@ def _carry_out(
     attacks_on = dict(work.get("attacks_on", {}))
     attacks_on[plan["target"]] = attacks_on.get(plan["target"], 0) + 1
     work["attacks_on"] = attacks_on
+    if overrides.get("forced"):
+        return _forced(
+            combat, plan, me, target, a_roll, rolls, public, participants, stats, by, rng, overrides
+        )
     defense_action = plan.get("defense_action")
     d_successes = 0
     if defense_action and plan.get("defense"):
@@ -1141,6 +1179,89 @@ def _carry_out(
     taken = _damage(combat, hitter, hit, pool, dtype, stats, by, rng, overrides, rolls)
     text = f"{head}: {hitter.name} hits {hit.name} ({outcome.net} net), {taken} {dtype}"
     return text, rolls, public, concerns
+
+
+def _forced(
+    combat: Combat,
+    plan: dict[str, Any],
+    me: Participant,
+    target: Participant,
+    a_roll: Any,
+    rolls: list[dict],
+    public: bool,
+    participants: dict[int, Participant],
+    stats: dict[int, Stats],
+    by: AbstractBaseUser,
+    rng: random.Random,
+    overrides: dict[str, Any],
+) -> tuple[str, list[dict], bool, list[Participant]]:
+    """G6 with G7: the Grappler answers a third party's attack with a forced effect. It pays
+    the cost in Control (even to 0, which frees the Victim once the attack is over) and rolls
+    its block pool. Shrug Off: a defense against the attack (D8). Hostage Block: an attack the
+    block fully negates lands on the Victim with its base damage (the damage pool with no
+    extra success, D11); otherwise on the Grappler with the successes left."""
+    if "forced" not in plan:
+        raise RuleError("G6", f"{target.name} holds no one against this attack: no forced effect.")
+    try:
+        effect = Effect(overrides["forced"])
+    except ValueError as error:
+        raise RuleError("G6", "A forced effect is Shrug Off or Hostage Block.") from error
+    if not effect.forced:
+        raise RuleError("G6", "A forced effect is Shrug Off or Hostage Block.")
+    g = plan["grapple"]
+    grapple = _g(g).effect(effect)
+    pool = plan["forced_pool"]
+    b_roll = wod.roll(
+        pool["dice"],
+        overrides["forced_difficulty"] or pool["difficulty"],
+        rng,
+        typed=overrides["forced_dice"],
+    )
+    label = effect.value.replace("_", " ").title()
+    rolls.append(
+        wod.roll_dict(
+            f"{label} ({pool['parts']})",
+            b_roll,
+            who=target.name,
+            typed=overrides["forced_dice"] is not None,
+        )
+    )
+    victim = participants[int(g["victim"])]
+    concerns = [me, target, victim]
+    public = public and _visible(victim)
+    head = f"{me.name} → {target.name}: {target.name} answers with {label}"
+    head += f" (G6, −{effect.cost} Control)"
+    a, b = a_roll.successes, b_roll.successes
+    _replace_grapple(combat, g, grapple)
+    if effect is Effect.SHRUG_OFF:
+        hit, net = (target, a - b) if a > b else (None, 0)
+    elif a == 0:
+        hit, net = None, 0
+    else:
+        lands = hostage_block_lands(_g(g), attack=a, block=b)
+        hit = victim if lands.on == g["victim"] else target
+        net = lands.successes
+    if grapple.over is not None:
+        head += f"; Control 0: {victim.name} breaks free (G5)"
+    if hit is None:
+        return f"{head}: nothing lands ({a} against {b})", rolls, public, concerns
+    my_weapon = wod.weapon_for(stats[me.pk], plan.get("weapon"))
+    base, dtype = wod.damage_dice(stats[me.pk], my_weapon)
+    mine = plan["declaration"]
+    pool_size = exchange.damage_pool(
+        exchange.Move(
+            exchange.Action.ATTACK, 0, damage=base, maneuver=exchange.Maneuver(mine.maneuver)
+        ),
+        net,
+    )
+    taken = _damage(combat, me, hit, pool_size, dtype, stats, by, rng, overrides, rolls)
+    shield = " (the hostage takes the base damage)" if hit is victim else ""
+    return (
+        f"{head}: {me.name} hits {hit.name}{shield} ({net} net), {taken} {dtype}",
+        rolls,
+        public,
+        concerns,
+    )
 
 
 def _damage(

@@ -175,6 +175,9 @@ def round_resolve(request, *, scene, combat, data) -> None:
         damage_dice=data["damage_dice"],
         soak_dice=data["soak_dice"],
         effect=data["effect"],
+        forced=data["forced"],
+        forced_difficulty=data["forced_difficulty"],
+        forced_dice=data["forced_dice"],
         at=data["at"] or None,
     )
 
