@@ -162,3 +162,31 @@ def test_the_phone_and_the_npc_form_declare_a_split(cast, client):
     )
     assert r.status_code == 200, r.content.decode()[:400]
     assert _decl(cast, combat, "Jane").actions == 3
+
+
+def test_a_split_attack_on_a_hidden_npc_never_reaches_a_phone(
+    cast, pushes, django_capture_on_commit_callbacks
+):
+    """A hidden NPC is not named to players, not even as the target of a split's attack."""
+    from combat import live
+
+    combat = _start(cast, ("Jane", "Thug", "Lurker"))
+    combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1, "Lurker": 1})
+    # Thug 5, Lurker 6, Jane 18: the Thug declares first, for the storyteller.
+    pushes.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        _declare(
+            cast,
+            combat,
+            "Thug",
+            "attack",
+            "Jane",
+            by=cast.storyteller,
+            extra=[("attack", cast.p["Lurker"])],
+        )
+    to_players = [s for s in pushes if s.group != live.storytellers_group(cast.scene.pk)]
+    to_storyteller = [s for s in pushes if s.group == live.storytellers_group(cast.scene.pk)]
+    assert to_players and not [s.group for s in to_players if "Lurker" in s.html]
+    assert any("+ attack on Lurker" in s.html for s in to_storyteller)
+    line = cast.scene.log.filter(text__startswith="Thug declares").get()
+    assert not line.public
