@@ -140,8 +140,15 @@ def test_a_wod_dice_round_with_haste_block_grapple_and_soaked_damage(
         # Main Phase, slowest first: Frank 6, Thug 7, Teddy 10, Jane 13.
         expect(frank.locator("#round-prompts")).to_contain_text("Declare now: Frank", timeout=PUSH)
         expect(teddy.locator("#scene-public")).to_contain_text("Now Frank")
+        # D14: Frank (Wits 3) splits: a dodge and an attack on the Thug, each 3 dice down.
+        split = frank.locator("#round-prompts form.declare-form select[name=also]")
+        expect(split).to_have_count(2)
+        split.first.select_option(label="+ attack on Thug")
         _declare(frank, "dodge")
         expect(tablet.locator("#combat")).to_contain_text("Waiting on Thug", timeout=PUSH)
+        expect(tablet.locator("#combat .order")).to_contain_text(
+            "Dodge, + attack on Thug (split in 2)"
+        )
         expect(teddy.locator("#round-prompts")).to_contain_text("You're next: Teddy")
         waiting = tablet.locator("#combat .waiting form.declare-form")
         waiting.locator("select[name=action]").select_option("attack")
@@ -192,6 +199,9 @@ def test_a_wod_dice_round_with_haste_block_grapple_and_soaked_damage(
             soak_dice="1 3",
         )
         expect(jane.locator(".health .count")).to_have_text("5 / 7", timeout=PUSH)
+        expect(tablet.locator("form.resolve-form[data-who='Frank']")).to_contain_text(
+            "Resolve Frank: Attack on Thug (split in 2)", timeout=PUSH
+        )
         _resolve(tablet, "Frank")
 
         # Haste phase 1: only Teddy declares and resolves; he holds the grapple.
