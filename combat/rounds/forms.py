@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django import forms
 
 from combat.forms import KEY_PATTERN
@@ -20,15 +22,34 @@ class InitiativeForm(_Base):
     roll = forms.IntegerField(min_value=1, max_value=10, required=False)
 
 
+class SplitField(forms.Field):
+    """D14: the further actions of a split, one ``<select name="also">`` each: ``dodge``,
+    ``block`` or ``attack:<participant id>``; empty selects are left out."""
+
+    widget = forms.SelectMultiple
+    PATTERN = re.compile(r"^(?:block|dodge|attack:[1-9][0-9]{0,9})$")
+    MOST = 9
+
+    def to_python(self, value) -> list[tuple[str, int | None]]:
+        values = [v.strip() for v in (value or []) if v and v.strip()]
+        if len(values) > self.MOST:
+            raise forms.ValidationError(f"At most {self.MOST} further actions (D14).")
+        out = []
+        for v in values:
+            if not self.PATTERN.match(v):
+                raise forms.ValidationError(f"Not an action to split off: {v[:20]!r} (D14).")
+            action, _, pk = v.partition(":")
+            out.append((action, int(pk) if pk else None))
+        return out
+
+
 class DeclareForm(_Base):
     action = forms.ChoiceField(choices=[(a, a) for a in wod.ACTIONS])
     target = forms.IntegerField(min_value=1, required=False)
     maneuver = forms.ChoiceField(choices=[(m, m) for m in wod.MANEUVERS], required=False)
     weapon = forms.CharField(max_length=120, required=False)
     actions = forms.IntegerField(min_value=1, max_value=10, required=False)
-    also = forms.ChoiceField(
-        choices=[("", "")] + [(d, d) for d in wod.DEFENSE_ACTIONS], required=False
-    )
+    also = SplitField(required=False)
     haste = forms.IntegerField(min_value=0, max_value=5, required=False)
 
 
@@ -40,6 +61,12 @@ class ResolveForm(_Base):
     damage_dice = forms.CharField(max_length=120, required=False)
     soak_dice = forms.CharField(max_length=120, required=False)
     effect = forms.CharField(max_length=20, required=False)
+    forced = forms.ChoiceField(
+        choices=[("", ""), ("shrug_off", "shrug off"), ("hostage_block", "hostage block")],
+        required=False,
+    )
+    forced_difficulty = forms.IntegerField(min_value=2, max_value=10, required=False)
+    forced_dice = forms.CharField(max_length=120, required=False)
 
 
 class AbortForm(_Base):

@@ -107,7 +107,14 @@ def _rows(
                 continue
             d = state.declaration(who)
             seen = d is not None and (
-                not public or ((who not in ties or who in state.resolved) and d.action != "pending")
+                not public
+                or (
+                    (who not in ties or who in state.resolved)
+                    and d.action != "pending"
+                    and not any(
+                        members[int(t)].hidden for t in d.attack_targets() if int(t) in members
+                    )
+                )
             )
             done = d is not None if state.step is Step.DECLARE else who in state.resolved
             rows.append(
@@ -185,6 +192,24 @@ def board(scene: Scene) -> dict[str, Any]:
         state = ctx["state"]
         ctx["rows"] = _rows(combat, state, members, public=False)
         ctx["now"], ctx["next"] = _now_next(state, members, public=False)
+        if state.step is Step.DECLARE:
+            stats = stats_for(ctx["now"])
+            ctx["declaring"] = [
+                {
+                    "p": p,
+                    "split": split_choices(
+                        combat,
+                        p,
+                        [m for m in ctx["members"] if m.pk != p.pk],
+                        stats[p.pk],
+                        None,
+                        victim=_victim(combat, p),
+                    )
+                    if state.phase_index == 0
+                    else None,
+                }
+                for p in ctx["now"]
+            ]
         if state.step is Step.RESOLVE:
             ctx["previews"] = [
                 _preview(combat, who, members) for who in state.up if who not in state.resolved
@@ -198,6 +223,11 @@ def board(scene: Scene) -> dict[str, Any]:
             and not any(a == d.who and t == d.target for a, t, _x in state.answers)
         ]
     return ctx
+
+
+def _victim(combat: Combat, p: Participant) -> bool:
+    g = services._grapple_of(combat, str(p.pk))
+    return g is not None and g["grappler"] != str(p.pk)
 
 
 def _preview(combat: Combat, who: str, members: dict[int, Participant]) -> dict[str, Any]:
@@ -289,8 +319,7 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
             item["later_attackers"] = [
                 members[int(x.who)]
                 for x in state.declarations
-                if x.target == who
-                and x.action in ("attack", "grapple")
+                if who in x.attack_targets()
                 and d is not None
                 and state.declarations.index(x) > state.declarations.index(d)
                 and not members[int(x.who)].hidden
@@ -341,15 +370,46 @@ def _declare_choices(
         if pid != p.pk and pid in members and not members[pid].hidden
     ]
     main = state.phase_index == 0 and state.step is Step.DECLARE
+    current = d if d is not None and d.action != "pending" else None
+    may_split = state.phase_index == 0 and not (
+        d is not None and d.action == "pending" and d.abort_reason != "void"
+    )
     return {
         "actions": [(a, wod.ACTION_LABELS[a]) for a in actions],
         "targets": targets,
         "weapons": [w.name for w in stats.weapons],
         "max_actions": max(stats.dot("Wits"), 1),
         "haste": combat.haste.get(who, 0) if main else None,
-        "current": d if d is not None and d.action != "pending" else None,
+        "current": current,
         "detail": combat.work.get("detail", {}).get(who, {}),
+        "split": split_choices(
+            combat, p, targets, stats, current, victim=g is not None and g["grappler"] != who
+        )
+        if may_split
+        else None,
     }
+
+
+def split_choices(
+    combat: Combat,
+    p: Participant,
+    targets: list[Participant],
+    stats,
+    current,
+    *,
+    victim: bool = False,
+) -> dict[str, Any]:
+    """D14: one select per further action a split may add (Wits - 1 of them), each offering
+    a dodge, a block or an attack on someone (a grappled Victim only blocks, G7), with what
+    was declared already selected. Haste actions are never split (no selects then)."""
+    options = [("block", "+ block")]
+    if not victim:
+        options.insert(0, ("dodge", "+ dodge"))
+        options += [(f"attack:{t.pk}", f"+ attack on {t.name}") for t in targets]
+    chosen = [f"{a}:{t}" if t else a for a, t in (current.extra if current else ())]
+    slots = max(stats.dot("Wits"), 1) - 1
+    chosen = (chosen + [""] * slots)[:slots]
+    return {"options": options, "slots": [(i, v) for i, v in enumerate(chosen)]}
 
 
 # -- met_bns ---------------------------------------------------------------------------

@@ -30,11 +30,18 @@ from combat.rounds.sheets import Stats, stats_for
 from combat.rules import exchange
 from combat.rules.dice import RollKind
 from combat.rules.errors import RuleError
-from combat.rules.grapple import Effect, Grapple, Intent, Over, single_effect
-from combat.rules.penalties import check_split_targets, split
+from combat.rules.grapple import (
+    Effect,
+    Grapple,
+    Intent,
+    Over,
+    hostage_block_lands,
+    single_effect,
+)
+from combat.rules.penalties import split
 from combat.rules.soak import DamageType, soak_pool
 from combat.rules.wod_initiative import Combatant, round_phases
-from combat.rules.wod_round import Answer, Declaration, Step, TimedEffect, WodRound
+from combat.rules.wod_round import Answer, Declaration, Step, TimedEffect, WodRound, check_split
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
 
 #: RULES.md, Shared terms (Game clock): a wod_dice round is fifteen seconds of game time.
@@ -123,10 +130,10 @@ def _player_ids(participants: dict[int, Participant]) -> list[int]:
 
 
 def state_token(combat: Combat) -> str:
-    """Where the fight stands: a form carries it so a tap made on an older state is refused."""
-    digest = hashlib.sha256(json.dumps(combat.state or {}, sort_keys=True).encode()).hexdigest()[
-        :12
-    ]
+    """Where the fight stands: a form carries it so a tap made on an older state is refused
+    (the parts of a split resolved so far count, D14: a double tap never rolls the next)."""
+    where = [combat.state or {}, (combat.work or {}).get("parts", {})]
+    digest = hashlib.sha256(json.dumps(where, sort_keys=True).encode()).hexdigest()[:12]
     return f"{combat.round_number}-{combat.stage}-{digest}"
 
 
@@ -349,6 +356,7 @@ def combat_declare(
     weapon: str = "",
     actions: int = 1,
     also: str = "",
+    extra: Sequence[tuple[str, Participant | None]] = (),
     haste: int | None = None,
     at: str | None = None,
     key: str | None = None,
@@ -356,10 +364,15 @@ def combat_declare(
     """D4-D6, D14: the character whose turn it is names its action (its owner's phone, or the
     storyteller); the last declaration of the phase may be changed until the next one.
 
-    ``also``: the second action of a split (D14), e.g. a defense beside an attack. ``haste``:
-    the haste actions announced with the Main Phase declaration (D4; a Garou pays one Rage
-    each when the Main Phase resolves); the choice carries over to the next rounds.
+    ``extra``: the further actions of a split (D14), each ``("attack", target)`` or a defense
+    (``("dodge", None)``, ``("block", None)``): N actions in all, each pool losing
+    2 + (N - 1) dice, at most Wits actions, never two attacks on one target, never in a haste
+    phase. ``also`` is the short form of one defense beside the main action. ``haste``: the
+    haste actions announced with the Main Phase declaration (D4; a Garou pays one Rage each
+    when the Main Phase resolves); the choice carries over to the next rounds.
     """
+    if also:
+        extra = [(also, None), *extra]
     with transaction.atomic():
         scene, combat = _lock(combat)
         _member(combat, participant)
@@ -376,7 +389,7 @@ def combat_declare(
             "m": maneuver,
             "w": weapon,
             "n": actions,
-            "also": also,
+            "x": [[a, t.pk if t else None] for a, t in extra],
             "h": haste,
         }
         if _claim(by, "round.declare", key, payload):
@@ -395,7 +408,7 @@ def combat_declare(
             maneuver,
             weapon,
             actions,
-            also,
+            extra,
         )
         editing = state.declaration(who) is not None and _editable(state, who)
         try:
@@ -409,7 +422,7 @@ def combat_declare(
         except RuleError as error:
             raise _rule(error) from error
         work = dict(combat.work)
-        work.setdefault("detail", {})[who] = {"weapon": weapon, "also": also}
+        work.setdefault("detail", {})[who] = {"weapon": weapon}
         if haste is not None and state.phase_index == 0 and not state.resolved:
             stats = stats_for([participant])[participant.pk]
             if haste < 0 or haste > 5:
@@ -424,7 +437,11 @@ def combat_declare(
             state = replace(state, phases=(main, *later))
         combat.state = state.to_dict()
         combat.work = work
-        hidden_decl = not _visible(participant) or who in _ties(state)
+        hidden_decl = (
+            not _visible(participant)
+            or who in _ties(state)
+            or any(participants[int(t)].hidden for t in declaration.attack_targets())
+        )
         text = f"{participant.name} {'changes to' if editing else 'declares'}: " + describe(
             declaration, participants, haste=combat.haste.get(who, 0)
         )
@@ -450,7 +467,7 @@ def _declaration(
     maneuver: str,
     weapon: str,
     actions: int,
-    also: str,
+    extra: Sequence[tuple[str, Participant | None]],
 ) -> Declaration:
     if action not in wod.ACTIONS:
         raise RoundError(f"Unknown action {action!r} (D5, D6).")
@@ -459,10 +476,11 @@ def _declaration(
     grapple = _grapple_of(combat, _who(participant))
     if grapple is None and action in (*wod.GRAPPLER_ACTIONS, *wod.VICTIM_ACTIONS):
         raise RoundError(f"{participant.name} is in no grapple (G2).")
-    if grapple is not None and grapple["grappler"] == _who(participant):
+    victim = grapple is not None and grapple["grappler"] != _who(participant)
+    if grapple is not None and not victim:
         if action not in wod.GRAPPLER_ACTIONS:
             raise RoundError("The Grappler sustains the grapple or releases it (G2).")
-    elif grapple is not None and action not in wod.VICTIM_ACTIONS:
+    elif victim and action not in wod.VICTIM_ACTIONS:
         raise RoundError("A grappled Victim can only resist, reverse or relent (G2).")
     if action in wod.THIRD_PARTY_ACTIONS and (
         target is None or _grapple_of(combat, _who(target)) is None
@@ -479,23 +497,36 @@ def _declaration(
     stats = stats_for([participant])[participant.pk]
     if weapon and stats.weapon(weapon) is None:
         raise RoundError(f"{participant.name} carries no {weapon}.")
-    if also and also not in wod.DEFENSE_ACTIONS:
-        raise RoundError("The second action of a split is a defense here (D14).")
-    if also and actions < 2:
-        actions = 2
+    further: list[tuple[str, str | None]] = []
+    for extra_action, extra_target in extra:
+        if extra_action not in wod.SPLIT_ACTIONS:
+            raise RoundError("A split adds an attack, a block or a dodge (D14).")
+        if victim and extra_action != "block":
+            raise RoundError("A grappled Victim splits its pool only to block (G7).")
+        if extra_action == "attack":
+            if extra_target is None:
+                raise RoundError("Name the target of each attack in a split (D14).")
+            _member(combat, extra_target)
+            if extra_target.pk == participant.pk:
+                raise RoundError("A character does not attack itself (D5).")
+        further.append((extra_action, _who(extra_target) if extra_action == "attack" else None))
+    # G2: beside its sustain a Grappler may defend without splitting; anything else splits.
+    counted = [a for a, _t in further if not (action == "sustain" and a in wod.DEFENSE_ACTIONS)]
+    actions = max(actions, 1 + len(counted))
     try:
         split(actions, max(stats.dot("Wits"), 1))
-        if also == action:
-            check_split_targets([target.pk, target.pk] if target else [])
+        declaration = Declaration(
+            who=_who(participant),
+            action=action,
+            target=_who(target) if target else None,
+            maneuver=maneuver,
+            actions=actions,
+            extra=tuple(further),
+        )
+        check_split(declaration)
     except RuleError as error:
         raise _rule(error) from error
-    return Declaration(
-        who=_who(participant),
-        action=action,
-        target=_who(target) if target else None,
-        maneuver=maneuver,
-        actions=actions,
-    )
+    return declaration
 
 
 def describe(d: Declaration, participants: dict[int, Participant], *, haste: int = 0) -> str:
@@ -506,6 +537,11 @@ def describe(d: Declaration, participants: dict[int, Participant], *, haste: int
     if d.target:
         target = participants.get(int(d.target))
         text += f" on {target.name if target else '?'}"
+    for action, on in d.extra:
+        text += f", + {wod.ACTION_LABELS.get(action, action).lower()}"
+        if on:
+            target = participants.get(int(on))
+            text += f" on {target.name if target else '?'}"
     if d.actions > 1:
         text += f" (split in {d.actions})"
     if haste:
@@ -686,6 +722,28 @@ def resolution_preview(combat: Combat, who: str) -> dict[str, Any]:
     return _plan(combat, state, who, participants, stats)
 
 
+def resolving_parts(declaration: Declaration | None) -> list[Declaration]:
+    """D14: what a character's resolution rolls, one part at a time: the main action, then
+    each attack split off it (a main action that rolls nothing is left out when attacks
+    follow). A defense split off is no part: it answers the attacks on the character."""
+    if declaration is None:
+        return [None]
+    attacks = [
+        replace(declaration, action=action, target=target, maneuver="basic", extra=())
+        for action, target in declaration.extra
+        if action == "attack"
+    ]
+    quiet = declaration.action in (*wod.DEFENSE_ACTIONS, "none", "move", "other")
+    return attacks if attacks and quiet else [declaration, *attacks]
+
+
+def _part(combat: Combat, state: WodRound, who: str) -> tuple[int, int, Declaration | None]:
+    """Which part of ``who``'s resolution comes next: (index, how many, the part)."""
+    parts = resolving_parts(state.declaration(who))
+    index = min(combat.work.get("parts", {}).get(who, 0), len(parts) - 1)
+    return index, len(parts), parts[index]
+
+
 def _plan(
     combat: Combat,
     state: WodRound,
@@ -693,14 +751,20 @@ def _plan(
     participants: dict[int, Participant],
     stats: dict[int, Stats],
 ) -> dict[str, Any]:
-    mine = state.declaration(who)
+    index, count, mine = _part(combat, state, who)
     work = combat.work
     me = stats[int(who)]
     detail = work.get("detail", {}).get(who, {})
-    plan: dict[str, Any] = {"who": who, "kind": "nothing", "declaration": mine}
+    plan: dict[str, Any] = {
+        "who": who,
+        "kind": "nothing",
+        "declaration": mine,
+        "part": index + 1,
+        "parts": count,
+    }
     if mine is None or mine.action in ("none", "move", "other", "pending"):
         return plan
-    if who in work.get("spent", []):
+    if who in work.get("spent", []) and index == 0:
         return {**plan, "kind": "spent"}
     if who in state.negated:
         return {**plan, "kind": "negated"}
@@ -715,18 +779,23 @@ def _plan(
         return plan
     if mine.action == "release":
         return {**plan, "kind": "release", "grapple": grapple}
-    if grapple is not None and grapple["grappler"] == who and grapple.get("over") == "pinned":
+    holding = index == 0 and grapple is not None and grapple["grappler"] == who
+    if holding and grapple.get("over") == "pinned":
         return {**plan, "kind": "pin", "grapple": grapple}
-    if grapple is not None and grapple["grappler"] == who:
+    if holding:
         victim = grapple["victim"]
         vstats = stats[int(victim)]
         split_pen = -state.split_penalty(who, max(me.dot("Wits"), 1))
+        # G7 with D14: a Victim that split its pool to block rolls its grapple pool split too.
+        vsplit = 0
+        if state.declaration(victim) is not None:
+            vsplit = -state.split_penalty(victim, max(vstats.dot("Wits"), 1))
         return {
             **plan,
             "kind": "grapple_hold",
             "target": victim,
             "attack": wod.action_pool(me, "grapple", penalty=split_pen).as_dict(),
-            "defense": wod.action_pool(vstats, "grapple").as_dict(),
+            "defense": wod.action_pool(vstats, "grapple", penalty=vsplit).as_dict(),
             "grapple": grapple,
         }
     if mine.action not in ("attack", "grapple"):
@@ -756,20 +825,37 @@ def _plan(
             defense_action = "guard"
         elif theirs.action in wod.DEFENSE_ACTIONS:
             defense_action = theirs.action
-        elif theirs_detail.get("also") in wod.DEFENSE_ACTIONS:
-            defense_action = theirs_detail["also"]
+        elif theirs.split_defense():
+            defense_action = theirs.split_defense()
     elif (
         theirs is not None
         and theirs.action in wod.DEFENSE_ACTIONS
         and target not in work.get("spent", [])
     ):
         defense_action = theirs.action  # a defense holds all round (D8, D13)
-    if defense_action is None and theirs_detail.get("also") in wod.DEFENSE_ACTIONS:
-        defense_action = theirs_detail["also"]
+    if defense_action is None and theirs is not None and theirs.split_defense():
+        defense_action = theirs.split_defense()  # D14: the defense split off holds all round
     held = _grapple_of(combat, target)
     if held and held["victim"] == target and held["grappler"] != who:
         # G7: a grappled Victim defends against a third party only by blocking.
         defense_action = defense_action if defense_action == "block" else None
+    if (
+        held
+        and held["grappler"] == target
+        and held.get("over") is None
+        and who != held["victim"]
+        and mine.action == "attack"
+    ):
+        # G6 with G7: the Grappler may answer a third party's attack with a forced effect,
+        # paid in Control even past what it has: a defense roll (Shrug Off) or the Victim
+        # held up as a shield (Hostage Block). Either rolls the Grappler's block pool (D6).
+        tpen = -state.split_penalty(target, max(tstats.dot("Wits"), 1)) if theirs else 0
+        forced = wod.action_pool(tstats, "block", against=weapon, penalty=tpen)
+        plan["forced"] = [(e.value, e.cost) for e in (Effect.SHRUG_OFF, Effect.HOSTAGE_BLOCK)]
+        plan["forced_pool"] = replace(
+            forced, difficulty=min(10, forced.difficulty + harder)
+        ).as_dict()
+        plan["grapple"] = held
     plan["defense_action"] = defense_action
     if defense_action is None:
         plan["defense"] = None
@@ -827,10 +913,17 @@ def combat_resolve(
     damage_dice: str | None = None,
     soak_dice: str | None = None,
     effect: str = "",
+    forced: str = "",
+    forced_difficulty: int | None = None,
+    forced_dice: str | None = None,
     rng: random.Random | None = None,
     at: str | None = None,
 ) -> Combat:
     """D4, D7-D12: the storyteller resolves the action whose turn it is on the tablet.
+
+    ``forced``: when the attack is a third party's on a Grappler, the Grappler's answer (G6
+    with G7): ``shrug_off`` or ``hostage_block``, paid in Control (its block roll at
+    ``forced_difficulty``, or typed in as ``forced_dice``); empty, none.
 
     The pools come from the sheets (``resolution_preview``); the difficulties may be
     overridden; any roll may be typed in from real dice, the rest are rolled on the server.
@@ -860,6 +953,7 @@ def combat_resolve(
         work = dict(combat.work)
         try:
             text, rolls, public, concerns = _carry_out(
+                scene,
                 combat,
                 state,
                 plan,
@@ -876,9 +970,16 @@ def combat_resolve(
                     "damage_dice": wod.parse_dice(damage_dice),
                     "soak_dice": wod.parse_dice(soak_dice),
                     "effect": effect,
+                    "forced": forced,
+                    "forced_difficulty": forced_difficulty,
+                    "forced_dice": wod.parse_dice(forced_dice),
                 },
             )
-            state = _round(combat).resolve(who)  # a break-up (G5) negated actions meanwhile
+            state = _round(combat)  # a break-up (G5) negated actions meanwhile
+            if plan["part"] < plan["parts"] and plan["kind"] != "negated":
+                work["parts"] = {**work.get("parts", {}), who: plan["part"]}  # D14: next one
+            else:
+                state = state.resolve(who)
         except RuleError as error:
             raise _rule(error) from error
         combat.work = work
@@ -922,6 +1023,7 @@ def _pay_rage(
 
 
 def _carry_out(
+    scene: Scene,
     combat: Combat,
     state: WodRound,
     plan: dict[str, Any],
@@ -974,6 +1076,10 @@ def _carry_out(
     attacks_on = dict(work.get("attacks_on", {}))
     attacks_on[plan["target"]] = attacks_on.get(plan["target"], 0) + 1
     work["attacks_on"] = attacks_on
+    if overrides.get("forced"):
+        return _forced(
+            combat, plan, me, target, a_roll, rolls, public, participants, stats, by, rng, overrides
+        )
     defense_action = plan.get("defense_action")
     d_successes = 0
     if defense_action and plan.get("defense"):
@@ -1050,7 +1156,7 @@ def _carry_out(
         return text, rolls, public, concerns
     if outcome.chase_head_start is not None:
         text = f"{head}: {target.name} escapes with {outcome.chase_head_start} to spare (D9)"
-        text += _hand_to_chase(combat, by, me, target, outcome.chase_head_start)
+        text += _hand_to_chase(scene, combat, by, me, target, outcome.chase_head_start)
         return text, rolls, public, concerns
     if outcome.lands is None:
         return (
@@ -1073,6 +1179,89 @@ def _carry_out(
     taken = _damage(combat, hitter, hit, pool, dtype, stats, by, rng, overrides, rolls)
     text = f"{head}: {hitter.name} hits {hit.name} ({outcome.net} net), {taken} {dtype}"
     return text, rolls, public, concerns
+
+
+def _forced(
+    combat: Combat,
+    plan: dict[str, Any],
+    me: Participant,
+    target: Participant,
+    a_roll: Any,
+    rolls: list[dict],
+    public: bool,
+    participants: dict[int, Participant],
+    stats: dict[int, Stats],
+    by: AbstractBaseUser,
+    rng: random.Random,
+    overrides: dict[str, Any],
+) -> tuple[str, list[dict], bool, list[Participant]]:
+    """G6 with G7: the Grappler answers a third party's attack with a forced effect. It pays
+    the cost in Control (even to 0, which frees the Victim once the attack is over) and rolls
+    its block pool. Shrug Off: a defense against the attack (D8). Hostage Block: an attack the
+    block fully negates lands on the Victim with its base damage (the damage pool with no
+    extra success, D11); otherwise on the Grappler with the successes left."""
+    if "forced" not in plan:
+        raise RuleError("G6", f"{target.name} holds no one against this attack: no forced effect.")
+    try:
+        effect = Effect(overrides["forced"])
+    except ValueError as error:
+        raise RuleError("G6", "A forced effect is Shrug Off or Hostage Block.") from error
+    if not effect.forced:
+        raise RuleError("G6", "A forced effect is Shrug Off or Hostage Block.")
+    g = plan["grapple"]
+    grapple = _g(g).effect(effect)
+    pool = plan["forced_pool"]
+    b_roll = wod.roll(
+        pool["dice"],
+        overrides["forced_difficulty"] or pool["difficulty"],
+        rng,
+        typed=overrides["forced_dice"],
+    )
+    label = effect.value.replace("_", " ").title()
+    rolls.append(
+        wod.roll_dict(
+            f"{label} ({pool['parts']})",
+            b_roll,
+            who=target.name,
+            typed=overrides["forced_dice"] is not None,
+        )
+    )
+    victim = participants[int(g["victim"])]
+    concerns = [me, target, victim]
+    public = public and _visible(victim)
+    head = f"{me.name} → {target.name}: {target.name} answers with {label}"
+    head += f" (G6, −{effect.cost} Control)"
+    a, b = a_roll.successes, b_roll.successes
+    _replace_grapple(combat, g, grapple)
+    if effect is Effect.SHRUG_OFF:
+        hit, net = (target, a - b) if a > b else (None, 0)
+    elif a == 0:
+        hit, net = None, 0
+    else:
+        lands = hostage_block_lands(_g(g), attack=a, block=b)
+        hit = victim if lands.on == g["victim"] else target
+        net = lands.successes
+    if grapple.over is not None:
+        head += f"; Control 0: {victim.name} breaks free (G5)"
+    if hit is None:
+        return f"{head}: nothing lands ({a} against {b})", rolls, public, concerns
+    my_weapon = wod.weapon_for(stats[me.pk], plan.get("weapon"))
+    base, dtype = wod.damage_dice(stats[me.pk], my_weapon)
+    mine = plan["declaration"]
+    pool_size = exchange.damage_pool(
+        exchange.Move(
+            exchange.Action.ATTACK, 0, damage=base, maneuver=exchange.Maneuver(mine.maneuver)
+        ),
+        net,
+    )
+    taken = _damage(combat, me, hit, pool_size, dtype, stats, by, rng, overrides, rolls)
+    shield = " (the hostage takes the base damage)" if hit is victim else ""
+    return (
+        f"{head}: {me.name} hits {hit.name}{shield} ({net} net), {taken} {dtype}",
+        rolls,
+        public,
+        concerns,
+    )
 
 
 def _damage(
@@ -1142,26 +1331,38 @@ def _wound(
 
 
 def _hand_to_chase(
-    combat: Combat, by: AbstractBaseUser, predator: Participant, prey: Participant, head_start: int
+    scene: Scene,
+    combat: Combat,
+    by: AbstractBaseUser,
+    predator: Participant,
+    prey: Participant,
+    head_start: int,
 ) -> str:
-    """D9, K4: a surviving escape starts a chase with its remaining successes as head start,
-    when the chases app is there to run it."""
+    """D9, K4: a surviving escape starts a chase with its remaining successes as head start.
+
+    ``scene`` is the scene this resolution locked: the chase's log line takes the next seq on
+    it. When the chases app refuses (a chase is already running in the scene, K1) the fight
+    goes on: the line says so and the storyteller gets a reminder to start it by hand.
+    """
+    from chases.services import ChaseError, start_chase
+
     try:
-        from chases import services as chase_services
-    except ImportError:
-        return f"; start the chase by hand (head start {head_start}, K4)"
-    start_chase = getattr(chase_services, "start_chase", None)
-    if start_chase is None:
-        return f"; start the chase by hand (head start {head_start}, K4)"
-    start_chase(
-        scene=combat.scene,
-        by=by,
-        predators=[predator],
-        prey=prey,
-        start="escape",
-        head_start=head_start,
-        origin={"round_id": combat.pk},
-    )
+        start_chase(
+            scene=scene,
+            by=by,
+            predators=[predator],
+            prey=prey,
+            start="escape",
+            head_start=head_start,
+            origin={"round_id": combat.pk},
+        )
+    except ChaseError as error:
+        note = (
+            f"No chase started for {prey.name} (head start {head_start}, K4): {error}"
+            " Start it by hand when you can."
+        )
+        combat.reminders = [*combat.reminders, {"who": "", "text": note}]
+        return f"; no chase started ({error}) — the storyteller starts it by hand"
     return f"; a chase starts, head start {head_start} (K4)"
 
 

@@ -145,7 +145,7 @@ def round_declare(request, *, scene, combat, data) -> None:
         maneuver=data["maneuver"] or "basic",
         weapon=data["weapon"],
         actions=data["actions"] or 1,
-        also=data["also"],
+        extra=[(action, _participant(scene, pk)) for action, pk in data["also"] or []],
         haste=data["haste"],
         at=data["at"] or None,
         key=data["key"] or None,
@@ -175,6 +175,9 @@ def round_resolve(request, *, scene, combat, data) -> None:
         damage_dice=data["damage_dice"],
         soak_dice=data["soak_dice"],
         effect=data["effect"],
+        forced=data["forced"],
+        forced_difficulty=data["forced_difficulty"],
+        forced_dice=data["forced_dice"],
         at=data["at"] or None,
     )
 

@@ -19,6 +19,7 @@ from combat.rules.health import apply_penalty
 ATTACK_ACTIONS = ("attack", "grapple", "guard")
 DEFENSE_ACTIONS = ("block", "dodge", "escape", "grapple_defense")
 OTHER_ACTIONS = ("move", "other", "none")
+SPLIT_ACTIONS = ("attack", "block", "dodge")  # D14: what a split adds to the main action
 THIRD_PARTY_ACTIONS = ("assist", "break_up")  # G7, G5
 GRAPPLER_ACTIONS = ("sustain", "release")  # G2
 VICTIM_ACTIONS = ("resist", "reverse", "relent")  # G2

@@ -21,7 +21,7 @@ from enum import Enum
 from typing import Any
 
 from combat.rules.errors import RuleError
-from combat.rules.penalties import Stance, piling_on, split
+from combat.rules.penalties import Stance, check_split_targets, piling_on, split
 from combat.rules.wod_initiative import Combatant, Phase, Slot, round_phases
 
 #: D5: the +2 difficulty a target may take instead of answering a committed attack otherwise.
@@ -64,6 +64,19 @@ class Declaration:
     actions: int = 1  # D14: a split into N actions
     aborted: bool = False
     abort_reason: str | None = None  # D16: AbortReason value of the abort that led here
+    # D14: the split's further actions, (action, target) each: "attack" with its target, or a
+    # defense ("block", "dodge") with none. ``actions`` counts them (a Grappler's defense
+    # beside its sustain is no split, G2, so the caller counts).
+    extra: tuple[tuple[str, str | None], ...] = ()
+
+    def attack_targets(self) -> tuple[str, ...]:
+        """Whom this declaration attacks: the main action's target and the split's attacks."""
+        main = (self.target,) if self.action in ATTACKS and self.target else ()
+        return main + tuple(t for a, t in self.extra if a in ATTACKS and t)
+
+    def split_defense(self) -> str | None:
+        """D14: the first defense among the split's further actions, if any."""
+        return next((a for a, _t in self.extra if a in DEFENSES), None)
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,23 @@ class TimedEffect:
     name: str
     who: str
     rounds_left: int
+
+
+def check_split(declaration: Declaration) -> None:
+    """D14: a split names at least as many actions as it has further ones, never attacks one
+    target twice; D5: a committed attacker has no defense this round, not even split off."""
+    if declaration.actions < 1 + len(declaration.extra) - sum(
+        1 for a, _t in declaration.extra if a in DEFENSES and declaration.action == "sustain"
+    ):
+        raise RuleError("D14", "A split counts each of its actions.")
+    for action, target in declaration.extra:
+        if action in ATTACKS and not target:
+            raise RuleError("D14", "Name the target of each attack in a split.")
+        if action not in ATTACKS and action not in DEFENSES:
+            raise RuleError("D14", f"A split adds attacks or defenses, not {action!r}.")
+    check_split_targets(list(declaration.attack_targets()))
+    if declaration.maneuver == "committed" and declaration.split_defense():
+        raise RuleError("D5", "A committed attack leaves no defense this round, split or not.")
 
 
 def _members(slot: Slot) -> tuple[str, ...]:
@@ -146,8 +176,9 @@ class WodRound:
             raise RuleError("G5", f"{declaration.who} was released from a Pin: no action now.")
         if haste and declaration.maneuver == "committed":
             raise RuleError("D5", "A committed attack is never made in a haste phase.")
-        if haste and declaration.actions > 1:
+        if haste and (declaration.actions > 1 or declaration.extra):
             raise RuleError("D14", "Haste actions are never split.")
+        check_split(declaration)
         state = replace(self, declarations=(*self.declarations, declaration))
         if all(state.declaration(name) for name in self.up):
             return state._advance()
@@ -185,7 +216,7 @@ class WodRound:
             if self._committed(who):
                 raise RuleError("D5", f"{who} made a committed attack: no defense this round.")
             theirs = self.declaration(attacker) if attacker else None
-            if theirs is None or theirs.target != who or theirs.action not in ATTACKS:
+            if theirs is None or who not in theirs.attack_targets():
                 raise RuleError("D16", f"Name the attack on {who} the abort answers.")
             if self.declarations.index(theirs) < self.declarations.index(mine):
                 raise RuleError("D16", f"{attacker}'s attack was declared before {who}'s action.")
@@ -225,8 +256,11 @@ class WodRound:
         reason = AbortReason(current.abort_reason or AbortReason.VOID.value)
         if reason is not AbortReason.VOID and declaration.action not in DEFENSES:
             raise RuleError("D16", "An abort against an attack can only become a defense.")
-        if reason is not AbortReason.VOID and declaration.actions > 1:
+        if reason is not AbortReason.VOID and (declaration.actions > 1 or declaration.extra):
             raise RuleError("D16", "The defense an abort brings is not split.")
+        if self.phase.name != "main" and (declaration.actions > 1 or declaration.extra):
+            raise RuleError("D14", "Haste actions are never split.")
+        check_split(declaration)
         if self.phase.name != "main" and declaration.maneuver == "committed":
             raise RuleError("D5", "A committed attack is never made in a haste phase.")
         kept = tuple(d for d in self.declarations if d.who != declaration.who)
@@ -385,7 +419,7 @@ class WodRound:
             phase_index=data["phase_index"],
             step=Step(data["step"]),
             cursor=data["cursor"],
-            declarations=tuple(Declaration(**d) for d in data["declarations"]),
+            declarations=tuple(_declaration(d) for d in data["declarations"]),
             resolved=tuple(data["resolved"]),
             aborts=tuple(
                 (a[0], a[1], a[2] if len(a) > 2 else AbortReason.VOID.value) for a in data["aborts"]
@@ -395,3 +429,8 @@ class WodRound:
             lost_main=tuple(data.get("lost_main", ())),
             negated=tuple(data.get("negated", ())),
         )
+
+
+def _declaration(data: Mapping[str, Any]) -> Declaration:
+    extra = tuple((a, t) for a, t in data.get("extra", ()))
+    return Declaration(**{**data, "extra": extra})

@@ -438,3 +438,59 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();
+
+// Half-filled forms survive a push. A form marked data-keep carries an id made of the state it
+// was drawn for (a round's state token, say). When a swap brings a form of the same id, the new
+// form gets what was picked or typed in the old one, so a push that leaves that state as it is
+// (the clock, a pause, someone joining) never wipes a player's half-made choice; a new state
+// brings a new id, and a fresh form. Values are copied, not elements moved: htmx's hx-preserve
+// can lose the element when a reply and a push of the same state cross.
+(function () {
+  "use strict";
+
+  function fieldsOf(form) {
+    return Array.from(form.elements).filter(
+      (el) => el.name && el.type !== "hidden" && el.type !== "submit" && el.type !== "button"
+    );
+  }
+
+  function snapshot() {
+    const saved = new Map();
+    document.querySelectorAll("form[data-keep][id]").forEach((form) => {
+      saved.set(form.id, {
+        node: form,
+        fields: fieldsOf(form).map((el) => [
+          el.name,
+          el.type === "checkbox" || el.type === "radio" ? el.checked : el.value,
+        ]),
+      });
+    });
+    return saved;
+  }
+
+  function restore(saved) {
+    saved.forEach((old, id) => {
+      const form = document.getElementById(id);
+      if (!form || form === old.node || form.tagName !== "FORM") return;
+      const fields = fieldsOf(form);
+      old.fields.forEach(([name, value], i) => {
+        const el = fields[i];
+        if (!el || el.name !== name) return;
+        if (typeof value === "boolean") el.checked = value;
+        else el.value = value;
+      });
+    });
+  }
+
+  let saved = null;
+  function before() {
+    saved = snapshot();
+  }
+  function after() {
+    if (saved) restore(saved);
+  }
+  document.addEventListener("htmx:beforeSwap", before);
+  document.addEventListener("htmx:oobBeforeSwap", before);
+  document.addEventListener("htmx:afterSwap", after);
+  document.addEventListener("htmx:oobAfterSwap", after);
+})();

@@ -231,3 +231,43 @@ def test_it_gives_a_victim_released_from_a_pin_nothing_to_abort() -> None:
     with pytest.raises(RuleError) as refused:
         round_.abort("Teddy", successes=2)
     assert refused.value.rule == "G5"
+
+
+@pytest.mark.rules("D14", "D5", "D16")
+def test_a_split_names_its_further_actions_and_keeps_them_through_json() -> None:
+    import json
+
+    round_ = WodRound.start(CAST)
+    split = Declaration(
+        "Frank", "attack", target="Teddy", actions=3, extra=(("attack", "Jane"), ("dodge", None))
+    )
+    assert split.attack_targets() == ("Teddy", "Jane") and split.split_defense() == "dodge"
+    for bad, rule in (
+        (
+            Declaration("Frank", "attack", target="Teddy", actions=2, extra=(("attack", "Teddy"),)),
+            "D14",
+        ),
+        (
+            Declaration("Frank", "attack", target="Teddy", actions=1, extra=(("dodge", None),)),
+            "D14",
+        ),
+        (Declaration("Frank", "attack", target="Teddy", actions=2, extra=(("move", None),)), "D14"),
+        (
+            Declaration(
+                "Frank", "attack", "Teddy", "committed", actions=2, extra=(("block", None),)
+            ),
+            "D5",
+        ),
+    ):
+        with pytest.raises(RuleError) as refused:
+            round_.declare(bad)
+        assert refused.value.rule == rule
+    round_ = round_.declare(split)
+    again = WodRound.from_dict(json.loads(json.dumps(round_.to_dict())))
+    assert again == round_
+    # D16: an attack split off Paulo's dodge is a later attack on Jane she may abort against.
+    round_ = round_.declare(Declaration("Teddy", "dodge"))
+    round_ = round_.declare(Declaration("Jane", "attack", target="Frank"))
+    round_ = round_.declare(Declaration("Paulo", "dodge", actions=2, extra=(("attack", "Jane"),)))
+    round_ = round_.abort("Jane", successes=1, reason="later_attack", attacker="Paulo")
+    assert round_.declaration("Jane").action == "pending"

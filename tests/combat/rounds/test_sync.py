@@ -250,3 +250,44 @@ def test_every_met_bns_push_equals_a_fresh_render_for_every_phone(
         for user in users.values():
             group = live.player_group(fresh.pk, user.pk)
             assert sent[group] == fragments.private_state(fresh, user), label
+
+
+def test_a_push_mid_declaration_keeps_the_half_filled_form(
+    cast, pushes, django_capture_on_commit_callbacks
+):
+    """The declare form is kept (data-keep, static/js/scene.js) under an id made of the state: a
+    push that leaves the state as it is (a pause, the clock) carries the same id, so the page keeps
+    the form the player is filling in; a declaration draws a fresh form under a new id."""
+    import re
+
+    from combat import services as scenes
+
+    p, st, users = cast.p, cast.storyteller, cast.users
+    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Frank"], p["Jane"]])
+    for name, die in (("Jane", 5), ("Frank", 1)):
+        rounds.combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
+    rounds.combat_begin_round(combat=combat, by=st)
+    frank = live.player_group(cast.scene.pk, users["Frank"].pk)
+
+    def form_in(html: str) -> str:
+        found = re.findall(r'<form id="(declare-[^"]+)" data-keep[^>]*class="declare-form"', html)
+        assert len(found) == 1, html
+        return found[0]
+
+    before = form_in(fragments.private_state(_fresh_scene(cast), users["Frank"]))
+    for push in (
+        lambda: rounds.combat_pause(combat=Combat.objects.get(), by=st, paused=True),
+        lambda: rounds.combat_pause(combat=Combat.objects.get(), by=st, paused=False),
+    ):
+        pushes.clear()
+        with django_capture_on_commit_callbacks(execute=True):
+            push()
+        sent = {s.group: s.html for s in pushes}
+        assert form_in(sent[frank]) == before  # pushed, same id: the browser keeps its form
+    scenes.scene_advance_clock(scene=_fresh_scene(cast), by=st, seconds=30)
+    assert form_in(fragments.private_state(_fresh_scene(cast), users["Frank"])) == before
+    rounds.combat_declare(
+        combat=Combat.objects.get(), by=users["Frank"], participant=p["Frank"], action="dodge"
+    )
+    after = form_in(fragments.private_state(_fresh_scene(cast), users["Frank"]))
+    assert after != before  # Frank may change it: a fresh form for the new state

@@ -169,3 +169,24 @@ def test_a_met_bns_turn_runs_from_the_tablet_and_the_phones(docks):
     assert "escape on hold" in c["Ana"].get(f"/scenes/{scene.pk}/phone/").content.decode()
     r = _post(c["st"], scene, "bns-end-round")
     assert "Celerity 1 round" in r.content.decode()
+
+
+def test_a_player_who_does_not_declare_is_left_to_the_storyteller(cast, clients):
+    """Rounds have no declaration timer: nothing is ever filled in for a slow player. The
+    tablet says whom it waits on and offers to declare for them or to pass them over."""
+    from combat.rounds import services as rounds
+
+    st, p = cast.storyteller, cast.p
+    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
+    for name, die in (("Jane", 5), ("Frank", 1)):
+        rounds.combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
+    rounds.combat_begin_round(combat=combat, by=st)
+    board = _tablet(clients, cast)
+    assert "Waiting on <b>Frank</b> to declare. No action is filled in for them" in board
+    assert "Declare for Frank" in board and "Pass over Frank" in board
+    state = Combat.objects.get().state
+    r = _post(clients["Frank"], cast.scene, "skip", participant=p["Frank"].pk)
+    assert r.status_code == 409 and "Only the storyteller" in r.content.decode()
+    assert Combat.objects.get().state == state
+    r = _post(clients["st"], cast.scene, "skip", participant=p["Frank"].pk)
+    assert r.status_code == 200 and "Frank is passed over" in _tablet(clients, cast)

@@ -379,25 +379,51 @@ def test_a_quick_npc_takes_damage_on_the_fight(cast):
     assert _fresh(combat).npc_damage == {str(cast.p["Lurker"].pk): 6}
 
 
-def test_a_surviving_escape_hands_over_to_a_chase(cast, monkeypatch):
-    """D9, K4: the escape's remaining successes are the head start."""
-    import sys
-    import types
-
-    calls = []
-    fake = types.ModuleType("chases.services")
-    fake.start_chase = lambda **kw: calls.append(kw)
-    monkeypatch.setitem(sys.modules, "chases.services", fake)
-    import chases
-
-    monkeypatch.setattr(chases, "services", fake, raising=False)
+def _escape_survives(cast):
+    """Jane escapes the Thug's club with 3 successes against 1: head start 2 (D9)."""
     combat = _start(cast, ("Jane", "Thug"))
     combat = _roll_all(cast, combat, {"Jane": 1, "Thug": 10})
     _declare(cast, combat, "Jane", "escape")
     _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
     _resolve(cast, combat, "Thug", attack_dice="7", defense_dice="7 8 9")
-    assert calls and calls[0]["head_start"] == 2 and calls[0]["start"] == "escape"
-    assert calls[0]["prey"] == cast.p["Jane"] and calls[0]["origin"] == {"round_id": combat.pk}
+    return _fresh(combat)
+
+
+def test_a_surviving_escape_hands_over_to_a_chase(cast):
+    """D9, K4: the escape's remaining successes are the head start."""
+    from chases.models import Chase
+
+    combat = _escape_survives(cast)
+    chase = Chase.objects.get(scene=cast.scene, ended_at__isnull=True)
+    assert chase.start == "escape" and chase.origin == {"round_id": combat.pk}
+    [pursuit] = chase.state["pursuits"]
+    assert pursuit["predator"] == f"p{cast.p['Thug'].pk}" and pursuit["lead"] == 2
+    assert "a chase starts, head start 2 (K4)" in combat.results[-1]["text"]
+    # The chase's line and the round's line each took their own seq.
+    seqs = list(SceneLogEntry.objects.filter(scene=cast.scene).values_list("seq", flat=True))
+    assert len(seqs) == len(set(seqs))
+
+
+def test_an_escape_while_a_chase_runs_tells_the_storyteller_instead_of_failing(cast):
+    """K1: one chase at a time in a scene; the round goes on and the storyteller is told."""
+    from chases import services as chases
+    from chases.models import Chase
+
+    running = chases.start_chase(
+        scene=cast.scene,
+        by=cast.storyteller,
+        predators=[cast.p["Teddy"]],
+        prey=cast.p["Frank"],
+        start="escape",
+        head_start=3,
+    )
+    combat = _escape_survives(cast)
+    assert list(Chase.objects.filter(scene=cast.scene)) == [running]
+    result = combat.results[-1]["text"]
+    assert "Jane escapes with 2 to spare (D9)" in result and "no chase started" in result
+    assert "already running" in result
+    assert "No chase started for Jane (head start 2, K4)" in combat.reminders[-1]["text"]
+    assert _up(combat) == ("resolve", [str(cast.p["Jane"].pk)])  # the round went on
 
 
 def _grappled(cast, names=("Teddy", "Frank", "Jane")):
