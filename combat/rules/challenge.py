@@ -562,6 +562,26 @@ class Challenge:
             return replace(state, at_risk=(*self.at_risk, (who.value, CHOICE)))
         return state
 
+    def spend_blood(self, side: Side | str, amount: int) -> Challenge:
+        """C5: a side spends blood for physical traits, announced before the test: counted in
+        its total from now on, at most 3 a challenge and never past its generation's limit
+        (C12: not while surprised). The traits are not crossed off on a loss (the blood is
+        spent already) and do not count as traits beyond the bid (C16 drop-outs, C5 guesses)."""
+        side = Side(side)
+        self._open("C5")
+        if self.profile.family is Family.POOLS:
+            raise RuleError("C5", "No blood traits in met_bns.")
+        if self.throws or self.pending:
+            raise RuleError("C5", "Blood for traits is announced before the test.")
+        if amount < 1:
+            raise RuleError("C5", "Spend at least one blood.")
+        contender = self.side(side)
+        more = replace(contender, blood=contender.blood + amount)
+        self._check_blood(more)
+        if side is Side.ATTACKER:
+            return replace(self, attacker=more)
+        return replace(self, defender=more)
+
     def guess_penalty(self, side: Side) -> int:
         """C5: -1 for each correctly named negative trait of this side, -1 for each wrong
         guess this side made (met_classic; W8 puts traits at risk instead)."""
