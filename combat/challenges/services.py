@@ -112,10 +112,19 @@ def _member_player(member: Participant) -> int | None:
     return member.character.player_id
 
 
+def mob_dropped(challenge: Challenge) -> list[Participant]:
+    """C16: the members who dropped out (they still see how it ends)."""
+    ids = challenge.options.get("mob_dropped", [])
+    if not ids:
+        return []
+    found = {p.pk: p for p in Participant.objects.filter(pk__in=ids).select_related("character")}
+    return [found[pk] for pk in ids if pk in found]
+
+
 def _players(challenge: Challenge) -> list[int]:
     ids = [player_of(challenge, s) for s in ("attacker", "defender")]
-    ids += [_member_player(m) for m in mob_members(challenge)]
-    return [i for i in ids if i]
+    ids += [_member_player(m) for m in (*mob_members(challenge), *mob_dropped(challenge))]
+    return [i for i in dict.fromkeys(ids) if i]
 
 
 def _characters(challenge: Challenge) -> list:
@@ -275,6 +284,7 @@ def challenge_start(
     skill: str = "",
     bonus: int = 0,
     mob: list[Participant] | None = None,
+    mob_side: str = "attacker",
     expected_seq: int | None = None,
     key: str | None = None,
 ) -> Challenge:
@@ -368,14 +378,18 @@ def challenge_start(
         if mob:
             # C16: at most five attackers; every one bids (from its own phone) before the
             # defender answers; the defender is -1 per attacker beyond the first.
+            # The same holds for up to five defenders against one (mob_side "defender").
             if mode != "contested" or defender is None:
                 raise ChallengeError("A mob attacks one character in a contested challenge.", "C16")
+            if mob_side not in ("attacker", "defender"):
+                raise ChallengeError("A mob attacks or defends.", "C16")
             if len(mob) + 1 > MOB_MOST:
-                raise ChallengeError(f"At most {MOB_MOST} attackers can mob one character.", "C16")
+                raise ChallengeError(f"At most {MOB_MOST} can act together as a mob.", "C16")
             for member in mob:
                 if member.pk in {attacker.pk, defender.pk} or member.scene_id != scene.pk:
                     raise ChallengeError("A mob member is another character of this scene.", "C16")
             options["mob"] = {str(m.pk): {} for m in mob}
+            options["mob_side"] = mob_side
         level = _celerity_level(attacker) if celerity else 0
         if celerity:
             try:
@@ -539,6 +553,7 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
             counterattack=bool(d_opts.get("counterattack")),
             bid_required=bool(options.get("bid_required")),
             mob=mob,
+            mob_side=options.get("mob_side", "attacker"),
         )
     except RuleError as error:
         raise _rule(error) from None
@@ -733,6 +748,9 @@ def challenge_throw(
         _check_round(engine, expected_round)
         if engine.phase is not Phase.THROWS:
             raise ChallengeError("No throw is called for right now.", "C3")
+        if not engine.throws and engine.must_drop_out():
+            out = ", ".join(engine.must_drop_out())
+            raise ChallengeError(f"{out} must drop out before the first throw.", "C16")
         if throw == "random":
             throw = (rng or secrets.SystemRandom()).choice(THROWS)
         try:
@@ -1170,10 +1188,10 @@ def _lose(ch: Challenge, side: str, trait: str, by, *, reason: str) -> None:
     if character is None:
         return
     if trait == CHOICE:
-        _note(
-            ch,
-            f"{name_of(ch, side)} crosses off a trait of their choice (the storyteller records it)",
-        )
+        # W8: which trait goes is the loser's pick, made on its own phone (or by the
+        # storyteller for an absent player); the ledger entry lands when it is chosen.
+        ch.options = {**ch.options, "choose": [*ch.options.get("choose", []), side]}
+        _note(ch, f"{name_of(ch, side)} chooses a {ch.category} trait to cross off (W8)")
         return
     _ledger(
         ch,
@@ -1273,6 +1291,9 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
         text += f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
     ch.outcome = text[:300]
     _note(ch, text)
+    choosing = ch.options.get("choose", [])
+    if choosing:
+        _timer(ch, ANSWER_SECONDS, f"{name_of(ch, choosing[0])} to choose a trait (W8)")
     if ch.defender is not None and how not in {"relent", "no bid", "running out"}:
         scene = ch.scene
         locks = _locks(scene)
@@ -1491,6 +1512,7 @@ def _st_void(scene, ch, by, *, text="", **_):
             ledger_reverse(entry=entry, by=by, reason=f"challenge {ch.pk} voided: {reason}")
             reversed_count += 1
     ch.locks.all().delete()
+    ch.options = {k: v for k, v in ch.options.items() if k != "choose"}
     ch.status = ChallengeStatus.VOID
     ch.void_reason = reason[:300]
     ch.sealed = {}
@@ -1554,10 +1576,15 @@ __all__ = [
     "ChallengeError",
     "challenge_accept",
     "challenge_answer",
+    "challenge_blood",
     "challenge_by_hand",
     "challenge_cancel",
+    "challenge_choose_trait",
     "challenge_declare",
     "challenge_dispute",
+    "challenge_mob_bid",
+    "challenge_mob_drop",
+    "challenge_name_negative",
     "challenge_relent",
     "challenge_retest",
     "challenge_st",
@@ -1666,7 +1693,10 @@ def challenge_mob_bid(
             probe = _build(ch, {**options, "defender": {}})  # C16: at most five; bids held
             del probe
             _timer(ch, ANSWER_SECONDS, f"{name_of(ch, 'defender')} to answer")
-            text += f"; {name_of(ch, 'defender')} faces {len(mob) + 1} attackers (C16)"
+            if options.get("mob_side") == "defender":
+                text += f"; {name_of(ch, 'attacker')} faces {len(mob) + 1} defenders (C16)"
+            else:
+                text += f"; {name_of(ch, 'defender')} faces {len(mob) + 1} attackers (C16)"
         ch.options = options
         _note(ch, text)
         _save(scene, ch, by, text)
@@ -1718,6 +1748,188 @@ def challenge_name_negative(
             + ("right" if right else "wrong")
             + f" ({rule})"
         )
+        _note(ch, text)
+        _save(scene, ch, by, text, engine=after)
+        return ch
+
+
+def challenge_choose_trait(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    trait: str = "",
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Challenge:
+    """W8: the loser picks which of its current traits of the category goes for each trait a
+    named negative put at risk; from its own phone, or the storyteller for an absent player
+    (or an NPC). The ledger entry lands now; nothing is crossed off until it is chosen."""
+    trait = (trait or "").strip()[:80]
+    as_st = is_storyteller_of_scene(by, scene)
+    with transaction.atomic():
+        scene, ch = _locked(challenge.pk, scene, None)
+        if _claim(by, key, {"challenge": ch.pk, "side": side, "choose": trait}):
+            return ch
+        if expected_step is not None and ch.step != expected_step:
+            raise ChallengeError(MOVED_ON)
+        if side not in ("attacker", "defender"):
+            raise ChallengeError(NOT_YOURS)
+        if not as_st and player_of(ch, side) != by.pk:
+            raise ChallengeError(NOT_YOURS)
+        waiting = list(ch.options.get("choose", []))
+        if ch.status != ChallengeStatus.OVER or side not in waiting:
+            raise ChallengeError("No trait of that side is waiting to be chosen.", "W8")
+        participant = ch.attacker if side == "attacker" else ch.defender
+        held = sheets.load(participant).traits(ch.category)
+        who = name_of(ch, side)
+        chooser = "" if player_of(ch, side) == by.pk else " (chosen by the storyteller)"
+        if not held:
+            text = f"{who} has no {ch.category} trait left to cross off (W6, W8)"
+        else:
+            if not trait:
+                raise ChallengeError("Pick the trait to cross off.", "W8")
+            match = next((n for n in held if n.casefold() == trait.casefold()), None)
+            if match is None:
+                raise ChallengeError(f"{who} has no current {trait} to cross off.", "W8")
+            _ledger(
+                ch,
+                participant.character,
+                by,
+                kind=LedgerKind.TRAIT_LOST,
+                subject=match,
+                category=ch.category,
+                amount=1,
+                reason="a trait of the loser's choice (W8)",
+                rule="W8",
+            )
+            text = f"{who} crosses off {match} (W8){chooser}"
+        waiting.remove(side)
+        options = {k: v for k, v in ch.options.items() if k != "choose"}
+        if waiting:
+            options["choose"] = waiting
+            _timer(ch, ANSWER_SECONDS, f"{name_of(ch, waiting[0])} to choose a trait (W8)")
+        else:
+            _clear_timer(ch)
+        ch.options = options
+        _note(ch, text)
+        _save(scene, ch, by, text, public=True)
+        return ch
+
+
+def challenge_blood(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    amount: int,
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+) -> Challenge:
+    """C5: before the test a side spends blood for physical traits (counted in its total):
+    at most 3 a challenge and never past the generation's limit (C12: not when surprised).
+    The blood goes through the ledger now; a void gives it back."""
+    with transaction.atomic():
+        scene, ch, replay = _act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=expected_step,
+            key=key,
+            payload={"blood": amount},
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        engine = _require_live(ch)
+        if ch.sealed.get("throw"):
+            raise ChallengeError("Blood for traits is announced before the test.", "C5")
+        character = _ledger_character(ch, side)
+        if character is None or character.blood < 1:
+            raise ChallengeError(f"{name_of(ch, side)} has no blood to spend.", "C5")
+        try:
+            after = engine.spend_blood(side, amount)
+        except RuleError as error:
+            raise _rule(error) from None
+        _ledger(
+            ch,
+            character,
+            by,
+            kind=LedgerKind.BLOOD_SPENT,
+            amount=amount,
+            reason=f"blood for {amount} physical trait(s) (C5)",
+            rule="C5",
+        )
+        text = f"{name_of(ch, side)} spends {amount} blood for {amount} physical trait(s) (C5)"
+        _note(ch, text)
+        _save(scene, ch, by, text, engine=after)
+        return ch
+
+
+def mob_participants(ch: Challenge) -> dict[str, Participant]:
+    """C16: everyone of the mob by the name the engine knows them by, the primary first."""
+    primary = ch.attacker if ch.options.get("mob_side", "attacker") == "attacker" else ch.defender
+    out = {primary.name: primary} if primary is not None else {}
+    for member in mob_members(ch):
+        out.setdefault(member.name, member)
+    return out
+
+
+def challenge_mob_drop(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    member: Participant,
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Challenge:
+    """C16: a member of the mob who cannot match the negatives named against it drops out
+    before the first throw, from its own phone (the storyteller for an NPC or an absent
+    player). When the one who throws drops out, the next member throws instead."""
+    as_st = is_storyteller_of_scene(by, scene)
+    with transaction.atomic():
+        scene, ch = _locked(challenge.pk, scene, None)
+        if _claim(by, key, {"challenge": ch.pk, "drop_out": member.pk}):
+            return ch
+        if expected_step is not None and ch.step != expected_step:
+            raise ChallengeError(MOVED_ON)
+        everyone = mob_participants(ch)
+        if member.pk not in {p.pk for p in everyone.values()}:
+            raise ChallengeError("That character is not in this mob.", "C16")
+        if not (as_st or _member_player(member) == by.pk):
+            raise ChallengeError(NOT_YOURS)
+        engine = _require_live(ch)
+        try:
+            after = engine.drop_out(member.name)
+        except RuleError as error:
+            raise _rule(error) from None
+        mob_side = ch.options.get("mob_side", "attacker")
+        options = dict(ch.options)
+        mob = dict(options.get("mob", {}))
+        options["mob_dropped"] = [*options.get("mob_dropped", []), member.pk]
+        text = f"{member.name} cannot match the negatives named and drops out (C16)"
+        primary = ch.attacker if mob_side == "attacker" else ch.defender
+        if primary is not None and member.pk == primary.pk:
+            thrower = after.side(Side(mob_side))
+            successor = everyone.get(thrower.name)
+            if successor is None:
+                raise ChallengeError("The mob has nobody left to throw.", "C16")
+            bid = mob.pop(str(successor.pk), {}).get("bid", "")
+            options[mob_side] = {**options.get(mob_side, {}), "bid": bid}
+            if mob_side == "attacker":
+                ch.attacker = successor
+            else:
+                ch.defender = successor
+            text += f"; {successor.name} throws for the mob now"
+        else:
+            mob.pop(str(member.pk), None)
+        options["mob"] = mob
+        ch.options = options
         _note(ch, text)
         _save(scene, ch, by, text, engine=after)
         return ch
