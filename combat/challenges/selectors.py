@@ -37,8 +37,10 @@ def _challenges(scene: Scene, q: Q | None = None) -> list[Challenge]:
     )
     if q is not None:
         rows = rows.filter(q)
-    open_rows = [c for c in rows if c.is_open]
-    done = sorted((c for c in rows if not c.is_open), key=lambda c: -c.pk)[:RECENT]
+    # W8: a finished challenge still waiting on a loser's choice stays with the open ones
+    waiting = [c for c in rows if c.is_open or c.options.get("choose")]
+    done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:RECENT]
+    open_rows = waiting
     return open_rows + done
 
 

@@ -1277,7 +1277,12 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
     if winner == "defender" and fended and ch.defender_effect:
         effect = "fends it off (no harm to the attacker)"
     how = engine.decided_by
-    lost_words = [f"{name_of(ch, s)} loses {', '.join(t)}" for s, t in lost.items() if t]
+    lost_words = [
+        f"{name_of(ch, s)} loses "
+        + ", ".join(x if x != CHOICE else "a trait of their choice (W8)" for x in t)
+        for s, t in lost.items()
+        if t
+    ]
     parts = [f"{name_of(ch, winner)} wins" if winner else "Over"]
     if how and how not in {"throw"}:
         parts.append(f"by {how}")
@@ -1743,6 +1748,10 @@ def challenge_name_negative(
         right = after.guesses[-1][2] if after.guesses else False
         rule = "W8" if engine.profile.family.value == "werewolf" else "C5"
         other = name_of(ch, Side(side).other.value)
+        if right and engine.mob and Side(side).other is engine.mob_side:
+            # C16: the negative may be a member's: say whose (it counts once for the mob)
+            holders = [n for n, m in engine.members() if trait in m.negatives]
+            other = " and ".join(holders) or other
         text = (
             f"{name_of(ch, side)} names {other} {trait}: "
             + ("right" if right else "wrong")

@@ -600,6 +600,10 @@ class Challenge:
         primary = self.side(self.mob_side)
         return [(primary.name or "primary", primary), *self.mob]
 
+    def members(self) -> list[tuple[str, Contender]]:
+        """C16: every member of the mob (name, side as read), the one who throws first."""
+        return self._members() if self.mob else []
+
     def must_drop_out(self) -> list[str]:
         """C16: mob members who cannot match the negative traits named against them: more
         of those they have than traits beyond their bid. No throw until they drop out."""

@@ -36,6 +36,7 @@ def test_w8_the_loser_picks_the_trait_on_its_phone_and_the_ledger_lands_then(wer
     ch = _lost_to_a_named_negative(t)
     assert ch.status == "over" and ch.winner == "attacker"
     assert ch.options["choose"] == ["defender"]
+    assert "Cody loses Impressive, a trait of their choice (W8)" in ch.outcome
     social = t.now(t.d)["traits"]["social"]
     assert social == {"Impressive": 3, "Commanding": 3, "Dignified": 3}  # only the bid so far
     assert "Cody to choose a trait (W8)" in ch.timer_label

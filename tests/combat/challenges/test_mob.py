@@ -56,6 +56,7 @@ def test_a_member_who_cannot_match_the_negatives_named_drops_out_from_its_phone(
     assert r.status_code == 200, r.content.decode()
     ch = t.ch(ch)
     assert "Brute cannot match the negatives named and drops out (C16)" in ch.history[-1]["text"]
+    assert any("Sophia names Brute Lazy: right (C5)" in h["text"] for h in ch.history)
     assert dict(engine_of(ch).penalties) == {}  # one attacker left: no C16 penalty
     assert "dropped out of this challenge (C16)" in _phone(phone, t)
     ch = t.throw(ch, "rock", "paper")  # Sophia wins
