@@ -8,7 +8,8 @@ Challenge or raises :class:`RuleError` naming the rule, leaving the old one as i
 
 The steps: :meth:`~Challenge.start` (C1 bids held, C7, W6, C12/C15 Stamina-based bids, C14,
 C16 mobs, W13 races, W14 required bids), :meth:`~Challenge.relent`, :meth:`~Challenge.no_bid`,
-:meth:`~Challenge.name_negative` (C5, W8), :meth:`~Challenge.drop_out` (C16),
+:meth:`~Challenge.name_negative` (C5, W8), :meth:`~Challenge.spend_blood` (C5),
+:meth:`~Challenge.drop_out` and :meth:`~Challenge.step_in` (C16),
 :meth:`~Challenge.throw`, :meth:`~Challenge.declare` (C4, W3), :meth:`~Challenge.retest`,
 :meth:`~Challenge.cancel`, :meth:`~Challenge.accept` (the loser takes a throw's result; W13
 scores it in an extended challenge) and :meth:`~Challenge.finish`. Reading:
@@ -174,6 +175,7 @@ class Challenge:
     mob: tuple[tuple[str, Contender], ...] = ()
     mob_side: Side = Side.ATTACKER  # C16: which side is the mob (five defenders: defender)
     dropped: tuple[str, ...] = ()  # C16: members who dropped out
+    stepped_in: int = 0  # C16: members who stepped in for one who dropped out
 
     # -- starting --------------------------------------------------------------------
     @classmethod
@@ -642,11 +644,43 @@ class Challenge:
             self,
             mob=tuple(rest),
             dropped=(*self.dropped, name),
+            stepped_in=self.stepped_in + (replacement is not None),
             penalties=tuple(sorted((k, v) for k, v in penalties.items() if v)),
         )
         if self.mob_side is Side.ATTACKER:
             return replace(state, attacker=primary)
         return replace(state, defender=primary)
+
+    def can_step_in(self) -> bool:
+        """C16: before the first throw, someone may step into the place of a member who
+        dropped out (one for each), while the mob stays at most five."""
+        return (
+            self.phase is not Phase.OVER
+            and not self.throws
+            and len(self.dropped) > self.stepped_in
+            and len(self.mob) + 1 < MOB_MOST
+        )
+
+    def step_in(self, name: str, member: Contender) -> Challenge:
+        """C16: another character steps into the place of one who dropped out, bidding a
+        trait it holds; the negatives named already count against it too (it may have to
+        drop out in turn), and the one facing the mob is -1 for it on a draw."""
+        self._open("C16")
+        if not self.can_step_in():
+            raise RuleError("C16", "Someone steps in only for a member who dropped out.")
+        if name in {n for n, _m in self._members()}:
+            raise RuleError("C16", f"{name} is in this mob already.")
+        if not member.bid or (not member.holds_bid() and not self._temper):
+            raise RuleError("C16", f"{name} must bid a trait it holds to step in.")
+        mob = (*self.mob, (name, replace(member, name=member.name or name)))
+        penalties = dict(self.penalties)
+        penalties[self.mob_side.other.value] = len(mob)
+        return replace(
+            self,
+            mob=mob,
+            stepped_in=self.stepped_in + 1,
+            penalties=tuple(sorted((k, v) for k, v in penalties.items() if v)),
+        )
 
     def mob_lost(self) -> dict[str, list[str]]:
         """C16: if the one facing the mob wins, every member loses the trait it bid."""
