@@ -194,6 +194,7 @@ class MobForm(forms.Form):
     bid = forms.CharField(max_length=80, required=False)
     drop = forms.BooleanField(required=False)
     drop_out = forms.BooleanField(required=False, help_text="C16: leave a formed mob.")
+    step_in = forms.BooleanField(required=False, help_text="C16: take a place left by a drop-out.")
     step = forms.IntegerField(min_value=0, required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 

@@ -217,6 +217,27 @@ def member_card(ch: Challenge, member: Participant) -> dict[str, Any]:
     return data
 
 
+def _may_step_in(ch: Challenge, member: Participant) -> bool:
+    """C16: a place left by a drop-out, before the first throw, for a character not in it
+    (never into a challenge with a hidden NPC)."""
+    if ch.status != ChallengeStatus.LIVE or not ch.options.get("mob_dropped"):
+        return False
+    if any(p is not None and p.hidden for p in (ch.attacker, ch.defender)):
+        return False
+    if services.in_challenge(ch, member):
+        return False
+    engine = services.engine_of(ch)
+    return engine is not None and engine.can_step_in()
+
+
+def step_in_card(ch: Challenge, member: Participant) -> dict[str, Any]:
+    """C16: the card offered to a character who may step into a mob for one who dropped."""
+    data = card(ch, "member")
+    data["member"] = member
+    data["step_in_bids"] = sorted(sheets.load(member).traits(ch.category).items())
+    return data
+
+
 def answer_choices(ch: Challenge, participant: Participant) -> dict[str, Any]:
     sheet = sheets.load(participant)
     ruleset = ch.options.get("ruleset")
@@ -365,6 +386,8 @@ def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
                 dropped = member.pk in ch.options.get("mob_dropped", [])
                 if str(member.pk) in ch.options.get("mob", {}) or dropped:
                     cards.append(member_card(ch, member))
+                elif _may_step_in(ch, member):
+                    cards.append(step_in_card(ch, member))
     visible = list(Participant.objects.filter(scene=scene, removed_at__isnull=True, hidden=False))
     starts = (
         [start_choices(p, scene, visible) for p in own]

@@ -184,6 +184,7 @@ def _save(
     *,
     public: bool = False,
     engine: Engine | None = None,
+    also: list[int] | None = None,
 ) -> None:
     if engine is not None:
         challenge.state = engine.to_dict()
@@ -198,7 +199,18 @@ def _save(
         public=public and not hidden,
         characters=_characters(challenge),
         data={"challenge": challenge.pk},
-        private_user_ids=_players(challenge),
+        private_user_ids=list(dict.fromkeys([*_players(challenge), *(also or [])])),
+    )
+
+
+def _scene_players(scene: Scene) -> list[int]:
+    """Every player with a character in the scene (C16: who may step into a mob)."""
+    return list(
+        Participant.objects.filter(
+            scene=scene, removed_at__isnull=True, npc=False, character__isnull=False
+        )
+        .values_list("character__player_id", flat=True)
+        .distinct()
     )
 
 
@@ -1589,6 +1601,7 @@ __all__ = [
     "challenge_dispute",
     "challenge_mob_bid",
     "challenge_mob_drop",
+    "challenge_mob_step_in",
     "challenge_name_negative",
     "challenge_relent",
     "challenge_retest",
@@ -1940,5 +1953,65 @@ def challenge_mob_drop(
         options["mob"] = mob
         ch.options = options
         _note(ch, text)
-        _save(scene, ch, by, text, engine=after)
+        # everyone in the scene may be offered to step in (C16)
+        _save(scene, ch, by, text, engine=after, also=_scene_players(scene))
+        return ch
+
+
+def in_challenge(ch: Challenge, participant: Participant) -> bool:
+    """Whether the participant is on either side of the challenge, or was (C16 drop-outs)."""
+    ids = {p.pk for p in (ch.attacker, ch.defender) if p is not None}
+    ids |= {int(pk) for pk in ch.options.get("mob", {})}
+    ids |= set(ch.options.get("mob_dropped", []))
+    return participant.pk in ids
+
+
+def challenge_mob_step_in(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    member: Participant,
+    bid: str = "",
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Challenge:
+    """C16: before the first throw another character steps into a mob in the place of one
+    who dropped out, bidding a trait it holds, from its own phone (the storyteller for an
+    NPC)."""
+    as_st = is_storyteller_of_scene(by, scene)
+    with transaction.atomic():
+        scene, ch = _locked(challenge.pk, scene, None)
+        if _claim(by, key, {"challenge": ch.pk, "step_in": member.pk, "bid": bid}):
+            return ch
+        if expected_step is not None and ch.step != expected_step:
+            raise ChallengeError(MOVED_ON)
+        if member.scene_id != scene.pk or member.removed_at is not None:
+            raise ChallengeError(NOT_IN_SCENE)
+        if not (_member_player(member) == by.pk or (as_st and _member_player(member) is None)):
+            raise ChallengeError(NOT_YOURS)
+        if in_challenge(ch, member):
+            raise ChallengeError(f"{member.name} is in this challenge already.", "C16")
+        engine = _require_live(ch)
+        if not engine.mob and not ch.options.get("mob_dropped"):
+            raise ChallengeError("This challenge is not a mob.", "C16")
+        if not bid:
+            raise ChallengeError("Bid a trait to step in.", "C16")
+        side = sheets.contender(
+            sheets.load(member),
+            ruleset=ch.options.get("ruleset", scene.ruleset),
+            category=ch.category,
+            bid=bid,
+        )
+        try:
+            after = engine.step_in(member.name, side)
+        except RuleError as error:
+            raise _rule(error) from None
+        ch.options = {
+            **ch.options,
+            "mob": {**ch.options.get("mob", {}), str(member.pk): {"bid": bid}},
+        }
+        text = f"{member.name} steps into the mob, bidding {bid} (C16)"
+        _note(ch, text)
+        _save(scene, ch, by, text, engine=after, also=_scene_players(scene))
         return ch

@@ -285,6 +285,17 @@ def challenge_mob(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
                 key=d.get("key") or None,
             )
             return _region(request, scene, is_st)
+        if d.get("step_in"):
+            services.challenge_mob_step_in(
+                scene=scene,
+                challenge=ch,
+                by=request.user,
+                member=d["member"],
+                bid=d.get("bid") or "",
+                expected_step=d.get("step"),
+                key=d.get("key") or None,
+            )
+            return _region(request, scene, is_st)
         services.challenge_mob_bid(
             scene=scene,
             challenge=ch,

@@ -118,3 +118,37 @@ def test_a_mob_side_that_is_neither_is_refused(classic):
         t.start(category="physical", bid="Strong", mob=[brute], mob_side="bystander")
     assert not t.scene.challenges.exists()
     assert Participant.objects.filter(pk=brute.pk).exists()
+
+
+def test_another_character_steps_in_for_the_one_who_dropped_out(classic):
+    t = classic
+    brute_user, brute = _brute(t)
+    rex_user = UserFactory(username=f"rex_{t.scene.pk}")
+    rex_character = CharacterFactory(chronicle=t.scene.chronicle, name="Rex", player=rex_user)
+    TraitFactory(character=rex_character, category="physical", name="Wiry", count=2)
+    rex = scenes.scene_join(code=t.scene.join_code, user=rex_user, character=rex_character)
+    rex_phone = client_for(rex_user)
+    ch = t.start(category="physical", bid="Strong", mob=[brute])
+    ch = t.do("mob_bid", ch, brute_user, member=brute, bid="Burly")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    assert "Step in, bidding it" not in _phone(rex_phone, t)  # no place is free
+    with pytest.raises(ChallengeError, match="C16"):
+        t.do("mob_step_in", ch, rex_user, member=rex, bid="Wiry")
+    ch = t.do("name_negative", ch, t.d_user, side="defender", trait="Lazy")
+    ch = t.do("mob_drop", ch, brute_user, member=brute)
+    assert "a place is free in the mob of Marcus (C16)" in _phone(rex_phone, t)
+    with pytest.raises(ChallengeError, match="in this challenge already"):
+        t.do("mob_step_in", ch, brute_user, member=brute, bid="Burly")
+    with pytest.raises(ChallengeError, match="You do not play"):
+        t.do("mob_step_in", ch, t.a_user, member=rex, bid="Wiry")
+    r = _mob_post(rex_phone, t, ch, rex, step_in="on", bid="Wiry", key="mob-in-0001")
+    assert r.status_code == 200, r.content.decode()
+    ch = t.ch(ch)
+    assert "Rex steps into the mob, bidding Wiry (C16)" in ch.history[-1]["text"]
+    assert dict(engine_of(ch).penalties) == {"defender": 1}
+    assert "Step in, bidding it" not in _phone(rex_phone, t)  # the place is taken
+    ch = t.throw(ch, "rock", "paper")  # Sophia wins: every member still in loses its bid
+    ch = t.do("accept", ch, t.a_user, side="attacker")
+    assert t.now(rex)["traits"]["physical"]["Wiry"] == 1
+    assert t.now(t.a)["traits"]["physical"]["Strong"] == 1
+    assert t.now(brute)["traits"]["physical"]["Burly"] == 1
