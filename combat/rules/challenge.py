@@ -61,6 +61,9 @@ class Contender:
     negatives: tuple[str, ...] = ()
     blood: int = 0  # C5: blood spent for physical traits (counted in the total)
     blood_per_turn: int = 3  # C5: the generation's limit
+    #: C5: blood traits bought earlier in the conflict and still lasting (counted in the total
+    #: and against the 3 a challenge; not spent again, so not against the generation's limit)
+    blood_kept: int = 0
     surprised: bool = False  # C12
     pool: int = 0  # B1
     name: str = ""  # who this is (C16: mob members, locks)
@@ -334,7 +337,7 @@ class Challenge:
             raise RuleError("C5", "Blood buys physical traits only.")
         if contender.surprised:
             raise RuleError("C12", "A surprised defender cannot spend blood for traits.")
-        if contender.blood > 3:
+        if contender.blood + contender.blood_kept > 3:
             raise RuleError("C5", "At most 3 blood traits in one challenge.")
         if contender.blood > contender.blood_per_turn:
             raise RuleError(
@@ -363,7 +366,7 @@ class Challenge:
         value = self._current(side)
         temper = bool(self.category and self.category.is_temper)
         if not temper:
-            value += contender.bonus + contender.blood
+            value += contender.bonus + contender.blood + contender.blood_kept
             if contender.weapon_skill:
                 value += contender.weapon_bonus
             if contender.health is Health.BRUISED and not contender.has_power("Fortitude"):

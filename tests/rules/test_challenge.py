@@ -168,6 +168,26 @@ def test_it_takes_blood_traits_before_the_test_within_the_limits() -> None:
     assert Challenge.from_dict(more.to_dict()) == more
 
 
+@pytest.mark.rules("C5")
+def test_it_counts_blood_traits_kept_from_earlier_in_the_conflict() -> None:
+    kept = Challenge.start(
+        ruleset="met_classic",
+        category="physical",
+        attacker=Contender.make(traits=5, bid="Quick", blood_per_turn=1, blood_kept=2),
+        defender=Contender.make(traits=6, bid="Tough"),
+    )
+    assert kept.total(Side.ATTACKER) == 7
+    more = kept.spend_blood("attacker", 1)  # a new spend: the generation's limit is 1
+    assert more.total(Side.ATTACKER) == 8
+    with pytest.raises(RuleError, match="At most 3 blood traits"):
+        Challenge.start(
+            ruleset="met_classic",
+            category="physical",
+            attacker=Contender.make(traits=5, bid="Quick", blood=1, blood_kept=3),
+            defender=Contender.make(traits=6, bid="Tough"),
+        )
+
+
 @pytest.mark.rules("C16", "C5")
 def test_it_does_not_count_the_mob_penalty_as_the_defenders_wrong_guesses() -> None:
     mobbed = Challenge.start(
