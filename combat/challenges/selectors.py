@@ -109,9 +109,9 @@ def _blood(engine: Any) -> dict[str, int]:
     """C5: blood traits each side announced (said at the table: both sides see them)."""
     if engine is None:
         return {}
-    out = {"attacker": engine.attacker.blood}
+    out = {"attacker": engine.attacker.blood + engine.attacker.blood_kept}
     if engine.defender is not None:
-        out["defender"] = engine.defender.blood
+        out["defender"] = engine.defender.blood + engine.defender.blood_kept
     return {k: v for k, v in out.items() if v}
 
 
@@ -182,11 +182,17 @@ def blood_choices(ch: Challenge, engine: Any, side: Side) -> dict[str, Any] | No
     if sheet.now is None or sheet.character is None or sheet.character.blood < 1:
         return None
     left = sheet.now["blood"]
-    cap = min(3, contender.blood_per_turn)
+    cap = min(3 - contender.blood_kept, contender.blood_per_turn)
     most = min(cap - contender.blood, left)
     if most < 1:
         return None
-    return {"most": most, "spent": contender.blood, "cap": cap, "left": left}
+    return {
+        "most": most,
+        "spent": contender.blood,
+        "cap": cap,
+        "left": left,
+        "kept": contender.blood_kept,
+    }
 
 
 def choose_choices(ch: Challenge, side: str) -> dict[str, Any]:

@@ -474,6 +474,29 @@ def challenge_start(
         return challenge
 
 
+BLOOD_LASTS = 300  # C5: game seconds blood traits last after the conflict's last challenge
+
+
+def blood_kept(challenge: Challenge, participant: Participant) -> int:
+    """C5: blood traits a participant bought earlier in this conflict that still last: those
+    it held in its latest finished challenge of the scene, when that ended less than five
+    game minutes ago (each challenge they last through moves the end on)."""
+    if challenge.category != "physical" or participant.character_id is None:
+        return 0
+    scene = challenge.scene
+    earlier = (
+        Challenge.objects.filter(scene=scene, status=ChallengeStatus.OVER)
+        .exclude(pk=challenge.pk)
+        .order_by("-pk")
+    )
+    for row in earlier:
+        held = row.options.get("blood_traits", {}).get(str(participant.pk))
+        if held is None:
+            continue
+        return held if row.options.get("blood_until", -1) >= scene.game_time else 0
+    return 0
+
+
 def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
     """Start the engine from both sides' sheets as they are now (C1 and the checks of start)."""
     ruleset = options["ruleset"]
@@ -513,6 +536,7 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
         weapon=_weapon(challenge.attacker, a_opts.get("weapon")),
         pool=pool(a_sheet, a_opts),
         opponent=d_sheet,
+        blood_kept=blood_kept(challenge, challenge.attacker),
     )
     defender = None
     if d_sheet is not None:
@@ -533,6 +557,7 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
             stamina_ruling=ruling,
             pool=pool(d_sheet, d_opts, prone),
             opponent=a_sheet,
+            blood_kept=blood_kept(challenge, challenge.defender),
         )
     elif options.get("race"):
         from combat.rules.challenge import Contender
@@ -1227,6 +1252,24 @@ def _after_step(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
         _conclude(ch, engine, by)
 
 
+def _keep_blood(ch: Challenge, engine: Engine) -> None:
+    """C5: the blood traits each side held last until five game minutes after this
+    challenge (the conflict's last one so far)."""
+    held = {}
+    for side, participant in (("attacker", ch.attacker), ("defender", ch.defender)):
+        if participant is None or (side == "defender" and engine.defender is None):
+            continue
+        contender = engine.side(Side(side))
+        if contender.blood + contender.blood_kept:
+            held[str(participant.pk)] = contender.blood + contender.blood_kept
+    if held:
+        ch.options = {
+            **ch.options,
+            "blood_traits": held,
+            "blood_until": ch.scene.game_time + BLOOD_LASTS,
+        }
+
+
 def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
     """C3, W4, W8, W11: the losses; C16: the mob's bids; B3: damage; C10, W9: locks."""
     winner = engine.winner.value if engine.winner else ""
@@ -1308,6 +1351,7 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
         text += f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
     ch.outcome = text[:300]
     _note(ch, text)
+    _keep_blood(ch, engine)
     choosing = ch.options.get("choose", [])
     if choosing:
         _timer(ch, ANSWER_SECONDS, f"{name_of(ch, choosing[0])} to choose a trait (W8)")

@@ -130,3 +130,38 @@ def test_c5_blood_buys_physical_traits_only(classic):
     with pytest.raises(ChallengeError, match=r"physical traits only.*\(C5\)"):
         t.do("blood", ch, t.a_user, side="attacker", amount=1)
     assert t.now(t.a)["blood"] == 12
+
+
+def test_c5_blood_traits_last_until_five_game_minutes_after_the_conflicts_last_challenge(
+    classic,
+):
+    from combat import services as scenes
+
+    t = classic
+
+    def fight(bid):
+        ch = t.start(category="physical", bid="Brawny")
+        return t.do("answer", ch, t.d_user, side="defender", answer="bid", bid=bid)
+
+    def marcus_wins(ch):
+        ch = t.throw(ch, "rock", "scissors")
+        return t.do("accept", ch, t.d_user, side="defender")
+
+    first = fight("Tough")
+    plain = engine_of(t.ch(first)).total(Side.ATTACKER)
+    first = t.do("blood", first, t.a_user, side="attacker", amount=1)
+    marcus_wins(first)
+    scenes.scene_advance_clock(scene=t.refresh().scene, by=t.st, seconds=240)
+    second = fight("Wiry")  # four game minutes later: the blood trait still lasts, nothing spent
+    assert engine_of(t.ch(second)).total(Side.ATTACKER) == plain + 1
+    assert t.now(t.a)["blood"] == 11
+    assert "+1 blood trait (C5)" in _phone(t.d_user, t)
+    assert "1 still lasting" in _phone(t.a_user, t)
+    marcus_wins(second)  # the conflict's last challenge moves the end on
+    scenes.scene_advance_clock(scene=t.refresh().scene, by=t.st, seconds=240)
+    third = fight("Stalwart")
+    assert engine_of(t.ch(third)).total(Side.ATTACKER) == plain + 1
+    marcus_wins(third)
+    scenes.scene_advance_clock(scene=t.refresh().scene, by=t.st, seconds=360)
+    fourth = fight("Wiry")  # six game minutes after the last: gone
+    assert engine_of(t.ch(fourth)).total(Side.ATTACKER) == plain
