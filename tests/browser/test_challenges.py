@@ -361,6 +361,8 @@ def test_classic_blood_for_a_physical_trait_from_the_phone(browser, live_url):
     _start(s.a, defender="Sophia", bid="physical:Strong", effect="pinned")
     _answer(s.d, bid="Tough")
     _see(s.a, "12 blood left")
+    width = s.a.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the card with its blood form is {width}px wide"
     _tap(s.a, "Spend blood")
     _see(s.a, "Marcus spends 1 blood for 1 physical trait(s) (C5)")
     _see(s.d, "+1 blood trait (C5)")
