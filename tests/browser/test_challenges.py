@@ -392,3 +392,36 @@ def test_an_expired_timer_is_pushed_to_the_board_and_decides_nothing(
         "Time is up: the storyteller decides", timeout=8000
     )
     assert s.t.ch(ch).status == "answer"  # nothing was decided for Sophia
+
+
+def test_classic_several_defenders_against_one_from_the_start_form(browser, live_url):
+    from playwright.sync_api import expect
+
+    s = _screens(browser, live_url, "met_classic")
+    brute_user, brute = _off_loop(_join_brute, s.t)
+    b = _open(browser, live_url, brute_user.username, s.scene_url + "phone/", PHONE)
+    expect(s.st.locator("#scene-board")).to_contain_text("3 of 3 phones connected")
+    s.a.reload()
+    expect(s.a.locator("[data-state=live]")).to_have_count(1)
+    region = s.a.locator("#challenge-prompts")
+    region.locator("summary", has_text="Challenge someone").click()
+    form = region.locator("form.cc-start-form")
+    form.get_by_label("Whom").select_option(label="Sophia")
+    form.locator("select[name=bid]").select_option("physical:Strong")
+    form.locator("summary", has_text="More").click()
+    form.get_by_label("Mob with").select_option(label="Brute")
+    form.get_by_label("The mob (C16)").select_option("defender")
+    form.get_by_role("button", name="Challenge").click()
+    _see(b, "defend together with Sophia against Marcus (C16)")
+    b.locator("form.cc-mob").get_by_label("Bid").select_option("Burly")
+    _tap(b, "Join, bidding it")
+    _see(s.a, "Marcus faces 2 defenders (C16)")
+    _answer(s.d, bid="Tough")
+    _see(b, "Defending together (C16): Sophia (throws), Brute bids Burly")
+    _throw(s, "rock", "scissors")  # Marcus wins
+    _tap(s.d, "Take the result")
+    _see(b, "Marcus wins")
+    assert s.t.now(s.t.d)["traits"]["physical"]["Tough"] == 1
+    assert s.t.now(brute)["traits"]["physical"].get("Burly", 0) == 0  # every defender's bid
+    width = b.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"Brute's phone is {width}px wide"
