@@ -820,7 +820,9 @@ def _reveal(
     text += " — " + _standing(ch, before, engine)
     _note(ch, text)
     _after_step(ch, engine, by)
-    _save(scene, ch, by, text, engine=engine)
+    # C16: the first throw closes a place left by a drop-out: the offers go from every phone
+    offered = ch.options.get("mob_dropped") and not before.throws
+    _save(scene, ch, by, text, engine=engine, also=_scene_players(scene) if offered else None)
     return ch
 
 

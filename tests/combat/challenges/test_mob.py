@@ -152,3 +152,34 @@ def test_another_character_steps_in_for_the_one_who_dropped_out(classic):
     assert t.now(rex)["traits"]["physical"]["Wiry"] == 1
     assert t.now(t.a)["traits"]["physical"]["Strong"] == 1
     assert t.now(brute)["traits"]["physical"]["Burly"] == 1
+
+
+def test_the_first_throw_takes_the_step_in_offer_off_every_phone(classic, monkeypatch):
+    from combat.challenges import services
+
+    t = classic
+    brute_user, brute = _brute(t)
+    rex_user = UserFactory(username=f"rex_{t.scene.pk}")
+    rex_character = CharacterFactory(chronicle=t.scene.chronicle, name="Rex", player=rex_user)
+    TraitFactory(character=rex_character, category="physical", name="Wiry", count=2)
+    scenes.scene_join(code=t.scene.join_code, user=rex_user, character=rex_character)
+    ch = t.start(category="physical", bid="Strong", mob=[brute])
+    ch = t.do("mob_bid", ch, brute_user, member=brute, bid="Burly")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.do("name_negative", ch, t.d_user, side="defender", trait="Lazy")
+    pushed: list[set[int]] = []
+    real = services.record_change
+
+    def spy(*args, **kwargs):
+        pushed.append(set(kwargs.get("private_user_ids") or ()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(services, "record_change", spy)
+    ch = t.do("mob_drop", ch, brute_user, member=brute)
+    assert rex_user.pk in pushed[-1]  # Rex's phone is offered the place
+    assert "Step in, bidding it" in _phone(client_for(rex_user), t)
+    ch = t.do("throw", ch, t.a_user, side="attacker", throw="rock")
+    assert rex_user.pk not in pushed[-1]  # a sealed throw is for the two sides only
+    ch = t.do("throw", ch, t.d_user, side="defender", throw="rock")
+    assert rex_user.pk in pushed[-1]  # the first throw took the place away
+    assert "Step in, bidding it" not in _phone(client_for(rex_user), t)
