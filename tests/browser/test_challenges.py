@@ -67,15 +67,23 @@ def _open(browser, live_url: str, username: str, url: str, viewport: dict) -> ob
 
 
 def _screens(browser, live_url: str, ruleset: str) -> Screens:
+    """Two phones and the tablet, each with its whole state in and every phone connected
+    (a push that lands while a form is being filled in re-renders it, closing it)."""
+    from playwright.sync_api import expect
+
     t = _off_loop(make_table, ruleset)
     scene = f"{live_url}/scenes/{t.scene.pk}/"
-    return Screens(
+    s = Screens(
         t,
         _open(browser, live_url, t.a_user.username, scene + "phone/", PHONE),
         _open(browser, live_url, t.d_user.username, scene + "phone/", PHONE),
         _open(browser, live_url, t.st.username, scene, TABLET),
         scene,
     )
+    expect(s.st.locator("#scene-board")).to_contain_text("2 of 2 phones connected")
+    for page in (s.a, s.d, s.st):
+        expect(page.locator("[data-state=live]")).to_have_count(1)
+    return s
 
 
 def _see(page, text: str, where: str = "#challenge-prompts") -> None:
