@@ -1230,7 +1230,8 @@ def _lose(ch: Challenge, side: str, trait: str, by, *, reason: str) -> None:
         # W8: which trait goes is the loser's pick, made on its own phone (or by the
         # storyteller for an absent player); the ledger entry lands when it is chosen.
         ch.options = {**ch.options, "choose": [*ch.options.get("choose", []), side]}
-        _note(ch, f"{name_of(ch, side)} chooses a {ch.category} trait to cross off (W8)")
+        if ch.status != ChallengeStatus.OVER:  # at the end, the outcome's line says it first
+            _note(ch, f"{name_of(ch, side)} chooses a {ch.category} trait to cross off (W8)")
         return
     _ledger(
         ch,
@@ -1356,6 +1357,8 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
     _keep_blood(ch, engine)
     choosing = ch.options.get("choose", [])
     if choosing:
+        for side in dict.fromkeys(choosing):
+            _note(ch, f"{name_of(ch, side)} chooses a {ch.category} trait to cross off (W8)")
         _timer(ch, ANSWER_SECONDS, f"{name_of(ch, choosing[0])} to choose a trait (W8)")
     if ch.defender is not None and how not in {"relent", "no bid", "running out"}:
         scene = ch.scene

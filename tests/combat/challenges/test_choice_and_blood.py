@@ -37,6 +37,9 @@ def test_w8_the_loser_picks_the_trait_on_its_phone_and_the_ledger_lands_then(wer
     assert ch.status == "over" and ch.winner == "attacker"
     assert ch.options["choose"] == ["defender"]
     assert "Cody loses Impressive, a trait of their choice (W8)" in ch.outcome
+    said = [h["text"] for h in ch.history]
+    assert said[-1] == "Cody chooses a social trait to cross off (W8)"
+    assert said[-2].startswith("Janet wins")
     social = t.now(t.d)["traits"]["social"]
     assert social == {"Impressive": 3, "Commanding": 3, "Dignified": 3}  # only the bid so far
     assert "Cody to choose a trait (W8)" in ch.timer_label
