@@ -464,7 +464,12 @@ def challenge_start(
         if awaiting:
             challenge.options = {**options, "awaiting": awaiting}
             challenge.status = ChallengeStatus.ANSWER
-            _timer(challenge, ANSWER_SECONDS, f"{name_of(challenge, awaiting)} to answer")
+            label = (
+                "the mob to bid (C16)"
+                if awaiting == "mob"
+                else f"{name_of(challenge, awaiting)} to answer"
+            )
+            _timer(challenge, ANSWER_SECONDS, label)
             _save(scene, challenge, by, f"{head} ({label})", public=True)
             return challenge
         engine = _build(challenge, challenge.options)

@@ -72,6 +72,7 @@ def test_w8_the_storyteller_chooses_for_an_absent_player_and_a_void_gives_it_bac
     ch = _lost_to_a_named_negative(t)
     board = client_for(t.st).get(reverse("scene_tablet", args=[t.scene.pk])).content.decode()
     assert "Choose for Cody if they are away (W8)" in board
+    assert "Time is up (Cody to choose a trait (W8)): your call — choose for them" in board
     ch = t.do("choose_trait", ch, t.st, side="defender", trait="Commanding")
     assert "(chosen by the storyteller)" in ch.history[-1]["text"]
     assert t.now(t.d)["traits"]["social"]["Commanding"] == 2

@@ -39,7 +39,9 @@ def test_a_member_who_cannot_match_the_negatives_named_drops_out_from_its_phone(
     brute_user, brute = _brute(t)
     phone = client_for(brute_user)
     ch = t.start(category="physical", bid="Strong", mob=[brute])
+    assert ch.timer_label == "the mob to bid (C16)"
     assert _mob_post(phone, t, ch, brute, bid="Burly", key="mob-bid-0001").status_code == 200
+    assert t.ch(ch).timer_label == "Sophia to answer"
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
     assert dict(engine_of(t.ch(ch)).penalties) == {"defender": 1}
     # Sophia names Brute's Lazy: Brute holds nothing beyond its bid to match it
