@@ -38,6 +38,10 @@ class StartForm(forms.Form):
     skill = forms.CharField(max_length=80, required=False)
     bonus = forms.IntegerField(min_value=0, max_value=10, required=False)
     mob = forms.ModelMultipleChoiceField(queryset=None, required=False)
+    mob_side = forms.ChoiceField(
+        choices=[("attacker", "they attack with me"), ("defender", "they defend with my target")],
+        required=False,
+    )
     seq = forms.IntegerField(min_value=0, required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
@@ -87,6 +91,7 @@ class StartForm(forms.Form):
             "skill": d.get("skill") or "",
             "bonus": d.get("bonus") or 0,
             "mob": list(d.get("mob") or []),
+            "mob_side": d.get("mob_side") or "attacker",
             "expected_seq": d.get("seq"),
             "key": d.get("key") or None,
         }
@@ -103,6 +108,8 @@ ACTIONS = (
     "relent",
     "dispute",
     "negative",
+    "blood",
+    "choose",
 )
 
 
@@ -140,10 +147,12 @@ class ActForm(forms.Form):
     declared = forms.IntegerField(min_value=0, max_value=999, required=False)
     trait = forms.CharField(max_length=80, required=False)
     text = forms.CharField(max_length=200, required=False)
+    amount = forms.IntegerField(min_value=1, max_value=3, required=False)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         needs = {
+            "blood": "amount",
             "answer": "answer",
             "throw": "throw",
             "by_hand": "result",
@@ -184,6 +193,8 @@ class MobForm(forms.Form):
     member = forms.ModelChoiceField(queryset=None)
     bid = forms.CharField(max_length=80, required=False)
     drop = forms.BooleanField(required=False)
+    drop_out = forms.BooleanField(required=False, help_text="C16: leave a formed mob.")
+    step_in = forms.BooleanField(required=False, help_text="C16: take a place left by a drop-out.")
     step = forms.IntegerField(min_value=0, required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 

@@ -37,8 +37,10 @@ def _challenges(scene: Scene, q: Q | None = None) -> list[Challenge]:
     )
     if q is not None:
         rows = rows.filter(q)
-    open_rows = [c for c in rows if c.is_open]
-    done = sorted((c for c in rows if not c.is_open), key=lambda c: -c.pk)[:RECENT]
+    # W8: a finished challenge still waiting on a loser's choice stays with the open ones
+    waiting = [c for c in rows if c.is_open or c.options.get("choose")]
+    done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:RECENT]
+    open_rows = waiting
     return open_rows + done
 
 
@@ -82,12 +84,35 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
             {"member": m, "bid": ch.options["mob"].get(str(m.pk), {}).get("bid", "")}
             for m in services.mob_members(ch)
         ],
+        "mob_side": ch.options.get("mob_side", "attacker"),
+        "mob_dropped": services.mob_dropped(ch),
+        "must_drop": _must_drop(ch, engine),
+        "blood": _blood(engine),
+        "choosing": [names[s] for s in dict.fromkeys(ch.options.get("choose", []))],
     }
     if viewer in ("attacker", "defender"):
         data["my_throw"] = sealed_throws.get(viewer, "")
         data["my_total"] = sealed_totals.get(viewer)
         data["moves"] = moves(ch, engine, viewer)
     return data
+
+
+def _must_drop(ch: Challenge, engine: Any) -> list[str]:
+    """C16: who of the mob cannot match the negatives named and must drop out (before the
+    first throw only)."""
+    if engine is None or not ch.is_open or engine.throws or engine.phase is not Phase.THROWS:
+        return []
+    return engine.must_drop_out()
+
+
+def _blood(engine: Any) -> dict[str, int]:
+    """C5: blood traits each side announced (said at the table: both sides see them)."""
+    if engine is None:
+        return {}
+    out = {"attacker": engine.attacker.blood + engine.attacker.blood_kept}
+    if engine.defender is not None:
+        out["defender"] = engine.defender.blood + engine.defender.blood_kept
+    return {k: v for k, v in out.items() if v}
 
 
 def _announced(ch: Challenge, engine: Any) -> str:
@@ -102,9 +127,12 @@ def _announced(ch: Challenge, engine: Any) -> str:
 def moves(ch: Challenge, engine: Any, side: str) -> dict[str, Any]:
     """The moves the engine allows ``side`` right now (nothing else is offered)."""
     out: dict[str, Any] = {}
+    me = ch.attacker if side == "attacker" else ch.defender
+    if ch.status == ChallengeStatus.OVER and side in ch.options.get("choose", []):
+        out["choose"] = choose_choices(ch, side)
+        return out
     if not ch.is_open:
         return out
-    me = ch.attacker if side == "attacker" else ch.defender
     if ch.status == ChallengeStatus.ANSWER:
         if ch.options.get("awaiting") == side and me is not None:
             out["answer"] = answer_choices(ch, me)
@@ -114,9 +142,17 @@ def moves(ch: Challenge, engine: Any, side: str) -> dict[str, Any]:
     mine = Side(side)
     if engine.throws == 0 and engine.mode.value == "contested" and not ch.sealed.get("throw"):
         out["relent"] = True
-    if engine.phase is Phase.THROWS:
+    must_drop = _must_drop(ch, engine)
+    if must_drop and me is not None and me.name in must_drop:
+        out["drop_out"] = me.pk  # C16: no throw until it drops out
+    if engine.phase is Phase.THROWS and not must_drop:
         out["throw"] = True
+    if engine.phase is Phase.THROWS:
         first = engine.throws == 0 and not ch.sealed.get("throw")
+        if first and me is not None:
+            blood = blood_choices(ch, engine, mine)
+            if blood:
+                out["blood"] = blood
         if first and engine.mode.value == "contested" and me is not None:
             out["negative"] = True  # C5, W8: before the first throw
         other_retest = engine.announced is not None and engine.announced.by is not mine
@@ -133,10 +169,50 @@ def moves(ch: Challenge, engine: Any, side: str) -> dict[str, Any]:
     return out
 
 
+def blood_choices(ch: Challenge, engine: Any, side: Side) -> dict[str, Any] | None:
+    """C5: blood for physical traits before the test: what this side may still spend (at
+    most 3 a challenge, its generation's limit, the blood it has left)."""
+    if ch.category != "physical" or engine.profile.family is Family.POOLS:
+        return None
+    contender = engine.side(side)
+    if contender.surprised:
+        return None  # C12
+    me = ch.attacker if side is Side.ATTACKER else ch.defender
+    sheet = sheets.load(me)
+    if sheet.now is None or sheet.character is None or sheet.character.blood < 1:
+        return None
+    left = sheet.now["blood"]
+    cap = min(3 - contender.blood_kept, contender.blood_per_turn)
+    most = min(cap - contender.blood, left)
+    if most < 1:
+        return None
+    return {
+        "most": most,
+        "spent": contender.blood,
+        "cap": cap,
+        "left": left,
+        "kept": contender.blood_kept,
+    }
+
+
+def choose_choices(ch: Challenge, side: str) -> dict[str, Any]:
+    """W8: the current traits of the category the loser may pick from (its sheet)."""
+    me = ch.attacker if side == "attacker" else ch.defender
+    traits = sorted(sheets.load(me).traits(ch.category).items()) if me is not None else []
+    return {
+        "side": side,
+        "name": services.name_of(ch, side),
+        "traits": traits,
+        "count": ch.options.get("choose", []).count(side),
+    }
+
+
 def member_card(ch: Challenge, member: Participant) -> dict[str, Any]:
     """C16: a mob member's card: the challenge, and its bid while the mob forms."""
     data = card(ch, "member")
     data["member"] = member
+    data["dropped"] = member.pk in ch.options.get("mob_dropped", [])
+    data["drop_out"] = not data["dropped"] and member.name in data["must_drop"]
     waiting = ch.status == ChallengeStatus.ANSWER and ch.options.get("awaiting") == "mob"
     if waiting and not ch.options["mob"].get(str(member.pk)):
         sheet = sheets.load(member)
@@ -144,6 +220,27 @@ def member_card(ch: Challenge, member: Participant) -> dict[str, Any]:
         if member.character_id is None:
             bids = [(ch.category.capitalize(), sheet.pool(ch.category))]
         data["mob_bids"] = bids
+    return data
+
+
+def _may_step_in(ch: Challenge, member: Participant) -> bool:
+    """C16: a place left by a drop-out, before the first throw, for a character not in it
+    (never into a challenge with a hidden NPC)."""
+    if ch.status != ChallengeStatus.LIVE or not ch.options.get("mob_dropped"):
+        return False
+    if any(p is not None and p.hidden for p in (ch.attacker, ch.defender)):
+        return False
+    if services.in_challenge(ch, member):
+        return False
+    engine = services.engine_of(ch)
+    return engine is not None and engine.can_step_in()
+
+
+def step_in_card(ch: Challenge, member: Participant) -> dict[str, Any]:
+    """C16: the card offered to a character who may step into a mob for one who dropped."""
+    data = card(ch, "member")
+    data["member"] = member
+    data["step_in_bids"] = sorted(sheets.load(member).traits(ch.category).items())
     return data
 
 
@@ -303,8 +400,11 @@ def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
             for side in services.sides_for(ch, user):
                 cards.append(card(ch, side))
             for member in own:
-                if str(member.pk) in ch.options.get("mob", {}):
+                dropped = member.pk in ch.options.get("mob_dropped", [])
+                if str(member.pk) in ch.options.get("mob", {}) or dropped:
                     cards.append(member_card(ch, member))
+                elif _may_step_in(ch, member):
+                    cards.append(step_in_card(ch, member))
     # A phone's start form takes its targets from the public part (#scene-targets), so a
     # newcomer needs no re-render of every phone's private part.
     last = last_started(scene) if own else {}
@@ -328,6 +428,15 @@ def board_cards(scene: Scene) -> dict[str, Any]:
         data["st_sides"] = (
             [{"side": s, **card(ch, s)} for s in services.sides_for_st(ch)] if ch.is_open else []
         )
+        # W8: the storyteller may choose for an absent player (or an NPC)
+        data["st_choose"] = [
+            choose_choices(ch, s)
+            for s in dict.fromkeys(ch.options.get("choose", []))
+            if ch.status == ChallengeStatus.OVER
+        ]
+        # C16: the storyteller may drop out a member for an NPC or an absent player
+        everyone = services.mob_participants(ch) if data["must_drop"] else {}
+        data["st_drops"] = [everyone[n] for n in data["must_drop"] if n in everyone]
         cards.append(data)
     everyone = list(Participant.objects.filter(scene=scene, removed_at__isnull=True))
     npcs = [p for p in everyone if p.npc or p.character_id is None]

@@ -112,10 +112,19 @@ def _member_player(member: Participant) -> int | None:
     return member.character.player_id
 
 
+def mob_dropped(challenge: Challenge) -> list[Participant]:
+    """C16: the members who dropped out (they still see how it ends)."""
+    ids = challenge.options.get("mob_dropped", [])
+    if not ids:
+        return []
+    found = {p.pk: p for p in Participant.objects.filter(pk__in=ids).select_related("character")}
+    return [found[pk] for pk in ids if pk in found]
+
+
 def _players(challenge: Challenge) -> list[int]:
     ids = [player_of(challenge, s) for s in ("attacker", "defender")]
-    ids += [_member_player(m) for m in mob_members(challenge)]
-    return [i for i in ids if i]
+    ids += [_member_player(m) for m in (*mob_members(challenge), *mob_dropped(challenge))]
+    return [i for i in dict.fromkeys(ids) if i]
 
 
 def _characters(challenge: Challenge) -> list:
@@ -175,6 +184,7 @@ def _save(
     *,
     public: bool = False,
     engine: Engine | None = None,
+    also: list[int] | None = None,
 ) -> None:
     if engine is not None:
         challenge.state = engine.to_dict()
@@ -189,7 +199,18 @@ def _save(
         public=public and not hidden,
         characters=_characters(challenge),
         data={"challenge": challenge.pk},
-        private_user_ids=_players(challenge),
+        private_user_ids=list(dict.fromkeys([*_players(challenge), *(also or [])])),
+    )
+
+
+def _scene_players(scene: Scene) -> list[int]:
+    """Every player with a character in the scene (C16: who may step into a mob)."""
+    return list(
+        Participant.objects.filter(
+            scene=scene, removed_at__isnull=True, npc=False, character__isnull=False
+        )
+        .values_list("character__player_id", flat=True)
+        .distinct()
     )
 
 
@@ -275,6 +296,7 @@ def challenge_start(
     skill: str = "",
     bonus: int = 0,
     mob: list[Participant] | None = None,
+    mob_side: str = "attacker",
     expected_seq: int | None = None,
     key: str | None = None,
 ) -> Challenge:
@@ -368,14 +390,18 @@ def challenge_start(
         if mob:
             # C16: at most five attackers; every one bids (from its own phone) before the
             # defender answers; the defender is -1 per attacker beyond the first.
+            # The same holds for up to five defenders against one (mob_side "defender").
             if mode != "contested" or defender is None:
                 raise ChallengeError("A mob attacks one character in a contested challenge.", "C16")
+            if mob_side not in ("attacker", "defender"):
+                raise ChallengeError("A mob attacks or defends.", "C16")
             if len(mob) + 1 > MOB_MOST:
-                raise ChallengeError(f"At most {MOB_MOST} attackers can mob one character.", "C16")
+                raise ChallengeError(f"At most {MOB_MOST} can act together as a mob.", "C16")
             for member in mob:
                 if member.pk in {attacker.pk, defender.pk} or member.scene_id != scene.pk:
                     raise ChallengeError("A mob member is another character of this scene.", "C16")
             options["mob"] = {str(m.pk): {} for m in mob}
+            options["mob_side"] = mob_side
         level = _celerity_level(attacker) if celerity else 0
         if celerity:
             try:
@@ -438,7 +464,12 @@ def challenge_start(
         if awaiting:
             challenge.options = {**options, "awaiting": awaiting}
             challenge.status = ChallengeStatus.ANSWER
-            _timer(challenge, ANSWER_SECONDS, f"{name_of(challenge, awaiting)} to answer")
+            label = (
+                "the mob to bid (C16)"
+                if awaiting == "mob"
+                else f"{name_of(challenge, awaiting)} to answer"
+            )
+            _timer(challenge, ANSWER_SECONDS, label)
             _save(scene, challenge, by, f"{head} ({label})", public=True)
             return challenge
         engine = _build(challenge, challenge.options)
@@ -446,6 +477,29 @@ def challenge_start(
         _after_step(challenge, engine, by)
         _save(scene, challenge, by, f"{head} ({label})", public=True, engine=engine)
         return challenge
+
+
+BLOOD_LASTS = 300  # C5: game seconds blood traits last after the conflict's last challenge
+
+
+def blood_kept(challenge: Challenge, participant: Participant) -> int:
+    """C5: blood traits a participant bought earlier in this conflict that still last: those
+    it held in its latest finished challenge of the scene, when that ended less than five
+    game minutes ago (each challenge they last through moves the end on)."""
+    if challenge.category != "physical" or participant.character_id is None:
+        return 0
+    scene = challenge.scene
+    earlier = (
+        Challenge.objects.filter(scene=scene, status=ChallengeStatus.OVER)
+        .exclude(pk=challenge.pk)
+        .order_by("-pk")
+    )
+    for row in earlier:
+        held = row.options.get("blood_traits", {}).get(str(participant.pk))
+        if held is None:
+            continue
+        return held if row.options.get("blood_until", -1) >= scene.game_time else 0
+    return 0
 
 
 def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
@@ -487,6 +541,7 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
         weapon=_weapon(challenge.attacker, a_opts.get("weapon")),
         pool=pool(a_sheet, a_opts),
         opponent=d_sheet,
+        blood_kept=blood_kept(challenge, challenge.attacker),
     )
     defender = None
     if d_sheet is not None:
@@ -507,6 +562,7 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
             stamina_ruling=ruling,
             pool=pool(d_sheet, d_opts, prone),
             opponent=a_sheet,
+            blood_kept=blood_kept(challenge, challenge.defender),
         )
     elif options.get("race"):
         from combat.rules.challenge import Contender
@@ -539,6 +595,7 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
             counterattack=bool(d_opts.get("counterattack")),
             bid_required=bool(options.get("bid_required")),
             mob=mob,
+            mob_side=options.get("mob_side", "attacker"),
         )
     except RuleError as error:
         raise _rule(error) from None
@@ -733,6 +790,9 @@ def challenge_throw(
         _check_round(engine, expected_round)
         if engine.phase is not Phase.THROWS:
             raise ChallengeError("No throw is called for right now.", "C3")
+        if not engine.throws and engine.must_drop_out():
+            out = ", ".join(engine.must_drop_out())
+            raise ChallengeError(f"{out} must drop out before the first throw.", "C16")
         if throw == "random":
             throw = (rng or secrets.SystemRandom()).choice(THROWS)
         try:
@@ -765,7 +825,9 @@ def _reveal(
     text += " — " + _standing(ch, before, engine)
     _note(ch, text)
     _after_step(ch, engine, by)
-    _save(scene, ch, by, text, engine=engine)
+    # C16: the first throw closes a place left by a drop-out: the offers go from every phone
+    offered = ch.options.get("mob_dropped") and not before.throws
+    _save(scene, ch, by, text, engine=engine, also=_scene_players(scene) if offered else None)
     return ch
 
 
@@ -1170,10 +1232,11 @@ def _lose(ch: Challenge, side: str, trait: str, by, *, reason: str) -> None:
     if character is None:
         return
     if trait == CHOICE:
-        _note(
-            ch,
-            f"{name_of(ch, side)} crosses off a trait of their choice (the storyteller records it)",
-        )
+        # W8: which trait goes is the loser's pick, made on its own phone (or by the
+        # storyteller for an absent player); the ledger entry lands when it is chosen.
+        ch.options = {**ch.options, "choose": [*ch.options.get("choose", []), side]}
+        if ch.status != ChallengeStatus.OVER:  # at the end, the outcome's line says it first
+            _note(ch, f"{name_of(ch, side)} chooses a {ch.category} trait to cross off (W8)")
         return
     _ledger(
         ch,
@@ -1195,6 +1258,24 @@ def _after_step(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
         _clear_timer(ch)
     if engine.phase is Phase.OVER and ch.status != ChallengeStatus.OVER:
         _conclude(ch, engine, by)
+
+
+def _keep_blood(ch: Challenge, engine: Engine) -> None:
+    """C5: the blood traits each side held last until five game minutes after this
+    challenge (the conflict's last one so far)."""
+    held = {}
+    for side, participant in (("attacker", ch.attacker), ("defender", ch.defender)):
+        if participant is None or (side == "defender" and engine.defender is None):
+            continue
+        contender = engine.side(Side(side))
+        if contender.blood + contender.blood_kept:
+            held[str(participant.pk)] = contender.blood + contender.blood_kept
+    if held:
+        ch.options = {
+            **ch.options,
+            "blood_traits": held,
+            "blood_until": ch.scene.game_time + BLOOD_LASTS,
+        }
 
 
 def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
@@ -1259,7 +1340,12 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
     if winner == "defender" and fended and ch.defender_effect:
         effect = "fends it off (no harm to the attacker)"
     how = engine.decided_by
-    lost_words = [f"{name_of(ch, s)} loses {', '.join(t)}" for s, t in lost.items() if t]
+    lost_words = [
+        f"{name_of(ch, s)} loses "
+        + ", ".join(x if x != CHOICE else "a trait of their choice (W8)" for x in t)
+        for s, t in lost.items()
+        if t
+    ]
     parts = [f"{name_of(ch, winner)} wins" if winner else "Over"]
     if how and how not in {"throw"}:
         parts.append(f"by {how}")
@@ -1273,6 +1359,12 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
         text += f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
     ch.outcome = text[:300]
     _note(ch, text)
+    _keep_blood(ch, engine)
+    choosing = ch.options.get("choose", [])
+    if choosing:
+        for side in dict.fromkeys(choosing):
+            _note(ch, f"{name_of(ch, side)} chooses a {ch.category} trait to cross off (W8)")
+        _timer(ch, ANSWER_SECONDS, f"{name_of(ch, choosing[0])} to choose a trait (W8)")
     if ch.defender is not None and how not in {"relent", "no bid", "running out"}:
         scene = ch.scene
         locks = _locks(scene)
@@ -1491,6 +1583,7 @@ def _st_void(scene, ch, by, *, text="", **_):
             ledger_reverse(entry=entry, by=by, reason=f"challenge {ch.pk} voided: {reason}")
             reversed_count += 1
     ch.locks.all().delete()
+    ch.options = {k: v for k, v in ch.options.items() if k != "choose"}
     ch.status = ChallengeStatus.VOID
     ch.void_reason = reason[:300]
     ch.sealed = {}
@@ -1554,10 +1647,16 @@ __all__ = [
     "ChallengeError",
     "challenge_accept",
     "challenge_answer",
+    "challenge_blood",
     "challenge_by_hand",
     "challenge_cancel",
+    "challenge_choose_trait",
     "challenge_declare",
     "challenge_dispute",
+    "challenge_mob_bid",
+    "challenge_mob_drop",
+    "challenge_mob_step_in",
+    "challenge_name_negative",
     "challenge_relent",
     "challenge_retest",
     "challenge_st",
@@ -1666,7 +1765,10 @@ def challenge_mob_bid(
             probe = _build(ch, {**options, "defender": {}})  # C16: at most five; bids held
             del probe
             _timer(ch, ANSWER_SECONDS, f"{name_of(ch, 'defender')} to answer")
-            text += f"; {name_of(ch, 'defender')} faces {len(mob) + 1} attackers (C16)"
+            if options.get("mob_side") == "defender":
+                text += f"; {name_of(ch, 'attacker')} faces {len(mob) + 1} defenders (C16)"
+            else:
+                text += f"; {name_of(ch, 'defender')} faces {len(mob) + 1} attackers (C16)"
         ch.options = options
         _note(ch, text)
         _save(scene, ch, by, text)
@@ -1713,6 +1815,10 @@ def challenge_name_negative(
         right = after.guesses[-1][2] if after.guesses else False
         rule = "W8" if engine.profile.family.value == "werewolf" else "C5"
         other = name_of(ch, Side(side).other.value)
+        if right and engine.mob and Side(side).other is engine.mob_side:
+            # C16: the negative may be a member's: say whose (it counts once for the mob)
+            holders = [n for n, m in engine.members() if trait in m.negatives]
+            other = " and ".join(holders) or other
         text = (
             f"{name_of(ch, side)} names {other} {trait}: "
             + ("right" if right else "wrong")
@@ -1720,4 +1826,246 @@ def challenge_name_negative(
         )
         _note(ch, text)
         _save(scene, ch, by, text, engine=after)
+        return ch
+
+
+def challenge_choose_trait(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    trait: str = "",
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Challenge:
+    """W8: the loser picks which of its current traits of the category goes for each trait a
+    named negative put at risk; from its own phone, or the storyteller for an absent player
+    (or an NPC). The ledger entry lands now; nothing is crossed off until it is chosen."""
+    trait = (trait or "").strip()[:80]
+    as_st = is_storyteller_of_scene(by, scene)
+    with transaction.atomic():
+        scene, ch = _locked(challenge.pk, scene, None)
+        if _claim(by, key, {"challenge": ch.pk, "side": side, "choose": trait}):
+            return ch
+        if expected_step is not None and ch.step != expected_step:
+            raise ChallengeError(MOVED_ON)
+        if side not in ("attacker", "defender"):
+            raise ChallengeError(NOT_YOURS)
+        if not as_st and player_of(ch, side) != by.pk:
+            raise ChallengeError(NOT_YOURS)
+        waiting = list(ch.options.get("choose", []))
+        if ch.status != ChallengeStatus.OVER or side not in waiting:
+            raise ChallengeError("No trait of that side is waiting to be chosen.", "W8")
+        participant = ch.attacker if side == "attacker" else ch.defender
+        held = sheets.load(participant).traits(ch.category)
+        who = name_of(ch, side)
+        chooser = "" if player_of(ch, side) == by.pk else " (chosen by the storyteller)"
+        if not held:
+            text = f"{who} has no {ch.category} trait left to cross off (W6, W8)"
+        else:
+            if not trait:
+                raise ChallengeError("Pick the trait to cross off.", "W8")
+            match = next((n for n in held if n.casefold() == trait.casefold()), None)
+            if match is None:
+                raise ChallengeError(f"{who} has no current {trait} to cross off.", "W8")
+            _ledger(
+                ch,
+                participant.character,
+                by,
+                kind=LedgerKind.TRAIT_LOST,
+                subject=match,
+                category=ch.category,
+                amount=1,
+                reason="a trait of the loser's choice (W8)",
+                rule="W8",
+            )
+            text = f"{who} crosses off {match} (W8){chooser}"
+        waiting.remove(side)
+        options = {k: v for k, v in ch.options.items() if k != "choose"}
+        if waiting:
+            options["choose"] = waiting
+            _timer(ch, ANSWER_SECONDS, f"{name_of(ch, waiting[0])} to choose a trait (W8)")
+        else:
+            _clear_timer(ch)
+        ch.options = options
+        _note(ch, text)
+        _save(scene, ch, by, text, public=True)
+        return ch
+
+
+def challenge_blood(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    amount: int,
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+) -> Challenge:
+    """C5: before the test a side spends blood for physical traits (counted in its total):
+    at most 3 a challenge and never past the generation's limit (C12: not when surprised).
+    The blood goes through the ledger now; a void gives it back."""
+    with transaction.atomic():
+        scene, ch, replay = _act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=expected_step,
+            key=key,
+            payload={"blood": amount},
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        engine = _require_live(ch)
+        if ch.sealed.get("throw"):
+            raise ChallengeError("Blood for traits is announced before the test.", "C5")
+        character = _ledger_character(ch, side)
+        if character is None or character.blood < 1:
+            raise ChallengeError(f"{name_of(ch, side)} has no blood to spend.", "C5")
+        try:
+            after = engine.spend_blood(side, amount)
+        except RuleError as error:
+            raise _rule(error) from None
+        _ledger(
+            ch,
+            character,
+            by,
+            kind=LedgerKind.BLOOD_SPENT,
+            amount=amount,
+            reason=f"blood for {amount} physical trait(s) (C5)",
+            rule="C5",
+        )
+        text = f"{name_of(ch, side)} spends {amount} blood for {amount} physical trait(s) (C5)"
+        _note(ch, text)
+        _save(scene, ch, by, text, engine=after)
+        return ch
+
+
+def mob_participants(ch: Challenge) -> dict[str, Participant]:
+    """C16: everyone of the mob by the name the engine knows them by, the primary first."""
+    primary = ch.attacker if ch.options.get("mob_side", "attacker") == "attacker" else ch.defender
+    out = {primary.name: primary} if primary is not None else {}
+    for member in mob_members(ch):
+        out.setdefault(member.name, member)
+    return out
+
+
+def challenge_mob_drop(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    member: Participant,
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Challenge:
+    """C16: a member of the mob who cannot match the negatives named against it drops out
+    before the first throw, from its own phone (the storyteller for an NPC or an absent
+    player). When the one who throws drops out, the next member throws instead."""
+    as_st = is_storyteller_of_scene(by, scene)
+    with transaction.atomic():
+        scene, ch = _locked(challenge.pk, scene, None)
+        if _claim(by, key, {"challenge": ch.pk, "drop_out": member.pk}):
+            return ch
+        if expected_step is not None and ch.step != expected_step:
+            raise ChallengeError(MOVED_ON)
+        everyone = mob_participants(ch)
+        if member.pk not in {p.pk for p in everyone.values()}:
+            raise ChallengeError("That character is not in this mob.", "C16")
+        if not (as_st or _member_player(member) == by.pk):
+            raise ChallengeError(NOT_YOURS)
+        engine = _require_live(ch)
+        try:
+            after = engine.drop_out(member.name)
+        except RuleError as error:
+            raise _rule(error) from None
+        mob_side = ch.options.get("mob_side", "attacker")
+        options = dict(ch.options)
+        mob = dict(options.get("mob", {}))
+        options["mob_dropped"] = [*options.get("mob_dropped", []), member.pk]
+        text = f"{member.name} cannot match the negatives named and drops out (C16)"
+        primary = ch.attacker if mob_side == "attacker" else ch.defender
+        if primary is not None and member.pk == primary.pk:
+            thrower = after.side(Side(mob_side))
+            successor = everyone.get(thrower.name)
+            if successor is None:
+                raise ChallengeError("The mob has nobody left to throw.", "C16")
+            bid = mob.pop(str(successor.pk), {}).get("bid", "")
+            options[mob_side] = {**options.get(mob_side, {}), "bid": bid}
+            if mob_side == "attacker":
+                ch.attacker = successor
+            else:
+                ch.defender = successor
+            text += f"; {successor.name} throws for the mob now"
+        else:
+            mob.pop(str(member.pk), None)
+        options["mob"] = mob
+        ch.options = options
+        _note(ch, text)
+        # everyone in the scene may be offered to step in (C16)
+        _save(scene, ch, by, text, engine=after, also=_scene_players(scene))
+        return ch
+
+
+def in_challenge(ch: Challenge, participant: Participant) -> bool:
+    """Whether the participant is on either side of the challenge, or was (C16 drop-outs)."""
+    ids = {p.pk for p in (ch.attacker, ch.defender) if p is not None}
+    ids |= {int(pk) for pk in ch.options.get("mob", {})}
+    ids |= set(ch.options.get("mob_dropped", []))
+    return participant.pk in ids
+
+
+def challenge_mob_step_in(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    member: Participant,
+    bid: str = "",
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Challenge:
+    """C16: before the first throw another character steps into a mob in the place of one
+    who dropped out, bidding a trait it holds, from its own phone (the storyteller for an
+    NPC)."""
+    as_st = is_storyteller_of_scene(by, scene)
+    with transaction.atomic():
+        scene, ch = _locked(challenge.pk, scene, None)
+        if _claim(by, key, {"challenge": ch.pk, "step_in": member.pk, "bid": bid}):
+            return ch
+        if expected_step is not None and ch.step != expected_step:
+            raise ChallengeError(MOVED_ON)
+        if member.scene_id != scene.pk or member.removed_at is not None:
+            raise ChallengeError(NOT_IN_SCENE)
+        if not (_member_player(member) == by.pk or (as_st and _member_player(member) is None)):
+            raise ChallengeError(NOT_YOURS)
+        if in_challenge(ch, member):
+            raise ChallengeError(f"{member.name} is in this challenge already.", "C16")
+        engine = _require_live(ch)
+        if not engine.mob and not ch.options.get("mob_dropped"):
+            raise ChallengeError("This challenge is not a mob.", "C16")
+        if not bid:
+            raise ChallengeError("Bid a trait to step in.", "C16")
+        side = sheets.contender(
+            sheets.load(member),
+            ruleset=ch.options.get("ruleset", scene.ruleset),
+            category=ch.category,
+            bid=bid,
+        )
+        try:
+            after = engine.step_in(member.name, side)
+        except RuleError as error:
+            raise _rule(error) from None
+        ch.options = {
+            **ch.options,
+            "mob": {**ch.options.get("mob", {}), str(member.pk): {"bid": bid}},
+        }
+        text = f"{member.name} steps into the mob, bidding {bid} (C16)"
+        _note(ch, text)
+        _save(scene, ch, by, text, engine=after, also=_scene_players(scene))
         return ch

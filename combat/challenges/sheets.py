@@ -167,6 +167,7 @@ def contender(
     stamina_ruling: bool | None = None,
     pool: int = 0,
     opponent: Sheet | None = None,
+    blood_kept: int = 0,
 ) -> Contender:
     """The engine's side for this sheet in a challenge of ``category``."""
     temper = category in TEMPERS
@@ -191,6 +192,7 @@ def contender(
         weapon_skill=weapon_skill,
         negatives=sheet.negatives(category),
         blood_per_turn=sheet.character.blood_per_turn if sheet.character else 3,
+        blood_kept=blood_kept if category == "physical" else 0,
         surprised=surprised,
         pool=pool,
         name=sheet.name,

@@ -159,6 +159,18 @@ def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
             services.challenge_name_negative(
                 **common, trait=d.get("trait") or "", expected_step=step
             )
+        elif action == "blood":
+            services.challenge_blood(**common, amount=d["amount"], expected_step=step)
+        elif action == "choose":
+            services.challenge_choose_trait(
+                scene=scene,
+                challenge=ch,
+                by=request.user,
+                side=side,
+                trait=d.get("trait") or "",
+                expected_step=step,
+                key=d.get("key") or None,
+            )
         elif action == "dispute":
             services.challenge_dispute(**common, text=d.get("text") or "")
     except ChallengeError as error:
@@ -252,7 +264,9 @@ def challenge_regain(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def challenge_mob(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
-    """C16: a mob member bids (or stays out) from its phone; the storyteller for an NPC."""
+    """C16: a mob member bids (or stays out) from its phone, or drops out of the formed mob
+    when it cannot match the negatives named; the storyteller for an NPC (or an absent
+    player's drop-out)."""
     scene, is_st = _scene(request, pk)
     ch = _challenge(scene, cid)
     form = forms.MobForm(request.POST, scene=scene)
@@ -261,6 +275,27 @@ def challenge_mob(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
         return _region(request, scene, is_st, error=f"Nothing changed. {problems}", status=400)
     d = form.cleaned_data
     try:
+        if d.get("drop_out"):
+            services.challenge_mob_drop(
+                scene=scene,
+                challenge=ch,
+                by=request.user,
+                member=d["member"],
+                expected_step=d.get("step"),
+                key=d.get("key") or None,
+            )
+            return _region(request, scene, is_st)
+        if d.get("step_in"):
+            services.challenge_mob_step_in(
+                scene=scene,
+                challenge=ch,
+                by=request.user,
+                member=d["member"],
+                bid=d.get("bid") or "",
+                expected_step=d.get("step"),
+                key=d.get("key") or None,
+            )
+            return _region(request, scene, is_st)
         services.challenge_mob_bid(
             scene=scene,
             challenge=ch,

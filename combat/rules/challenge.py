@@ -8,7 +8,8 @@ Challenge or raises :class:`RuleError` naming the rule, leaving the old one as i
 
 The steps: :meth:`~Challenge.start` (C1 bids held, C7, W6, C12/C15 Stamina-based bids, C14,
 C16 mobs, W13 races, W14 required bids), :meth:`~Challenge.relent`, :meth:`~Challenge.no_bid`,
-:meth:`~Challenge.name_negative` (C5, W8), :meth:`~Challenge.drop_out` (C16),
+:meth:`~Challenge.name_negative` (C5, W8), :meth:`~Challenge.spend_blood` (C5),
+:meth:`~Challenge.drop_out` and :meth:`~Challenge.step_in` (C16),
 :meth:`~Challenge.throw`, :meth:`~Challenge.declare` (C4, W3), :meth:`~Challenge.retest`,
 :meth:`~Challenge.cancel`, :meth:`~Challenge.accept` (the loser takes a throw's result; W13
 scores it in an extended challenge) and :meth:`~Challenge.finish`. Reading:
@@ -60,6 +61,9 @@ class Contender:
     negatives: tuple[str, ...] = ()
     blood: int = 0  # C5: blood spent for physical traits (counted in the total)
     blood_per_turn: int = 3  # C5: the generation's limit
+    #: C5: blood traits bought earlier in the conflict and still lasting (counted in the total
+    #: and against the 3 a challenge; not spent again, so not against the generation's limit)
+    blood_kept: int = 0
     surprised: bool = False  # C12
     pool: int = 0  # B1
     name: str = ""  # who this is (C16: mob members, locks)
@@ -174,6 +178,7 @@ class Challenge:
     mob: tuple[tuple[str, Contender], ...] = ()
     mob_side: Side = Side.ATTACKER  # C16: which side is the mob (five defenders: defender)
     dropped: tuple[str, ...] = ()  # C16: members who dropped out
+    stepped_in: int = 0  # C16: members who stepped in for one who dropped out
 
     # -- starting --------------------------------------------------------------------
     @classmethod
@@ -332,7 +337,7 @@ class Challenge:
             raise RuleError("C5", "Blood buys physical traits only.")
         if contender.surprised:
             raise RuleError("C12", "A surprised defender cannot spend blood for traits.")
-        if contender.blood > 3:
+        if contender.blood + contender.blood_kept > 3:
             raise RuleError("C5", "At most 3 blood traits in one challenge.")
         if contender.blood > contender.blood_per_turn:
             raise RuleError(
@@ -361,7 +366,7 @@ class Challenge:
         value = self._current(side)
         temper = bool(self.category and self.category.is_temper)
         if not temper:
-            value += contender.bonus + contender.blood
+            value += contender.bonus + contender.blood + contender.blood_kept
             if contender.weapon_skill:
                 value += contender.weapon_bonus
             if contender.health is Health.BRUISED and not contender.has_power("Fortitude"):
@@ -562,6 +567,26 @@ class Challenge:
             return replace(state, at_risk=(*self.at_risk, (who.value, CHOICE)))
         return state
 
+    def spend_blood(self, side: Side | str, amount: int) -> Challenge:
+        """C5: a side spends blood for physical traits, announced before the test: counted in
+        its total from now on, at most 3 a challenge and never past its generation's limit
+        (C12: not while surprised). The traits are not crossed off on a loss (the blood is
+        spent already) and do not count as traits beyond the bid (C16 drop-outs, C5 guesses)."""
+        side = Side(side)
+        self._open("C5")
+        if self.profile.family is Family.POOLS:
+            raise RuleError("C5", "No blood traits in met_bns.")
+        if self.throws or self.pending:
+            raise RuleError("C5", "Blood for traits is announced before the test.")
+        if amount < 1:
+            raise RuleError("C5", "Spend at least one blood.")
+        contender = self.side(side)
+        more = replace(contender, blood=contender.blood + amount)
+        self._check_blood(more)
+        if side is Side.ATTACKER:
+            return replace(self, attacker=more)
+        return replace(self, defender=more)
+
     def guess_penalty(self, side: Side) -> int:
         """C5: -1 for each correctly named negative trait of this side, -1 for each wrong
         guess this side made (met_classic; W8 puts traits at risk instead)."""
@@ -579,6 +604,10 @@ class Challenge:
         """C16: every member of the mob, the primary first."""
         primary = self.side(self.mob_side)
         return [(primary.name or "primary", primary), *self.mob]
+
+    def members(self) -> list[tuple[str, Contender]]:
+        """C16: every member of the mob (name, side as read), the one who throws first."""
+        return self._members() if self.mob else []
 
     def must_drop_out(self) -> list[str]:
         """C16: mob members who cannot match the negative traits named against them: more
@@ -618,11 +647,43 @@ class Challenge:
             self,
             mob=tuple(rest),
             dropped=(*self.dropped, name),
+            stepped_in=self.stepped_in + (replacement is not None),
             penalties=tuple(sorted((k, v) for k, v in penalties.items() if v)),
         )
         if self.mob_side is Side.ATTACKER:
             return replace(state, attacker=primary)
         return replace(state, defender=primary)
+
+    def can_step_in(self) -> bool:
+        """C16: before the first throw, someone may step into the place of a member who
+        dropped out (one for each), while the mob stays at most five."""
+        return (
+            self.phase is not Phase.OVER
+            and not self.throws
+            and len(self.dropped) > self.stepped_in
+            and len(self.mob) + 1 < MOB_MOST
+        )
+
+    def step_in(self, name: str, member: Contender) -> Challenge:
+        """C16: another character steps into the place of one who dropped out, bidding a
+        trait it holds; the negatives named already count against it too (it may have to
+        drop out in turn), and the one facing the mob is -1 for it on a draw."""
+        self._open("C16")
+        if not self.can_step_in():
+            raise RuleError("C16", "Someone steps in only for a member who dropped out.")
+        if name in {n for n, _m in self._members()}:
+            raise RuleError("C16", f"{name} is in this mob already.")
+        if not member.bid or (not member.holds_bid() and not self._temper):
+            raise RuleError("C16", f"{name} must bid a trait it holds to step in.")
+        mob = (*self.mob, (name, replace(member, name=member.name or name)))
+        penalties = dict(self.penalties)
+        penalties[self.mob_side.other.value] = len(mob)
+        return replace(
+            self,
+            mob=mob,
+            stepped_in=self.stepped_in + 1,
+            penalties=tuple(sorted((k, v) for k, v in penalties.items() if v)),
+        )
 
     def mob_lost(self) -> dict[str, list[str]]:
         """C16: if the one facing the mob wins, every member loses the trait it bid."""

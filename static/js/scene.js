@@ -233,8 +233,8 @@
         (o) => o.value !== select.dataset.self
       );
       const now = [...select.options].filter((o) => o.hasAttribute("data-target"));
-      const label = select.closest("label");
-      if (select.multiple && label) label.hidden = want.length < 2; // a mob needs two others
+      const box = select.closest(".cc-mob") || select.closest("label");
+      if (select.multiple && box) box.hidden = want.length < 2; // a mob needs two others
       const same =
         now.length === want.length &&
         now.every((o, i) => o.value === want[i].value && o.text === want[i].text);

@@ -67,15 +67,23 @@ def _open(browser, live_url: str, username: str, url: str, viewport: dict) -> ob
 
 
 def _screens(browser, live_url: str, ruleset: str) -> Screens:
+    """Two phones and the tablet, each with its whole state in and every phone connected
+    (a push that lands while a form is being filled in re-renders it, closing it)."""
+    from playwright.sync_api import expect
+
     t = _off_loop(make_table, ruleset)
     scene = f"{live_url}/scenes/{t.scene.pk}/"
-    return Screens(
+    s = Screens(
         t,
         _open(browser, live_url, t.a_user.username, scene + "phone/", PHONE),
         _open(browser, live_url, t.d_user.username, scene + "phone/", PHONE),
         _open(browser, live_url, t.st.username, scene, TABLET),
         scene,
     )
+    expect(s.st.locator("#scene-board")).to_contain_text("2 of 2 phones connected")
+    for page in (s.a, s.d, s.st):
+        expect(page.locator("[data-state=live]")).to_have_count(1)
+    return s
 
 
 def _see(page, text: str, where: str = "#challenge-prompts") -> None:
@@ -268,3 +276,160 @@ def test_the_storyteller_voids_a_challenge_and_both_sheets_return(browser, live_
     _see(s.a, "Expression 2", "#scene-private")
     _see(s.d, "Leadership 2", "#scene-private")
     assert t.now(t.a)["traits"]["social"]["Charismatic"] == 3
+
+
+def _join_brute(t: Table):
+    """A third player's character (one physical trait, one negative) joins the scene."""
+    from combat import services as scenes
+    from tests.factories import CharacterFactory, TraitFactory, UserFactory
+
+    user = UserFactory(username=f"brute_{t.scene.pk}")
+    brute = CharacterFactory(chronicle=t.scene.chronicle, name="Brute", player=user)
+    TraitFactory(character=brute, category="physical", name="Burly", count=1)
+    TraitFactory(character=brute, category="physical", name="Lazy", count=1, negative=True)
+    return user, scenes.scene_join(code=t.scene.join_code, user=user, character=brute)
+
+
+def test_classic_mob_with_a_drop_out_on_every_phone(browser, live_url):
+    s = _screens(browser, live_url, "met_classic")
+    brute_user, brute = _off_loop(_join_brute, s.t)
+    b = _open(browser, live_url, brute_user.username, s.scene_url + "phone/", PHONE)
+    from playwright.sync_api import expect
+
+    # every phone is connected before Marcus fills in the form (a push re-renders it)
+    expect(s.st.locator("#scene-board")).to_contain_text("3 of 3 phones connected")
+    s.a.reload()
+    expect(s.a.locator("[data-state=live]")).to_have_count(1)  # the whole state has landed
+    region = s.a.locator("#challenge-prompts")
+    region.locator("summary", has_text="Challenge someone").click()
+    form = region.locator("form.cc-start-form")
+    form.get_by_label("Whom").select_option(label="Sophia")
+    form.locator("select[name=bid]").select_option("physical:Strong")
+    form.locator("summary", has_text="More").click()
+    form.get_by_label("Mob with").select_option(label="Brute")
+    form.get_by_label("The mob (C16)").select_option("attacker")
+    form.get_by_role("button", name="Challenge").click()
+    _see(b, "join Marcus's mob against Sophia (C16)")
+    b.locator("form.cc-mob").get_by_label("Bid").select_option("Burly")
+    _tap(b, "Join, bidding it")
+    _see(s.a, "Brute joins the mob, bidding Burly")
+    _answer(s.d, bid="Tough")
+    _see(s.a, "Mob (C16): Marcus (throws), Brute bids Burly")
+    s.d.locator("summary", has_text="Name a negative trait").click()
+    s.d.get_by_label("Negative trait").fill("Lazy")
+    _tap(s.d, "Name it")
+    _see(s.a, "Brute cannot match the negative traits named")
+    assert s.a.locator("#challenge-prompts").get_by_role("button", name="Rock").count() == 0
+    _see(b, "cannot match the negative traits named (C16)")
+    _tap(b, "Drop out (C16)")
+    _see(b, "dropped out of this challenge (C16)")
+    _see(s.st, "Brute cannot match the negatives named and drops out", "#challenge-board")
+    _throw(s, "rock", "paper")  # Sophia wins
+    _tap(s.a, "Take the result")
+    _see(s.a, "Sophia wins")
+    _see(b, "Sophia wins")
+    assert s.t.now(s.t.a)["traits"]["physical"]["Strong"] == 1
+    assert s.t.now(brute)["traits"]["physical"]["Burly"] == 1  # out of it: nothing lost
+
+
+def test_werewolf_loser_picks_the_trait_a_named_negative_put_at_risk(browser, live_url):
+    from tests.factories import TraitFactory
+
+    s = _screens(browser, live_url, "met_werewolf")
+    _off_loop(
+        TraitFactory,
+        character=s.t.d.character,
+        category="social",
+        name="Arrogant",
+        count=1,
+        negative=True,
+    )
+    _start(s.a, defender="Cody", bid="social:Charismatic", effect="Cody backs down")
+    _answer(s.d, bid="Impressive")
+    s.a.locator("summary", has_text="Name a negative trait").click()
+    s.a.get_by_label("Negative trait").fill("Arrogant")
+    _tap(s.a, "Name it")
+    _see(s.d, "names Cody Arrogant: right (W8)")
+    _throw(s, "rock", "scissors")  # Janet wins
+    _tap(s.d, "Take the result")
+    _see(s.a, "Waiting on Cody to choose which trait to cross off (W8)")
+    _see(s.st, "Waiting on Cody to choose which trait to cross off (W8)", "#challenge-board")
+    _see(s.d, "Cross it off")
+    s.d.locator("form.cc-choose").get_by_label("trait to cross off").select_option("Dignified")
+    _tap(s.d, "Cross it off")
+    _see(s.a, "Cody crosses off Dignified (W8)")
+    _see(s.st, "Cody crosses off Dignified (W8)", "#challenge-board")
+    assert "Waiting on Cody" not in s.a.locator("#challenge-prompts").inner_text()
+    now = s.t.now(s.t.d)["traits"]["social"]
+    assert now == {"Impressive": 3, "Commanding": 3, "Dignified": 2}
+
+
+def test_classic_blood_for_a_physical_trait_from_the_phone(browser, live_url):
+    s = _screens(browser, live_url, "met_classic")
+    _start(s.a, defender="Sophia", bid="physical:Strong", effect="pinned")
+    _answer(s.d, bid="Tough")
+    _see(s.a, "12 blood left")
+    width = s.a.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the card with its blood form is {width}px wide"
+    _tap(s.a, "Spend blood")
+    _see(s.a, "Marcus spends 1 blood for 1 physical trait(s) (C5)")
+    _see(s.d, "+1 blood trait (C5)")
+    assert s.a.locator("form.cc-blood").count() == 0  # one a turn at his generation
+    assert s.t.now(s.t.a)["blood"] == 11
+
+
+def test_an_expired_timer_is_pushed_to_the_board_and_decides_nothing(
+    browser, live_url, monkeypatch
+):
+    from playwright.sync_api import expect
+
+    from combat.challenges import services
+
+    s = _screens(browser, live_url, "met_classic")
+    board = s.st.locator("#challenge-board")
+    expect(board).to_contain_text("No challenge yet")
+    monkeypatch.setattr(services, "ANSWER_SECONDS", 3)
+    ch = _off_loop(s.t.start, category="physical", bid="Strong")
+    # no reload: the card comes by its push, and its timer runs out on the open tablet
+    expect(board).to_contain_text("Sophia to answer", timeout=4000)
+    expect(board).to_contain_text(
+        "Time is up (Sophia to answer): your call — force the step, add time or set a winner",
+        timeout=8000,
+    )
+    expect(s.d.locator("#challenge-prompts")).to_contain_text(
+        "Time is up: the storyteller decides", timeout=8000
+    )
+    assert s.t.ch(ch).status == "answer"  # nothing was decided for Sophia
+
+
+def test_classic_several_defenders_against_one_from_the_start_form(browser, live_url):
+    from playwright.sync_api import expect
+
+    s = _screens(browser, live_url, "met_classic")
+    brute_user, brute = _off_loop(_join_brute, s.t)
+    b = _open(browser, live_url, brute_user.username, s.scene_url + "phone/", PHONE)
+    expect(s.st.locator("#scene-board")).to_contain_text("3 of 3 phones connected")
+    s.a.reload()
+    expect(s.a.locator("[data-state=live]")).to_have_count(1)
+    region = s.a.locator("#challenge-prompts")
+    region.locator("summary", has_text="Challenge someone").click()
+    form = region.locator("form.cc-start-form")
+    form.get_by_label("Whom").select_option(label="Sophia")
+    form.locator("select[name=bid]").select_option("physical:Strong")
+    form.locator("summary", has_text="More").click()
+    form.get_by_label("Mob with").select_option(label="Brute")
+    form.get_by_label("The mob (C16)").select_option("defender")
+    form.get_by_role("button", name="Challenge").click()
+    _see(b, "defend together with Sophia against Marcus (C16)")
+    b.locator("form.cc-mob").get_by_label("Bid").select_option("Burly")
+    _tap(b, "Join, bidding it")
+    _see(s.a, "Marcus faces 2 defenders (C16)")
+    _answer(s.d, bid="Tough")
+    _see(b, "Defending together (C16): Sophia (throws), Brute bids Burly")
+    _throw(s, "rock", "scissors")  # Marcus wins
+    _tap(s.d, "Take the result")
+    _see(b, "Marcus wins")
+    assert s.t.now(s.t.d)["traits"]["physical"]["Tough"] == 1
+    assert s.t.now(brute)["traits"]["physical"].get("Burly", 0) == 0  # every defender's bid
+    width = b.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"Brute's phone is {width}px wide"

@@ -150,6 +150,44 @@ def test_it_counts_blood_traits_in_the_total() -> None:
     assert duel.throw_both("rock", "rock").declare(7, 6).leader is Side.ATTACKER
 
 
+@pytest.mark.rules("C5")
+def test_it_takes_blood_traits_before_the_test_within_the_limits() -> None:
+    duel = Challenge.start(
+        ruleset="met_classic",
+        category="physical",
+        attacker=Contender.make(traits=5, bid="Quick", blood_per_turn=2),
+        defender=Contender.make(traits=6, bid="Tough"),
+    )
+    more = duel.spend_blood("attacker", 1).spend_blood("attacker", 1)
+    assert more.total(Side.ATTACKER) == 7
+    with pytest.raises(RuleError, match="spend 2 blood a turn") as refused:
+        more.spend_blood("attacker", 1)
+    assert refused.value.rule == "C5"
+    with pytest.raises(RuleError, match="before the test"):
+        duel.throw_both("rock", "rock").spend_blood("defender", 1)
+    assert Challenge.from_dict(more.to_dict()) == more
+
+
+@pytest.mark.rules("C5")
+def test_it_counts_blood_traits_kept_from_earlier_in_the_conflict() -> None:
+    kept = Challenge.start(
+        ruleset="met_classic",
+        category="physical",
+        attacker=Contender.make(traits=5, bid="Quick", blood_per_turn=1, blood_kept=2),
+        defender=Contender.make(traits=6, bid="Tough"),
+    )
+    assert kept.total(Side.ATTACKER) == 7
+    more = kept.spend_blood("attacker", 1)  # a new spend: the generation's limit is 1
+    assert more.total(Side.ATTACKER) == 8
+    with pytest.raises(RuleError, match="At most 3 blood traits"):
+        Challenge.start(
+            ruleset="met_classic",
+            category="physical",
+            attacker=Contender.make(traits=5, bid="Quick", blood=1, blood_kept=3),
+            defender=Contender.make(traits=6, bid="Tough"),
+        )
+
+
 @pytest.mark.rules("C16", "C5")
 def test_it_does_not_count_the_mob_penalty_as_the_defenders_wrong_guesses() -> None:
     mobbed = Challenge.start(

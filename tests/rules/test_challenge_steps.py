@@ -218,6 +218,29 @@ def test_it_drops_a_member_who_cannot_match_the_negatives_named() -> None:
     alone = weak.drop_out("Weak")
     assert alone.mob == () and alone.total(Side.DEFENDER) == 6
     assert Challenge.from_dict(stepped_in.to_dict()) == stepped_in
+    assert not stepped_in.can_step_in()  # Rex took the place Weak left
+
+
+@pytest.mark.rules("C16")
+def test_it_lets_someone_step_in_later_for_a_member_who_dropped_out() -> None:
+    weak = Challenge.start(
+        ruleset="met_classic",
+        category="physical",
+        attacker=Contender.make(name="Ana", traits=5, bid="Quick"),
+        defender=Contender.make(name="Cody", traits=6, bid="Tough"),
+        mob=[("Weak", Contender.make(traits=1, bid="Brawny", negatives=["Clumsy"]))],
+    ).name_negative("defender", "Clumsy")
+    _refused("C16", weak.step_in, "Rex", Contender.make(traits=3, bid="Wiry"))  # no place
+    alone = weak.drop_out("Weak")
+    assert alone.can_step_in()
+    _refused("C16", alone.step_in, "Rex", Contender.make(traits={"Wiry": 3}, bid="Nimble"))
+    _refused("C16", alone.step_in, "Ana", Contender.make(traits=3, bid="Quick"))  # in already
+    rex = alone.step_in("Rex", Contender.make(traits={"Wiry": 1}, bid="Wiry", negatives=["Clumsy"]))
+    assert [name for name, _m in rex.mob] == ["Rex"] and rex.total(Side.DEFENDER) == 6 - 1
+    assert rex.must_drop_out() == ["Rex"]  # the negatives named count against it too
+    assert not rex.can_step_in()
+    _refused("C16", alone.throw_both("rock", "rock").step_in, "Rex", Contender.make(traits=3))
+    assert Challenge.from_dict(rex.to_dict()) == rex
 
 
 @pytest.mark.rules("C16", "C5")

@@ -229,6 +229,7 @@ def test_every_endpoint_walked_with_every_role(classic, other_player):
         ("post", reverse("challenge_st", args=[t.scene.pk, ch.pk])),
         ("get", reverse("challenge_odds", args=[t.scene.pk, ch.pk]) + "?side=defender"),
         ("get", reverse("challenge_region", args=[t.scene.pk])),
+        ("post", reverse("challenge_mob", args=[t.scene.pk, ch.pk])),
     ]
     from django.test import Client
 
@@ -238,6 +239,12 @@ def test_every_endpoint_walked_with_every_role(classic, other_player):
     a = client_for(t.a_user)
     answer = {"action": "answer", "side": "defender", "answer": "bid", "bid": "Tough"}
     assert a.post(urls[1][1], answer).status_code == 409  # the other side of her own
+    for other_side in (
+        {"action": "blood", "side": "defender", "amount": 1},  # C5 for the other side
+        {"action": "choose", "side": "defender", "trait": "Tough"},  # W8 for the other side
+    ):
+        assert a.post(urls[1][1], other_side).status_code == 409
+    assert a.post(urls[5][1], {"member": t.d.pk, "drop_out": "on"}).status_code == 409
     assert a.post(urls[2][1], {"action": "void", "text": "x"}).status_code == 404  # no ST call
     assert a.get(urls[3][1]).status_code == 404  # not her side's odds
     start_for_other = {"attacker": t.d.pk, "defender": t.a.pk, "bid": "physical:Tough"}
