@@ -448,6 +448,9 @@ def board_cards(scene: Scene) -> dict[str, Any]:
         if scene.is_open and scene.ruleset != "wod_dice"
         else [],
         "pcs": pcs,
+        # The storyteller's test form: its key (and kept form's id) changes when any challenge
+        # of the scene starts, never with the scene's seq.
+        "test_key": f"start-{scene.pk}-test-{max(last.values(), default=0)}",
         "modes": services.MODES,
     }
 

@@ -439,7 +439,8 @@
   else start();
 })();
 
-// Half-filled forms survive a push. A form marked data-keep carries an id made of the state it
+// Half-filled forms survive a push (and a folded <details data-keep> keeps its state). A form
+// marked data-keep carries an id made of the state it
 // was drawn for (a round's state token, say). When a swap brings a form of the same id, the new
 // form gets what was picked or typed in the old one, so a push that leaves that state as it is
 // (the clock, a pause, someone joining) never wipes a player's half-made choice; a new state
@@ -454,30 +455,44 @@
     );
   }
 
+  function valueOf(el) {
+    if (el.type === "checkbox" || el.type === "radio") return el.checked;
+    if (el.type === "select-multiple") return [...el.selectedOptions].map((o) => o.value);
+    return el.value;
+  }
+
   function snapshot() {
     const saved = new Map();
     document.querySelectorAll("form[data-keep][id]").forEach((form) => {
       saved.set(form.id, {
         node: form,
-        fields: fieldsOf(form).map((el) => [
-          el.name,
-          el.type === "checkbox" || el.type === "radio" ? el.checked : el.value,
-        ]),
+        fields: fieldsOf(form).map((el) => [el.name, valueOf(el)]),
       });
+    });
+    // A <details data-keep id> (a form folded away) stays open or shut as the person left it.
+    document.querySelectorAll("details[data-keep][id]").forEach((box) => {
+      saved.set(box.id, { node: box, open: box.open });
     });
     return saved;
   }
 
   function restore(saved) {
     saved.forEach((old, id) => {
-      const form = document.getElementById(id);
-      if (!form || form === old.node || form.tagName !== "FORM") return;
-      const fields = fieldsOf(form);
+      const now = document.getElementById(id);
+      if (!now || now === old.node) return;
+      if (now.tagName === "DETAILS" && "open" in old) {
+        now.open = old.open;
+        return;
+      }
+      if (now.tagName !== "FORM" || !old.fields) return;
+      const fields = fieldsOf(now);
       old.fields.forEach(([name, value], i) => {
         const el = fields[i];
         if (!el || el.name !== name) return;
         if (typeof value === "boolean") el.checked = value;
-        else el.value = value;
+        else if (Array.isArray(value)) {
+          [...el.options].forEach((o) => (o.selected = value.includes(o.value)));
+        } else el.value = value;
       });
     });
   }

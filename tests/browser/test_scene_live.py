@@ -179,6 +179,12 @@ def test_it_pushes_a_cost_to_one_phone_without_reload(live_url: str, browser) ->
         whom = table.phones["marcus"].locator("#challenge-prompts select[name=defender] option")
         expect(whom).to_have_count(3)
         assert sorted(whom.all_text_contents()) == ["Janet", "Sophia", "the storyteller (tests)"]
+        # The storyteller half-fills a test; the NPCs added meanwhile re-push the challenge
+        # board (it lists who is here), which keeps the form open and what was picked.
+        test = tablet.locator("#challenge-board details", has_text="Test a player's character")
+        test.locator("summary").click()
+        test.get_by_label("Kind").select_option("simple")
+        test.get_by_label("Effect").fill("spots the knife")
         tablet.get_by_text("Add an NPC").click()
         for name, hidden in (("Lurker", True), ("Bouncer", False)):
             tablet.locator("#npc-name").fill(name)
@@ -186,6 +192,9 @@ def test_it_pushes_a_cost_to_one_phone_without_reload(live_url: str, browser) ->
                 tablet.get_by_label("hidden from the players").check()
             tablet.get_by_role("button", name="Add quick NPC").click()
             expect(tablet.locator("#scene-board .people")).to_contain_text(name)
+        expect(tablet.locator("#challenge-board")).to_contain_text("Bouncer: challenge")
+        expect(test.get_by_label("Kind")).to_have_value("simple")
+        expect(test.get_by_label("Effect")).to_have_value("spots the knife")
         expect(whom).to_have_count(4)
         assert "Bouncer" in whom.all_text_contents() and "Lurker" not in whom.all_text_contents()
 

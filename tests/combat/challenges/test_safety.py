@@ -97,6 +97,7 @@ def normalise(t: Table, html: str) -> str:
     )
     html = re.sub(r"(challenge|participant|sheet|odds)-\d+", r"\1-N", html)
     html = re.sub(r"chase-start-[\w-]+", "chase-start-N", html)  # the chase form's stable id
+    html = re.sub(r'id="cc-(start|test)(-box)?-[\w-]+"', r'id="cc-\1\2-N"', html)  # kept forms
     html = re.sub(r"\d\d:\d\d:\d\d", "TIME", html)
     return html
 
