@@ -439,13 +439,14 @@
   else start();
 })();
 
-// Half-filled forms survive a push (and a folded <details data-keep> keeps its state). A form
-// marked data-keep carries an id made of the state it
-// was drawn for (a round's state token, say). When a swap brings a form of the same id, the new
-// form gets what was picked or typed in the old one, so a push that leaves that state as it is
-// (the clock, a pause, someone joining) never wipes a player's half-made choice; a new state
-// brings a new id, and a fresh form. Values are copied, not elements moved: htmx's hx-preserve
-// can lose the element when a reply and a push of the same state cross.
+// Half-filled forms survive a push (and a folded <details> keeps its state). A form is known
+// by the state it was drawn for: its id when marked data-keep (a round's state token in it, say),
+// else its idempotency key (the hidden "key" input, made of the challenge, its step, the side and
+// the move). When a swap brings a form known the same way, the new form gets what was picked or
+// typed in the old one, so a push that leaves that state as it is (the clock, a pause, someone
+// joining, the other side's move) never wipes a player's half-made choice nor folds away what
+// they opened; a new state brings a new key, and a fresh form. Values are copied, not elements
+// moved: htmx's hx-preserve can lose the element when a reply and a push of the same state cross.
 (function () {
   "use strict";
 
@@ -461,24 +462,55 @@
     return el.value;
   }
 
+  function idempotencyKey(form) {
+    const key = form.querySelector("input[type=hidden][name=key]");
+    return key && key.value ? key.value : "";
+  }
+
+  // "#id" for a marked element, "k:<key>" for a form by its key, "" when it cannot be known.
+  function nameOf(el) {
+    if (el.hasAttribute("data-keep") && el.id) return "#" + el.id;
+    if (el.tagName === "FORM") {
+      const key = idempotencyKey(el);
+      return key ? "k:" + key : "";
+    }
+    const inner = el.querySelector("form");
+    const key = inner ? nameOf(inner) : "";
+    return key ? "in:" + key : "";
+  }
+
+  function find(name) {
+    if (name.startsWith("#")) return document.getElementById(name.slice(1));
+    if (name.startsWith("in:")) {
+      const form = find(name.slice(3));
+      return form ? form.closest("details") : null;
+    }
+    const value = name.slice(2);
+    for (const input of document.querySelectorAll("input[type=hidden][name=key]")) {
+      if (input.value === value && input.form) return input.form;
+    }
+    return null;
+  }
+
   function snapshot() {
     const saved = new Map();
-    document.querySelectorAll("form[data-keep][id]").forEach((form) => {
-      saved.set(form.id, {
-        node: form,
-        fields: fieldsOf(form).map((el) => [el.name, valueOf(el)]),
-      });
+    document.querySelectorAll("form").forEach((form) => {
+      const name = nameOf(form);
+      const fields = fieldsOf(form);
+      if (!name || !fields.length || saved.has(name)) return;
+      saved.set(name, { node: form, fields: fields.map((el) => [el.name, valueOf(el)]) });
     });
-    // A <details data-keep id> (a form folded away) stays open or shut as the person left it.
-    document.querySelectorAll("details[data-keep][id]").forEach((box) => {
-      saved.set(box.id, { node: box, open: box.open });
+    // A <details> (a form folded away) stays open or shut as the person left it.
+    document.querySelectorAll("details").forEach((box) => {
+      const name = nameOf(box);
+      if (name && !saved.has(name)) saved.set(name, { node: box, open: box.open });
     });
     return saved;
   }
 
   function restore(saved) {
-    saved.forEach((old, id) => {
-      const now = document.getElementById(id);
+    saved.forEach((old, name) => {
+      const now = find(name);
       if (!now || now === old.node) return;
       if (now.tagName === "DETAILS" && "open" in old) {
         now.open = old.open;
@@ -497,15 +529,28 @@
     });
   }
 
+  // The form whose post the server just took: its reply draws it afresh (a sent "why" is not
+  // typed again), even when the state, and so its key, stayed the same.
+  let sent = "";
   let saved = null;
   function before() {
     saved = snapshot();
+    if (sent) saved.delete(sent);
   }
   function after() {
     if (saved) restore(saved);
   }
-  document.addEventListener("htmx:beforeSwap", before);
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    const detail = event.detail;
+    const elt = (detail.requestConfig && detail.requestConfig.elt) || detail.elt;
+    const form = elt && elt.closest ? elt.closest("form") : null;
+    sent = form && detail.xhr && detail.xhr.status < 400 ? nameOf(form) : "";
+    before();
+  });
   document.addEventListener("htmx:oobBeforeSwap", before);
-  document.addEventListener("htmx:afterSwap", after);
+  document.addEventListener("htmx:afterSwap", () => {
+    after();
+    sent = "";
+  });
   document.addEventListener("htmx:oobAfterSwap", after);
 })();

@@ -433,3 +433,29 @@ def test_classic_several_defenders_against_one_from_the_start_form(browser, live
     assert s.t.now(brute)["traits"]["physical"].get("Burly", 0) == 0  # every defender's bid
     width = b.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"Brute's phone is {width}px wide"
+
+
+def test_a_push_keeps_a_half_typed_move_open_and_a_sent_one_is_drawn_afresh(browser, live_url):
+    """A push that leaves the challenge where it is (the clock) keeps what a player has opened
+    and typed on the card (the form is known by its idempotency key); the reply to a post the
+    server took draws that form afresh."""
+    from playwright.sync_api import expect
+
+    from combat import services as scenes
+
+    s = _screens(browser, live_url, "met_werewolf")
+    _start(s.a, defender="Cody", bid="social:Charismatic", effect="Cody backs down")
+    _answer(s.d, bid="Impressive")
+    _see(s.a, "to throw")
+    s.a.locator("summary", has_text="Name a negative trait").click()
+    s.a.get_by_label("Negative trait").fill("Arrog")
+    _off_loop(scenes.scene_advance_clock, scene=s.t.scene, by=s.t.st, seconds=60)
+    expect(s.a.locator("#scene-public")).to_contain_text("Game clock 1m 00s")
+    expect(s.a.get_by_label("Negative trait")).to_be_visible()
+    expect(s.a.get_by_label("Negative trait")).to_have_value("Arrog")
+
+    why = s.a.get_by_label("Why you call the storyteller")
+    why.fill("He cheated")
+    _tap(s.a, "Call the storyteller")
+    _see(s.st, "He cheated", "#challenge-board")
+    expect(s.a.get_by_label("Why you call the storyteller")).to_have_value("")

@@ -208,7 +208,7 @@ def test_a_foot_chase_from_an_escape_through_maneuvers_and_an_obstacle_ends_in_a
         expect(jane.locator("#chase-prompts .chase-role")).to_contain_text("you flee as the Prey")
         expect(frank.locator("#chase-prompts .chase-role")).to_contain_text("as a Predator")
 
-        # A push while the storyteller types keeps what is typed (hx-preserve, stable id).
+        # A push while the storyteller types keeps what is typed (data-keep, stable id).
         dice = tablet.locator("#chase .roll-row", has_text="Jane").locator("input[name^=dice-]")
         dice.fill("9 9 8 8 7")
         scene = Scene.objects.select_related("storyteller").get(pk=table.scene_pk)

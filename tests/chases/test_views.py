@@ -49,7 +49,7 @@ def test_the_storyteller_starts_a_chase_from_the_tablet(scene, storyteller, jane
     chase = Chase.objects.get()
     assert chase.phase == Phase.ROLL
     assert 'id="scene-board"' in body and "Roll round 1" in body
-    assert f'id="chase-{chase.pk}-s{chase.step}-roll" hx-preserve' in body
+    assert f'id="chase-{chase.pk}-s{chase.step}-roll" data-keep' in body
 
 
 def test_a_bad_start_says_why_and_starts_nothing(scene, storyteller, janet, hound):
@@ -264,7 +264,7 @@ def test_the_chase_renders_in_the_same_queries_for_few_or_many_steps(
 def test_the_storytellers_forms_keep_their_id_until_the_chase_moves(
     scene, storyteller, janet, hound
 ):
-    """hx-preserve keeps a half-typed form across pushes of the same chase step (the clock,
+    """data-keep keeps a half-typed form across pushes of the same chase step (the clock,
     a join) and a new step draws a fresh one."""
     from combat import services as scenes
 
@@ -274,7 +274,7 @@ def test_the_storytellers_forms_keep_their_id_until_the_chase_moves(
 
     def roll_form_id() -> str:
         board = fragments.storyteller_state(fresh(scene))
-        return re.search(r'<form id="([^"]+-roll)" hx-preserve', board).group(1)
+        return re.search(r'<form id="([^"]+-roll)" data-keep', board).group(1)
 
     before = roll_form_id()
     scenes.scene_advance_clock(scene=fresh(scene), by=storyteller, seconds=60)
