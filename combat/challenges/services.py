@@ -299,11 +299,15 @@ def challenge_start(
     mob_side: str = "attacker",
     expected_seq: int | None = None,
     key: str | None = None,
+    in_round: bool = False,
 ) -> Challenge:
     """C1: a player (for their own character) or the storyteller (for an NPC, or a test of a
     player's character from the tablet) starts a challenge. A contested challenge waits for
     the defender's answer; a test against the storyteller (C11, C13, W13, W14) starts at once
-    unless the storyteller started it and the player still has to bid."""
+    unless the storyteller started it and the player still has to bid.
+
+    ``in_round``: a met_bns round's action opens it (B6); the round's service has checked
+    that ``by`` may act for the attacker (the storyteller may act for any character there)."""
     as_st = is_storyteller_of_scene(by, scene)
     if mode not in MODES:
         raise ChallengeError(f"Unknown kind of challenge: {mode}.")
@@ -312,7 +316,12 @@ def challenge_start(
         raise ChallengeError(NOT_YOURS)
     if not is_player_side and not as_st:
         raise ChallengeError(NOT_YOURS)
-    if is_player_side and attacker.character.player_id != by.pk and mode == "contested":
+    if (
+        is_player_side
+        and attacker.character.player_id != by.pk
+        and mode == "contested"
+        and not in_round
+    ):
         raise ChallengeError("A player starts their own character's contested challenges.")
     if mode == "contested" or race:
         if defender is None and not race:

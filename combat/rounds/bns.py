@@ -228,12 +228,14 @@ def bns_act(
     simple: str | None = None,
     target: Participant | None = None,
     against_physical: bool = False,
+    pool: dict | None = None,
     at: str | None = None,
     key: str | None = None,
 ) -> Combat:
     """B6, B7, B10: the character whose initiative it is takes its standard and/or simple
-    action (the starter's first action is the surprise action, B7). A challenge is resolved
-    as a met_bns challenge (:func:`resolve_attack`)."""
+    action (the starter's first action is the surprise action, B7). An attack, a challenge or
+    a power on a target opens a met_bns challenge on both sides' screens
+    (:func:`resolve_attack`), with the test pool ``pool`` names (attribute, skill, weapon)."""
     with transaction.atomic():
         scene, combat = _lock(combat)
         _member(combat, participant)
@@ -276,7 +278,9 @@ def bns_act(
         text = f"{participant.name}: {used}"
         if target is not None:
             text += f" on {target.name}"
-            text += resolve_attack(combat, by, participant, target, std or smp)
+            text += resolve_attack(
+                scene, combat, by, participant, target, _challenging(std, smp), pool or {}
+            )
         public = _visible(participant) and (target is None or _visible(target))
         concerns = [participant] + ([target] if target else [])
         _record(
@@ -285,17 +289,60 @@ def bns_act(
     return combat
 
 
+CHALLENGES = {
+    bns.Action.ATTACK: "physical",
+    bns.Action.PHYSICAL_CHALLENGE: "physical",
+    bns.Action.MENTAL_CHALLENGE: "mental",
+    bns.Action.SOCIAL_CHALLENGE: "social",
+    bns.Action.PHYSICAL_POWER: "physical",
+    bns.Action.MENTAL_POWER: "mental",
+    bns.Action.SOCIAL_POWER: "social",
+}
+
+
+def _challenging(*actions: bns.Action | None) -> bns.Action | None:
+    """The action of a turn that is tested against its target (an attack first)."""
+    found = [a for a in actions if a in CHALLENGES]
+    return min(found, key=lambda a: a is not bns.Action.ATTACK) if found else None
+
+
 def resolve_attack(
+    scene: Scene,
     combat: Combat,
     by: AbstractBaseUser,
     attacker: Participant,
     target: Participant,
     action: bns.Action | None,
+    pool: dict,
 ) -> str:
-    """The one place a met_bns challenge is resolved for a round (B1-B3). Until the challenges
-    of issue 10 are on main the storyteller runs it at the table; swap this function for the
-    challenge service then. Returns the text the log line carries."""
-    return " — the challenge is played out (B1-B3)"
+    """B1-B3: an attack, a challenge or a power used on a target opens a met_bns challenge
+    between the two, in this transaction: the target's phone (the storyteller's board for an
+    NPC) answers with its own test pool and both sides throw, retest and take the result as any
+    challenge (combat/challenges/), damage by B3 for an attack. Returns the log line's tail."""
+    from combat.challenges.services import ChallengeError, challenge_start
+
+    category = CHALLENGES.get(action) if action is not None else None
+    if category is None:
+        return ""
+    label = ACTION_LABELS[action.value]
+    try:
+        challenge = challenge_start(
+            scene=scene,
+            by=by,
+            attacker=attacker,
+            defender=target,
+            category=category,
+            attack=action is bns.Action.ATTACK,
+            attribute=pool.get("attribute") or "",
+            skill=pool.get("skill") or "",
+            weapon=pool.get("weapon"),
+            what=label.casefold(),
+            effect=f"{label} in round {combat.round_number}",
+            in_round=True,
+        )
+    except ChallengeError as error:
+        raise RoundError(str(error)) from None
+    return f" — challenge #{challenge.pk} opened (B1-B3)"
 
 
 def bns_delay(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:

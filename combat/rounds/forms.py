@@ -111,6 +111,10 @@ class BnsActForm(_Base):
     simple = forms.CharField(max_length=40, required=False)
     target = forms.IntegerField(min_value=1, required=False)
     against_physical = forms.BooleanField(required=False)
+    # B1: the test pool of a challenge the action opens (blank: the action's own attribute).
+    attribute = forms.CharField(max_length=40, required=False)
+    skill = forms.CharField(max_length=80, required=False)
+    weapon = forms.IntegerField(min_value=1, required=False)
 
 
 class MediateForm(forms.Form):

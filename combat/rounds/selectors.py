@@ -449,9 +449,11 @@ def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> di
     call = combat.work.get("escape_call")
     if call and call["who"] not in visible:
         call = None
+    acting = state.surprise_by or current
     return {
         "kind": "met_bns",
         "combat": combat,
+        "pool": test_pool(members[int(acting)]) if acting and not public else None,
         "bns": state,
         "phase": state.phase.value,
         "turn": state.turn,
@@ -471,6 +473,18 @@ def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> di
         "token": services.state_token(combat),
         "paused": combat.paused,
         "actions": list(bns.ACTION_LABELS.items()),
+    }
+
+
+def test_pool(participant: Participant) -> dict[str, Any]:
+    """B1: what a challenge an action opens may be tested with, from the sheet."""
+    from combat.challenges import sheets
+
+    sheet = sheets.load(participant)
+    return {
+        "attributes": sorted(sheet.attributes()),
+        "abilities": sorted(sheet.abilities().items()),
+        "weapons": sheet.weapons(),
     }
 
 
@@ -515,6 +529,8 @@ def bns_prompts(combat: Combat, members: dict[int, Participant], own: list[Parti
                 for w in state.fighters
                 if w.name != who and not w.out and not members[int(w.name)].hidden
             ]
+            if item["act_now"]:
+                item["pool"] = test_pool(p)
         mine.append(item)
     return {
         "kind": "met_bns",

@@ -250,6 +250,26 @@ def _bns_scene() -> int:
     return scene.pk
 
 
+def _play_out(attacker, defender, name: str, health: str) -> None:
+    """The challenge an attack opened, on the two phones: the defender answers with Physical,
+    rock beats scissors, the defender takes the result and the damage (B3)."""
+    from playwright.sync_api import expect
+
+    card = defender.locator("#challenge-prompts")
+    expect(card).to_contain_text("Nothing to bid", timeout=PUSH)
+    card.locator("form.cc-answer").get_by_label("Attribute").select_option("Physical")
+    card.locator("form.cc-answer").get_by_role("button", name="Bid").click()
+    mine = attacker.locator("#challenge-prompts")
+    expect(mine).to_contain_text("to throw", timeout=PUSH)
+    mine.get_by_role("button", name="Rock", exact=True).click()
+    expect(card).to_contain_text("locked in", timeout=PUSH)
+    card.get_by_role("button", name="Scissors", exact=True).click()
+    expect(card.get_by_role("button", name="Take the result")).to_be_visible(timeout=PUSH)
+    card.get_by_role("button", name="Take the result").click()
+    expect(card).to_contain_text(f"{name} takes 1 damage (B3)", timeout=PUSH)
+    expect(defender.locator("#scene-private")).to_contain_text(f"Health {health}", timeout=PUSH)
+
+
 def test_a_met_bns_turn_with_a_celerity_round_and_a_fair_escape(live_url: str, browser) -> None:
     from playwright.sync_api import expect
 
@@ -271,8 +291,13 @@ def test_a_met_bns_turn_with_a_celerity_round_and_a_fair_escape(live_url: str, b
         expect(bo.locator("#round-prompts")).to_contain_text("You're next: Bo")
         ana.locator("#round-prompts").get_by_label("Standard action").select_option("attack")
         ana.locator("#round-prompts select[name=target]").select_option(label="Cy")
+        ana.locator("#round-prompts").get_by_label("Attribute").select_option("Physical")
         ana.get_by_role("button", name="Act", exact=True).click()
         expect(cy.locator("#scene-public")).to_contain_text("Attack", timeout=PUSH)
+
+        # B1-B3: the attack is a met_bns challenge on both phones: Cy answers with her pool,
+        # both throw, Ana wins and Cy's health track takes the damage.
+        _play_out(ana, cy, "Cy", "1 / 4")
 
         # B9: Bo tries a fair escape; Cy, yet to act, intends to attack; on hold.
         expect(bo.locator("#round-prompts")).to_contain_text("Act now: Bo", timeout=PUSH)
@@ -295,6 +320,7 @@ def test_a_met_bns_turn_with_a_celerity_round_and_a_fair_escape(live_url: str, b
         ana.locator("#round-prompts select[name=target]").select_option(label="Cy")
         ana.get_by_role("button", name="Act", exact=True).click()
         expect(tablet.locator("#combat .order")).to_contain_text("Ana 8 · Attack", timeout=PUSH)
+        _play_out(ana, cy, "Cy", "2 / 4")
         expect(tablet.locator("#scene-log li", has_text="Ana: Attack on Cy")).to_have_count(2)
         tablet.get_by_role("button", name="End the round").click()
         expect(cy.locator("#scene-public")).to_contain_text("Turn 2", timeout=PUSH)

@@ -19,6 +19,16 @@ def _name(p, who):
     return next(n for n, x in p.items() if str(x.pk) == who)
 
 
+def _relent(scene, attacker):
+    """The target of the attack's challenge relents (C2): the next attack may open."""
+    from combat.challenges.services import challenge_answer
+    from combat.models import Challenge
+
+    ch = Challenge.objects.get(attacker=attacker, status__in=["answer", "live"])
+    player = ch.defender.character.player
+    challenge_answer(scene=scene, challenge=ch, by=player, side="defender", answer="relent")
+
+
 def test_a_turn_with_a_surprise_action_an_everyman_and_a_celerity_round(docks):
     st, users, p, scene = docks
     with pytest.raises(RoundError, match="Only the storyteller"):
@@ -39,6 +49,7 @@ def test_a_turn_with_a_surprise_action_an_everyman_and_a_celerity_round(docks):
     bns.bns_act(
         combat=combat, by=users["Bo"], participant=p["Bo"], standard="attack", target=p["Cy"]
     )
+    _relent(scene, p["Bo"])
     # B4: Ana 8, then Bo 7 and Cy 6 (ties by Mental, Physical, Social).
     state = _state(combat)
     assert [_name(p, w) for w in state.order] == ["Ana", "Bo", "Cy"]
@@ -52,6 +63,7 @@ def test_a_turn_with_a_surprise_action_an_everyman_and_a_celerity_round(docks):
         simple="move",
         target=p["Cy"],
     )
+    _relent(scene, p["Ana"])
     bns.bns_act(
         combat=combat, by=users["Bo"], participant=p["Bo"], simple="draw"
     )  # standard used by B7
@@ -130,3 +142,55 @@ def test_prone_and_delay(docks):
         combat=combat, by=users["Bo"], participant=p["Bo"], standard="attack", target=p["Ana"]
     )
     assert _state(combat).fighter(str(p["Ana"].pk)).prone
+
+
+def test_an_attack_on_its_initiative_opens_a_bns_challenge_for_both_phones(docks):
+    """B1-B3 through B6: the attack opens a met_bns challenge (attack, physical) tested with
+    the pool the attacker named, for the target to answer as any challenge; an attack while
+    the attacker's last challenge is still open is refused and changes nothing; the storyteller
+    may act for a player's character in the round, and so opens its challenge."""
+    from characters.models import Ability
+    from combat.models import Challenge, SceneLogEntry
+
+    st, users, p, scene = docks
+    Ability.objects.create(character=p["Ana"].character, name="Brawl", rating=3)
+    combat = bns.bns_start(scene=scene, by=st, participants=list(p.values()), rng=random.Random(1))
+    bns.bns_mediate(combat=combat, by=st, agreed=False)
+    bns.bns_celerity(combat=combat, by=users["Ana"], participant=p["Ana"], rounds=1)
+    bns.bns_assess(combat=combat, by=st, participants=list(p.values()), started_by=None)
+    bns.bns_act(
+        combat=combat,
+        by=users["Ana"],
+        participant=p["Ana"],
+        standard="attack",
+        target=p["Cy"],
+        pool={"attribute": "Physical", "skill": "Brawl", "weapon": None},
+    )
+    ch = Challenge.objects.get(attacker=p["Ana"])
+    assert (ch.defender_id, ch.category, ch.status) == (p["Cy"].pk, "physical", "answer")
+    assert ch.options["attack"] is True
+    assert ch.options["attacker"]["attribute"] == "Physical"
+    assert ch.options["attacker"]["skill"] == "Brawl"
+    assert SceneLogEntry.objects.filter(
+        scene=scene, text__contains=f"Ana: Attack on Cy — challenge #{ch.pk} opened"
+    ).exists()
+    bns.bns_act(combat=combat, by=users["Bo"], participant=p["Bo"], simple="move")
+    bns.bns_finish(combat=combat, by=users["Bo"], participant=p["Bo"])
+    bns.bns_finish(combat=combat, by=users["Cy"], participant=p["Cy"])
+    bns.bns_end_round(combat=combat, by=st)
+    assert _state(combat).round_label == "celerity 1"
+
+    before = (Scene.objects.get(pk=scene.pk).seq, Combat.objects.get(pk=combat.pk).state)
+    with pytest.raises(RoundError, match="already in an open challenge"):
+        bns.bns_act(combat=combat, by=st, participant=p["Ana"], standard="attack", target=p["Bo"])
+    assert (Scene.objects.get(pk=scene.pk).seq, Combat.objects.get(pk=combat.pk).state) == before
+    assert Challenge.objects.filter(attacker=p["Ana"]).count() == 1
+
+    _relent(scene, p["Ana"])
+    bns.bns_act(combat=combat, by=st, participant=p["Ana"], standard="attack", target=p["Bo"])
+    second = Challenge.objects.filter(attacker=p["Ana"]).latest("pk")
+    assert (second.defender_id, second.created_by_id, second.status) == (
+        p["Bo"].pk,
+        st.pk,
+        "answer",
+    )

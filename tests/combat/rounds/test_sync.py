@@ -182,6 +182,17 @@ def test_tied_characters_declare_privately_to_the_storyteller(
     assert "Attack on Frank" in fragments.players_state(_fresh_scene(cast))  # resolved: heard
 
 
+def _relent(scene, defender) -> None:
+    """The target of the open challenge relents (C2), so its attacker may attack again."""
+    from combat.challenges.services import challenge_answer
+    from combat.models import Challenge
+
+    ch = Challenge.objects.get(defender=defender, status="answer")
+    challenge_answer(
+        scene=scene, challenge=ch, by=defender.character.player, side="defender", answer="relent"
+    )
+
+
 def _bns_run(docks):
     from combat.rounds import bns
 
@@ -222,7 +233,7 @@ def _bns_run(docks):
         "cy",
         lambda: bns.bns_act(combat=combat(), by=users["Cy"], participant=p["Cy"], simple="move"),
     )
-    yield "end round", lambda: bns.bns_end_round(combat=combat(), by=st)
+    yield "end round", lambda: (_relent(scene, p["Cy"]), bns.bns_end_round(combat=combat(), by=st))
     yield (
         "celerity round",
         lambda: bns.bns_act(
