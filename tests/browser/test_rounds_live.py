@@ -199,6 +199,9 @@ def test_a_wod_dice_round_with_haste_block_grapple_and_soaked_damage(
             damage_dice="7 7 7 7 7 2 2",
             soak_dice="1 3",
         )
+        expect(tablet.locator("#scene-log")).to_contain_text(
+            "Thug hits Jane (3 net), 5 bashing", timeout=PUSH
+        )
         expect(jane.locator(".health .count")).to_have_text("5 / 7", timeout=PUSH)
         expect(tablet.locator("form.resolve-form[data-who='Frank']")).to_contain_text(
             "Resolve Frank: Attack on Thug (split in 2)", timeout=PUSH
