@@ -263,6 +263,19 @@ def _weapon(participant: Participant, weapon_id: int | None) -> Equipment | None
     return weapon
 
 
+def _check_pool(participant: Participant, attribute: str, skill: str) -> None:
+    """B1: a met_bns test pool names an attribute and a skill the sheet has (or Willpower);
+    a name it does not have would silently count 0, so it is refused."""
+    if not attribute and not skill:
+        return
+    sheet = sheets.load(participant)
+    if attribute and attribute.casefold() not in {a.casefold() for a in sheet.attributes()}:
+        raise ChallengeError(f"{participant.name} has no attribute {attribute} on the sheet", "B1")
+    known = {a.casefold() for a in sheet.abilities()} | {"willpower"}
+    if skill and skill.casefold() not in known:
+        raise ChallengeError(f"{participant.name} has no skill {skill} on the sheet", "B1")
+
+
 def _side_options(data: dict[str, Any]) -> dict[str, Any]:
     keep = ("bid", "ability", "weapon", "attribute", "skill", "bonus", "prone", "effect")
     return {k: data.get(k) for k in keep if data.get(k) not in (None, "")}
@@ -360,6 +373,8 @@ def challenge_start(
         for p in (attacker, defender):
             if p is not None and (p.scene_id != scene.pk or p.removed_at is not None):
                 raise ChallengeError(NOT_IN_SCENE)
+        if ruleset == "met_bns":
+            _check_pool(attacker, attribute, skill)
         busy = Challenge.objects.filter(
             scene=scene, status__in=[ChallengeStatus.ANSWER, ChallengeStatus.LIVE]
         ).filter(attacker=attacker)
@@ -711,6 +726,8 @@ def challenge_answer(
             return ch
         if answer != "bid":
             raise ChallengeError("Answer with a bid, relent, or nothing to bid.")
+        if scene.ruleset == "met_bns":
+            _check_pool(ch.defender if side == "defender" else ch.attacker, attribute, skill)
         side_opts = _side_options(
             {
                 "bid": bid,

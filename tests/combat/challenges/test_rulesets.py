@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from characters.models import LedgerEntry
@@ -41,6 +43,34 @@ def test_bns_attack_pool_willpower_retest_and_damage_on_the_track(bns):
     assert t.now(t.d)["damage"] == 1  # B3: 1 base, no Potence, no Fortitude on Melvin
     assert "takes 1 damage (B3)" in ch.outcome
     assert t.now(t.a)["traits"] == {} and not LedgerEntry.objects.filter(kind="trait_lost")
+
+
+@pytest.mark.parametrize(
+    "attacker, answer, refused",
+    [
+        ({"attribute": "Dexterity"}, {}, "has no attribute Dexterity on the sheet (B1)"),
+        ({"skill": "Basket weaving"}, {}, "has no skill Basket weaving on the sheet (B1)"),
+        ({}, {"attribute": "Charm"}, "has no attribute Charm on the sheet (B1)"),
+        ({}, {"skill": "Juggling"}, "has no skill Juggling on the sheet (B1)"),
+    ],
+)
+def test_bns_a_pool_named_from_outside_the_sheet_is_refused_and_changes_nothing(
+    bns, attacker, answer, refused
+):
+    """B1: an attribute or skill the sheet lacks would count 0 without a word: it is refused."""
+    t = bns
+    if attacker:
+        with pytest.raises(ChallengeError, match=re.escape(refused)):
+            t.start(**{"attribute": "Physical", **attacker}, attack=True)
+        assert not Challenge.objects.exists()
+        return
+    ch = t.start(attribute="Physical", skill="Melee", attack=True)
+    step = t.ch(ch).step
+    with pytest.raises(ChallengeError, match=re.escape(refused)):
+        t.do("answer", ch, t.d_user, side="defender", answer="bid", **answer)
+    assert (t.ch(ch).status, t.ch(ch).step) == ("answer", step)
+    t.do("answer", ch, t.d_user, side="defender", answer="bid", attribute="physical", skill="dodge")
+    assert t.ch(ch).status == "live"  # any case, as the sheet spells it or not
 
 
 def test_bns_prone_defender_within_three_steps_is_minus_two(bns):

@@ -158,6 +158,18 @@ def test_an_attack_on_its_initiative_opens_a_bns_challenge_for_both_phones(docks
     bns.bns_mediate(combat=combat, by=st, agreed=False)
     bns.bns_celerity(combat=combat, by=users["Ana"], participant=p["Ana"], rounds=1)
     bns.bns_assess(combat=combat, by=st, participants=list(p.values()), started_by=None)
+    state = Combat.objects.get(pk=combat.pk).state
+    with pytest.raises(RoundError, match=r"Ana has no attribute Dexterity on the sheet \(B1\)"):
+        bns.bns_act(
+            combat=combat,
+            by=users["Ana"],
+            participant=p["Ana"],
+            standard="attack",
+            target=p["Cy"],
+            pool={"attribute": "Dexterity"},
+        )
+    assert Combat.objects.get(pk=combat.pk).state == state  # her turn is not spent
+    assert not Challenge.objects.exists()
     bns.bns_act(
         combat=combat,
         by=users["Ana"],
