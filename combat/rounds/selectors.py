@@ -193,6 +193,7 @@ def board(scene: Scene) -> dict[str, Any]:
         ctx["rows"] = _rows(combat, state, members, public=False)
         ctx["now"], ctx["next"] = _now_next(state, members, public=False)
         if state.step is Step.DECLARE:
+            ctx["declare_deadline"] = services.declare_deadline(combat)
             stats = stats_for(ctx["now"])
             ctx["declaring"] = [
                 {
@@ -341,6 +342,7 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
         "token": services.state_token(combat),
         "stage": combat.stage,
         "paused": combat.paused,
+        "deadline": services.declare_deadline(combat) if state is not None else None,
     }
 
 

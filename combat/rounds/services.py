@@ -15,6 +15,7 @@ import json
 import random
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -54,6 +55,9 @@ NO_COMBAT = "No fight is running in this scene."
 ALREADY_FIGHTING = "A fight is already running in this scene."
 NEEDS_TWO = "A fight needs at least two characters of this scene."
 PAUSED = "The storyteller paused the round."
+# A soft timer: when a declaration takes longer, the tablet asks the storyteller (declare for
+# them or pass over); nothing is ever filled in for a player.
+DECLARE_SECONDS = 60
 MOVED_ON = "The round moved on since you looked; nothing was changed. Look again."
 WRONG_STAGE = "Not now: the fight is at {stage}."
 MISSING_INITIATIVE = "Initiative still missing for {names} (D3)."
@@ -137,6 +141,27 @@ def state_token(combat: Combat) -> str:
     return f"{combat.round_number}-{combat.stage}-{digest}"
 
 
+def _mark_since(combat: Combat) -> None:
+    """Note when the fight reached the state it is in (or was paused or resumed), for the soft
+    timer of the declaration it waits on (:func:`declare_deadline`)."""
+    mark = f"{state_token(combat)}|{combat.paused}"
+    since = (combat.work or {}).get("since") or {}
+    if since.get("mark") != mark:
+        combat.work = {
+            **(combat.work or {}),
+            "since": {"mark": mark, "at": timezone.now().isoformat()},
+        }
+
+
+def declare_deadline(combat: Combat) -> datetime | None:
+    """When the soft timer of the declaration the round waits on runs out (None while paused,
+    or before anything was noted)."""
+    since = (combat.work or {}).get("since") or {}
+    if combat.paused or since.get("mark") != f"{state_token(combat)}|{combat.paused}":
+        return None
+    return datetime.fromisoformat(since["at"]) + timedelta(seconds=DECLARE_SECONDS)
+
+
 def _check_token(combat: Combat, at: str | None) -> None:
     if at is not None and at != state_token(combat):
         raise RoundError(MOVED_ON)
@@ -152,6 +177,7 @@ def _record(
     concerns: Sequence[Participant] = (),
     participants: dict[int, Participant] | None = None,
 ) -> None:
+    _mark_since(combat)
     combat.save()
     participants = participants if participants is not None else _participants(combat)
     if any(p.hidden for p in concerns):

@@ -285,12 +285,19 @@
     }
   }
 
+  // A prompt known by its words, a soft timer's aside (its words change when it runs out).
+  function textKey(el) {
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll("[data-deadline]").forEach((timer) => timer.remove());
+    return copy.textContent.trim().slice(0, 80);
+  }
+
   function promptKeysNow() {
     const box = document.getElementById("prompts");
     const keys = new Set();
     if (!box) return keys;
     box.querySelectorAll("[data-prompt], #prompts > .region > *").forEach((el) => {
-      keys.add(el.getAttribute("data-prompt") || el.id || el.textContent.trim().slice(0, 80));
+      keys.add(el.getAttribute("data-prompt") || el.id || textKey(el));
     });
     return keys;
   }
