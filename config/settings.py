@@ -84,6 +84,16 @@ if DATABASE_URL:
             DATABASE_URL, conn_max_age=envint("DB_CONN_MAX_AGE", 0), conn_health_checks=True
         )
     }
+    # Under ASGI a request's thread is not kept, so a connection per request would be opened
+    # and closed (several ms on every tap, before the phones hear of it): PostgreSQL gets
+    # psycopg's pool instead of persistent connections (Django's advice for ASGI).
+    if DATABASES["default"]["ENGINE"].endswith("postgresql") and envbool("DB_POOL", True):
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 2,
+            "max_size": envint("DB_POOL_MAX_SIZE", 20),
+            "timeout": 10,
+        }
 else:
     DATABASES = {
         "default": {
