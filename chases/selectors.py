@@ -22,7 +22,9 @@ from chases import rules
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side
 from combat.models import Participant, Scene
 
+#: What the players see for a hidden NPC, by its role in the chase.
 UNSEEN = "An unseen pursuer"
+UNSEEN_PREY = "An unseen quarry"
 STEPS_SHOWN = 12
 TRACK_LENGTH = rules.ESCAPE_LEAD
 
@@ -197,8 +199,10 @@ def engine(chase: Chase) -> rules.Chase:
 
 
 def side_name(side: Side, *, public: bool) -> str:
+    """The side's name; to the players (``public``) a hidden NPC is only an unseen pursuer
+    or an unseen quarry, by its role."""
     if public and side.participant.hidden:
-        return UNSEEN
+        return UNSEEN_PREY if side.role == Role.PREY else UNSEEN
     return side.participant.name
 
 
