@@ -628,9 +628,9 @@ class Chase:
             pursuit = replace(pursuit, attack_run_through=self.rounds + 1)
         chase = self._put(pursuit)
         if move is PreyManeuver.QUICK_REVERSE:
-            chase = replace(chase, obstacle=(pursuit.predator,))
+            chase = chase._facing(pursuit.predator)
         elif move is PreyManeuver.NEVER_TELL_ME_THE_ODDS:
-            chase = replace(chase, obstacle=(PREY, pursuit.predator))
+            chase = chase._facing(PREY, pursuit.predator)
         elif pick is not None:
             course = replace(
                 self.course,
@@ -730,6 +730,11 @@ class Chase:
         if len(running) == 1:
             return running[0]
         raise RuleError("K1", "Several Predators: say which one")
+
+    def _facing(self, *who: str) -> Chase:
+        """K7, K9: ``who`` face the obstacle too; an obstacle an earlier maneuver of the same
+        round set up stays (the Prey paid Lead for it), and no one faces it twice."""
+        return replace(self, obstacle=tuple(dict.fromkeys((*self.obstacle, *who))))
 
     def _put(self, pursuit: Pursuit) -> Chase:
         return self._map(lambda p: pursuit if p.predator == pursuit.predator else p)

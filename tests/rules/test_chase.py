@@ -72,3 +72,17 @@ def test_it_counts_fifteen_seconds_of_game_time_a_round() -> None:
 def test_it_round_trips_through_json() -> None:
     chase = Chase.with_lead({"Hound": 3, "Hunter": 6}).play_round(2, {"Hound": 1, "Hunter": 1})
     assert Chase.from_dict(chase.to_dict()) == chase
+
+
+@pytest.mark.rules("K7", "K9")
+def test_an_obstacle_set_up_earlier_in_the_round_stays_when_another_is_bought() -> None:
+    chase = Chase.with_lead({"Hound": 5, "Hunter": 5}).play_round(4, {"Hound": 1, "Hunter": 1})
+    chase = chase.maneuver("prey", "quick_reverse", against="Hound")
+    chase = chase.maneuver("prey", "never_tell_me_the_odds", against="Hunter")
+    assert set(chase.obstacle) == {"Hound", "prey", "Hunter"}
+    assert chase.pursuit("Hound").lead == 5 and chase.pursuit("Hunter").lead == 7
+    with pytest.raises(RuleError) as refused:  # all three face it, Hound included
+        chase.face_obstacle({"prey": True, "Hunter": True})
+    assert refused.value.rule == "K9"
+    chase = chase.face_obstacle({"prey": True, "Hunter": True, "Hound": False})
+    assert chase.pursuit("Hound").status.value == "out" and chase.running
