@@ -744,15 +744,18 @@ class Chase:
         return replace(self, pursuits=tuple(change(p) if p.running else p for p in self.pursuits))
 
     def _conclude(self) -> Chase:
-        """K1, K9, K10: any catch ends the chase; it is won once no Predator is left running."""
-        statuses = [p.status for p in self.pursuits]
+        """K1, K9, K10: any catch ends the chase; it is over once no Predator is left running.
+
+        Then, whatever order the Predators are listed or stopped in: with every Predator out
+        (K9) it ends ``PREDATOR_OUT``; when the Prey escaped at least one and the rest crashed
+        out, it has escaped every Predator still after it (K1), so it ends ``ESCAPED``.
+        """
+        statuses = {p.status for p in self.pursuits}
         if Status.CAUGHT in statuses:
             return replace(self, over=Outcome.CAUGHT)
         if Status.RUNNING in statuses:
             return self
-        if Status.ESCAPED in statuses and self.obstacle == () and Status.OUT not in statuses:
-            return replace(self, over=Outcome.ESCAPED)
-        if Status.ESCAPED in statuses and statuses[-1] is not Status.OUT:
+        if Status.ESCAPED in statuses:
             return replace(self, over=Outcome.ESCAPED)
         return replace(self, over=Outcome.PREDATOR_OUT)
 

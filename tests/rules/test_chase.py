@@ -86,3 +86,25 @@ def test_an_obstacle_set_up_earlier_in_the_round_stays_when_another_is_bought() 
     assert refused.value.rule == "K9"
     chase = chase.face_obstacle({"prey": True, "Hunter": True, "Hound": False})
     assert chase.pursuit("Hound").status.value == "out" and chase.running
+
+
+@pytest.mark.rules("K1", "K9", "K10")
+@pytest.mark.parametrize("order", [("Hound", "Hunter"), ("Hunter", "Hound")])
+def test_the_ending_does_not_depend_on_the_order_of_the_predators(order) -> None:
+    """The Prey escapes the Hound, then the Hunter crashes out: escaped, listed either way."""
+    leads = {"Hound": 10, "Hunter": 3}
+    chase = Chase.with_lead({name: leads[name] for name in order})
+    chase = chase.play_round(3, {"Hound": 1, "Hunter": 1})
+    assert chase.pursuit("Hound").status.value == "escaped" and chase.running
+    chase = chase.face_obstacle({"prey": True, "Hunter": False})
+    assert chase.over is not None and chase.over.value == "escaped"
+
+
+@pytest.mark.rules("K1", "K9")
+@pytest.mark.parametrize("order", [("Hound", "Hunter"), ("Hunter", "Hound")])
+def test_the_chase_ends_with_the_predators_out_only_when_every_one_crashed(order) -> None:
+    chase = Chase.with_lead(dict.fromkeys(order, 4))
+    chase = chase.face_obstacle({"Hound": False})
+    assert chase.running
+    chase = chase.face_obstacle({"prey": True, "Hunter": False})
+    assert chase.over is not None and chase.over.value == "predator_out"
