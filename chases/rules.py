@@ -599,8 +599,8 @@ class Chase:
         ``by`` is ``"prey"`` or a Predator's name; ``against`` names the Predator a Prey
         maneuver works on when there are several; In there! and Herd need the ``pick`` (the
         part of the chase pool the new course uses, for both sides) and may set the new
-        course's ``difficulty``. A Prey maneuver that would bring the Lead to 0 or below is
-        refused.
+        course's ``difficulty``; any other maneuver given a ``pick`` is refused. A Prey
+        maneuver that would bring the Lead to 0 or below is refused.
         """
         self._require_running()
         move = _maneuver(by, name)
@@ -617,8 +617,14 @@ class Chase:
         lead = pursuit.lead + move.lead
         if role is Role.PREY and lead <= 0:
             raise RuleError("K8", "That maneuver would cost the Prey its whole Lead")
-        if move in {PreyManeuver.IN_THERE, PredatorManeuver.HERD} and not pick:
+        new_course = move in {PreyManeuver.IN_THERE, PredatorManeuver.HERD}
+        if new_course and not pick:
             raise RuleError("K7", "Pick the part of the chase pool the new course uses")
+        if pick is not None and not new_course:
+            raise RuleError(
+                "K7" if role is Role.PREY else "K8",
+                "Only In there! and Herd pick a part of the chase pool for a new course",
+            )
         if pick is None and difficulty is not None:
             raise RuleError("K7", "Only a new course changes the difficulty")
         pursuit = replace(pursuit, lead=lead, maneuvered=True)

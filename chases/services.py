@@ -647,6 +647,16 @@ def chase_maneuver(
         state = selectors.engine(chase)
         shown = selectors.names(chase, public=True)
         who = rules.PREY if role == Role.PREY else pursuit
+        if pick is not None and maneuver is None:
+            raise ChaseError(
+                "Only In there! and Herd pick a part of the chase pool (K7, K8).",
+                rule="K7" if role == Role.PREY else "K8",
+            )
+        if pick is not None and pick not in selectors.COURSE_PARTS:
+            raise ChaseError(
+                f"A new course uses one part of a chase pool; {pick!r} is not one (K7, K8).",
+                rule="K7" if role == Role.PREY else "K8",
+            )
         if maneuver is None:
             new, kind = state, StepKind.PASS
             text = f"{shown[who]} makes no maneuver"

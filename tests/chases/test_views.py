@@ -403,3 +403,75 @@ def test_a_bad_attack_form_says_why_and_changes_nothing(scene, storyteller, jane
     assert response.status_code == 409
     chase.refresh_from_db()
     assert not chase.steps.filter(kind="attack").exists()
+
+
+@pytest.mark.rules("K7", "K8")
+@pytest.mark.parametrize(
+    ("pick", "status", "said"),
+    [
+        ("zzz", 400, "zzz is not one (K7, K8)"),  # not a part of a chase pool
+        ("wits", 409, "Only In there! and Herd pick"),  # Bait takes no pick
+    ],
+)
+def test_a_pick_on_a_maneuver_that_takes_none_is_refused_and_changes_nothing(
+    pick, status, said, scene, storyteller, janet, hound, player
+):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    services.chase_round(
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice={"prey": [8, 9, 7], key(hound): [2, 3]},
+    )
+    chase.refresh_from_db()
+    before = (chase.step, chase.state, chase.phase, chase.pending)
+    response = client_for(player).post(
+        f"/chases/{chase.pk}/maneuver/",
+        {
+            "step": chase.step,
+            "key": f"m-{pick}",
+            "pursuit": key(hound),
+            "role": "prey",
+            "maneuver": "bait",
+            "pick": pick,
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    body = response.content.decode()
+    assert response.status_code == status, body
+    assert said.replace("'", "&#x27;") in body
+    chase.refresh_from_db()
+    assert (chase.step, chase.state, chase.phase, chase.pending) == before
+
+
+@pytest.mark.rules("K7")
+def test_in_there_picks_a_part_of_the_chase_pool_from_the_phone(
+    scene, storyteller, janet, hound, player
+):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    services.chase_round(
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice={"prey": [8, 9, 7], key(hound): [2, 3]},
+    )
+    chase.refresh_from_db()
+    response = client_for(player).post(
+        f"/chases/{chase.pk}/maneuver/",
+        {
+            "step": chase.step,
+            "key": "m-in",
+            "pursuit": key(hound),
+            "role": "prey",
+            "maneuver": "in_there",
+            "pick": "wits",
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200, response.content.decode()
+    chase.refresh_from_db()
+    assert chase.state["course"]["pool"] == {"attribute": "wits", "ability": "athletics"}

@@ -108,3 +108,13 @@ def test_the_chase_ends_with_the_predators_out_only_when_every_one_crashed(order
     assert chase.running
     chase = chase.face_obstacle({"prey": True, "Hunter": False})
     assert chase.over is not None and chase.over.value == "predator_out"
+
+
+@pytest.mark.rules("K7", "K8")
+def test_only_a_new_course_takes_a_pick() -> None:
+    won = Chase.with_lead(5).play_round(1, 4)
+    with pytest.raises(RuleError) as refused:
+        won.maneuver("predator", "tail", pick="wits")
+    assert refused.value.rule == "K8"
+    herded = won.maneuver("predator", "herd", pick="wits")
+    assert herded.pool.attribute == "wits" and herded.lead == 4
