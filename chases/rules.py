@@ -492,9 +492,14 @@ class Chase:
         return result
 
     def attack_run_active(self, predator: str) -> bool:
-        """K8: Attack Run counts for the Predator's attacks until the end of the next round."""
+        """K8: Attack Run counts for the Predator's attacks until the end of the next round.
+
+        An attack now is part of the round still to be rolled (K11, ``rounds + 1``), so Attack
+        Run taken after round N counts for attacks in round N + 1 and lapses once that round
+        is rolled.
+        """
         through = self.pursuit(predator).attack_run_through
-        return through is not None and self.rounds <= through
+        return through is not None and self.rounds + 1 <= through
 
     def can_attack(self, by: str, means: AttackMeans, against: str | None = None) -> bool:
         """K11: weapons only while the Lead is below 5, supernatural powers below 7; the
