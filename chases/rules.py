@@ -445,6 +445,19 @@ class Chase:
         )
         return chase._conclude()
 
+    def join(self, predator: str, lead: int) -> Chase:
+        """K1, K4 with D13: another attacker whose attack the same escape roll beat pursues
+        too, with its own Lead (the escape's successes left over its own attack). Only before
+        the first round is rolled: after it, the chase has moved on without it."""
+        self._require_running()
+        if self.rounds:
+            raise RuleError("K1", "A Predator joins a chase only before its first round")
+        if predator == PREY or predator in self.predators:
+            raise RuleError("K1", f"{predator} already takes a side in this chase")
+        if lead <= 0:
+            raise RuleError("K4", "The escape did not beat the attack, so no chase starts")
+        return replace(self, pursuits=(*self.pursuits, Pursuit(predator=predator, lead=lead)))
+
     # ----------------------------------------------------------------- queries
 
     @property

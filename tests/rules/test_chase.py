@@ -118,3 +118,16 @@ def test_only_a_new_course_takes_a_pick() -> None:
     assert refused.value.rule == "K8"
     herded = won.maneuver("predator", "herd", pick="wits")
     assert herded.pool.attribute == "wits" and herded.lead == 4
+
+
+@pytest.mark.rules("K1", "K4", "D13")
+def test_another_attacker_the_escape_beat_joins_before_the_first_round() -> None:
+    chase = Chase.from_escape(3, {"Hound": 1}).join("Hunter", 3)
+    assert (chase.pursuit("Hound").lead, chase.pursuit("Hunter").lead) == (2, 3)
+    for name, lead, rule in [("Hound", 2, "K1"), ("Other", 0, "K4")]:
+        with pytest.raises(RuleError) as refused:
+            chase.join(name, lead)
+        assert refused.value.rule == rule
+    with pytest.raises(RuleError) as refused:
+        chase.play_round(1, {"Hound": 1, "Hunter": 1}).join("Other", 2)
+    assert refused.value.rule == "K1"
