@@ -301,6 +301,7 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
                 ),
                 "attack_run": state.attack_run_active(p.predator) if p.running else False,
                 "run": p.run,
+                "run_left": None if p.run is None else max(p.run - state.rounds, 0),
                 "difficulty": difficulty.get(p.predator),
             }
         )
@@ -339,6 +340,9 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
         "tracks": tracks,
         "several": len(tracks) > 1,
         "round": state.rounds,
+        # K10: the Prey's Run, and the rounds it has left (penned in once it runs out).
+        "prey_run": state.prey_run,
+        "prey_run_left": None if state.prey_run is None else max(state.prey_run - state.rounds, 0),
         "phase": chase.phase,
         "phase_label": Phase(chase.phase).label,
         "course": state.course,
