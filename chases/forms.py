@@ -10,7 +10,7 @@ from django import forms
 
 from chases import rules
 from chases.models import Start
-from chases.selectors import OBSTACLE_POOLS, TERRAINS
+from chases.selectors import COURSE_PARTS, OBSTACLE_POOLS, TERRAINS
 from chases.services import COVERS, DAMAGE_TYPES
 
 BAD_DICE = "Type the dice as numbers 1 to 10 separated by spaces (e.g. 3 8 10 1), or leave blank."
@@ -99,7 +99,15 @@ class ManeuverForm(StepForm):
     pursuit = forms.CharField(max_length=20)
     role = forms.ChoiceField(choices=[("prey", "Prey"), ("predator", "Predator")])
     maneuver = forms.CharField(required=False, max_length=40)
-    pick = forms.CharField(required=False, max_length=40)
+    #: K7 In there!, K8 Herd: the part of the chase pool the new course uses.
+    pick = forms.ChoiceField(
+        required=False,
+        choices=[("", "none"), *[(p, p.title()) for p in COURSE_PARTS]],
+        error_messages={
+            "invalid_choice": "A new course (In there!, Herd) uses one part of a chase pool; "
+            "%(value)s is not one (K7, K8)."
+        },
+    )
 
 
 class ObstacleForm(StepForm):

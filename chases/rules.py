@@ -445,6 +445,19 @@ class Chase:
         )
         return chase._conclude()
 
+    def join(self, predator: str, lead: int) -> Chase:
+        """K1, K4 with D13: another attacker whose attack the same escape roll beat pursues
+        too, with its own Lead (the escape's successes left over its own attack). Only before
+        the first round is rolled: after it, the chase has moved on without it."""
+        self._require_running()
+        if self.rounds:
+            raise RuleError("K1", "A Predator joins a chase only before its first round")
+        if predator == PREY or predator in self.predators:
+            raise RuleError("K1", f"{predator} already takes a side in this chase")
+        if lead <= 0:
+            raise RuleError("K4", "The escape did not beat the attack, so no chase starts")
+        return replace(self, pursuits=(*self.pursuits, Pursuit(predator=predator, lead=lead)))
+
     # ----------------------------------------------------------------- queries
 
     @property
@@ -492,9 +505,14 @@ class Chase:
         return result
 
     def attack_run_active(self, predator: str) -> bool:
-        """K8: Attack Run counts for the Predator's attacks until the end of the next round."""
+        """K8: Attack Run counts for the Predator's attacks until the end of the next round.
+
+        An attack now is part of the round still to be rolled (K11, ``rounds + 1``), so Attack
+        Run taken after round N counts for attacks in round N + 1 and lapses once that round
+        is rolled.
+        """
         through = self.pursuit(predator).attack_run_through
-        return through is not None and self.rounds <= through
+        return through is not None and self.rounds + 1 <= through
 
     def can_attack(self, by: str, means: AttackMeans, against: str | None = None) -> bool:
         """K11: weapons only while the Lead is below 5, supernatural powers below 7; the
@@ -599,8 +617,8 @@ class Chase:
         ``by`` is ``"prey"`` or a Predator's name; ``against`` names the Predator a Prey
         maneuver works on when there are several; In there! and Herd need the ``pick`` (the
         part of the chase pool the new course uses, for both sides) and may set the new
-        course's ``difficulty``. A Prey maneuver that would bring the Lead to 0 or below is
-        refused.
+        course's ``difficulty``; any other maneuver given a ``pick`` is refused. A Prey
+        maneuver that would bring the Lead to 0 or below is refused.
         """
         self._require_running()
         move = _maneuver(by, name)
@@ -617,8 +635,14 @@ class Chase:
         lead = pursuit.lead + move.lead
         if role is Role.PREY and lead <= 0:
             raise RuleError("K8", "That maneuver would cost the Prey its whole Lead")
-        if move in {PreyManeuver.IN_THERE, PredatorManeuver.HERD} and not pick:
+        new_course = move in {PreyManeuver.IN_THERE, PredatorManeuver.HERD}
+        if new_course and not pick:
             raise RuleError("K7", "Pick the part of the chase pool the new course uses")
+        if pick is not None and not new_course:
+            raise RuleError(
+                "K7" if role is Role.PREY else "K8",
+                "Only In there! and Herd pick a part of the chase pool for a new course",
+            )
         if pick is None and difficulty is not None:
             raise RuleError("K7", "Only a new course changes the difficulty")
         pursuit = replace(pursuit, lead=lead, maneuvered=True)
@@ -628,9 +652,9 @@ class Chase:
             pursuit = replace(pursuit, attack_run_through=self.rounds + 1)
         chase = self._put(pursuit)
         if move is PreyManeuver.QUICK_REVERSE:
-            chase = replace(chase, obstacle=(pursuit.predator,))
+            chase = chase._facing(pursuit.predator)
         elif move is PreyManeuver.NEVER_TELL_ME_THE_ODDS:
-            chase = replace(chase, obstacle=(PREY, pursuit.predator))
+            chase = chase._facing(PREY, pursuit.predator)
         elif pick is not None:
             course = replace(
                 self.course,
@@ -731,6 +755,11 @@ class Chase:
             return running[0]
         raise RuleError("K1", "Several Predators: say which one")
 
+    def _facing(self, *who: str) -> Chase:
+        """K7, K9: ``who`` face the obstacle too; an obstacle an earlier maneuver of the same
+        round set up stays (the Prey paid Lead for it), and no one faces it twice."""
+        return replace(self, obstacle=tuple(dict.fromkeys((*self.obstacle, *who))))
+
     def _put(self, pursuit: Pursuit) -> Chase:
         return self._map(lambda p: pursuit if p.predator == pursuit.predator else p)
 
@@ -739,15 +768,18 @@ class Chase:
         return replace(self, pursuits=tuple(change(p) if p.running else p for p in self.pursuits))
 
     def _conclude(self) -> Chase:
-        """K1, K9, K10: any catch ends the chase; it is won once no Predator is left running."""
-        statuses = [p.status for p in self.pursuits]
+        """K1, K9, K10: any catch ends the chase; it is over once no Predator is left running.
+
+        Then, whatever order the Predators are listed or stopped in: with every Predator out
+        (K9) it ends ``PREDATOR_OUT``; when the Prey escaped at least one and the rest crashed
+        out, it has escaped every Predator still after it (K1), so it ends ``ESCAPED``.
+        """
+        statuses = {p.status for p in self.pursuits}
         if Status.CAUGHT in statuses:
             return replace(self, over=Outcome.CAUGHT)
         if Status.RUNNING in statuses:
             return self
-        if Status.ESCAPED in statuses and self.obstacle == () and Status.OUT not in statuses:
-            return replace(self, over=Outcome.ESCAPED)
-        if Status.ESCAPED in statuses and statuses[-1] is not Status.OUT:
+        if Status.ESCAPED in statuses:
             return replace(self, over=Outcome.ESCAPED)
         return replace(self, over=Outcome.PREDATOR_OUT)
 

@@ -22,7 +22,9 @@ from chases import rules
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side
 from combat.models import Participant, Scene
 
+#: What the players see for a hidden NPC, by its role in the chase.
 UNSEEN = "An unseen pursuer"
+UNSEEN_PREY = "An unseen quarry"
 STEPS_SHOWN = 12
 TRACK_LENGTH = rules.ESCAPE_LEAD
 
@@ -197,8 +199,10 @@ def engine(chase: Chase) -> rules.Chase:
 
 
 def side_name(side: Side, *, public: bool) -> str:
+    """The side's name; to the players (``public``) a hidden NPC is only an unseen pursuer
+    or an unseen quarry, by its role."""
     if public and side.participant.hidden:
-        return UNSEEN
+        return UNSEEN_PREY if side.role == Role.PREY else UNSEEN
     return side.participant.name
 
 
@@ -297,6 +301,7 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
                 ),
                 "attack_run": state.attack_run_active(p.predator) if p.running else False,
                 "run": p.run,
+                "run_left": None if p.run is None else max(p.run - state.rounds, 0),
                 "difficulty": difficulty.get(p.predator),
             }
         )
@@ -335,6 +340,9 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
         "tracks": tracks,
         "several": len(tracks) > 1,
         "round": state.rounds,
+        # K10: the Prey's Run, and the rounds it has left (penned in once it runs out).
+        "prey_run": state.prey_run,
+        "prey_run_left": None if state.prey_run is None else max(state.prey_run - state.rounds, 0),
         "phase": chase.phase,
         "phase_label": Phase(chase.phase).label,
         "course": state.course,

@@ -515,6 +515,73 @@ def start_chase(
     return chase
 
 
+def join_escape_chase(
+    *,
+    scene: Scene,
+    by: AbstractBaseUser,
+    predator: Participant,
+    prey: Participant,
+    head_start: int,
+    origin: dict[str, Any],
+) -> Chase | None:
+    """D13, K1, K4: an escape is one roll every attacker compares against, so a second
+    attacker it beat joins the chase the first comparison started, as another Predator with
+    its own Lead (``head_start``: the escape's successes left over its own attack).
+
+    The running chase must have started from an escape with the same ``origin`` (the same
+    round of the same fight) and the same lone Prey, and not have rolled its first round;
+    when no such chase runs, ``None`` (nothing changed: the caller starts one). A chase from
+    that escape that already rolled, or that already counts ``predator``, is refused.
+    """
+    with transaction.atomic():
+        locked = lock_open_scene(scene)
+        chase = (
+            Chase.objects.select_for_update()
+            .filter(scene=locked, ended_at__isnull=True, start=Start.ESCAPE)
+            .first()
+        )
+        if chase is None or chase.origin != origin:
+            return None
+        sides = _sides(chase)
+        if [s.participant_id for s in _members(sides, rules.PREY)] != [prey.pk]:
+            return None
+        if not is_storyteller_of_scene(by, locked) and not (
+            predator.player_id == by.pk and not predator.npc
+        ):
+            raise ChaseError(NOT_STORYTELLER)
+        if any(s.participant_id == predator.pk for s in sides.values()):
+            raise ChaseError(f"{predator.name} already takes a side in this chase (K1).", "K1")
+        if chase.phase != Phase.ROLL:
+            raise ChaseError(WRONG_PHASE[Phase(chase.phase)], rule="K1")
+        chase.scene = locked
+        state = selectors.engine(chase)
+        try:
+            new = state.join(_key(predator), int(head_start))
+        except RuleError as error:
+            raise _rule(error) from None
+        side = Side.objects.create(
+            chase=chase, participant=predator, role=Role.PREDATOR, key=_key(predator)
+        )
+        sides[side.key] = side
+        shown = selectors.names(chase, public=True)
+        text = (
+            f"Chase: {shown[side.key]} after {shown[rules.PREY]} too, from the same escape, "
+            f"head start {int(head_start)} (K1, K4, D13); {_leads(new, shown)}"
+        )
+        _record(
+            locked,
+            chase,
+            new,
+            by=by,
+            kind=StepKind.START,
+            text=text,
+            sides=sides,
+            data={"joined": side.key, "origin": chase.origin},
+        )
+    scene.seq, scene.game_time = locked.seq, locked.game_time
+    return chase
+
+
 # Rounds (K2, K6, K10, K12) -----------------------------------------------------------------
 
 
@@ -647,6 +714,16 @@ def chase_maneuver(
         state = selectors.engine(chase)
         shown = selectors.names(chase, public=True)
         who = rules.PREY if role == Role.PREY else pursuit
+        if pick is not None and maneuver is None:
+            raise ChaseError(
+                "Only In there! and Herd pick a part of the chase pool (K7, K8).",
+                rule="K7" if role == Role.PREY else "K8",
+            )
+        if pick is not None and pick not in selectors.COURSE_PARTS:
+            raise ChaseError(
+                f"A new course uses one part of a chase pool; {pick!r} is not one (K7, K8).",
+                rule="K7" if role == Role.PREY else "K8",
+            )
         if maneuver is None:
             new, kind = state, StepKind.PASS
             text = f"{shown[who]} makes no maneuver"

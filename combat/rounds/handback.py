@@ -2,7 +2,9 @@
 
 The chases app sends ``chases.signals.chase_ended(sender, chase, outcome, origin)``; a chase
 that began in a round carries ``origin={"round_id": <combat id>}``. A caught Prey is back in
-that fight: the storyteller is reminded at Book Keeping and the log says so.
+that fight: the storyteller is reminded at Book Keeping and the log says so (to the
+storyteller alone when a member of the Prey is a hidden NPC, whose name never reaches a
+player).
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ def chase_ended(
     combat = Combat.objects.filter(pk=round_id, ended_at__isnull=True).first()
     if combat is None:
         return
-    prey = getattr(getattr(chase, "prey", None), "name", None) or "The Prey"
+    group = getattr(chase, "prey", None)
+    prey = getattr(group, "name", None) or "The Prey"
+    # A line naming a hidden NPC is the storyteller's alone (as the round's own lines are).
+    public = not any(getattr(p, "hidden", False) for p in getattr(group, "participants", ()))
     with transaction.atomic():
         try:
             scene = lock_open_scene(combat.scene)
@@ -38,7 +43,7 @@ def chase_ended(
         note = f"{prey} was caught in the chase: back in the fight (K1, D9)"
         combat.reminders = [*combat.reminders, {"who": "", "text": note}]
         combat.save(update_fields=["reminders"])
-        record_change(scene, by=None, kind=LogKind.COMBAT, text=note, public=True)
+        record_change(scene, by=None, kind=LogKind.COMBAT, text=note, public=public)
 
 
 def connect() -> None:

@@ -1367,11 +1367,30 @@ def _hand_to_chase(
     """D9, K4: a surviving escape starts a chase with its remaining successes as head start.
 
     ``scene`` is the scene this resolution locked: the chase's log line takes the next seq on
-    it. When the chases app refuses (a chase is already running in the scene, K1) the fight
-    goes on: the line says so and the storyteller gets a reminder to start it by hand.
+    it. D13: the escape is one roll every attacker compares against, so a later attacker it
+    beat in the same round joins the chase the first one started (before its first round) as
+    another Predator with its own Lead (K1). When the chases app refuses (another chase is
+    already running in the scene, K1) the fight goes on: the line says so and the
+    storyteller gets a reminder to start it by hand.
     """
-    from chases.services import ChaseError, start_chase
+    from chases.services import ChaseError, join_escape_chase, start_chase
 
+    origin = {"round_id": combat.pk, "round": combat.round_number}
+    try:
+        joined = join_escape_chase(
+            scene=scene,
+            by=by,
+            predator=predator,
+            prey=prey,
+            head_start=head_start,
+            origin=origin,
+        )
+    except ChaseError as error:
+        note = f"{predator.name} does not join the chase after {prey.name}: {error}"
+        combat.reminders = [*combat.reminders, {"who": "", "text": note}]
+        return f"; {predator.name} does not join the chase ({error})"
+    if joined is not None:
+        return f"; {predator.name} joins the chase as another Predator, Lead {head_start} (K1)"
     try:
         start_chase(
             scene=scene,
@@ -1380,7 +1399,7 @@ def _hand_to_chase(
             prey=prey,
             start="escape",
             head_start=head_start,
-            origin={"round_id": combat.pk},
+            origin=origin,
         )
     except ChaseError as error:
         note = (

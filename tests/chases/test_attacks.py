@@ -235,6 +235,19 @@ def test_attack_run_lets_a_predator_shoot_from_further_away(scene, storyteller, 
     )
     attack(chase, storyteller, key(gunman), "prey", rng=Dice(*[2] * 20))
     assert ChaseStep.objects.filter(chase=chase, kind="attack").count() == 1
+    # K8: until the end of the next round only; once it is rolled, the Lead 7 counts again.
+    chase.refresh_from_db()
+    services.chase_round(
+        chase=chase, by=storyteller, expected_step=chase.step, dice={"prey": [2], key(gunman): [2]}
+    )
+    chase.refresh_from_db()
+    assert chase.state["pursuits"][0]["lead"] == 7 and chase.phase == Phase.ROLL
+    step = chase.step
+    with pytest.raises(ChaseError) as refused:
+        attack(chase, storyteller, key(gunman), "prey", rng=Dice(*[2] * 20))
+    assert refused.value.rule == "K11"
+    chase.refresh_from_db()
+    assert chase.step == step
 
 
 @pytest.mark.rules("D14")

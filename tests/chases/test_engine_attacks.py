@@ -40,3 +40,14 @@ def test_attack_refusals_name_their_rule():
     with pytest.raises(RuleError) as refused:
         chase.attack("nobody", "weapon", PREY)
     assert refused.value.rule == "K1"
+
+
+@pytest.mark.rules("K8", "K11")
+def test_attack_run_lapses_once_the_next_round_is_rolled():
+    won = Chase.with_lead(6).play_round(1, 2)  # the Predator won round 1: Lead 5
+    run = won.maneuver("predator", "attack_run")  # Lead 6, counted as 2 for its attacks
+    assert run.attack_run_active("predator")
+    assert run.can_attack("predator", AttackMeans.WEAPON)
+    after = run.play_round(1, 1)  # round 2, the next round, rolled: Lead 6
+    assert not after.attack_run_active("predator")
+    assert not after.can_attack("predator", AttackMeans.WEAPON)

@@ -397,3 +397,42 @@ def test_a_catch_is_handed_back_to_the_round_by_the_preys_name(
     combat.refresh_from_db()
     assert chase.outcome == "caught"
     assert combat.reminders[0]["text"].startswith("Janet was caught in the chase")
+
+
+@pytest.mark.rules("K1", "D9")
+def test_a_hidden_preys_catch_is_handed_back_without_its_name_reaching_the_players(
+    scene, storyteller, hound, lurker, django_capture_on_commit_callbacks
+):
+    from combat.models import Combat
+
+    combat = Combat.objects.create(scene=scene, ruleset="wod_dice")
+    chase = escape(scene, storyteller, lurker, hound, head_start=1, origin={"round_id": combat.pk})
+    with django_capture_on_commit_callbacks(execute=True):
+        round_(chase, storyteller, [2], **{key(hound): [9]})
+    chase.refresh_from_db()
+    combat.refresh_from_db()
+    assert chase.outcome == "caught"
+    assert combat.reminders[0]["text"].startswith("Lurker was caught in the chase")
+    public = SceneLogEntry.objects.filter(scene=scene, public=True)
+    assert public.filter(text__contains="Hound after An unseen quarry").exists()
+    assert not public.filter(text__contains="Lurker").exists()
+    handed = SceneLogEntry.objects.get(scene=scene, text__contains="back in the fight")
+    assert not handed.public  # the storyteller's alone, as a round's lines naming it are
+
+
+@pytest.mark.rules("K1", "D9")
+def test_a_catch_by_a_hidden_predator_names_only_the_prey(
+    scene, storyteller, janet, lurker, django_capture_on_commit_callbacks
+):
+    from combat.models import Combat
+
+    combat = Combat.objects.create(scene=scene, ruleset="wod_dice")
+    chase = escape(scene, storyteller, janet, lurker, head_start=1, origin={"round_id": combat.pk})
+    with django_capture_on_commit_callbacks(execute=True):
+        round_(chase, storyteller, [2], **{key(lurker): [9]})
+    chase.refresh_from_db()
+    assert chase.outcome == "caught"
+    public = SceneLogEntry.objects.filter(scene=scene, public=True)
+    assert public.filter(text__contains="An unseen pursuer after Janet").exists()
+    assert public.filter(text__startswith="Janet was caught in the chase").exists()
+    assert not public.filter(text__contains="Lurker").exists()

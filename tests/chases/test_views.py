@@ -403,3 +403,172 @@ def test_a_bad_attack_form_says_why_and_changes_nothing(scene, storyteller, jane
     assert response.status_code == 409
     chase.refresh_from_db()
     assert not chase.steps.filter(kind="attack").exists()
+
+
+@pytest.mark.rules("K7", "K8")
+@pytest.mark.parametrize(
+    ("pick", "status", "said"),
+    [
+        ("zzz", 400, "zzz is not one (K7, K8)"),  # not a part of a chase pool
+        ("wits", 409, "Only In there! and Herd pick"),  # Bait takes no pick
+    ],
+)
+def test_a_pick_on_a_maneuver_that_takes_none_is_refused_and_changes_nothing(
+    pick, status, said, scene, storyteller, janet, hound, player
+):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    services.chase_round(
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice={"prey": [8, 9, 7], key(hound): [2, 3]},
+    )
+    chase.refresh_from_db()
+    before = (chase.step, chase.state, chase.phase, chase.pending)
+    response = client_for(player).post(
+        f"/chases/{chase.pk}/maneuver/",
+        {
+            "step": chase.step,
+            "key": f"m-{pick}",
+            "pursuit": key(hound),
+            "role": "prey",
+            "maneuver": "bait",
+            "pick": pick,
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    body = response.content.decode()
+    assert response.status_code == status, body
+    assert said.replace("'", "&#x27;") in body
+    chase.refresh_from_db()
+    assert (chase.step, chase.state, chase.phase, chase.pending) == before
+
+
+@pytest.mark.rules("K7")
+def test_in_there_picks_a_part_of_the_chase_pool_from_the_phone(
+    scene, storyteller, janet, hound, player
+):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    services.chase_round(
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice={"prey": [8, 9, 7], key(hound): [2, 3]},
+    )
+    chase.refresh_from_db()
+    response = client_for(player).post(
+        f"/chases/{chase.pk}/maneuver/",
+        {
+            "step": chase.step,
+            "key": "m-in",
+            "pursuit": key(hound),
+            "role": "prey",
+            "maneuver": "in_there",
+            "pick": "wits",
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200, response.content.decode()
+    chase.refresh_from_db()
+    assert chase.state["course"]["pool"] == {"attribute": "wits", "ability": "athletics"}
+
+
+# Runs and the crash-out endings on the phones (K9, K10) ----------------------------------------
+
+
+def _roll_post(client, chase, prey_dice, predator_key, predator_dice):
+    chase.refresh_from_db()
+    return client.post(
+        f"/chases/{chase.pk}/round/",
+        {
+            "via": "tablet",
+            "step": chase.step,
+            "key": f"roll-{chase.step}",
+            "dice-prey": prey_dice,
+            f"dice-{predator_key}": predator_dice,
+        },
+        HTTP_HX_REQUEST="true",
+    )
+
+
+@pytest.mark.rules("K10")
+def test_the_preys_run_counts_down_on_every_phone_and_pens_it_in(
+    scene, storyteller, janet, hound, player
+):
+    tablet = client_for(storyteller)
+    assert start_post(tablet, scene, janet, hound, prey_run="2", head_start="5").status_code == 200
+    chase = Chase.objects.get()
+    assert chase.state["prey_run"] == 2
+    phone = client_for(player)
+    assert (
+        "Janet's Run: 2 of 2 rounds left (K10)"
+        in phone.get(f"/scenes/{scene.pk}/phone/").content.decode()
+    )
+    assert _roll_post(tablet, chase, "9", key(hound), "9").status_code == 200  # a tie
+    assert "Janet's Run: 1 of 2 rounds left (K10)" in fragments.players_state(fresh(scene))
+    board = _roll_post(tablet, chase, "2", key(hound), "2")  # the Run's last round: a tie
+    assert board.status_code == 200
+    chase.refresh_from_db()
+    assert chase.outcome == "caught" and chase.state["pursuits"][0]["lead"] == 0
+    page = phone.get(f"/scenes/{scene.pk}/phone/").content.decode()
+    assert "Janet was caught by Hound" in page and "rounds left" not in page
+    assert "Janet was caught by Hound" in fragments.players_state(fresh(scene))
+
+
+@pytest.mark.rules("K10")
+def test_the_predators_run_counts_down_on_its_track_and_the_prey_escapes(
+    scene, storyteller, janet, hound, player
+):
+    tablet = client_for(storyteller)
+    assert start_post(tablet, scene, janet, hound, predator_run="2").status_code == 200
+    chase = Chase.objects.get()
+    assert chase.state["pursuits"][0]["run"] == 2
+    assert _roll_post(tablet, chase, "9", key(hound), "9").status_code == 200
+    phone = client_for(player).get(f"/scenes/{scene.pk}/phone/").content.decode()
+    assert "Run: 1 of 2 rounds left (K10)" in phone
+    assert _roll_post(tablet, chase, "2", key(hound), "2").status_code == 200
+    chase.refresh_from_db()
+    assert chase.outcome == "escaped"
+    assert "Janet escaped" in fragments.players_state(fresh(scene))
+
+
+@pytest.mark.rules("K9")
+@pytest.mark.parametrize(
+    ("prey_dice", "outcome", "said"),
+    [
+        ([9], "predator_out", "Every pursuer crashed out: Janet got away"),
+        ([2], "both_out", "Everyone crashed out: the chase is over"),
+    ],
+)
+def test_crashing_out_is_announced_on_every_phone(
+    prey_dice, outcome, said, scene, storyteller, janet, hound, player, other_player, cody
+):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=4
+    )
+    services.chase_obstacle_set(
+        chase=chase,
+        by=storyteller,
+        label="A wall",
+        difficulty=6,
+        pool=("dexterity", "athletics"),
+        facing=["prey", key(hound)],
+        expected_step=chase.step,
+    )
+    chase.refresh_from_db()
+    services.chase_obstacle_roll(
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice={"prey": prey_dice, key(hound): [2]},
+    )
+    chase.refresh_from_db()
+    assert chase.outcome == outcome
+    s = fresh(scene)
+    assert said in fragments.players_state(s)
+    for user in (player, other_player):
+        assert said in client_for(user).get(f"/scenes/{scene.pk}/phone/").content.decode()

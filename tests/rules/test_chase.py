@@ -72,3 +72,62 @@ def test_it_counts_fifteen_seconds_of_game_time_a_round() -> None:
 def test_it_round_trips_through_json() -> None:
     chase = Chase.with_lead({"Hound": 3, "Hunter": 6}).play_round(2, {"Hound": 1, "Hunter": 1})
     assert Chase.from_dict(chase.to_dict()) == chase
+
+
+@pytest.mark.rules("K7", "K9")
+def test_an_obstacle_set_up_earlier_in_the_round_stays_when_another_is_bought() -> None:
+    chase = Chase.with_lead({"Hound": 5, "Hunter": 5}).play_round(4, {"Hound": 1, "Hunter": 1})
+    chase = chase.maneuver("prey", "quick_reverse", against="Hound")
+    chase = chase.maneuver("prey", "never_tell_me_the_odds", against="Hunter")
+    assert set(chase.obstacle) == {"Hound", "prey", "Hunter"}
+    assert chase.pursuit("Hound").lead == 5 and chase.pursuit("Hunter").lead == 7
+    with pytest.raises(RuleError) as refused:  # all three face it, Hound included
+        chase.face_obstacle({"prey": True, "Hunter": True})
+    assert refused.value.rule == "K9"
+    chase = chase.face_obstacle({"prey": True, "Hunter": True, "Hound": False})
+    assert chase.pursuit("Hound").status.value == "out" and chase.running
+
+
+@pytest.mark.rules("K1", "K9", "K10")
+@pytest.mark.parametrize("order", [("Hound", "Hunter"), ("Hunter", "Hound")])
+def test_the_ending_does_not_depend_on_the_order_of_the_predators(order) -> None:
+    """The Prey escapes the Hound, then the Hunter crashes out: escaped, listed either way."""
+    leads = {"Hound": 10, "Hunter": 3}
+    chase = Chase.with_lead({name: leads[name] for name in order})
+    chase = chase.play_round(3, {"Hound": 1, "Hunter": 1})
+    assert chase.pursuit("Hound").status.value == "escaped" and chase.running
+    chase = chase.face_obstacle({"prey": True, "Hunter": False})
+    assert chase.over is not None and chase.over.value == "escaped"
+
+
+@pytest.mark.rules("K1", "K9")
+@pytest.mark.parametrize("order", [("Hound", "Hunter"), ("Hunter", "Hound")])
+def test_the_chase_ends_with_the_predators_out_only_when_every_one_crashed(order) -> None:
+    chase = Chase.with_lead(dict.fromkeys(order, 4))
+    chase = chase.face_obstacle({"Hound": False})
+    assert chase.running
+    chase = chase.face_obstacle({"prey": True, "Hunter": False})
+    assert chase.over is not None and chase.over.value == "predator_out"
+
+
+@pytest.mark.rules("K7", "K8")
+def test_only_a_new_course_takes_a_pick() -> None:
+    won = Chase.with_lead(5).play_round(1, 4)
+    with pytest.raises(RuleError) as refused:
+        won.maneuver("predator", "tail", pick="wits")
+    assert refused.value.rule == "K8"
+    herded = won.maneuver("predator", "herd", pick="wits")
+    assert herded.pool.attribute == "wits" and herded.lead == 4
+
+
+@pytest.mark.rules("K1", "K4", "D13")
+def test_another_attacker_the_escape_beat_joins_before_the_first_round() -> None:
+    chase = Chase.from_escape(3, {"Hound": 1}).join("Hunter", 3)
+    assert (chase.pursuit("Hound").lead, chase.pursuit("Hunter").lead) == (2, 3)
+    for name, lead, rule in [("Hound", 2, "K1"), ("Other", 0, "K4")]:
+        with pytest.raises(RuleError) as refused:
+            chase.join(name, lead)
+        assert refused.value.rule == rule
+    with pytest.raises(RuleError) as refused:
+        chase.play_round(1, {"Hound": 1, "Hunter": 1}).join("Other", 2)
+    assert refused.value.rule == "K1"

@@ -395,7 +395,7 @@ def test_a_surviving_escape_hands_over_to_a_chase(cast):
 
     combat = _escape_survives(cast)
     chase = Chase.objects.get(scene=cast.scene, ended_at__isnull=True)
-    assert chase.start == "escape" and chase.origin == {"round_id": combat.pk}
+    assert chase.start == "escape" and chase.origin == {"round_id": combat.pk, "round": 1}
     [pursuit] = chase.state["pursuits"]
     assert pursuit["predator"] == f"p{cast.p['Thug'].pk}" and pursuit["lead"] == 2
     assert "a chase starts, head start 2 (K4)" in combat.results[-1]["text"]
@@ -424,6 +424,56 @@ def test_an_escape_while_a_chase_runs_tells_the_storyteller_instead_of_failing(c
     assert "already running" in result
     assert "No chase started for Jane (head start 2, K4)" in combat.reminders[-1]["text"]
     assert _up(combat) == ("resolve", [str(cast.p["Jane"].pk)])  # the round went on
+
+
+def test_every_attacker_an_escape_beat_joins_its_chase_with_its_own_lead(cast):
+    """D13, K1, K4: the one escape roll beats both attacks; the second attacker joins the
+    chase the first started, its Lead the escape's successes left over its own attack."""
+    from chases.models import Chase
+
+    combat = _start(cast, ("Jane", "Thug", "Teddy"))
+    combat = _roll_all(cast, combat, {"Jane": 1, "Thug": 10, "Teddy": 9})
+    _declare(cast, combat, "Jane", "escape")
+    _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
+    _declare(cast, combat, "Teddy", "attack", "Jane")
+    _resolve(cast, combat, "Teddy", attack_dice="7", defense_dice="7 8 9")  # 3 against 1
+    _resolve(cast, combat, "Thug", attack_dice="2")  # the same escape's 3 against 0
+    combat = _fresh(combat)
+    chase = Chase.objects.get(scene=cast.scene, ended_at__isnull=True)
+    leads = {p["predator"]: p["lead"] for p in chase.state["pursuits"]}
+    assert leads == {f"p{cast.p['Teddy'].pk}": 2, f"p{cast.p['Thug'].pk}": 3}
+    assert {s.participant.name for s in chase.sides.all()} == {"Jane", "Teddy", "Thug"}
+    assert "joins the chase as another Predator, Lead 3 (K1)" in combat.results[-1]["text"]
+    assert not any("No chase started" in r["text"] for r in combat.reminders)
+
+
+def test_an_attacker_does_not_join_a_chase_that_already_rolled(cast):
+    """K1: once the chase from the escape rolled its first round, it has moved on."""
+    from chases import services as chases
+    from chases.models import Chase
+
+    combat = _start(cast, ("Jane", "Thug", "Teddy"))
+    combat = _roll_all(cast, combat, {"Jane": 1, "Thug": 10, "Teddy": 9})
+    _declare(cast, combat, "Jane", "escape")
+    _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
+    _declare(cast, combat, "Teddy", "attack", "Jane")
+    _resolve(cast, combat, "Teddy", attack_dice="7", defense_dice="7 8 9")
+    chase = Chase.objects.get(scene=cast.scene, ended_at__isnull=True)
+    chases.chase_round(
+        chase=chase,
+        by=cast.storyteller,
+        expected_step=chase.step,
+        dice={"prey": [2], f"p{cast.p['Teddy'].pk}": [2]},
+    )
+    _resolve(cast, combat, "Thug", attack_dice="2")
+    combat = _fresh(combat)
+    chase.refresh_from_db()
+    assert [p["predator"] for p in chase.state["pursuits"]] == [f"p{cast.p['Teddy'].pk}"]
+    assert (
+        "Thug does not join the chase (A Predator joins a chase only before its first round (K1))"
+        in (combat.results[-1]["text"])
+    )
+    assert combat.reminders[-1]["text"].startswith("Thug does not join the chase after Jane")
 
 
 def _grappled(cast, names=("Teddy", "Frank", "Jane")):
