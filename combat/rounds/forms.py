@@ -75,7 +75,8 @@ class AbortForm(_Base):
 
 
 class CommittedForm(_Base):
-    attacker = forms.IntegerField(min_value=1)
+    # Empty: the unseen (hidden) attacker's committed attack, answered without its name (D5).
+    attacker = forms.IntegerField(min_value=1, required=False)
     answer = forms.ChoiceField(
         choices=[("accept", "accept"), ("harder", "harder"), ("abort", "abort")]
     )

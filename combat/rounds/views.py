@@ -202,7 +202,7 @@ def round_committed(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(scene, data["participant"]),
-        attacker=_participant(scene, data["attacker"]),
+        attacker=_participant(scene, data["attacker"]) if data["attacker"] else None,
         answer=data["answer"],
         key=data["key"] or None,
     )
