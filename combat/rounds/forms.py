@@ -99,6 +99,10 @@ class StartForm(forms.Form):
         self.fields["who"].choices = [(c, c) for c in choices]
 
 
+class OutForm(_Base):
+    out = forms.BooleanField(required=False)
+
+
 class PauseForm(forms.Form):
     paused = forms.BooleanField(required=False)
 

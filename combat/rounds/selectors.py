@@ -42,7 +42,8 @@ def _initiative_rows(combat: Combat, members: dict[int, Participant]) -> list[di
             continue
         entry = combat.initiative.get(str(pid))
         total = services._combatant(str(pid), entry).total if entry else None
-        rows.append({"p": p, "entry": entry, "total": total})
+        out = str(pid) in services._out(combat)
+        rows.append({"p": p, "entry": entry, "total": total, "out": out})
     rows.sort(key=lambda r: (r["total"] is None, -(r["total"] or 0), r["p"].name))
     return rows
 
@@ -195,6 +196,7 @@ def board(scene: Scene) -> dict[str, Any]:
     ctx["members"] = [members[pid] for pid in combat.members if pid in members]
     ctx["action_choices"] = [(a, wod.ACTION_LABELS[a]) for a in wod.ACTIONS]
     ctx["effects"] = combat.effects
+    ctx["out"] = [members[int(w)] for w in services._out(combat) if int(w) in members]
     ctx["reminders"] = combat.reminders
     ctx["npc_damage"] = {
         members[int(k)].name: v for k, v in combat.npc_damage.items() if int(k) in members
@@ -226,6 +228,12 @@ def board(scene: Scene) -> dict[str, Any]:
             ctx["previews"] = [
                 _preview(combat, who, members) for who in state.up if who not in state.resolved
             ]
+        # D16: an abort whose new action has not come: declare it for them or pass over.
+        ctx["pending"] = [
+            members[int(d.who)]
+            for d in state.declarations
+            if d.action == "pending" and int(d.who) in members
+        ]
         ctx["committed_waiting"] = [
             (members[int(d.who)], members[int(d.target)])
             for d in state.declarations

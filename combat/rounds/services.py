@@ -1249,6 +1249,12 @@ def combat_resolve(
         who = _who(participant)
         if state.step is not Step.RESOLVE or who not in state.up:
             raise RoundError(f"It is not {participant.name}'s turn to resolve (D4).")
+        mine = state.declaration(who)
+        if mine is not None and mine.action == "pending":
+            raise RoundError(
+                f"{participant.name} aborted and has not named the new action: declare it for"
+                " them or pass over them (D16)."
+            )
         participants = _participants(combat)
         stats = stats_for(participants.values())
         if state.phase_index == 0 and not combat.work.get("rage_paid"):

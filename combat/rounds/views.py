@@ -208,6 +208,16 @@ def round_committed(request, *, scene, combat, data) -> None:
     )
 
 
+@round_post(forms.OutForm)
+def round_out(request, *, scene, combat, data) -> None:
+    services.combat_set_out(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        out=data["out"],
+    )
+
+
 @round_post(forms.RemindForm)
 def round_remind(request, *, scene, combat, data) -> None:
     services.combat_remind(
