@@ -526,3 +526,21 @@ def test_a_caught_prey_is_handed_back_to_the_round(cast):
     handback.chase_ended(None, chase=chase, outcome="caught", origin={"round_id": combat.pk})
     assert "Jane was caught" in _fresh(combat).reminders[0]["text"]
     assert "back in the fight" in SceneLogEntry.objects.filter(scene=cast.scene).last().text
+
+
+def test_a_haste_attack_meets_the_main_phase_defense_and_stays_uncommitted(cast):
+    """D4, D13: Jane dodged in the Main Phase; Teddy's haste attack meets that dodge as the
+    second attack on her. D5: editing the haste attack into a committed one is refused."""
+    combat = _start(cast, ("Jane", "Teddy"))
+    combat = _roll_all(cast, combat, {"Jane": 1, "Teddy": 10})
+    _declare(cast, combat, "Jane", "dodge")
+    _declare(cast, combat, "Teddy", "attack", "Jane", haste=1)
+    for name in ("Teddy", "Jane"):
+        _resolve(cast, combat, name, rng=random.Random(1))
+    assert rounds._round(_fresh(combat)).phase.name == "haste 1"
+    _declare(cast, combat, "Teddy", "attack", "Jane")
+    with pytest.raises(RoundError, match="D5"):
+        _declare(cast, combat, "Teddy", "attack", "Jane", maneuver="committed")
+    plan = rounds.resolution_preview(_fresh(combat), str(cast.p["Teddy"].pk))
+    assert plan["defense_action"] == "dodge"
+    assert "attack 2" in plan["defense"]["parts"]
