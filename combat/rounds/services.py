@@ -373,7 +373,34 @@ def _combatants(combat: Combat) -> list[Combatant]:
 
 
 def _haste_map(combat: Combat) -> dict[str, int]:
-    return {who: n for who, n in combat.haste.items() if who in combat.initiative and n > 0}
+    """D4: the haste actions of this round: the ones announced (carried over until changed),
+    but none for a character passed over in the Main Phase (``work["no_haste"]``)."""
+    none = set((combat.work or {}).get("no_haste", []))
+    return {
+        who: n
+        for who, n in combat.haste.items()
+        if who in combat.initiative and n > 0 and who not in none and who not in _out(combat)
+    }
+
+
+def _afford_haste(
+    combat: Combat, participants: dict[int, Participant], stats: dict[int, Stats]
+) -> list[str]:
+    """D4: a Garou pays one Rage for each haste action; a choice carried over from an earlier
+    round that its Rage no longer pays for is cut to what it pays for. The storyteller's
+    notes on what was cut."""
+    notes = []
+    haste = dict(combat.haste)
+    for who, n in _haste_map(combat).items():
+        st = stats.get(int(who))
+        if st is not None and st.creature == "werewolf" and st.rage < n:
+            haste[who] = max(st.rage, 0)
+            notes.append(
+                f"{participants[int(who)].name} has {st.rage} Rage for {n} haste actions:"
+                f" {haste[who]} this round (D4)"
+            )
+    combat.haste = haste
+    return notes
 
 
 def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
@@ -403,6 +430,7 @@ def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None =
             for g in combat.grapples
             if g.get("released_from_pin") and g["victim"] in combat.initiative
         ]
+        cut = _afford_haste(combat, participants, stats)
         try:
             state = WodRound.start(_combatants(combat), _haste_map(combat), lost_main=lost)
         except RuleError as error:
@@ -412,6 +440,8 @@ def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None =
         combat.stage = CombatStage.ROUND
         combat.work = {"phase_index": 0, "out": out}
         _record(scene, combat, by, f"Round {combat.round_number}: declare, slowest first")
+        if cut:
+            _record(scene, combat, by, "; ".join(cut), public=False, participants=participants)
         if unable:
             names = ", ".join(p.name for p in unable)
             _record(
@@ -819,6 +849,15 @@ def combat_skip(
                     state = state.resolve(who)
             elif state.step is Step.DECLARE:
                 state = state.declare(Declaration(who=who, action="none"))
+                if state.phase_index == 0 and combat.haste.get(who):
+                    # D4: haste is announced with the declaration: none, no haste phases
+                    # this round (and no Rage paid); the choice still carries over.
+                    combat.work = {
+                        **combat.work,
+                        "no_haste": [*combat.work.get("no_haste", []), who],
+                    }
+                    later = round_phases(_combatants(combat), _haste_map(combat))[1:]
+                    state = replace(state, phases=(state.phases[0], *later))
             else:
                 state = state.resolve(who)
         except RuleError as error:
@@ -1257,8 +1296,14 @@ def combat_resolve(
             )
         participants = _participants(combat)
         stats = stats_for(participants.values())
+        unpaid: list[str] = []
         if state.phase_index == 0 and not combat.work.get("rage_paid"):
-            _pay_rage(combat, by, participants, stats)
+            unpaid = _pay_rage(combat, by, participants, stats)
+        if unpaid:
+            later = round_phases(_combatants(combat), _haste_map(combat))[1:]
+            state = replace(state, phases=(state.phases[0], *later))
+            combat.state = state.to_dict()
+            _record(scene, combat, by, "; ".join(unpaid), public=False, participants=participants)
         plan = _plan(combat, state, who, participants, stats)
         work = dict(combat.work)
         try:
@@ -1313,8 +1358,11 @@ def _pay_rage(
     by: AbstractBaseUser,
     participants: dict[int, Participant],
     stats: dict[int, Stats],
-) -> None:
-    """D4: a Garou pays one Rage for each haste action announced with its declaration."""
+) -> list[str]:
+    """D4: a Garou pays one Rage for each haste action announced with its declaration (none
+    for one passed over). Returns the storyteller's notes on haste it could not pay for."""
+    cut: list[str] = []
+    notes: list[str] = []
     for who, n in _haste_map(combat).items():
         st = stats[int(who)]
         if n and st.creature == "werewolf" and st.character is not None:
@@ -1328,8 +1376,18 @@ def _pay_rage(
                     source=f"combat {combat.pk}",
                 )
             except LedgerError as error:
-                raise RoundError(f"{error} (D4)") from error
-    combat.work = {**combat.work, "rage_paid": True}
+                # Rage spent since the round began: no haste this round, nothing charged.
+                cut.append(who)
+                notes.append(
+                    f"{participants[int(who)].name} cannot pay {n} Rage for haste ({error}):"
+                    " no haste actions this round (D4)"
+                )
+    combat.work = {
+        **combat.work,
+        "rage_paid": True,
+        "no_haste": [*combat.work.get("no_haste", []), *cut],
+    }
+    return notes
 
 
 def _carry_out(

@@ -166,3 +166,59 @@ def test_the_tablet_answers_a_committed_attack_on_an_npc(cast, clients):
     assert r.status_code == 200, r.content.decode()
     rounds.combat_resolve(combat=_fresh(), by=st, participant=p["Jane"], rng=random.Random(4))
     assert str(p["Jane"].pk) in rounds._round(_fresh()).resolved
+
+
+def _rage(cast, name: str) -> int:
+    return stats_for([cast.p[name]])[cast.p[name].pk].rage
+
+
+def _haste_fight(cast, haste: int) -> Combat:
+    st, p = cast.storyteller, cast.p
+    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Teddy"]])
+    combat.haste = {str(p["Teddy"].pk): haste}  # chosen in an earlier round, carried over
+    combat.save()
+    for name, die in (("Jane", 1), ("Teddy", 10)):
+        rounds.combat_initiative(combat=_fresh(), by=st, participant=p[name], roll=die)
+    return _fresh()
+
+
+def test_carried_over_haste_the_rage_no_longer_pays_for_is_cut_at_the_start(cast):
+    """D4: Teddy carried 3 haste actions over but has 1 Rage left: the round begins with 1
+    (the storyteller reads why) and resolution is not blocked."""
+    st, p = cast.storyteller, cast.p
+    ledger_spend(
+        character=p["Teddy"].character,
+        kind=LedgerKind.RAGE_SPENT,
+        by=st,
+        amount=3,
+        reason="test",
+        source="test",
+    )
+    combat = _haste_fight(cast, 3)
+    rounds.combat_begin_round(combat=combat, by=st)
+    assert _fresh().haste[str(p["Teddy"].pk)] == 1
+    assert [ph.name for ph in rounds._round(_fresh()).phases] == ["main", "haste 1"]
+    from combat.models import SceneLogEntry
+
+    note = SceneLogEntry.objects.get(text__contains="1 Rage for 3 haste")
+    assert not note.public
+    rounds.combat_declare(combat=_fresh(), by=st, participant=p["Jane"], action="dodge")
+    rounds.combat_declare(
+        combat=_fresh(), by=st, participant=p["Teddy"], action="attack", target=p["Jane"]
+    )
+    rounds.combat_resolve(combat=_fresh(), by=st, participant=p["Teddy"], rng=random.Random(2))
+    assert _rage(cast, "Teddy") == 0
+
+
+def test_a_garou_passed_over_pays_no_rage_and_gets_no_haste_phase(cast):
+    st, p = cast.storyteller, cast.p
+    combat = _haste_fight(cast, 2)
+    rounds.combat_begin_round(combat=combat, by=st)
+    rounds.combat_declare(combat=_fresh(), by=st, participant=p["Jane"], action="dodge")
+    rounds.combat_skip(combat=_fresh(), by=st, participant=p["Teddy"])
+    assert [ph.name for ph in rounds._round(_fresh()).phases] == ["main"]
+    rounds.combat_skip(combat=_fresh(), by=st, participant=p["Teddy"])
+    rounds.combat_resolve(combat=_fresh(), by=st, participant=p["Jane"], rng=random.Random(2))
+    assert _fresh().stage == CombatStage.BOOK_KEEPING
+    assert _rage(cast, "Teddy") == 4
+    assert _fresh().haste[str(p["Teddy"].pk)] == 2  # the choice still carries over
