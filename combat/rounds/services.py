@@ -1876,8 +1876,14 @@ def _apply_effect(
         effect = Effect(name)
     except ValueError as error:
         raise RuleError("G6", f"Unknown grapple effect {name!r}.") from error
-    grapple = single_effect(grapple, effect) if single else grapple.effect(effect)
-    text = f"; {effect.value.replace('_', ' ')} (G6)"
+    label = effect.value.replace("_", " ")
+    try:
+        grapple = single_effect(grapple, effect) if single else grapple.effect(effect)
+    except RuleError as error:
+        # The effect was chosen before the roll; a result that allows none (the Victim won,
+        # too little Control) skips it: the roll stands (no rolling again for a better one).
+        return f"; no {label}: {error}"
+    text = f"; {label} (G6)"
     if grapple.last_damage is not None:
         victim = participants[int(grapple.victim)]
         hitter = participants[int(grapple.grappler)]
