@@ -1752,7 +1752,6 @@ def _grapple_hold(
     g = plan["grapple"]
     state = _round(combat)
     grappler, victim = participants[int(g["grappler"])], participants[int(g["victim"])]
-    plan["declaration"]
     theirs = state.declaration(g["victim"])
     grapple = _g(g)
     rolls: list[dict] = []

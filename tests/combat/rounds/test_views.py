@@ -180,8 +180,9 @@ def test_a_met_bns_turn_runs_from_the_tablet_and_the_phones(docks):
 
 
 def test_a_player_who_does_not_declare_is_left_to_the_storyteller(cast, clients):
-    """Rounds have no declaration timer: nothing is ever filled in for a slow player. The
-    tablet says whom it waits on and offers to declare for them or to pass them over."""
+    """Nothing is ever filled in for a slow player (the soft timer only changes its words when
+    it runs out). The tablet says whom it waits on and offers to declare for them or to pass
+    them over."""
     from combat.rounds import services as rounds
 
     st, p = cast.storyteller, cast.p
