@@ -65,10 +65,6 @@ def _engine(combat: Combat) -> bns.Combat:
     return bns.Combat.from_dict(combat.state)
 
 
-def _name(participants: dict[int, Participant], who: str | None) -> str:
-    return participants[int(who)].name if who else "—"
-
-
 def _celerity_cap(stats) -> int:
     """B5 decision: a Celerity rating of k grants k rounds, at most three."""
     return min(stats.dot("Celerity") or 0, MAX_CELERITY_ROUNDS)
@@ -446,13 +442,14 @@ def bns_escape_intent(*, combat: Combat, by: AbstractBaseUser, participant: Part
             call = {**call, "intents": [*call["intents"], who]}
         combat.work = {**combat.work, "escape_call": call}
         participants = _participants(combat)
+        escaper = participants[int(call["who"])]
         _record(
             scene,
             combat,
             by,
-            f"{participant.name} intends to attack {_name(participants, call['who'])} (B9)",
-            public=_visible(participant),
-            concerns=[participant],
+            f"{participant.name} intends to attack {escaper.name} (B9)",
+            public=_visible(participant) and _visible(escaper),
+            concerns=[participant, escaper],  # a hidden escaper: the storyteller's line alone
             participants=participants,
         )
     return combat

@@ -75,7 +75,8 @@ class AbortForm(_Base):
 
 
 class CommittedForm(_Base):
-    attacker = forms.IntegerField(min_value=1)
+    # Empty: the unseen (hidden) attacker's committed attack, answered without its name (D5).
+    attacker = forms.IntegerField(min_value=1, required=False)
     answer = forms.ChoiceField(
         choices=[("accept", "accept"), ("harder", "harder"), ("abort", "abort")]
     )
@@ -96,6 +97,10 @@ class StartForm(forms.Form):
     def __init__(self, *args, choices: list[int], **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["who"].choices = [(c, c) for c in choices]
+
+
+class OutForm(_Base):
+    out = forms.BooleanField(required=False)
 
 
 class PauseForm(forms.Form):

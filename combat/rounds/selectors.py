@@ -42,7 +42,8 @@ def _initiative_rows(combat: Combat, members: dict[int, Participant]) -> list[di
             continue
         entry = combat.initiative.get(str(pid))
         total = services._combatant(str(pid), entry).total if entry else None
-        rows.append({"p": p, "entry": entry, "total": total})
+        out = str(pid) in services._out(combat)
+        rows.append({"p": p, "entry": entry, "total": total, "out": out})
     rows.sort(key=lambda r: (r["total"] is None, -(r["total"] or 0), r["p"].name))
     return rows
 
@@ -144,6 +145,17 @@ def _now_index(state: WodRound, members: dict[int, Participant], *, public: bool
     return len(order)
 
 
+def _visible_slots(
+    state: WodRound, members: dict[int, Participant]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The slots players see as now and next (hidden NPCs left out, their turns no gap)."""
+    order = _order(state)
+    at = _now_index(state, members, public=True)
+    now = order[at] if at < len(order) else ()
+    following = next((s for s in order[at + 1 :] if any(not members[int(w)].hidden for w in s)), ())
+    return now, following
+
+
 def _now_next(
     state: WodRound, members: dict[int, Participant], *, public: bool
 ) -> tuple[list[Participant], list[Participant]]:
@@ -184,6 +196,7 @@ def board(scene: Scene) -> dict[str, Any]:
     ctx["members"] = [members[pid] for pid in combat.members if pid in members]
     ctx["action_choices"] = [(a, wod.ACTION_LABELS[a]) for a in wod.ACTIONS]
     ctx["effects"] = combat.effects
+    ctx["out"] = [members[int(w)] for w in services._out(combat) if int(w) in members]
     ctx["reminders"] = combat.reminders
     ctx["npc_damage"] = {
         members[int(k)].name: v for k, v in combat.npc_damage.items() if int(k) in members
@@ -215,6 +228,12 @@ def board(scene: Scene) -> dict[str, Any]:
             ctx["previews"] = [
                 _preview(combat, who, members) for who in state.up if who not in state.resolved
             ]
+        # D16: an abort whose new action has not come: declare it for them or pass over.
+        ctx["pending"] = [
+            members[int(d.who)]
+            for d in state.declarations
+            if d.action == "pending" and int(d.who) in members
+        ]
         ctx["committed_waiting"] = [
             (members[int(d.who)], members[int(d.target)])
             for d in state.declarations
@@ -305,14 +324,25 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
         if state is not None:
             d = state.declaration(who)
             item["declaration"] = services.describe(d, members) if d else ""
-            up_declaring = state.step is Step.DECLARE and who in state.up and d is None
             pending = d is not None and d.action == "pending"
-            item["declare_now"] = up_declaring or pending
             item["pending"] = pending
             item["editable"] = d is not None and services._editable(state, who) and not pending
-            order = _order(state)
-            nxt = order[state.cursor + 1] if state.cursor + 1 < len(order) else ()
-            item["next"] = state.step is Step.DECLARE and who in nxt and d is None
+            early = (combat.work or {}).get("early", {}).get(who)
+            # Now and next over the slots players see (a hidden NPC's turn is no gap): while
+            # one is up, the next visible character is shown "now" everywhere, and may declare
+            # ahead of its turn (held until the hidden ones have declared).
+            now_slot, next_slot = _visible_slots(state, members)
+            item["declare_now"] = pending or (
+                state.step is Step.DECLARE and who in now_slot and d is None and not early
+            )
+            if early and d is None:
+                item["declaration"] = services.describe(
+                    services._early_declaration(early, who), members
+                )
+                item["editable"] = True
+            item["next"] = (
+                state.step is Step.DECLARE and who in next_slot and d is None and not early
+            )
             item["resolving"] = state.step is Step.RESOLVE and who in state.up
             item["may_abort"] = (
                 d is not None and not pending and who not in state.resolved and d.action != "none"
@@ -325,8 +355,11 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
                 and state.declarations.index(x) > state.declarations.index(d)
                 and not members[int(x.who)].hidden
             ]
+            # D5: a hidden attacker's committed attack is answered without its name.
             item["committed"] = [
-                members[int(x.who)]
+                {"name": "An unseen attacker", "value": ""}
+                if members[int(x.who)].hidden
+                else {"name": members[int(x.who)].name, "value": x.who}
                 for x in state.declarations
                 if x.target == who
                 and x.maneuver == "committed"
@@ -373,6 +406,9 @@ def _declare_choices(
     ]
     main = state.phase_index == 0 and state.step is Step.DECLARE
     current = d if d is not None and d.action != "pending" else None
+    early = (combat.work or {}).get("early", {}).get(who)
+    if current is None and early and d is None:
+        current = services._early_declaration(early, who)  # held until its turn (D4)
     may_split = state.phase_index == 0 and not (
         d is not None and d.action == "pending" and d.abort_reason != "void"
     )
@@ -523,7 +559,10 @@ def bns_prompts(combat: Combat, members: dict[int, Participant], own: list[Parti
             )
             item["intend"] = (
                 members[int(call["who"])]
-                if call and bns.may_intend(state, who, call["who"]) and who not in call["intents"]
+                if call
+                and not members[int(call["who"])].hidden  # B9 on the tablet for a hidden one
+                and bns.may_intend(state, who, call["who"])
+                and who not in call["intents"]
                 else None
             )
             item["targets"] = [

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -69,8 +70,19 @@ class RoundError(Exception):
     """A round step refused, with a sentence for people (naming the rule where one refuses)."""
 
 
+#: A participant id the engine put in a message (never a part of "D14", "+2" or "-1").
+_ENGINE_ID = re.compile(r"(?<![\w+\-−])([1-9][0-9]*)(?![\w])")
+
+
 def _rule(error: RuleError) -> RoundError:
-    return RoundError(str(error))
+    """A refusal of the engine, which knows characters by participant id, worded with their
+    names (players read it)."""
+    text = str(error)
+    ids = {int(x) for x in _ENGINE_ID.findall(text)}
+    if not ids:
+        return RoundError(text)
+    names = dict(Participant.objects.filter(pk__in=ids).values_list("pk", "name"))
+    return RoundError(_ENGINE_ID.sub(lambda m: names.get(int(m.group(1)), m.group(1)), text))
 
 
 # -- locking and roles ---------------------------------------------------------------
@@ -136,7 +148,10 @@ def _player_ids(participants: dict[int, Participant]) -> list[int]:
 def state_token(combat: Combat) -> str:
     """Where the fight stands: a form carries it so a tap made on an older state is refused
     (the parts of a split resolved so far count, D14: a double tap never rolls the next)."""
-    where = [combat.state or {}, (combat.work or {}).get("parts", {})]
+    work = combat.work or {}
+    where = [combat.state or {}, work.get("parts", {})]
+    if work.get("early"):
+        where.append(work["early"])  # a declaration held until its turn is a new state too
     digest = hashlib.sha256(json.dumps(where, sort_keys=True).encode()).hexdigest()[:12]
     return f"{combat.round_number}-{combat.stage}-{digest}"
 
@@ -297,10 +312,46 @@ def combat_roll_missing(
     """D3: the storyteller rolls initiative on the server for everyone who has not."""
     rng = rng or random.SystemRandom()
     participants = _participants(combat)
+    stats = stats_for(participants.values())
     for pid in combat.members:
-        if _who(pid) not in Combat.objects.get(pk=combat.pk).initiative:
-            combat_initiative(combat=combat, by=by, participant=participants[pid], rng=rng)
+        fresh = Combat.objects.get(pk=combat.pk)
+        if _who(pid) in fresh.initiative or _who(pid) in _out(fresh) or not stats[pid].can_act:
+            continue  # out of the fight, or Incapacitated (D2): no initiative to roll
+        combat_initiative(combat=combat, by=by, participant=participants[pid], rng=rng)
     return Combat.objects.get(pk=combat.pk)
+
+
+def _out(combat: Combat) -> list[str]:
+    """Members the storyteller took out of the fight (they roll no initiative, act in no
+    round) until brought back in."""
+    return list((combat.work or {}).get("out", []))
+
+
+def combat_set_out(
+    *, combat: Combat, by: AbstractBaseUser, participant: Participant, out: bool
+) -> Combat:
+    """The storyteller takes a member out of the fight (unconscious, fled, no longer in it)
+    or brings it back in. It counts from the next round's initiative (D3); in a round under
+    way the storyteller passes over it."""
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        _member(combat, participant)
+        who = _who(participant)
+        kept = [w for w in _out(combat) if w != who]
+        combat.work = {**combat.work, "out": [*kept, who] if out else kept}
+        if out and combat.stage == CombatStage.INITIATIVE:
+            combat.initiative = {k: v for k, v in combat.initiative.items() if k != who}
+        verb = "is out of the fight" if out else "is back in the fight"
+        _record(
+            scene,
+            combat,
+            by,
+            f"{participant.name} {verb}",
+            public=_visible(participant),
+            concerns=[participant],
+        )
+    return combat
 
 
 def _combatant(who: str, entry: dict) -> Combatant:
@@ -315,11 +366,41 @@ def _combatant(who: str, entry: dict) -> Combatant:
 
 
 def _combatants(combat: Combat) -> list[Combatant]:
-    return [_combatant(who, entry) for who, entry in sorted(combat.initiative.items())]
+    out = _out(combat)
+    return [
+        _combatant(who, entry) for who, entry in sorted(combat.initiative.items()) if who not in out
+    ]
 
 
 def _haste_map(combat: Combat) -> dict[str, int]:
-    return {who: n for who, n in combat.haste.items() if who in combat.initiative and n > 0}
+    """D4: the haste actions of this round: the ones announced (carried over until changed),
+    but none for a character passed over in the Main Phase (``work["no_haste"]``)."""
+    none = set((combat.work or {}).get("no_haste", []))
+    return {
+        who: n
+        for who, n in combat.haste.items()
+        if who in combat.initiative and n > 0 and who not in none and who not in _out(combat)
+    }
+
+
+def _afford_haste(
+    combat: Combat, participants: dict[int, Participant], stats: dict[int, Stats]
+) -> list[str]:
+    """D4: a Garou pays one Rage for each haste action; a choice carried over from an earlier
+    round that its Rage no longer pays for is cut to what it pays for. The storyteller's
+    notes on what was cut."""
+    notes = []
+    haste = dict(combat.haste)
+    for who, n in _haste_map(combat).items():
+        st = stats.get(int(who))
+        if st is not None and st.creature == "werewolf" and st.rage < n:
+            haste[who] = max(st.rage, 0)
+            notes.append(
+                f"{participants[int(who)].name} has {st.rage} Rage for {n} haste actions:"
+                f" {haste[who]} this round (D4)"
+            )
+    combat.haste = haste
+    return notes
 
 
 def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
@@ -332,12 +413,24 @@ def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None =
         if combat.stage != CombatStage.INITIATIVE:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         participants = _participants(combat)
-        missing = [
-            participants[pid].name for pid in combat.members if _who(pid) not in combat.initiative
+        stats = stats_for(participants.values())
+        out = _out(combat)
+        waiting = [
+            pid
+            for pid in combat.members
+            if _who(pid) not in combat.initiative and _who(pid) not in out and pid in participants
         ]
+        missing = [participants[pid].name for pid in waiting if stats[pid].can_act]
         if missing:
             raise RoundError(MISSING_INITIATIVE.format(names=", ".join(missing)))
-        lost = [g["victim"] for g in combat.grapples if g.get("released_from_pin")]
+        # D2: an Incapacitated character rolls no initiative and acts in no phase.
+        unable = [participants[pid] for pid in waiting if not stats[pid].can_act]
+        lost = [
+            g["victim"]
+            for g in combat.grapples
+            if g.get("released_from_pin") and g["victim"] in combat.initiative
+        ]
+        cut = _afford_haste(combat, participants, stats)
         try:
             state = WodRound.start(_combatants(combat), _haste_map(combat), lost_main=lost)
         except RuleError as error:
@@ -345,8 +438,20 @@ def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None =
         combat.grapples = [g for g in combat.grapples if not g.get("released_from_pin")]
         combat.state = state.to_dict()
         combat.stage = CombatStage.ROUND
-        combat.work = {"phase_index": 0}
+        combat.work = {"phase_index": 0, "out": out}
         _record(scene, combat, by, f"Round {combat.round_number}: declare, slowest first")
+        if cut:
+            _record(scene, combat, by, "; ".join(cut), public=False, participants=participants)
+        if unable:
+            names = ", ".join(p.name for p in unable)
+            _record(
+                scene,
+                combat,
+                by,
+                f"Not in this round: {names} (Incapacitated, D2)",
+                public=all(_visible(p) for p in unable),
+                concerns=unable,
+            )
     return combat
 
 
@@ -421,66 +526,212 @@ def combat_declare(
         if _claim(by, "round.declare", key, payload):
             return combat
         _check_token(combat, at)
+        participants = _participants(combat)
+        spec = {
+            "action": action,
+            "target": target.pk if target else None,
+            "maneuver": maneuver,
+            "weapon": weapon,
+            "actions": actions,
+            "extra": [[a, t.pk if t else None] for a, t in extra],
+            "haste": haste,
+        }
         state = _round(combat)
         who = _who(participant)
-        participants = _participants(combat)
-        declaration = _declaration(
-            combat,
-            state,
-            participant,
-            participants,
-            action,
-            target,
-            maneuver,
-            weapon,
-            actions,
-            extra,
-        )
-        editing = state.declaration(who) is not None and _editable(state, who)
-        try:
-            if editing and state.declaration(who).action != "pending":
-                kept = tuple(d for d in state.declarations if d.who != who)
-                state = replace(state, declarations=(*kept, declaration))
-            elif state.declaration(who) is not None and state.declaration(who).action == "pending":
-                state = state.redeclare(declaration)
-            else:
-                state = state.declare(declaration)
-        except RuleError as error:
-            raise _rule(error) from error
-        work = dict(combat.work)
-        work.setdefault("detail", {})[who] = {"weapon": weapon}
-        if haste is not None and state.phase_index == 0 and not state.resolved:
-            stats = stats_for([participant])[participant.pk]
-            if haste < 0 or haste > 5:
-                raise RoundError("Haste actions are counted from 0 to 5 (D4).")
-            if haste and stats.creature == "werewolf" and stats.rage < haste:
-                raise RoundError(
-                    f"{participant.name} has {stats.rage} Rage for {haste} haste actions (D4)."
-                )
-            combat.haste = {**combat.haste, who: haste}
-            main = state.phases[0]
-            later = round_phases(_combatants(combat), _haste_map(combat))[1:]
-            state = replace(state, phases=(main, *later))
-        combat.state = state.to_dict()
-        combat.work = work
-        hidden_decl = (
-            not _visible(participant)
-            or who in _ties(state)
-            or any(participants[int(t)].hidden for t in declaration.attack_targets())
-        )
-        text = f"{participant.name} {'changes to' if editing else 'declares'}: " + describe(
-            declaration, participants, haste=combat.haste.get(who, 0)
-        )
-        _record(
-            scene,
-            combat,
-            by,
-            text,
-            public=not hidden_decl,
-            concerns=[participant] if _visible(participant) else [],
-            participants=participants,
-        )
+        if (
+            state.step is Step.DECLARE
+            and who not in state.up
+            and state.declaration(who) is None
+            and _behind_hidden(state, participants, who)
+        ):
+            _declare_early(scene, combat, by, participant, participants, state, spec)
+            return combat
+        _declare_locked(scene, combat, by, participant, participants, spec)
+        _apply_early(scene, combat, by, participants)
     return combat
+
+
+def _spec_declaration(
+    combat: Combat,
+    state: WodRound,
+    participant: Participant,
+    participants: dict[int, Participant],
+    spec: dict[str, Any],
+) -> Declaration:
+    def member(pk: int | None) -> Participant | None:
+        if pk is None:
+            return None
+        if pk not in participants:
+            raise RoundError("That character is not in this fight.")
+        return participants[pk]
+
+    return _declaration(
+        combat,
+        state,
+        participant,
+        participants,
+        spec["action"],
+        member(spec["target"]),
+        spec["maneuver"],
+        spec["weapon"],
+        spec["actions"],
+        [(a, member(t)) for a, t in spec["extra"]],
+    )
+
+
+def _check_haste(participant: Participant, haste: int | None) -> None:
+    """D4: 0 to 5 haste actions, a Garou with the Rage to pay for them."""
+    if not haste:
+        if haste is not None and haste < 0:
+            raise RoundError("Haste actions are counted from 0 to 5 (D4).")
+        return
+    stats = stats_for([participant])[participant.pk]
+    if haste < 0 or haste > 5:
+        raise RoundError("Haste actions are counted from 0 to 5 (D4).")
+    if stats.creature == "werewolf" and stats.rage < haste:
+        raise RoundError(
+            f"{participant.name} has {stats.rage} Rage for {haste} haste actions (D4)."
+        )
+
+
+def _declare_locked(
+    scene: Scene,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    participants: dict[int, Participant],
+    spec: dict[str, Any],
+) -> None:
+    """Step the engine with one declaration (fresh, changed or anew after an abort, D4, D5,
+    D14, D16), note its weapon and haste, and log it."""
+    state = _round(combat)
+    who = _who(participant)
+    declaration = _spec_declaration(combat, state, participant, participants, spec)
+    mine = state.declaration(who)
+    editing = mine is not None and mine.action != "pending" and _editable(state, who)
+    try:
+        if editing:
+            state = state.change(declaration)
+        elif mine is not None and mine.action == "pending":
+            state = state.redeclare(declaration)
+        else:
+            state = state.declare(declaration)
+    except RuleError as error:
+        raise _rule(error) from error
+    work = dict(combat.work)
+    work.setdefault("detail", {})[who] = {"weapon": spec["weapon"]}
+    haste = spec["haste"]
+    if haste is not None and state.phase_index == 0 and not state.resolved:
+        _check_haste(participant, haste)
+        combat.haste = {**combat.haste, who: haste}
+        main = state.phases[0]
+        later = round_phases(_combatants(combat), _haste_map(combat))[1:]
+        state = replace(state, phases=(main, *later))
+    combat.state = state.to_dict()
+    combat.work = work
+    hidden_decl = (
+        not _visible(participant)
+        or who in _ties(state)
+        or any(participants[int(t)].hidden for t in declaration.attack_targets())
+    )
+    text = f"{participant.name} {'changes to' if editing else 'declares'}: " + describe(
+        declaration, participants, haste=combat.haste.get(who, 0)
+    )
+    _record(
+        scene,
+        combat,
+        by,
+        text,
+        public=not hidden_decl,
+        concerns=[participant] if _visible(participant) else [],
+        participants=participants,
+    )
+
+
+def _behind_hidden(state: WodRound, participants: dict[int, Participant], who: str) -> bool:
+    """Whether only hidden characters declare before ``who`` now: players see ``who`` as
+    the one declaring (a hidden NPC's turn is no gap in the order), so it may declare."""
+    slots = [set(s) if isinstance(s, frozenset) else {s} for s in state.phase.declare]
+    mine = next((i for i, s in enumerate(slots) if who in s), None)
+    if mine is None or mine <= state.cursor:
+        return False
+    return all(
+        participants[int(w)].hidden for s in slots[state.cursor : mine] for w in s
+    ) and not any(participants[int(w)].hidden for w in slots[mine])
+
+
+def _early_declaration(early: dict[str, Any], who: str) -> Declaration:
+    shown = early["shown"]
+    return Declaration(**{**shown, "who": who, "extra": tuple(tuple(x) for x in shown["extra"])})
+
+
+def _declare_early(
+    scene: Scene,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    participants: dict[int, Participant],
+    state: WodRound,
+    spec: dict[str, Any],
+) -> None:
+    """D4 with hidden NPCs: a character players see as declaring while hidden ones still
+    have to declares now; its declaration is checked as if its turn had come and held until
+    the hidden ones have declared (the storyteller does not read it before then)."""
+    who = _who(participant)
+    declaration = _spec_declaration(combat, state, participant, participants, spec)
+    slot = next(
+        i
+        for i, s in enumerate(state.phase.declare)
+        if who in (s if isinstance(s, frozenset) else {s})
+    )
+    try:
+        replace(state, cursor=slot).declare(declaration)
+    except RuleError as error:
+        raise _rule(error) from error
+    if spec["haste"] is not None and state.phase_index == 0:
+        _check_haste(participant, spec["haste"])
+    shown = {**vars(declaration), "extra": [list(x) for x in declaration.extra]}
+    early = {**combat.work.get("early", {}), who: {"spec": spec, "shown": shown}}
+    combat.work = {**combat.work, "early": early}
+    _record(
+        scene,
+        combat,
+        by,
+        f"{participant.name} has declared and waits for its turn (after those you hide)",
+        public=False,
+        participants=participants,
+    )
+
+
+def _apply_early(
+    scene: Scene, combat: Combat, by: AbstractBaseUser, participants: dict[int, Participant]
+) -> None:
+    """Declarations made ahead of their turn (:func:`_declare_early`) take their place once
+    the hidden characters before them have declared; one that no longer stands is dropped
+    (its player declares anew, the storyteller reads why)."""
+    while True:
+        state = _round(combat)
+        early = dict(combat.work.get("early", {}))
+        ready = [w for w in state.up if w in early and state.declaration(w) is None]
+        if state.step is not Step.DECLARE or not ready:
+            return
+        who = ready[0]
+        entry = early.pop(who)
+        combat.work = {**combat.work, "early": early}
+        participant = participants[int(who)]
+        try:
+            _declare_locked(scene, combat, by, participant, participants, entry["spec"])
+        except RoundError as error:
+            _record(
+                scene,
+                combat,
+                by,
+                f"{participant.name}'s declaration made ahead of its turn no longer stands"
+                f" ({error}): {participant.name} declares anew",
+                public=False,
+                participants=participants,
+            )
+            return
 
 
 def _declaration(
@@ -587,17 +838,35 @@ def combat_skip(
         _check_token(combat, at)
         state = _round(combat)
         who = _who(participant)
+        mine = state.declaration(who)
         try:
-            if state.step is Step.DECLARE:
-                state = state.declare(Declaration(who=who, action="none"))
-            elif state.step is Step.RESOLVE:
-                state = state.resolve(who)
-            else:
+            if state.step not in (Step.DECLARE, Step.RESOLVE):
                 raise RoundError(WRONG_STAGE.format(stage="book keeping"))
+            if mine is not None and mine.action == "pending":
+                # D16: an abort whose new action never came: no action this phase.
+                state = state.pass_over(who)
+                if state.step is Step.RESOLVE and who in state.up:
+                    state = state.resolve(who)
+            elif state.step is Step.DECLARE:
+                state = state.declare(Declaration(who=who, action="none"))
+                if state.phase_index == 0 and combat.haste.get(who):
+                    # D4: haste is announced with the declaration: none, no haste phases
+                    # this round (and no Rage paid); the choice still carries over.
+                    combat.work = {
+                        **combat.work,
+                        "no_haste": [*combat.work.get("no_haste", []), who],
+                    }
+                    later = round_phases(_combatants(combat), _haste_map(combat))[1:]
+                    state = replace(state, phases=(state.phases[0], *later))
+            else:
+                state = state.resolve(who)
         except RuleError as error:
             raise _rule(error) from error
         combat.state = state.to_dict()
+        early = {k: v for k, v in combat.work.get("early", {}).items() if k != who}
+        combat.work = {**combat.work, "early": early}
         _reset_phase_work(combat, state)
+        participants = _participants(combat)
         _record(
             scene,
             combat,
@@ -605,7 +874,9 @@ def combat_skip(
             f"{participant.name} is passed over",
             public=_visible(participant),
             concerns=[participant],
+            participants=participants,
         )
+        _apply_early(scene, combat, by, participants)
     return combat
 
 
@@ -624,22 +895,30 @@ def combat_answer_committed(
     combat: Combat,
     by: AbstractBaseUser,
     participant: Participant,
-    attacker: Participant,
+    attacker: Participant | None,
     answer: str,
     key: str | None = None,
 ) -> Combat:
     """D5: the target of a committed attack accepts it, takes +2 difficulty, or aborts to a
-    defense without a roll (then declares the defense)."""
+    defense without a roll (then declares the defense).
+
+    ``attacker`` None: the committed attack of an attacker hidden from the target's player
+    (its phone never names it): the first such attack still waiting for an answer."""
     with transaction.atomic():
         scene, combat = _lock(combat)
         _member(combat, participant)
         _require_for(by, scene, participant)
-        if _claim(by, "round.committed", key, {"c": combat.pk, "a": attacker.pk, "x": answer}):
+        payload = {"c": combat.pk, "a": attacker.pk if attacker else None, "x": answer}
+        if _claim(by, "round.committed", key, payload):
             return combat
         state = _round(combat)
+        if attacker is None:
+            attacker = _unseen_committed(combat, state, participant)
         try:
             state = state.answer_committed(_who(participant), _who(attacker), Answer(answer))
-        except (RuleError, ValueError) as error:
+        except RuleError as error:
+            raise _rule(error) from error
+        except ValueError as error:
             raise RoundError(str(error)) from error
         combat.state = state.to_dict()
         label = {
@@ -653,9 +932,27 @@ def combat_answer_committed(
             by,
             f"{participant.name} {label} {attacker.name}'s committed attack",
             public=_visible(participant) and _visible(attacker),
-            concerns=[participant],
+            concerns=[participant, attacker],  # a hidden attacker: the storyteller's line
         )
     return combat
+
+
+def _unseen_committed(combat: Combat, state: WodRound, target: Participant) -> Participant:
+    """D5: the hidden attacker whose committed attack on ``target`` waits for an answer."""
+    participants = _participants(combat)
+    who = _who(target)
+    for d in state.declarations:
+        theirs = participants.get(int(d.who))
+        if (
+            theirs is not None
+            and theirs.hidden
+            and d.target == who
+            and d.maneuver == "committed"
+            and d.who not in state.resolved
+            and not any(a == d.who and t == who for a, t, _x in state.answers)
+        ):
+            return theirs
+    raise RoundError(f"No unseen committed attack on {target.name} waits for an answer (D5).")
 
 
 def combat_abort(
@@ -691,7 +988,9 @@ def combat_abort(
                 reason=reason,
                 attacker=_who(attacker) if attacker else None,
             )
-        except (RuleError, ValueError) as error:
+        except RuleError as error:
+            raise _rule(error) from error
+        except ValueError as error:
             raise RoundError(str(error)) from error
         combat.state = state.to_dict()
         ok = result.successes > 0
@@ -718,8 +1017,16 @@ def combat_abort(
 
 def _reset_phase_work(combat: Combat, state: WodRound) -> None:
     if combat.work.get("phase_index") != state.phase_index:
-        detail = combat.work.get("detail", {}) if state.phase_index else {}
-        combat.work = {"phase_index": state.phase_index, "detail": detail}
+        # Per phase: the parts resolved, the actions spent in an exchange, the guards used.
+        # For the whole round (D8, D13): the attacks counted on each target (haste actions
+        # count as further attackers), the escape rolls, the Rage paid (D4).
+        work = combat.work
+        keep = ("attacks_on", "escape", "rage_paid", "out") if state.phase_index else ("out",)
+        combat.work = {
+            **{k: work[k] for k in keep if k in work},
+            "phase_index": state.phase_index,
+            "detail": work.get("detail", {}) if state.phase_index else {},
+        }
     if state.step is Step.BOOK_KEEPING:
         combat.stage = CombatStage.BOOK_KEEPING
 
@@ -829,6 +1136,11 @@ def _plan(
     target = mine.target
     tstats = stats[int(target)]
     theirs = state.declaration(target)
+    # D8, D13: in a haste phase a target that declares nothing now keeps its Main Phase
+    # defense (the action itself was resolved: no counter, no guard from it).
+    carried = theirs is None and state.phase_index > 0
+    if carried:
+        theirs = state.standing(target)
     weapon = wod.weapon_for(me, detail.get("weapon"))
     split_pen = -state.split_penalty(who, max(me.dot("Wits"), 1))
     attack = wod.action_pool(
@@ -840,7 +1152,12 @@ def _plan(
     attack_number = work.get("attacks_on", {}).get(target, 0) + 1
     theirs_detail = work.get("detail", {}).get(target, {})
     defense_action = None
-    if theirs is not None and target not in state.resolved and target not in work.get("spent", []):
+    if (
+        theirs is not None
+        and not carried
+        and target not in state.resolved
+        and target not in work.get("spent", [])
+    ):
         if (
             theirs.action in ("attack", "grapple")
             and theirs.target == who
@@ -887,7 +1204,7 @@ def _plan(
         plan["defense"] = None
         return plan
     tsplit = 0
-    if theirs is not None and target in [d.who for d in state.declarations]:
+    if theirs is not None:
         tsplit = -state.split_penalty(target, max(tstats.dot("Wits"), 1))
     if defense_action in ("counter", "guard"):
         tweapon = wod.weapon_for(tstats, theirs_detail.get("weapon"))
@@ -971,10 +1288,22 @@ def combat_resolve(
         who = _who(participant)
         if state.step is not Step.RESOLVE or who not in state.up:
             raise RoundError(f"It is not {participant.name}'s turn to resolve (D4).")
+        mine = state.declaration(who)
+        if mine is not None and mine.action == "pending":
+            raise RoundError(
+                f"{participant.name} aborted and has not named the new action: declare it for"
+                " them or pass over them (D16)."
+            )
         participants = _participants(combat)
         stats = stats_for(participants.values())
+        unpaid: list[str] = []
         if state.phase_index == 0 and not combat.work.get("rage_paid"):
-            _pay_rage(combat, by, participants, stats)
+            unpaid = _pay_rage(combat, by, participants, stats)
+        if unpaid:
+            later = round_phases(_combatants(combat), _haste_map(combat))[1:]
+            state = replace(state, phases=(state.phases[0], *later))
+            combat.state = state.to_dict()
+            _record(scene, combat, by, "; ".join(unpaid), public=False, participants=participants)
         plan = _plan(combat, state, who, participants, stats)
         work = dict(combat.work)
         try:
@@ -1029,8 +1358,11 @@ def _pay_rage(
     by: AbstractBaseUser,
     participants: dict[int, Participant],
     stats: dict[int, Stats],
-) -> None:
-    """D4: a Garou pays one Rage for each haste action announced with its declaration."""
+) -> list[str]:
+    """D4: a Garou pays one Rage for each haste action announced with its declaration (none
+    for one passed over). Returns the storyteller's notes on haste it could not pay for."""
+    cut: list[str] = []
+    notes: list[str] = []
     for who, n in _haste_map(combat).items():
         st = stats[int(who)]
         if n and st.creature == "werewolf" and st.character is not None:
@@ -1044,8 +1376,18 @@ def _pay_rage(
                     source=f"combat {combat.pk}",
                 )
             except LedgerError as error:
-                raise RoundError(f"{error} (D4)") from error
-    combat.work = {**combat.work, "rage_paid": True}
+                # Rage spent since the round began: no haste this round, nothing charged.
+                cut.append(who)
+                notes.append(
+                    f"{participants[int(who)].name} cannot pay {n} Rage for haste ({error}):"
+                    " no haste actions this round (D4)"
+                )
+    combat.work = {
+        **combat.work,
+        "rage_paid": True,
+        "no_haste": [*combat.work.get("no_haste", []), *cut],
+    }
+    return notes
 
 
 def _carry_out(
@@ -1429,7 +1771,6 @@ def _grapple_hold(
     g = plan["grapple"]
     state = _round(combat)
     grappler, victim = participants[int(g["grappler"])], participants[int(g["victim"])]
-    plan["declaration"]
     theirs = state.declaration(g["victim"])
     grapple = _g(g)
     rolls: list[dict] = []
@@ -1553,8 +1894,14 @@ def _apply_effect(
         effect = Effect(name)
     except ValueError as error:
         raise RuleError("G6", f"Unknown grapple effect {name!r}.") from error
-    grapple = single_effect(grapple, effect) if single else grapple.effect(effect)
-    text = f"; {effect.value.replace('_', ' ')} (G6)"
+    label = effect.value.replace("_", " ")
+    try:
+        grapple = single_effect(grapple, effect) if single else grapple.effect(effect)
+    except RuleError as error:
+        # The effect was chosen before the roll; a result that allows none (the Victim won,
+        # too little Control) skips it: the roll stands (no rolling again for a better one).
+        return f"; no {label}: {error}"
+    text = f"; {label} (G6)"
     if grapple.last_damage is not None:
         victim = participants[int(grapple.victim)]
         hitter = participants[int(grapple.grappler)]
@@ -1609,6 +1956,7 @@ def combat_book_keeping(*, combat: Combat, by: AbstractBaseUser, at: str | None 
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         state = _round(combat)
         effects = [TimedEffect(**e) for e in combat.effects]
+        ending = [e for e in effects if e.rounds_left <= 1]
         try:
             state, running = state.book_keeping(effects)
         except RuleError as error:
@@ -1627,13 +1975,32 @@ def combat_book_keeping(*, combat: Combat, by: AbstractBaseUser, at: str | None 
         combat.state = state.to_dict()
         combat.work = {**combat.work, "booked": True, "expired": list(state.expired)}
         scene.game_time += ROUND_SECONDS.get(combat.ruleset, 15)
+        participants = _participants(combat)
+
+        def seen(who: str) -> bool:
+            p = participants.get(int(who)) if who.isdigit() else None
+            return p is None or _visible(p)
+
+        # Players hear what expired on the characters they see; the reminders (each player's
+        # own, read to the storyteller, D17) and anything of a hidden NPC are the storyteller's.
+        shown = ", ".join(e.name for e in ending if seen(e.who)) or "nothing"
+        _record(
+            scene,
+            combat,
+            by,
+            f"Book keeping, round {combat.round_number}: expired {shown}",
+            participants=participants,
+        )
         expired = ", ".join(state.expired) or "nothing"
         reminders = "; ".join(r["text"] for r in combat.reminders) or "none"
         _record(
             scene,
             combat,
             by,
-            f"Book keeping, round {combat.round_number}: expired {expired}; reminders {reminders}",
+            f"Book keeping, round {combat.round_number} (storyteller): expired {expired};"
+            f" reminders {reminders}",
+            public=False,
+            participants=participants,
         )
     return combat
 
@@ -1650,7 +2017,7 @@ def combat_next_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = 
         combat.stage = CombatStage.INITIATIVE
         combat.initiative = {}
         combat.state = {}
-        combat.work = {}
+        combat.work = {"out": _out(combat)}
         combat.reminders = []
         _record(scene, combat, by, f"Round {combat.round_number}: roll initiative")
     return combat

@@ -15,6 +15,7 @@ _ACTIONS = [
     ("abort", views.round_abort),
     ("committed", views.round_committed),
     ("remind", views.round_remind),
+    ("out", views.round_out),
     ("effect", views.round_effect),
     ("pause", views.round_pause),
     ("book-keeping", views.round_book_keeping),

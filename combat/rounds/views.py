@@ -202,9 +202,19 @@ def round_committed(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(scene, data["participant"]),
-        attacker=_participant(scene, data["attacker"]),
+        attacker=_participant(scene, data["attacker"]) if data["attacker"] else None,
         answer=data["answer"],
         key=data["key"] or None,
+    )
+
+
+@round_post(forms.OutForm)
+def round_out(request, *, scene, combat, data) -> None:
+    services.combat_set_out(
+        combat=combat,
+        by=request.user,
+        participant=_participant(scene, data["participant"]),
+        out=data["out"],
     )
 
 

@@ -122,6 +122,9 @@ class WodRound:
     answers: tuple[tuple[str, str, str], ...] = ()  # D5: (attacker, target, answer)
     lost_main: tuple[str, ...] = ()  # G5: released from a Pin, no Main Phase action
     negated: tuple[str, ...] = ()  # G5: actions a third party negated this phase
+    # D8, D13: the Main Phase declarations, kept through the haste phases (a defense declared
+    # there holds all round; a committed attacker stays without one, D5).
+    main_declarations: tuple[Declaration, ...] = ()
 
     @classmethod
     def start(
@@ -163,6 +166,14 @@ class WodRound:
     def declaration(self, who: str) -> Declaration | None:
         return next((d for d in self.declarations if d.who == who), None)
 
+    def standing(self, who: str) -> Declaration | None:
+        """What ``who`` stands on now: its declaration in this phase, else (in a haste phase)
+        its Main Phase one, whose defense holds all round (D4, D8, D13)."""
+        mine = self.declaration(who)
+        if mine is None and self.phase_index:
+            mine = next((d for d in self.main_declarations if d.who == who), None)
+        return mine
+
     def view_for(self, who: str) -> list[Declaration]:
         """Declarations one character may see: its own and those already resolved."""
         return [d for d in self.declarations if d.who == who or d.who in self.resolved]
@@ -171,6 +182,36 @@ class WodRound:
         """D4, D5, D14: the character whose turn it is to declare names its action."""
         if self.step is not Step.DECLARE or declaration.who not in self.up:
             raise RuleError("D4", f"It is not {declaration.who}'s turn to declare.")
+        self._check_new(declaration)
+        state = replace(self, declarations=(*self.declarations, declaration))
+        if all(state.declaration(name) for name in self.up):
+            return state._advance()
+        return state
+
+    def change(self, declaration: Declaration) -> WodRound:
+        """D4: the last declaration made may be changed until the next character declares (or
+        resolution starts); the new one passes the same checks as a fresh one (D5, D14, G5),
+        or, after an abort, those of the action the abort opened (D16)."""
+        who = declaration.who
+        current = self.declaration(who)
+        if (
+            current is None
+            or current.action == "pending"
+            or self.resolved
+            or self.step not in (Step.DECLARE, Step.RESOLVE)
+            or self.declarations[-1].who != who
+            or (current.aborted and current.action == "none")
+        ):
+            raise RuleError("D4", f"{who}'s declaration can no longer be changed.")
+        kept = tuple(d for d in self.declarations if d.who != who)
+        if current.aborted:
+            reopened = replace(current, action="pending", target=None, extra=(), actions=1)
+            return replace(self, declarations=(*kept, reopened)).redeclare(declaration)
+        self._check_new(declaration)
+        return replace(self, declarations=(*kept, declaration))
+
+    def _check_new(self, declaration: Declaration) -> None:
+        """D5, D14, G5: what a fresh declaration may be in this phase."""
         haste = self.phase.name != "main"
         if not haste and declaration.who in self.lost_main:
             raise RuleError("G5", f"{declaration.who} was released from a Pin: no action now.")
@@ -179,10 +220,6 @@ class WodRound:
         if haste and (declaration.actions > 1 or declaration.extra):
             raise RuleError("D14", "Haste actions are never split.")
         check_split(declaration)
-        state = replace(self, declarations=(*self.declarations, declaration))
-        if all(state.declaration(name) for name in self.up):
-            return state._advance()
-        return state
 
     def abort(
         self,
@@ -267,6 +304,15 @@ class WodRound:
         new = replace(declaration, aborted=True, abort_reason=reason.value)
         return replace(self, declarations=(*kept, new))
 
+    def pass_over(self, who: str) -> WodRound:
+        """D16: an aborted character that never names its new action takes no action this
+        phase (the storyteller passes over it; nothing is filled in)."""
+        mine = self.declaration(who)
+        if mine is None or mine.action != "pending":
+            raise RuleError("D16", f"{who} has no new action left to declare.")
+        passed = tuple(replace(d, action="none") if d.who == who else d for d in self.declarations)
+        return replace(self, declarations=passed)
+
     def difficulty_modifier(self, who: str) -> int:
         """D5: +2 for each committed attack ``who`` answered by taking a harder roll."""
         harder = sum(1 for _a, t, ans in self.answers if t == who and ans == Answer.HARDER.value)
@@ -279,7 +325,7 @@ class WodRound:
         successes). A committed attacker has no defense at all (D5): always 0."""
         if self._committed(defender):
             return 0
-        mine = self.declaration(defender)
+        mine = self.standing(defender)
         stance = Stance.ATTACKING if mine and mine.action in ATTACKS else Stance.DEFENDING
         return max(pool + piling_on(stance, attack_number), 0)
 
@@ -287,7 +333,7 @@ class WodRound:
         """D14 with D16: the dice each of ``who``'s actions loses. Each successful abort of a
         void action counts as one more action; a defense brought by an abort against an attack
         carries no split penalty."""
-        mine = self.declaration(who)
+        mine = self.standing(who)
         if mine is None:
             raise RuleError("D14", f"{who} has declared nothing.")
         if mine.abort_reason in {AbortReason.LATER_ATTACK.value, AbortReason.COMMITTED.value}:
@@ -304,8 +350,11 @@ class WodRound:
         return replace(self, negated=(*self.negated, *names))
 
     def _committed(self, who: str) -> bool:
-        mine = self.declaration(who)
-        return mine is not None and mine.action in ATTACKS and mine.maneuver == "committed"
+        """D5: a committed attacker has no defense for the rest of the round."""
+        mine = [self.declaration(who), self.standing(who)]
+        return any(
+            d is not None and d.action in ATTACKS and d.maneuver == "committed" for d in mine
+        )
 
     def _open_redeclaration(self, who: str, reason: AbortReason) -> WodRound:
         kept = tuple(d for d in self.declarations if d.who != who)
@@ -362,6 +411,9 @@ class WodRound:
                 aborts=(),
                 answers=(),
                 negated=(),
+                main_declarations=self.declarations
+                if self.phase_index == 0
+                else self.main_declarations,
             )
         else:
             state = replace(self, step=Step.BOOK_KEEPING, cursor=0)
@@ -399,6 +451,7 @@ class WodRound:
             "answers": [list(a) for a in self.answers],
             "lost_main": list(self.lost_main),
             "negated": list(self.negated),
+            "main_declarations": [vars(d) for d in self.main_declarations],
         }
 
     @classmethod
@@ -428,6 +481,7 @@ class WodRound:
             answers=tuple((a[0], a[1], a[2]) for a in data.get("answers", ())),
             lost_main=tuple(data.get("lost_main", ())),
             negated=tuple(data.get("negated", ())),
+            main_declarations=tuple(_declaration(d) for d in data.get("main_declarations", ())),
         )
 
 

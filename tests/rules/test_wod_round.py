@@ -271,3 +271,41 @@ def test_a_split_names_its_further_actions_and_keeps_them_through_json() -> None
     round_ = round_.declare(Declaration("Paulo", "dodge", actions=2, extra=(("attack", "Jane"),)))
     round_ = round_.abort("Jane", successes=1, reason="later_attack", attacker="Paulo")
     assert round_.declaration("Jane").action == "pending"
+
+
+@pytest.mark.rules("D4", "D13", "D5")
+def test_main_phase_defenses_hold_through_the_haste_phases() -> None:
+    """D13: Teddy dodged in the Main Phase; Frank's haste attack meets that dodge (a defense
+    holds all round, one die fewer per further attack). A committed attacker stays without a
+    defense (D5). Only the haste declarations are per phase."""
+    round_ = WodRound.start(CAST, haste={"Frank": 1})
+    round_ = round_.declare(Declaration("Frank", "attack", target="Teddy"))
+    round_ = round_.declare(Declaration("Teddy", "dodge"))
+    round_ = round_.declare(Declaration("Jane", "attack", target="Paulo", maneuver="committed"))
+    round_ = round_.declare(Declaration("Paulo", "dodge"))
+    round_ = round_.answer_committed("Paulo", "Jane", "accept")
+    for name in ("Paulo", "Jane", "Teddy", "Frank"):
+        round_ = round_.resolve(name)
+    assert round_.phase.name == "haste 1"
+    round_ = round_.declare(Declaration("Frank", "attack", target="Teddy"))
+    assert round_.declaration("Teddy") is None  # nothing declared in this phase
+    assert round_.standing("Teddy").action == "dodge"
+    assert round_.defense_dice("Teddy", 6, attack_number=2) == 5  # D13: a defender, −1
+    assert round_.defense_dice("Jane", 6, attack_number=1) == 0  # D5: committed all round
+    assert round_.standing("Frank").action == "attack" and round_.standing("Frank").target
+    assert WodRound.from_dict(round_.to_dict()) == round_
+
+
+@pytest.mark.rules("D5", "D4")
+def test_an_edited_declaration_passes_the_checks_of_a_fresh_one() -> None:
+    round_ = WodRound.start(CAST, haste={"Frank": 1})
+    for name in ("Frank", "Teddy", "Jane", "Paulo"):
+        round_ = round_.declare(Declaration(name, "dodge"))
+    for name in ("Paulo", "Jane", "Teddy", "Frank"):
+        round_ = round_.resolve(name)
+    round_ = round_.declare(Declaration("Frank", "attack", target="Teddy"))
+    with pytest.raises(RuleError) as refused:
+        round_.change(Declaration("Frank", "attack", target="Teddy", maneuver="committed"))
+    assert refused.value.rule == "D5"
+    changed = round_.change(Declaration("Frank", "attack", target="Jane"))
+    assert changed.declaration("Frank").target == "Jane"

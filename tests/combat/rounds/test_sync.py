@@ -9,17 +9,6 @@ from combat import fragments, live
 from combat.models import Combat, Scene
 from combat.rounds import services as rounds
 
-PHASES = [
-    ("start", None),
-    ("initiative", None),
-    ("begin", None),
-    ("declare Frank", "Frank"),
-    ("declare Lurker", None),
-    ("declare Teddy", "Teddy"),
-    ("declare Jane", "Jane"),
-    ("resolve", None),
-]
-
 
 def _fresh_scene(cast) -> Scene:
     return Scene.objects.get(pk=cast.scene.pk)
@@ -122,7 +111,6 @@ def test_no_player_payload_names_a_hidden_npc_or_a_tied_declaration(
     with django_capture_on_commit_callbacks(execute=True):
         for _label, step in _run(cast, rng):
             step()
-    scene = _fresh_scene(cast)
     to_players = [s for s in pushes if not s.group.endswith(".st")]
     to_storyteller = [s for s in pushes if s.group.endswith(".st")]
     assert to_players and to_storyteller
@@ -130,7 +118,6 @@ def test_no_player_payload_names_a_hidden_npc_or_a_tied_declaration(
     assert any("Lurker" in s.html for s in to_storyteller)
     # Declarations are heard as they are made (D4) ...
     assert any("Attack on Frank" in s.html for s in to_players)
-    assert scene
 
 
 def test_tied_characters_declare_privately_to_the_storyteller(
@@ -302,3 +289,121 @@ def test_a_push_mid_declaration_keeps_the_half_filled_form(
     )
     after = form_in(fragments.private_state(_fresh_scene(cast), users["Frank"]))
     assert after != before  # Frank may change it: a fresh form for the new state
+
+
+def test_no_player_payload_or_log_download_names_a_hidden_npc(
+    cast, client, pushes, django_capture_on_commit_callbacks
+):
+    """A hidden NPC never reaches a player: not its committed attack on the target's phone
+    (D5: an unseen attacker), not a gap in the order (players see the next visible character
+    as now, on every phone alike), not the Book Keeping line (D17: its effects and the others'
+    reminders are the storyteller's), not the log download."""
+    from django.urls import reverse
+
+    from combat import selectors as scene_selectors
+
+    p, st, users = cast.p, cast.storyteller, cast.users
+    combat = Combat.objects.get
+    with django_capture_on_commit_callbacks(execute=True):
+        rounds.combat_start(
+            scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"], p["Lurker"]]
+        )
+        for name, die in (("Jane", 5), ("Frank", 1), ("Lurker", 2)):
+            rounds.combat_initiative(combat=combat(), by=st, participant=p[name], roll=die)
+        rounds.combat_add_effect(
+            combat=combat(), by=st, participant=p["Lurker"], name="Shadow cloak", rounds=1
+        )
+        rounds.combat_add_effect(
+            combat=combat(), by=st, participant=p["Frank"], name="Haste spell", rounds=1
+        )
+        rounds.combat_remind(
+            combat=combat(), by=users["Jane"], participant=p["Jane"], text="secret poison"
+        )
+        rounds.combat_begin_round(combat=combat(), by=st)
+        rounds.combat_declare(
+            combat=combat(), by=users["Frank"], participant=p["Frank"], action="dodge"
+        )
+    # Lurker (8) is up between Frank (6) and Jane (13): Jane's phone says "now", as the order.
+    scene = _fresh_scene(cast)
+    jane_phone = fragments.private_state(scene, users["Jane"])
+    assert "Declare now: Jane" in jane_phone
+    assert '<li class="now">Jane' in fragments.players_state(scene)
+    with django_capture_on_commit_callbacks(execute=True):
+        rounds.combat_declare(
+            combat=combat(), by=users["Jane"], participant=p["Jane"], action="block"
+        )
+        rounds.combat_declare(
+            combat=combat(),
+            by=st,
+            participant=p["Lurker"],
+            action="attack",
+            target=p["Jane"],
+            maneuver="committed",
+        )
+    jane_phone = fragments.private_state(_fresh_scene(cast), users["Jane"])
+    assert "An unseen attacker commits to an attack on Jane" in jane_phone
+    with django_capture_on_commit_callbacks(execute=True):
+        rounds.combat_answer_committed(
+            combat=combat(), by=users["Jane"], participant=p["Jane"], attacker=None, answer="harder"
+        )
+        for name in ("Jane", "Lurker", "Frank"):
+            rounds.combat_resolve(combat=combat(), by=st, participant=p[name], rng=random.Random(3))
+        rounds.combat_book_keeping(combat=combat(), by=st)
+    scene = _fresh_scene(cast)
+    to_players = [s for s in pushes if not s.group.endswith(".st")]
+    assert to_players
+    assert not [s.group for s in to_players if "Lurker" in s.html or "Shadow cloak" in s.html]
+    frank_and_all = [
+        s for s in to_players if s.group != live.player_group(scene.pk, users["Jane"].pk)
+    ]
+    assert not [s.group for s in frank_and_all if "secret poison" in s.html]
+    storyteller_log = " ".join(e.text for e in scene_selectors.log_for_storyteller(scene))
+    assert "Shadow cloak (Lurker)" in storyteller_log and "secret poison" in storyteller_log
+    for name in ("Jane", "Frank"):
+        log = " ".join(e.text for e in scene_selectors.log_for_player(scene, users[name]))
+        assert "Lurker" not in log and "Shadow cloak" not in log, name
+        assert "Haste spell (Frank)" in log  # what expired on a visible character is heard
+        client.force_login(users[name])
+        for url in ("scene_log_txt", "scene_log_json"):
+            body = client.get(reverse(url, args=[scene.pk])).content.decode()
+            assert "Lurker" not in body and "Shadow cloak" not in body, (name, url)
+            if name == "Frank":
+                assert "secret poison" not in body
+
+
+def test_a_hidden_npcs_fair_escape_reaches_no_phone(
+    docks, pushes, django_capture_on_commit_callbacks
+):
+    """B9: a hidden NPC's fair escape is the storyteller's: no phone offers to attack it, and
+    an intent recorded against it is no public line."""
+    from combat import selectors as scene_selectors
+    from combat import services as scene_services
+    from combat.rounds import bns
+
+    st, users, p, scene = docks
+    ghost = scene_services.scene_add_npc(
+        scene=scene,
+        by=st,
+        name="Ghost",
+        pools={"Physical": 12, "Mental": 12, "Social": 12},
+        hidden=True,
+    )
+    combat = Combat.objects.get
+    with django_capture_on_commit_callbacks(execute=True):
+        everyone = [*p.values(), ghost]
+        bns.bns_start(scene=scene, by=st, participants=everyone, rng=random.Random(3))
+        bns.bns_mediate(combat=combat(), by=st, agreed=False)
+        bns.bns_assess(combat=combat(), by=st, participants=everyone)
+        assert bns._engine(combat()).current == str(ghost.pk)
+        bns.bns_escape_announce(combat=combat(), by=st, participant=ghost)
+    fresh = Scene.objects.get(pk=scene.pk)
+    for user in users.values():
+        assert "Ghost" not in fragments.private_state(fresh, user)
+    with django_capture_on_commit_callbacks(execute=True):
+        bns.bns_escape_intent(combat=combat(), by=users["Cy"], participant=p["Cy"])
+    to_players = [s for s in pushes if not s.group.endswith(".st")]
+    assert to_players and not [s.group for s in to_players if "Ghost" in s.html]
+    fresh = Scene.objects.get(pk=scene.pk)
+    for user in users.values():
+        log = " ".join(e.text for e in scene_selectors.log_for_player(fresh, user))
+        assert "Ghost" not in log

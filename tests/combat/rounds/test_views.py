@@ -77,13 +77,30 @@ def test_a_round_runs_from_the_tablet_and_the_phones(cast, clients):
         **{"from": "phone"},
     )
     assert r.status_code == 200, r.content.decode()
-    # The hidden Lurker is up: the players see Teddy as now (no gap, no blank highlight).
+    # The hidden Lurker is up: the players see Teddy as now (no gap, no blank highlight), and
+    # Teddy's phone says so too, with Jane next: nothing hints at someone in between.
     teddy = _phone(clients, cast, "Teddy")
-    assert "You're next: Teddy" in teddy and "Lurker" not in teddy
+    assert "Declare now: Teddy" in teddy and "Lurker" not in teddy
+    assert "You're next: Jane" in _phone(clients, cast, "Jane")
     public = teddy.split('id="round-public"')[1].split("</div>")[0]
     assert '<li class="now">Teddy' in public and "the storyteller" not in public
     tablet = _tablet(clients, cast)
     assert "Waiting on <b>Lurker</b>" in tablet
+    # Teddy declares at once; it is held (the storyteller does not read it) until Lurker has.
+    r = _post(
+        clients["Teddy"],
+        cast.scene,
+        "declare",
+        participant=p["Teddy"].pk,
+        action="attack",
+        target=p["Frank"].pk,
+        haste=0,
+        at=combat_token(combat),
+        **{"from": "phone"},
+    )
+    assert r.status_code == 200, r.content.decode()
+    assert "Attack on Frank" not in _tablet(clients, cast)
+    assert "Declare now" not in _phone(clients, cast, "Teddy")
     _post(
         clients["st"],
         cast.scene,
@@ -93,18 +110,9 @@ def test_a_round_runs_from_the_tablet_and_the_phones(cast, clients):
         target=p["Jane"].pk,
     )
     assert "Lurker" not in _phone(clients, cast, "Jane").split('id="round-public"')[1]
-    _post(
-        clients["Teddy"],
-        cast.scene,
-        "declare",
-        participant=p["Teddy"].pk,
-        action="attack",
-        target=p["Frank"].pk,
-        haste=0,
-        **{"from": "phone"},
-    )
     frank = _phone(clients, cast, "Frank")
     assert "Attack on Frank" in frank
+    assert "Declare now: Jane" in _phone(clients, cast, "Jane")
     _post(
         clients["Jane"],
         cast.scene,
@@ -172,8 +180,9 @@ def test_a_met_bns_turn_runs_from_the_tablet_and_the_phones(docks):
 
 
 def test_a_player_who_does_not_declare_is_left_to_the_storyteller(cast, clients):
-    """Rounds have no declaration timer: nothing is ever filled in for a slow player. The
-    tablet says whom it waits on and offers to declare for them or to pass them over."""
+    """Nothing is ever filled in for a slow player (the soft timer only changes its words when
+    it runs out). The tablet says whom it waits on and offers to declare for them or to pass
+    them over."""
     from combat.rounds import services as rounds
 
     st, p = cast.storyteller, cast.p

@@ -576,3 +576,53 @@ def test_a_caught_prey_is_handed_back_to_the_round(cast):
     handback.chase_ended(None, chase=chase, outcome="caught", origin={"round_id": combat.pk})
     assert "Jane was caught" in _fresh(combat).reminders[0]["text"]
     assert "back in the fight" in SceneLogEntry.objects.filter(scene=cast.scene).last().text
+
+
+def test_a_haste_attack_meets_the_main_phase_defense_and_stays_uncommitted(cast):
+    """D4, D13: Jane dodged in the Main Phase; Teddy's haste attack meets that dodge as the
+    second attack on her. D5: editing the haste attack into a committed one is refused."""
+    combat = _start(cast, ("Jane", "Teddy"))
+    combat = _roll_all(cast, combat, {"Jane": 1, "Teddy": 10})
+    _declare(cast, combat, "Jane", "dodge")
+    _declare(cast, combat, "Teddy", "attack", "Jane", haste=1)
+    for name in ("Teddy", "Jane"):
+        _resolve(cast, combat, name, rng=random.Random(1))
+    assert rounds._round(_fresh(combat)).phase.name == "haste 1"
+    _declare(cast, combat, "Teddy", "attack", "Jane")
+    with pytest.raises(RoundError, match="D5"):
+        _declare(cast, combat, "Teddy", "attack", "Jane", maneuver="committed")
+    plan = rounds.resolution_preview(_fresh(combat), str(cast.p["Teddy"].pk))
+    assert plan["defense_action"] == "dodge"
+    assert "attack 2" in plan["defense"]["parts"]
+
+
+def _typed(cast, combat, name, face_attack, face_defense):
+    """Typed dice, one per die of the pools the tablet shows (D1)."""
+    plan = rounds.resolution_preview(_fresh(combat), str(cast.p[name].pk))
+    return {
+        "attack_dice": " ".join([face_attack] * plan["attack"]["dice"]),
+        "defense_dice": " ".join([face_defense] * plan["defense"]["dice"]),
+    }
+
+
+def test_an_effect_the_result_does_not_allow_is_skipped_and_the_roll_stands(cast):
+    """G3: the storyteller chose Clinch before the roll; the Victim wins the roll, so no
+    effect follows. The roll stands (logged, Control lost), it is not thrown away."""
+    combat = _start(cast, ("Teddy", "Frank"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
+    _declare(cast, combat, "Frank", "dodge")
+    _declare(cast, combat, "Teddy", "grapple", "Frank")
+    _resolve(cast, combat, "Teddy", **_typed(cast, combat, "Teddy", "9", "2"))
+    assert _fresh(combat).grapples
+    _resolve(cast, combat, "Frank")
+    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    rounds.combat_next_round(combat=_fresh(combat), by=cast.storyteller)
+    combat = _roll_all(cast, _fresh(combat), {"Teddy": 9, "Frank": 1})
+    _declare(cast, combat, "Frank", "resist")
+    _declare(cast, combat, "Teddy", "sustain")
+    before = _fresh(combat).grapples[0]["control"]
+    _resolve(cast, combat, "Teddy", effect="clinch", **_typed(cast, combat, "Teddy", "2", "9"))
+    combat = _fresh(combat)
+    assert "no clinch" in combat.results[-1]["text"]
+    assert len(combat.results[-1]["rolls"]) == 2
+    assert not combat.grapples or combat.grapples[0]["control"] < before
