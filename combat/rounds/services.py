@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -70,19 +69,16 @@ class RoundError(Exception):
     """A round step refused, with a sentence for people (naming the rule where one refuses)."""
 
 
-#: A participant id the engine put in a message (never a part of "D14", "+2" or "-1").
-_ENGINE_ID = re.compile(r"(?<![\w+\-−])([1-9][0-9]*)(?![\w])")
+UNSEEN_CHARACTER = "an unseen character"  # a hidden NPC in a refusal's words
 
 
 def _rule(error: RuleError) -> RoundError:
     """A refusal of the engine, which knows characters by participant id, worded with their
-    names (players read it)."""
-    text = str(error)
-    ids = {int(x) for x in _ENGINE_ID.findall(text)}
-    if not ids:
-        return RoundError(text)
-    names = dict(Participant.objects.filter(pk__in=ids).values_list("pk", "name"))
-    return RoundError(_ENGINE_ID.sub(lambda m: names.get(int(m.group(1)), m.group(1)), text))
+    names (players read it): a hidden NPC stays unseen, whoever reads it."""
+    ids = {int(who) for who in error.names if who.isdigit()}
+    rows = Participant.objects.filter(pk__in=ids).values_list("pk", "name", "hidden")
+    names = {str(pk): UNSEEN_CHARACTER if hidden else name for pk, name, hidden in rows}
+    return RoundError(error.worded(lambda who: names.get(who, who)))
 
 
 # -- locking and roles ---------------------------------------------------------------

@@ -30,7 +30,7 @@ from combat.rules.bns_initiative import (
     initiative,
     plan_round,
 )
-from combat.rules.errors import RuleError
+from combat.rules.errors import RuleError, all_named, named
 
 #: B6: steps a character may move with one action.
 STEPS_PER_MOVE = 3
@@ -247,10 +247,12 @@ class Combat:
         """B11: a complex scenario opens with mediation. B4's random ties are drawn here."""
         names = [c.name for c in combatants]
         if len(set(names)) != len(names):
-            raise RuleError("B11", f"Each character takes part once: {', '.join(names)}")
+            raise RuleError("B11", f"Each character takes part once: {all_named(names)}")
         for c in combatants:
             if min(c.physical, c.mental, c.social, c.celerity) < 0:
-                raise RuleError("B4", f"{c.name}: attributes and Celerity are counted from 0.")
+                raise RuleError(
+                    "B4", f"{named(c.name)}: attributes and Celerity are counted from 0."
+                )
         if tiebreak is None:
             if rng is None:
                 raise ValueError("Combat.begin needs an rng or a tiebreak (B4)")
@@ -273,11 +275,13 @@ class Combat:
         known = {f.name for f in self.fighters}
         unknown = [name for name in participants if name not in known]
         if unknown:
-            raise RuleError("B11", f"{', '.join(unknown)} is not in this scene")
+            raise RuleError("B11", f"{all_named(unknown)} is not in this scene")
         if not participants:
             raise RuleError("B11", "Name at least one character taking part")
         if started_by is not None and started_by not in participants:
-            raise RuleError("B7", f"{started_by} is not taking part, so cannot start the combat")
+            raise RuleError(
+                "B7", f"{named(started_by)} is not taking part, so cannot start the combat"
+            )
         fighters = tuple(f for f in self.fighters if f.name in participants)
         started = replace(self, fighters=fighters, turn=1, surprise_by=started_by)
         return started._start_round(0)
@@ -294,7 +298,7 @@ class Combat:
         for f in self.fighters:
             if f.name == name:
                 return f
-        raise RuleError("B11", f"{name} is not taking part in this combat")
+        raise RuleError("B11", f"{named(name)} is not taking part in this combat")
 
     @property
     def round_label(self) -> str:
@@ -350,7 +354,7 @@ class Combat:
         if self.surprise_by is None:
             raise RuleError("B7", "Only the action that starts the combat goes outside initiative")
         if who != self.surprise_by:
-            raise RuleError("B7", f"{self.surprise_by} started the combat and acts first")
+            raise RuleError("B7", f"{named(self.surprise_by)} started the combat and acts first")
         fighter = self.fighter(who)
         if action.standard:
             fighter = self._use(fighter, standard=action)
@@ -439,11 +443,13 @@ class Combat:
         if not names:
             raise RuleError("B8", "Name who steps back in")
         if self.surprise_by is not None:
-            raise RuleError("B7", f"{self.surprise_by}'s action started the combat: it goes first")
+            raise RuleError(
+                "B7", f"{named(self.surprise_by)}'s action started the combat: it goes first"
+            )
         for name in names:
             fighter = self.fighter(name)
             if not fighter.delaying or name in self.queue:
-                raise RuleError("B8", f"{name} is not delaying an action")
+                raise RuleError("B8", f"{named(name)} is not delaying an action")
         state = self
         current = self.current
         if current is not None and self.fighter(current).begun:
@@ -482,9 +488,9 @@ class Combat:
         for name in announced_by:
             other = state.fighter(name)
             if name == who or other.out or other.done or not other.has_action_left:
-                raise RuleError("B9", f"{name} has no action left to attack with this round")
+                raise RuleError("B9", f"{named(name)} has no action left to attack with this round")
             if name not in state.order:
-                raise RuleError("B9", f"{name} does not act in this round")
+                raise RuleError("B9", f"{named(name)} does not act in this round")
         if not announced_by or not can_be_attacked:
             escaped = replace(fighter, escape=Escape.ESCAPED, out=True, begun=True)
             return state._put(escaped)._done(who)._settle()
@@ -602,20 +608,22 @@ class Combat:
         self._require_round()
         fighter = self.fighter(who)
         if fighter.out:
-            raise RuleError("B9", f"{who} has escaped and cannot return to this combat")
+            raise RuleError("B9", f"{named(who)} has escaped and cannot return to this combat")
         if self.surprise_by is not None:
-            raise RuleError("B7", f"{self.surprise_by}'s action started the combat: it goes first")
+            raise RuleError(
+                "B7", f"{named(self.surprise_by)}'s action started the combat: it goes first"
+            )
         if who not in self.order:
-            raise RuleError("B5", f"{who} does not act in {self.round_label}")
+            raise RuleError("B5", f"{named(who)} does not act in {self.round_label}")
         if fighter.escape is Escape.ON_HOLD:
-            raise RuleError("B9", f"{who} takes no other action while the escape is on hold")
+            raise RuleError("B9", f"{named(who)} takes no other action while the escape is on hold")
         current = self.current
         if who != current:
             if fighter.delaying:
-                raise RuleError("B8", f"{who} is delaying: step back in first")
+                raise RuleError("B8", f"{named(who)} is delaying: step back in first")
             if fighter.done:
-                raise RuleError("B6", f"{who} has already acted this round")
-            raise RuleError("B4", f"It is {current}'s initiative, not {who}'s")
+                raise RuleError("B6", f"{named(who)} has already acted this round")
+            raise RuleError("B4", f"It is {named(current)}'s initiative, not {named(who)}'s")
 
     def _use(
         self, fighter: Fighter, standard: Action | None = None, simple: Action | None = None
@@ -624,7 +632,7 @@ class Combat:
             if action is None:
                 continue
             if getattr(fighter, slot) is not None:
-                raise RuleError("B6", f"{fighter.name} has already used the {slot} action")
+                raise RuleError("B6", f"{named(fighter.name)} has already used the {slot} action")
             fighter = _move_prone(fighter, action)
             fighter = replace(fighter, **{slot: action})
         return fighter
@@ -647,7 +655,7 @@ class Combat:
             raise RuleError("B6", "A challenge needs someone else as its target")
         victim = self.fighter(target)
         if victim.out:
-            raise RuleError("B9", f"{target} has escaped this combat")
+            raise RuleError("B9", f"{named(target)} has escaped this combat")
         if action.attribute is not Attribute.PHYSICAL and not against_physical:
             return self
         victim = replace(victim, attacked=True)
@@ -719,14 +727,14 @@ def _move_prone(fighter: Fighter, action: Action) -> Fighter:
     """B10: dropping prone, crawling, standing up; no upright movement while prone."""
     if action is Action.DROP_PRONE:
         if fighter.prone:
-            raise RuleError("B10", f"{fighter.name} is already prone")
+            raise RuleError("B10", f"{named(fighter.name)} is already prone")
         return replace(fighter, prone=True)
     if action in {Action.CRAWL, Action.STAND_UP} and not fighter.prone:
-        raise RuleError("B10", f"{fighter.name} is not prone")
+        raise RuleError("B10", f"{named(fighter.name)} is not prone")
     if action is Action.STAND_UP:
         return replace(fighter, prone=False)
     if action in _UPRIGHT_MOVES and fighter.prone:
-        raise RuleError("B10", f"{fighter.name} is prone: crawl, or stand up first")
+        raise RuleError("B10", f"{named(fighter.name)} is prone: crawl, or stand up first")
     return fighter
 
 

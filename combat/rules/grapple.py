@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, replace
 from enum import Enum
 from typing import Any
 
-from combat.rules.errors import RuleError
+from combat.rules.errors import RuleError, named
 from combat.rules.penalties import split
 
 GRAPPLE_DIFFICULTY = 6  # G3
@@ -309,7 +309,7 @@ class Grapple:
         """G6: a Victim put down by a Drop or a Slam gets back on its feet (Throw needs it)."""
         self._running("G6")
         if not self.victim_prone:
-            raise RuleError("G6", f"{self.victim} is already on its feet.")
+            raise RuleError("G6", f"{named(self.victim)} is already on its feet.")
         return replace(self, victim_prone=False)
 
     def release(self) -> Grapple:
@@ -335,7 +335,7 @@ class Grapple:
         (two actions: the block and its grapple roll lose the split penalty each)."""
         self._running("G7")
         if self.victim_block_penalty:
-            raise RuleError("G7", f"{self.victim} has already split its pool to block.")
+            raise RuleError("G7", f"{named(self.victim)} has already split its pool to block.")
         return replace(self, victim_block_penalty=split(2, wits))
 
     @property
@@ -355,7 +355,7 @@ class Grapple:
         may the Grappler whose roll that was); a pinned Victim, or anyone while the grapple
         holds, has nothing to abort."""
         if who not in {self.grappler, self.victim}:
-            raise RuleError("G5", f"{who} is not in this grapple.")
+            raise RuleError("G5", f"{named(who)} is not in this grapple.")
         if self.over in {None, Over.PINNED, Over.BROKEN_UP} or self.released_from_pin:
             return False
         if who == self.victim:

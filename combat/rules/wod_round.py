@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
-from combat.rules.errors import RuleError
+from combat.rules.errors import RuleError, all_named, named
 from combat.rules.penalties import Stance, check_split_targets, piling_on, split
 from combat.rules.wod_initiative import Combatant, Phase, Slot, round_phases
 
@@ -144,7 +144,7 @@ class WodRound:
         names = {c.name for c in combatants}
         unknown = [name for name in lost_main if name not in names]
         if unknown:
-            raise RuleError("G5", f"{', '.join(unknown)} is not in this combat.")
+            raise RuleError("G5", f"{all_named(unknown)} is not in this combat.")
         lost = tuple(sorted(set(lost_main)))
         skipped = tuple(Declaration(who=name, action="none") for name in lost)
         state = cls(phases=round_phases(combatants, haste), lost_main=lost, declarations=skipped)
@@ -181,7 +181,7 @@ class WodRound:
     def declare(self, declaration: Declaration) -> WodRound:
         """D4, D5, D14: the character whose turn it is to declare names its action."""
         if self.step is not Step.DECLARE or declaration.who not in self.up:
-            raise RuleError("D4", f"It is not {declaration.who}'s turn to declare.")
+            raise RuleError("D4", f"It is not {named(declaration.who)}'s turn to declare.")
         self._check_new(declaration)
         state = replace(self, declarations=(*self.declarations, declaration))
         if all(state.declaration(name) for name in self.up):
@@ -202,7 +202,7 @@ class WodRound:
             or self.declarations[-1].who != who
             or (current.aborted and current.action == "none")
         ):
-            raise RuleError("D4", f"{who}'s declaration can no longer be changed.")
+            raise RuleError("D4", f"{named(who)}'s declaration can no longer be changed.")
         kept = tuple(d for d in self.declarations if d.who != who)
         if current.aborted:
             reopened = replace(current, action="pending", target=None, extra=(), actions=1)
@@ -214,7 +214,9 @@ class WodRound:
         """D5, D14, G5: what a fresh declaration may be in this phase."""
         haste = self.phase.name != "main"
         if not haste and declaration.who in self.lost_main:
-            raise RuleError("G5", f"{declaration.who} was released from a Pin: no action now.")
+            raise RuleError(
+                "G5", f"{named(declaration.who)} was released from a Pin: no action now."
+            )
         if haste and declaration.maneuver == "committed":
             raise RuleError("D5", "A committed attack is never made in a haste phase.")
         if haste and (declaration.actions > 1 or declaration.extra):
@@ -243,7 +245,7 @@ class WodRound:
         if mine is None or who in self.resolved:
             raise RuleError("D16", "Only a declared, unresolved action can be aborted.")
         if self._skipped(who):
-            raise RuleError("G5", f"{who} was released from a Pin: no action to abort now.")
+            raise RuleError("G5", f"{named(who)} was released from a Pin: no action to abort now.")
         if reason is AbortReason.COMMITTED:
             raise RuleError("D5", "A committed attack's target aborts through its answer.")
         earlier = [ok for name, ok, _why in self.aborts if name == who]
@@ -251,12 +253,16 @@ class WodRound:
             raise RuleError("D16", "A second abort needs the first to have succeeded.")
         if reason is AbortReason.LATER_ATTACK:
             if self._committed(who):
-                raise RuleError("D5", f"{who} made a committed attack: no defense this round.")
+                raise RuleError(
+                    "D5", f"{named(who)} made a committed attack: no defense this round."
+                )
             theirs = self.declaration(attacker) if attacker else None
             if theirs is None or who not in theirs.attack_targets():
-                raise RuleError("D16", f"Name the attack on {who} the abort answers.")
+                raise RuleError("D16", f"Name the attack on {named(who)} the abort answers.")
             if self.declarations.index(theirs) < self.declarations.index(mine):
-                raise RuleError("D16", f"{attacker}'s attack was declared before {who}'s action.")
+                raise RuleError(
+                    "D16", f"{named(attacker)}'s attack was declared before {named(who)}'s action."
+                )
         if successes < 0:
             raise RuleError("D16", "Successes are counted from 0 up.")
         aborts = (*self.aborts, (who, successes > 0, reason.value))
@@ -270,18 +276,22 @@ class WodRound:
         answer = Answer(answer)
         theirs = self.declaration(attacker)
         if theirs is None or theirs.maneuver != "committed" or theirs.target != target:
-            raise RuleError("D5", f"{attacker} made no committed attack on {target}.")
+            raise RuleError("D5", f"{named(attacker)} made no committed attack on {named(target)}.")
         if attacker in self.resolved:
-            raise RuleError("D5", f"{attacker}'s committed attack has already resolved.")
+            raise RuleError("D5", f"{named(attacker)}'s committed attack has already resolved.")
         if any(a == attacker and t == target for a, t, _ans in self.answers):
-            raise RuleError("D5", f"{target} has already answered {attacker}'s attack.")
+            raise RuleError(
+                "D5", f"{named(target)} has already answered {named(attacker)}'s attack."
+            )
         state = replace(self, answers=(*self.answers, (attacker, target, answer.value)))
         if answer is not Answer.ABORT:
             return state
         if target in self.resolved or self.declaration(target) is None or self._skipped(target):
-            raise RuleError("D5", f"{target} has no unresolved action to abort.")
+            raise RuleError("D5", f"{named(target)} has no unresolved action to abort.")
         if self._committed(target):
-            raise RuleError("D5", f"{target} made a committed attack: no defense this round.")
+            raise RuleError(
+                "D5", f"{named(target)} made a committed attack: no defense this round."
+            )
         return state._open_redeclaration(target, AbortReason.COMMITTED)
 
     def redeclare(self, declaration: Declaration) -> WodRound:
@@ -309,7 +319,7 @@ class WodRound:
         phase (the storyteller passes over it; nothing is filled in)."""
         mine = self.declaration(who)
         if mine is None or mine.action != "pending":
-            raise RuleError("D16", f"{who} has no new action left to declare.")
+            raise RuleError("D16", f"{named(who)} has no new action left to declare.")
         passed = tuple(replace(d, action="none") if d.who == who else d for d in self.declarations)
         return replace(self, declarations=passed)
 
@@ -335,7 +345,7 @@ class WodRound:
         carries no split penalty."""
         mine = self.standing(who)
         if mine is None:
-            raise RuleError("D14", f"{who} has declared nothing.")
+            raise RuleError("D14", f"{named(who)} has declared nothing.")
         if mine.abort_reason in {AbortReason.LATER_ATTACK.value, AbortReason.COMMITTED.value}:
             return 0
         void = sum(1 for name, ok, why in self.aborts if name == who and ok and why == "void")
@@ -346,7 +356,7 @@ class WodRound:
         actions this phase are negated (they resolve to nothing)."""
         for name in names:
             if self.declaration(name) is None or name in self.resolved:
-                raise RuleError("G5", f"{name} has no unresolved action to negate.")
+                raise RuleError("G5", f"{named(name)} has no unresolved action to negate.")
         return replace(self, negated=(*self.negated, *names))
 
     def _committed(self, who: str) -> bool:
@@ -364,16 +374,16 @@ class WodRound:
     def resolve(self, who: str) -> WodRound:
         """D4: actions resolve from the highest initiative to the lowest."""
         if self.step is not Step.RESOLVE or who not in self.up:
-            raise RuleError("D4", f"It is not {who}'s turn to resolve.")
+            raise RuleError("D4", f"It is not {named(who)}'s turn to resolve.")
         mine = self.declaration(who)
         if mine is not None and mine.action == "pending":
-            raise RuleError("D16", f"{who} aborted: declare the new action first.")
+            raise RuleError("D16", f"{named(who)} aborted: declare the new action first.")
         if self._committed(who) and who not in self.negated:
             answered = {(a, t) for a, t, _ans in self.answers}
             if mine is not None and (who, mine.target) not in answered:
                 raise RuleError(
                     "D5",
-                    f"{mine.target} first accepts the committed attack, takes +2 difficulty"
+                    f"{named(mine.target)} first accepts the committed attack, takes +2 difficulty"
                     " or aborts to a defense.",
                 )
         state = replace(self, resolved=(*self.resolved, who))
