@@ -639,3 +639,73 @@ def test_an_effect_the_result_does_not_allow_is_skipped_and_the_roll_stands(cast
     assert "no clinch" in combat.results[-1]["text"]
     assert len(combat.results[-1]["rolls"]) == 2
     assert not combat.grapples or combat.grapples[0]["control"] < before
+
+
+def _snapshot(cast, combat):
+    c = _fresh(combat)
+    log = SceneLogEntry.objects.filter(scene=cast.scene).count()
+    damage = {n: current_values(cast.p[n].character)["damage"] for n in ("Teddy", "Thug")}
+    return (c.state, c.work, c.grapples, c.results, c.npc_damage, log, damage)
+
+
+def test_typed_dice_other_than_the_pool_are_refused_and_change_nothing(cast):
+    """D1: typed dice are the whole pool the tablet shows, no fewer and no more; the refusal
+    names the pool's size and whose it is, and nothing is rolled, spent or logged."""
+    combat = _start(cast, ("Teddy", "Frank"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
+    _declare(cast, combat, "Frank", "dodge")
+    _declare(cast, combat, "Teddy", "grapple", "Frank")
+    before = _snapshot(cast, combat)
+    with pytest.raises(RoundError) as refused:
+        _resolve(cast, combat, "Teddy", attack_dice="8 9 10", defense_dice="2 2 2")
+    assert str(refused.value) == ("Teddy's pool is 8 dice; 3 typed: type 8 or leave it blank (D1)")
+    with pytest.raises(RoundError, match=r"Teddy's pool is 8 dice; 9 typed: .* \(D1\)"):
+        _resolve(cast, combat, "Teddy", attack_dice="8 9 10 2 2 2 2 2 2")
+    with pytest.raises(RoundError, match=r"Frank's pool is 3 dice; 1 typed: .* \(D1\)"):
+        _resolve(cast, combat, "Teddy", attack_dice="8 9 10 2 2 2 2 2", defense_dice="2")
+    assert _snapshot(cast, combat) == before
+    _resolve(cast, combat, "Teddy", attack_dice="8 9 10 2 2 2 2 2", defense_dice="2 2 2")
+    assert _fresh(combat).grapples[0]["control"] == 3
+
+
+def test_typed_damage_and_soak_dice_must_be_their_pools(cast):
+    """D1 with D11, D12: the damage pool (Strength + weapon + successes over one) and the
+    soak pool are typed whole too; a wrong count refuses the whole resolution, attack
+    included."""
+    combat = _start(cast, ("Teddy", "Thug"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Thug": 1})
+    _declare(cast, combat, "Thug", "none")
+    _declare(cast, combat, "Teddy", "attack", "Thug")
+    before = _snapshot(cast, combat)
+    attack = "8 8 8 2 2 2 2"  # 7 dice, 3 successes: damage Strength 4 + (3 - 1) = 6 dice
+    damage = "9 9 2 2 2 2"
+    with pytest.raises(RoundError, match=r"Teddy's damage pool is 6 dice; 2 typed: .* \(D1\)"):
+        _resolve(cast, combat, "Teddy", attack_dice=attack, damage_dice="9 9")
+    with pytest.raises(RoundError, match=r"Thug's soak pool is 2 dice; 1 typed: .* \(D1\)"):
+        _resolve(cast, combat, "Teddy", attack_dice=attack, damage_dice=damage, soak_dice="1")
+    assert _snapshot(cast, combat) == before
+    _resolve(cast, combat, "Teddy", attack_dice=attack, damage_dice=damage, soak_dice="6 2")
+    assert current_values(cast.p["Thug"].character)["damage"] == 1
+
+
+def test_a_typed_willpower_roll_must_be_the_whole_pool(cast):
+    """D1 with D16: an abort typed with fewer dice than Willpower is refused before anything
+    is claimed: the same post with the right dice then goes through."""
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
+    _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
+    _declare(cast, combat, "Jane", "attack", "Thug")
+    before = _fresh(combat).state
+    with pytest.raises(RoundError, match=r"Jane's Willpower pool is 5 dice; 1 typed: .* \(D1\)"):
+        rounds.combat_abort(
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9", key="a1"
+        )
+    assert _fresh(combat).state == before
+    rounds.combat_abort(
+        combat=combat,
+        by=cast.users["Jane"],
+        participant=cast.p["Jane"],
+        dice="9 2 2 2 2",
+        key="a1",
+    )
+    assert rounds._round(_fresh(combat)).declaration(str(cast.p["Jane"].pk)).action == "pending"
