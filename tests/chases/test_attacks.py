@@ -222,7 +222,10 @@ def test_attack_run_lets_a_predator_shoot_from_further_away(scene, storyteller, 
         attack(chase, storyteller, key(gunman), "prey", rng=Dice(*[2] * 20))
     assert refused.value.rule == "K11"
     services.chase_round(
-        chase=chase, by=storyteller, expected_step=chase.step, dice={"prey": [2], key(gunman): [9]}
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice={"prey": [2, 2, 2, 2, 2], key(gunman): [9, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()  # Lead 6; Attack Run: 7, counted as 3 for Cody's attacks
     services.chase_maneuver(
@@ -238,7 +241,10 @@ def test_attack_run_lets_a_predator_shoot_from_further_away(scene, storyteller, 
     # K8: until the end of the next round only; once it is rolled, the Lead 7 counts again.
     chase.refresh_from_db()
     services.chase_round(
-        chase=chase, by=storyteller, expected_step=chase.step, dice={"prey": [2], key(gunman): [2]}
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice={"prey": [2, 2, 2, 2, 2], key(gunman): [2, 2]},
     )
     chase.refresh_from_db()
     assert chase.state["pursuits"][0]["lead"] == 7 and chase.phase == Phase.ROLL
@@ -297,7 +303,11 @@ def test_refusals_name_their_rule_and_change_nothing(scene, storyteller, janet, 
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
-        dice={"prey": [2], key(cody): [9], key(hound): [2]},
+        dice={
+            "prey": [2, 2, 2, 2, 2],
+            key(cody): [9, 2, 2, 2, 2],
+            key(hound): [2, 2, 2, 2, 2, 2, 2],
+        },
     )
     chase.refresh_from_db()
     assert chase.phase == Phase.MANEUVER
