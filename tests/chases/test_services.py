@@ -446,3 +446,84 @@ def test_a_catch_by_a_hidden_predator_names_only_the_prey(
     assert public.filter(text__contains="An unseen pursuer after Janet").exists()
     assert public.filter(text__startswith="Janet was caught in the chase").exists()
     assert not public.filter(text__contains="Lurker").exists()
+
+
+# Typed dice (D1) ----------------------------------------------------------------------------
+
+
+def _unchanged(chase):
+    chase.refresh_from_db()
+    return (
+        chase.step,
+        chase.phase,
+        chase.state,
+        ChaseRoll.objects.filter(step__chase=chase).count(),
+        SceneLogEntry.objects.filter(scene=chase.scene).count(),
+    )
+
+
+@pytest.mark.rules("D1", "K6")
+def test_typed_dice_other_than_the_pool_are_refused_and_change_nothing(
+    scene, storyteller, janet, hound
+):
+    """D1: the table's dice are the whole pool the tablet shows (Janet's Dexterity 3 +
+    Athletics 2, or the storyteller's other pool, K2); a refusal names it and changes nothing,
+    the idempotency key included."""
+    chase = escape(scene, storyteller, janet, hound)
+    before = _unchanged(chase)
+    dice = {"prey": [8, 9, 7], key(hound): [2] * 7}
+    with pytest.raises(ChaseError) as refused:
+        services.chase_round(
+            chase=chase, by=storyteller, expected_step=chase.step, dice=dice, key="r1"
+        )
+    assert str(refused.value) == (
+        "Janet's chase pool is 5 dice; 3 typed: type 5 or leave it blank (D1)"
+    )
+    assert refused.value.rule == "D1"
+    with pytest.raises(ChaseError, match=r"Hound's chase pool is 7 dice; 8 typed: .* \(D1\)"):
+        services.chase_round(
+            chase=chase,
+            by=storyteller,
+            expected_step=chase.step,
+            dice={"prey": [2] * 5, key(hound): [2] * 8},
+        )
+    assert _unchanged(chase) == before
+    services.chase_round(
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice=dice,
+        pools={"prey": 3},
+        key="r1",
+    )
+    assert lead(chase, hound) == 6  # 3 successes on the storyteller's 3-dice pool
+
+
+@pytest.mark.rules("D1", "K3", "K9")
+def test_typed_start_and_obstacle_dice_must_be_the_whole_pool(scene, storyteller, janet, hound):
+    with pytest.raises(ChaseError, match=r"Janet's chase pool is 5 dice; 2 typed: .* \(D1\)"):
+        services.start_chase(
+            scene=scene,
+            by=storyteller,
+            predators=[hound],
+            prey=janet,
+            start="cold",
+            dice={"prey": [9, 9]},
+        )
+    assert not Chase.objects.exists()
+    chase = escape(scene, storyteller, janet, hound, head_start=5)
+    services.chase_obstacle_set(
+        chase=chase,
+        by=storyteller,
+        label="Traffic",
+        difficulty=8,
+        pool=("dexterity", "athletics"),
+        facing=["prey"],
+    )
+    before = _unchanged(chase)
+    with pytest.raises(ChaseError, match=r"Janet's pool is 5 dice; 1 typed: .* \(D1\)"):
+        services.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [9]})
+    assert _unchanged(chase) == before
+    services.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [9, 2, 2, 2, 2]})
+    chase.refresh_from_db()
+    assert chase.phase == Phase.ROLL and not chase.outcome

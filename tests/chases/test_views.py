@@ -139,6 +139,48 @@ def test_typed_dice_must_be_d10s(scene, storyteller, janet, hound):
     assert response.status_code == 400 and "1 to 10" in response.content.decode()
 
 
+@pytest.mark.rules("D1")
+def test_typed_dice_other_than_the_pool_the_tablet_shows_are_refused(
+    scene, storyteller, janet, hound
+):
+    """D1: the tablet shows Janet's pool (5) in its pool field; 3 dice typed against it are
+    refused with the pool's size (409) and nothing is rolled; a pool set to 3 takes them."""
+    from html import unescape
+
+    from chases.models import ChaseRoll
+
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    tablet = client_for(storyteller)
+    board = tablet.get(f"/scenes/{scene.pk}/").content.decode()
+    assert 'name="pool-prey" value="5"' in board
+    data = {
+        "via": "tablet",
+        "step": chase.step,
+        "key": "r",
+        "pool-prey": "5",
+        "dice-prey": "8 9 7",
+        f"pool-{key(hound)}": "7",
+        f"dice-{key(hound)}": "2 2 2 2 2 2 2",
+    }
+    response = tablet.post(f"/chases/{chase.pk}/round/", data, HTTP_HX_REQUEST="true")
+    assert response.status_code == 409
+    assert "Janet's chase pool is 5 dice; 3 typed: type 5 or leave it blank (D1)" in unescape(
+        response.content.decode()
+    )
+    before = chase.state
+    chase.refresh_from_db()
+    assert chase.state == before and chase.state["rounds"] == 0
+    assert not ChaseRoll.objects.filter(step__chase=chase).exists()
+    response = tablet.post(
+        f"/chases/{chase.pk}/round/", {**data, "pool-prey": "3"}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200
+    chase.refresh_from_db()
+    assert chase.state["rounds"] == 1
+
+
 # Hidden information ------------------------------------------------------------------------
 
 
