@@ -111,14 +111,28 @@ def _require_actor(by: AbstractBaseUser, scene: Scene, side: Side | Sequence[Sid
     raise ChaseError(NOT_YOURS.format(name=" and ".join(p.name for p in participants)))
 
 
-def _roll(pool: int, difficulty: int, typed: Sequence[int] | None, rng: Any) -> RollResult:
-    """D1: the server rolls ``pool`` d10s, or takes the dice the table rolled."""
-    if typed:
-        if len(typed) > MAX_TYPED_DICE:
-            raise ChaseError(f"At most {MAX_TYPED_DICE} dice.")
-        dice: Sequence[int] = typed
-    else:
-        dice = roll_d10s(pool, rng or _rng)
+def _typed(typed: Sequence[int], pool: int, who: str, what: str) -> Sequence[int]:
+    """D1: the dice the table rolled are the whole pool the tablet shows, no more, no fewer."""
+    if len(typed) > MAX_TYPED_DICE:
+        raise ChaseError(f"At most {MAX_TYPED_DICE} dice.")
+    try:
+        wod.check_typed(typed, pool, who, what)
+    except RuleError as error:
+        raise _rule(error) from None
+    return typed
+
+
+def _roll(
+    pool: int,
+    difficulty: int,
+    typed: Sequence[int] | None,
+    rng: Any,
+    who: str = "",
+    what: str = "pool",
+) -> RollResult:
+    """D1: the server rolls ``pool`` d10s, or takes the dice the table rolled (as many as the
+    pool; ``who``'s ``what`` names it in the refusal)."""
+    dice = _typed(typed, pool, who, what) if typed else roll_d10s(pool, rng or _rng)
     try:
         return count(dice, difficulty)
     except RuleError as error:
@@ -396,7 +410,8 @@ def start_chase(
         ) -> RollResult:
             counted = selectors.pool_for(values[who.pk], *parts, bonus=bonus)
             typed = dice.get(dice_key)
-            result = _roll(counted.dice, difficulty, typed, rng)
+            what = "stalk pool" if purpose == ChaseRoll.Purpose.STALK else "chase pool"
+            result = _roll(counted.dice, difficulty, typed, rng, who.name, what)
             rolls.append((who, purpose, len(result.dice), result, bool(typed)))
             return result
 
@@ -617,6 +632,7 @@ def chase_round(
         parts = state.pool
         difficulty = state.difficulty()
         rolling = [rules.PREY, *(p.predator for p in state.pursuits if p.running)]
+        named = selectors.names(chase, public=False)
         rolls = []
         results: dict[str, RollResult] = {}
         for who in rolling:
@@ -626,8 +642,10 @@ def chase_round(
             pool = pools.get(who, counted.dice)
             if not 0 <= pool <= 30:
                 raise ChaseError("A pool is 0 to 30 dice.")
-            results[who] = _roll(pool, difficulty[who], dice.get(who), rng)
-            rolled = len(results[who].dice)  # typed dice count as the pool they are
+            results[who] = _roll(
+                pool, difficulty[who], dice.get(who), rng, named[who], "chase pool"
+            )
+            rolled = len(results[who].dice)  # the pool: typed dice are the whole of it (D1)
             rolls.append((side, ChaseRoll.Purpose.ROUND, rolled, results[who], bool(dice.get(who))))
         try:
             new = state.play_round(
@@ -922,6 +940,7 @@ def chase_obstacle_roll(
         sides = _sides(chase)
         values = selectors.sheet_values(s.participant for s in sides.values())
         outcome: dict[str, Any] = dict(pending.get("choices", {}))
+        named = selectors.names(chase, public=False)
         rolls = []
         for who in pending["facing"]:
             if who in outcome:
@@ -930,7 +949,7 @@ def chase_obstacle_roll(
                 sides, who, values, pending["pool"]["attribute"], pending["pool"]["ability"]
             )
             pool = pools.get(who, counted.dice)
-            result = _roll(pool, pending["difficulty"], dice.get(who), rng)
+            result = _roll(pool, pending["difficulty"], dice.get(who), rng, named[who])
             rolled = len(result.dice)
             rolls.append((side, ChaseRoll.Purpose.OBSTACLE, rolled, result, bool(dice.get(who))))
             outcome[who] = result.successes > 0
@@ -1103,8 +1122,9 @@ def chase_attack(
             raise ChaseError("A difficulty is 2 to 10 (D1).", rule="D1")
         dodge = wod.action_pool(target_stats, "dodge")
         d_diff = diff.dodge(diff.Against.GUNFIRE, diff.Cover(cover))
-        a_roll = _roll(attack["dice"], a_diff, dice.get("attack"), rng)
-        d_roll = _roll(dodge.dice, d_diff, dice.get("dodge"), rng)
+        a_name, d_name = hitter.participant.name, hit.participant.name
+        a_roll = _roll(attack["dice"], a_diff, dice.get("attack"), rng, a_name, "attack pool")
+        d_roll = _roll(dodge.dice, d_diff, dice.get("dodge"), rng, d_name, "dodge pool")
         rolls = [
             (hitter, ChaseRoll.Purpose.ATTACK, len(a_roll.dice), a_roll, "attack" in dice),
             (hit, ChaseRoll.Purpose.DODGE, len(d_roll.dice), d_roll, "dodge" in dice),
@@ -1122,7 +1142,7 @@ def chase_attack(
         taken = 0
         if outcome.lands == "attacker":
             dtype = attack["type"]
-            dmg = _roll_kind(outcome.damage_pool, dice.get("damage"), rng, RollKind.DAMAGE)
+            dmg = _roll_kind(outcome.damage_pool, dice.get("damage"), rng, RollKind.DAMAGE, a_name)
             soak = soak_pool(
                 creature=target_stats.creature,
                 stamina=target_stats.dot("Stamina"),
@@ -1130,7 +1150,7 @@ def chase_attack(
                 damage=DamageType(dtype),
                 fortitude=target_stats.fortitude,
             )
-            soaked = _roll_kind(soak, dice.get("soak"), rng, RollKind.SOAK)
+            soaked = _roll_kind(soak, dice.get("soak"), rng, RollKind.SOAK, d_name)
             rolls += [
                 (hitter, ChaseRoll.Purpose.DAMAGE, len(dmg.dice), dmg, "damage" in dice),
                 (hit, ChaseRoll.Purpose.SOAK, len(soaked.dice), soaked, "soak" in dice),
@@ -1208,12 +1228,14 @@ def _attack_pool(
     }
 
 
-def _roll_kind(pool: int, typed: Sequence[int] | None, rng: Any, kind: RollKind) -> RollResult:
-    """D11, D12: damage and soak at difficulty 6, successes only."""
-    if typed and len(typed) > MAX_TYPED_DICE:
-        raise ChaseError(f"At most {MAX_TYPED_DICE} dice.")
+def _roll_kind(
+    pool: int, typed: Sequence[int] | None, rng: Any, kind: RollKind, who: str = ""
+) -> RollResult:
+    """D11, D12: damage and soak at difficulty 6, successes only (typed: the whole pool)."""
+    what = "damage pool" if kind is RollKind.DAMAGE else "soak pool"
+    dice = _typed(typed, pool, who, what) if typed else roll_d10s(pool, rng or _rng)
     try:
-        return count(typed or roll_d10s(pool, rng or _rng), 6, kind)
+        return count(dice, 6, kind)
     except RuleError as error:
         raise _rule(error) from None
 

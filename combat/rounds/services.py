@@ -977,7 +977,14 @@ def combat_abort(
         stats = stats_for([participant])[participant.pk]
         try:
             typed = wod.parse_dice(dice)
-            result = wod.roll(stats.willpower, 8, rng or random.SystemRandom(), typed=typed)
+            result = wod.roll(
+                stats.willpower,
+                8,
+                rng or random.SystemRandom(),
+                typed=typed,
+                who=participant.name,
+                what="Willpower pool",
+            )
             state = state.abort(
                 _who(participant),
                 successes=result.successes,
@@ -1427,7 +1434,7 @@ def _carry_out(
     target = participants[int(plan["target"])]
     attack = plan["attack"]
     a_diff = overrides["attack_difficulty"] or attack["difficulty"]
-    a_roll = wod.roll(attack["dice"], a_diff, rng, typed=overrides["attack_dice"])
+    a_roll = wod.roll(attack["dice"], a_diff, rng, typed=overrides["attack_dice"], who=me.name)
     rolls = [
         wod.roll_dict(
             f"{wod.ACTION_LABELS[mine.action]} ({attack['parts']})",
@@ -1452,7 +1459,9 @@ def _carry_out(
         else:
             d = plan["defense"]
             d_diff = overrides["defense_difficulty"] or d["difficulty"]
-            d_roll = wod.roll(d["dice"], d_diff, rng, typed=overrides["defense_dice"])
+            d_roll = wod.roll(
+                d["dice"], d_diff, rng, typed=overrides["defense_dice"], who=target.name
+            )
             d_successes = d_roll.successes
             label = {"counter": "Attack back", "guard": "Guard"}.get(
                 defense_action, wod.ACTION_LABELS.get(defense_action, defense_action)
@@ -1580,6 +1589,7 @@ def _forced(
         overrides["forced_difficulty"] or pool["difficulty"],
         rng,
         typed=overrides["forced_dice"],
+        who=target.name,
     )
     label = effect.value.replace("_", " ").title()
     rolls.append(
@@ -1641,7 +1651,15 @@ def _damage(
     rolls: list[dict],
 ) -> int:
     """D11, D12: roll damage at 6, the target soaks at 6; what is left goes on the track."""
-    dmg = wod.roll(pool, 6, rng, typed=overrides["damage_dice"], kind=RollKind.DAMAGE)
+    dmg = wod.roll(
+        pool,
+        6,
+        rng,
+        typed=overrides["damage_dice"],
+        kind=RollKind.DAMAGE,
+        who=hitter.name,
+        what="damage pool",
+    )
     rolls.append(
         wod.roll_dict(
             f"Damage ({pool} dice, {dtype})",
@@ -1658,7 +1676,15 @@ def _damage(
         damage=DamageType(dtype),
         fortitude=st.fortitude,
     )
-    soaked = wod.roll(soak, 6, rng, typed=overrides["soak_dice"], kind=RollKind.SOAK)
+    soaked = wod.roll(
+        soak,
+        6,
+        rng,
+        typed=overrides["soak_dice"],
+        kind=RollKind.SOAK,
+        who=hit.name,
+        what="soak pool",
+    )
     rolls.append(
         wod.roll_dict(
             f"Soak ({soak} dice)", soaked, who=hit.name, typed=overrides["soak_dice"] is not None
@@ -1787,12 +1813,14 @@ def _grapple_hold(
         overrides["attack_difficulty"] or a["difficulty"],
         rng,
         typed=overrides["attack_dice"],
+        who=grappler.name,
     )
     d_roll = wod.roll(
         d["dice"],
         overrides["defense_difficulty"] or d["difficulty"],
         rng,
         typed=overrides["defense_dice"],
+        who=victim.name,
     )
     rolls += [
         wod.roll_dict(f"Grapple ({a['parts']})", a_roll, who=grappler.name),
@@ -1849,6 +1877,7 @@ def _third_party(
         overrides["attack_difficulty"] or a["difficulty"],
         rng,
         typed=overrides["attack_dice"],
+        who=me.name,
     )
     rolls = [wod.roll_dict(f"Help ({a['parts']})", a_roll, who=me.name)]
     grapple = grapple.assist(side=side, successes=a_roll.successes)

@@ -7,6 +7,7 @@ what the storyteller overrides is what was computed (D5, D6, D11-D15).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from random import Random
 
@@ -167,6 +168,18 @@ def parse_dice(text: str | None) -> tuple[int, ...] | None:
     return tuple(dice)
 
 
+def check_typed(dice: Sequence[int], pool: int, who: str = "", what: str = "pool") -> None:
+    """D1: dice typed in from the table are the whole pool the tablet shows: as many dice as
+    the pool, no more, no fewer (a pool below 0 is 0 dice). Refused with the pool's size."""
+    pool = max(pool, 0)
+    if len(dice) == pool:
+        return
+    whose = f"{who}'s {what}" if who else f"The {what}"
+    size = f"{pool} {'die' if pool == 1 else 'dice'}"
+    fix = f"type {pool} or leave it blank" if pool else "leave it blank"
+    raise RuleError("D1", f"{whose} is {size}; {len(dice)} typed: {fix}")
+
+
 def roll(
     pool: int,
     difficulty: int,
@@ -174,8 +187,13 @@ def roll(
     *,
     typed: tuple[int, ...] | None = None,
     kind: RollKind = RollKind.ACTION,
+    who: str = "",
+    what: str = "pool",
 ) -> RollResult:
-    """D1: the server's dice, or the dice typed in from the table."""
+    """D1: the server's dice, or the dice typed in from the table: as many as the pool the
+    tablet shows (``who``'s ``what`` names it in the refusal)."""
+    if typed is not None:
+        check_typed(typed, pool, who, what)
     dice = typed if typed is not None else roll_d10s(pool, rng)
     return count(dice, difficulty, kind)
 

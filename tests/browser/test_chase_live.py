@@ -218,7 +218,9 @@ def test_a_foot_chase_from_an_escape_through_maneuvers_and_an_obstacle_ends_in_a
         expect(tablet.locator("#scene-clock")).to_have_text("1m 00s", timeout=PUSH)
         expect(dice).to_have_value("9 9 8 8 7")
 
-        _roll(tablet, {"Frank": "2 3"})  # Jane 5, Frank 0: Lead 5 + 5 = 10
+        # Jane's 5 dice typed above, Frank's 4 (Dexterity 2 + Athletics 2): Jane 5, Frank 0,
+        # Lead 5 + 5 = 10.
+        _roll(tablet, {"Frank": "2 3 2 2"})
         expect(_track(jane, "Frank").locator(".lead")).to_have_text("10", timeout=PUSH)
         expect(jane.locator("#chase-public .die.hit")).to_have_count(5)
         prompt = jane.locator("#chase-prompts")
@@ -249,7 +251,7 @@ def test_a_foot_chase_from_an_escape_through_maneuvers_and_an_obstacle_ends_in_a
             expect(_track(phone, "Frank").locator(".lead")).to_have_text("10", timeout=PUSH)
 
         # Round 2: Jane wins with a Lead of 10: she escapes (K10), on every phone.
-        _roll(tablet, {"Jane": "8 7", "Frank": "6"})
+        _roll(tablet, {"Jane": "8 7 2 2 2", "Frank": "6 2 2 2"})
         for page in (jane, frank):
             expect(page.locator("#chase-public .chase-ending")).to_have_text(
                 "Jane escaped", timeout=PUSH
@@ -288,12 +290,14 @@ def test_two_predators_each_with_its_own_lead_and_one_catches_the_prey(
     try:
         _live(table)
         # A cold start (K3): Jane's roll, typed in, has one success: a head start of 2 on each.
-        _start(tablet, start="cold", prey="Jane", predators=["Frank", "Hound"], prey_dice="7 3")
+        _start(
+            tablet, start="cold", prey="Jane", predators=["Frank", "Hound"], prey_dice="7 3 2 2 2"
+        )
         for name in ("Frank", "Hound"):
             expect(_track(jane, name).locator(".lead")).to_have_text("2", timeout=PUSH)
 
         # Round 1: Jane 2 against Frank 0 (Lead 4), against the Hound's 3 (Lead 1).
-        _roll(tablet, {"Jane": "8 8", "Frank": "2", "Hound": "8 8 8"})
+        _roll(tablet, {"Jane": "8 8 2 2 2", "Frank": "2 2 2 2", "Hound": "8 8 8 2 2 2 2"})
         expect(_track(frank, "Frank").locator(".lead")).to_have_text("4", timeout=PUSH)
         expect(_track(frank, "Hound").locator(".lead")).to_have_text("1")
         prompt = jane.locator("#chase-prompts")
@@ -336,7 +340,8 @@ def test_two_predators_each_with_its_own_lead_and_one_catches_the_prey(
         assert jane_sheet == 2
 
         # Round 2: the Hound's 3 against Jane's 0 takes its Lead to -1: caught (K1, K10).
-        _roll(tablet, {"Jane": "2", "Frank": "2", "Hound": "9 9 9"})
+        # Jane rolls 4 dice (Hurt, −1, D2), the Hound 4 (7 split −3 for its attack, D14).
+        _roll(tablet, {"Jane": "2 2 2 2", "Frank": "2 2 2 2", "Hound": "9 9 9 2"})
         for page in (jane, frank):
             expect(page.locator("#chase-public .chase-ending")).to_have_text(
                 "Jane was caught by Hound", timeout=PUSH

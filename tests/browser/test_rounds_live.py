@@ -185,17 +185,18 @@ def test_a_wod_dice_round_with_haste_block_grapple_and_soaked_damage(
         # Resolution, fastest first, on the tablet with the table's dice typed in.
         expect(tablet.locator("#combat")).to_contain_text("Resolve Jane", timeout=PUSH)
         _resolve(tablet, "Jane")
-        _resolve(tablet, "Teddy", attack_dice="8 9 10")  # the Thug attacks Jane: no defense
+        # Strength 4 + Brawl 4 = 8 dice, 3 successes; the Thug attacks Jane: no defense.
+        _resolve(tablet, "Teddy", attack_dice="8 9 10 2 2 2 2 2")
         expect(teddy.locator("#scene-public .grapple-track")).to_contain_text(
             "Control 3", timeout=PUSH
         )
-        # Club 4 dice, 4 successes; Jane's block 1 (D8); damage 3 + 2 + 2 = 7 dice, 5
+        # Club 4 dice, 4 successes; Jane's block 6 dice, 1 (D8); damage 3 + 2 + 2 = 7 dice, 5
         # successes; soak Stamina 2, none (D12): 5 bashing on Jane's track.
         _resolve(
             tablet,
             "Thug",
             attack_dice="8 8 8 8",
-            defense_dice="9 2",
+            defense_dice="9 2 2 2 2 2",
             damage_dice="7 7 7 7 7 2 2",
             soak_dice="1 3",
         )
@@ -212,7 +213,8 @@ def test_a_wod_dice_round_with_haste_block_grapple_and_soaked_damage(
         expect(teddy.locator("#round-prompts")).to_contain_text("Declare now", timeout=PUSH)
         expect(jane.locator("#scene-public")).to_contain_text("Haste 1")
         _declare(teddy, "sustain")
-        _resolve(tablet, "Teddy", attack_dice="8 8", defense_dice="3")
+        # Teddy's 8 dice, 2 successes, against the Thug's Strength 3 + Brawl 0: none.
+        _resolve(tablet, "Teddy", attack_dice="8 8 2 2 2 2 2 2", defense_dice="3 2 2")
         expect(frank.locator("#scene-public .grapple-track")).to_contain_text(
             "Control 5", timeout=PUSH
         )

@@ -222,7 +222,10 @@ def test_attack_run_lets_a_predator_shoot_from_further_away(scene, storyteller, 
         attack(chase, storyteller, key(gunman), "prey", rng=Dice(*[2] * 20))
     assert refused.value.rule == "K11"
     services.chase_round(
-        chase=chase, by=storyteller, expected_step=chase.step, dice={"prey": [2], key(gunman): [9]}
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice={"prey": [2, 2, 2, 2, 2], key(gunman): [9, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()  # Lead 6; Attack Run: 7, counted as 3 for Cody's attacks
     services.chase_maneuver(
@@ -238,7 +241,10 @@ def test_attack_run_lets_a_predator_shoot_from_further_away(scene, storyteller, 
     # K8: until the end of the next round only; once it is rolled, the Lead 7 counts again.
     chase.refresh_from_db()
     services.chase_round(
-        chase=chase, by=storyteller, expected_step=chase.step, dice={"prey": [2], key(gunman): [2]}
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice={"prey": [2, 2, 2, 2, 2], key(gunman): [2, 2]},
     )
     chase.refresh_from_db()
     assert chase.state["pursuits"][0]["lead"] == 7 and chase.phase == Phase.ROLL
@@ -297,7 +303,11 @@ def test_refusals_name_their_rule_and_change_nothing(scene, storyteller, janet, 
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
-        dice={"prey": [2], key(cody): [9], key(hound): [2]},
+        dice={
+            "prey": [2, 2, 2, 2, 2],
+            key(cody): [9, 2, 2, 2, 2],
+            key(hound): [2, 2, 2, 2, 2, 2, 2],
+        },
     )
     chase.refresh_from_db()
     assert chase.phase == Phase.MANEUVER
@@ -317,3 +327,42 @@ def test_a_hidden_attackers_dice_are_not_shown_to_the_players(scene, storyteller
     assert shown["attack"]["name"] == selectors.UNSEEN and shown["attack"]["dice"] == []
     assert "Lurker" not in public["steps"][0].text
     assert shown["dodge"]["dice"]  # Janet's own dodge is hers to see
+
+
+@pytest.mark.rules("D1", "K11", "D11")
+def test_typed_attack_dodge_and_damage_dice_must_be_their_pools(scene, storyteller, janet, hound):
+    """D1: the Hound's power (6 dice, split −3: 3), Janet's dodge (Dexterity 3 + Athletics 2)
+    and the damage (3 + 2 successes over one: 5 dice) are typed whole or refused, nothing
+    rolled, logged or wounded."""
+    chase = escape(scene, storyteller, janet, hound)
+    shot = {"means": "power", "pool": 6, "damage": 3, "damage_type": "bashing"}
+    with pytest.raises(ChaseError, match=r"Janet's dodge pool is 5 dice; 1 typed: .* \(D1\)"):
+        attack(
+            chase,
+            storyteller,
+            key(hound),
+            "prey",
+            dice={"attack": [9, 9, 9], "dodge": [2]},
+            **shot,
+        )
+    with pytest.raises(ChaseError, match=r"Hound's damage pool is 5 dice; 1 typed: .* \(D1\)"):
+        attack(
+            chase,
+            storyteller,
+            key(hound),
+            "prey",
+            dice={"attack": [9, 9, 9], "dodge": [2] * 5, "damage": [6]},
+            **shot,
+        )
+    assert not ChaseStep.objects.filter(chase=chase, kind="attack").exists()
+    assert not ChaseRoll.objects.filter(step__chase=chase).exists()
+    assert current_values(janet.character)["damage"] == 0
+    attack(
+        chase,
+        storyteller,
+        key(hound),
+        "prey",
+        dice={"attack": [9, 9, 9], "dodge": [2] * 5, "damage": [6, 6, 2, 2, 2], "soak": [2, 2]},
+        **shot,
+    )
+    assert current_values(janet.character)["damage"] == 2

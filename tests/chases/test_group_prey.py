@@ -122,7 +122,10 @@ def test_every_members_player_sees_the_prey_and_one_choice_counts(
 ):
     chase = group_escape(scene, storyteller, [janet, bob], cody)
     services.chase_round(
-        chase=chase, by=storyteller, expected_step=chase.step, dice={"prey": [9], key(cody): [2]}
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice={"prey": [9, 2, 2], key(cody): [2, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()
     for user, other in ((player, "Bob"), (bob_player, "Janet")):

@@ -142,10 +142,10 @@ def test_a_pounce_that_lands_ends_the_chase_at_once(scene, storyteller, janet, c
         prey=janet,
         start="stalk",
         dice={
-            "prey_stalk": [2],
-            f"predator_stalk:{cody.pk}": [9],
-            "prey": [2, 3],
-            f"predator:{cody.pk}": [9, 9],
+            "prey_stalk": [2, 2, 2],
+            f"predator_stalk:{cody.pk}": [9, 2, 2, 2],
+            "prey": [2, 3, 2, 2, 2],
+            f"predator:{cody.pk}": [9, 9, 2, 2, 2],
         },
     )
     assert chase.outcome == "caught"
@@ -156,7 +156,12 @@ def test_only_the_storyteller_starts_a_chase_unless_a_pursuer_elects_to(
 ):
     with pytest.raises(ChaseError, match="Only the storyteller"):
         services.start_chase(
-            scene=scene, by=player, predators=[cody], prey=janet, start="cold", dice={"prey": [9]}
+            scene=scene,
+            by=player,
+            predators=[cody],
+            prey=janet,
+            start="cold",
+            dice={"prey": [9, 2, 2, 2, 2]},
         )
     # K4: from an escape, the attacker (Cody's player) elects to pursue.
     chase = escape(scene, other_player, janet, cody, head_start=2)
@@ -180,7 +185,7 @@ def test_the_prey_wins_a_round_and_only_its_player_picks_a_maneuver(
 ):
     chase = escape(scene, storyteller, janet, hound, head_start=3)
     clock = scene.game_time
-    round_(chase, storyteller, [8, 9, 7], **{key(hound): [2, 3]})
+    round_(chase, storyteller, [8, 9, 7, 2, 2], **{key(hound): [2, 3, 2, 2, 2, 2, 2]})
     assert lead(chase, hound) == 6 and chase.phase == Phase.MANEUVER
     scene.refresh_from_db()
     assert scene.game_time == clock + 15
@@ -211,12 +216,12 @@ def test_the_prey_wins_a_round_and_only_its_player_picks_a_maneuver(
 def test_only_the_storyteller_rolls_a_round(scene, storyteller, janet, hound, player):
     chase = escape(scene, storyteller, janet, hound)
     with pytest.raises(ChaseError, match="Only the storyteller"):
-        round_(chase, player, [9], **{key(hound): [2]})
+        round_(chase, player, [9, 2, 2, 2, 2], **{key(hound): [2, 2, 2, 2, 2, 2, 2]})
 
 
 def test_a_stale_step_is_refused_and_a_double_tap_counts_once(scene, storyteller, janet, hound):
     chase = escape(scene, storyteller, janet, hound, head_start=3)
-    dice = {"prey": [2], key(hound): [2]}
+    dice = {"prey": [2, 2, 2, 2, 2], key(hound): [2, 2, 2, 2, 2, 2, 2]}
     services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, dice=dice, key="r1")
     step = Chase.objects.get(pk=chase.pk).step
     services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, dice=dice, key="r1")
@@ -230,7 +235,7 @@ def test_a_prey_maneuver_that_costs_the_whole_lead_is_refused(
     scene, storyteller, janet, hound, player
 ):
     chase = escape(scene, storyteller, janet, hound, head_start=1)
-    round_(chase, storyteller, [8, 9], **{key(hound): [2]})  # Lead 3
+    round_(chase, storyteller, [8, 9, 2, 2, 2], **{key(hound): [2, 2, 2, 2, 2, 2, 2]})  # Lead 3
     with pytest.raises(ChaseError) as refused:
         services.chase_maneuver(
             chase=chase, by=player, pursuit=key(hound), role="prey", maneuver="quick_reverse"
@@ -241,12 +246,12 @@ def test_a_prey_maneuver_that_costs_the_whole_lead_is_refused(
 
 def test_the_storyteller_moves_on_without_a_maneuver(scene, storyteller, janet, hound):
     chase = escape(scene, storyteller, janet, hound)
-    round_(chase, storyteller, [2], **{key(hound): [9]})
+    round_(chase, storyteller, [2, 2, 2, 2, 2], **{key(hound): [9, 2, 2, 2, 2, 2, 2]})
     services.chase_maneuver(
         chase=chase, by=storyteller, pursuit=key(hound), role="predator", maneuver="head_off"
     )
     assert lead(chase, hound) == 2 + 4 and chase.phase == Phase.ROLL
-    round_(chase, storyteller, [9], **{key(hound): [2]})
+    round_(chase, storyteller, [9, 2, 2, 2, 2], **{key(hound): [2, 2, 2, 2, 2, 2, 2]})
     services.chase_maneuver(
         chase=chase, by=storyteller, pursuit=key(hound), role="prey", maneuver=None
     )
@@ -260,7 +265,7 @@ def test_on_foot_the_pool_switches_to_stamina_after_the_chosen_rounds(
 ):
     chase = escape(scene, storyteller, janet, hound, head_start=3, sprint_rounds=5)
     for _ in range(5):
-        round_(chase, storyteller, [5], **{key(hound): [5]})
+        round_(chase, storyteller, [5, 2, 2, 2, 2], **{key(hound): [5, 2, 2, 2, 2, 2, 2]})
     chase.refresh_from_db()
     services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, rng=Dice(*[5] * 9))
     rolls = ChaseRoll.objects.filter(step__chase=chase, step__round=6)
@@ -275,7 +280,7 @@ def test_quick_reverse_puts_the_predator_before_an_obstacle_it_may_damnit(
     scene, storyteller, janet, cody, player, other_player
 ):
     chase = escape(scene, storyteller, janet, cody, head_start=5)
-    round_(chase, storyteller, [9, 9], **{key(cody): [2]})  # Lead 7
+    round_(chase, storyteller, [9, 9, 2, 2, 2], **{key(cody): [2, 2, 2, 2, 2]})  # Lead 7
     services.chase_maneuver(
         chase=chase, by=player, pursuit=key(cody), role="prey", maneuver="quick_reverse"
     )
@@ -305,7 +310,7 @@ def test_a_failed_obstacle_puts_the_prey_out(scene, storyteller, janet, hound, e
         pool=("dexterity", "athletics"),
         facing=["prey"],
     )
-    services.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [2, 3, 4]})
+    services.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [2, 3, 4, 2, 2]})
     chase.refresh_from_db()
     assert chase.outcome == "prey_out"
 
@@ -337,7 +342,7 @@ def test_the_prey_escapes_by_winning_with_a_lead_of_ten(
 ):
     chase = escape(scene, storyteller, janet, hound, head_start=10, origin={"round_id": 1})
     with django_capture_on_commit_callbacks(execute=True):
-        round_(chase, storyteller, [9], **{key(hound): [2]})
+        round_(chase, storyteller, [9, 2, 2, 2, 2], **{key(hound): [2, 2, 2, 2, 2, 2, 2]})
     chase.refresh_from_db()
     assert chase.outcome == "escaped" and ended == [("escaped", {"round_id": 1})]
 
@@ -348,7 +353,12 @@ def test_with_two_predators_either_catching_ends_the_chase(
 ):
     chase = escape(scene, storyteller, janet, hound, cody, head_start=2)
     with django_capture_on_commit_callbacks(execute=True):
-        round_(chase, storyteller, [9], **{key(hound): [9, 9, 9], key(cody): [2]})
+        round_(
+            chase,
+            storyteller,
+            [9, 2, 2, 2, 2],
+            **{key(hound): [9, 9, 9, 2, 2, 2, 2], key(cody): [2, 2, 2, 2, 2]},
+        )
     chase.refresh_from_db()
     assert chase.outcome == "caught" and lead(chase, cody) == 3
     assert ended == [("caught", {})]
@@ -364,7 +374,7 @@ def test_the_course_difficulty_changes_between_rounds_only(scene, storyteller, j
     services.chase_set_course(chase=chase, by=storyteller, difficulty=9)
     chase.refresh_from_db()
     assert chase.state["course"]["difficulty"] == 9
-    round_(chase, storyteller, [2], **{key(hound): [9]})
+    round_(chase, storyteller, [2, 2, 2, 2, 2], **{key(hound): [9, 2, 2, 2, 2, 2, 2]})
     with pytest.raises(ChaseError) as refused:
         services.chase_set_course(chase=chase, by=storyteller, difficulty=4)
     assert refused.value.rule == "K6"
@@ -392,7 +402,7 @@ def test_a_catch_is_handed_back_to_the_round_by_the_preys_name(
     combat = Combat.objects.create(scene=scene, ruleset="wod_dice")
     chase = escape(scene, storyteller, janet, hound, head_start=1, origin={"round_id": combat.pk})
     with django_capture_on_commit_callbacks(execute=True):
-        round_(chase, storyteller, [2], **{key(hound): [9]})
+        round_(chase, storyteller, [2, 2, 2, 2, 2], **{key(hound): [9, 2, 2, 2, 2, 2, 2]})
     chase.refresh_from_db()
     combat.refresh_from_db()
     assert chase.outcome == "caught"
@@ -408,7 +418,7 @@ def test_a_hidden_preys_catch_is_handed_back_without_its_name_reaching_the_playe
     combat = Combat.objects.create(scene=scene, ruleset="wod_dice")
     chase = escape(scene, storyteller, lurker, hound, head_start=1, origin={"round_id": combat.pk})
     with django_capture_on_commit_callbacks(execute=True):
-        round_(chase, storyteller, [2], **{key(hound): [9]})
+        round_(chase, storyteller, [2, 2, 2, 2], **{key(hound): [9, 2, 2, 2, 2, 2, 2]})
     chase.refresh_from_db()
     combat.refresh_from_db()
     assert chase.outcome == "caught"
@@ -429,10 +439,91 @@ def test_a_catch_by_a_hidden_predator_names_only_the_prey(
     combat = Combat.objects.create(scene=scene, ruleset="wod_dice")
     chase = escape(scene, storyteller, janet, lurker, head_start=1, origin={"round_id": combat.pk})
     with django_capture_on_commit_callbacks(execute=True):
-        round_(chase, storyteller, [2], **{key(lurker): [9]})
+        round_(chase, storyteller, [2, 2, 2, 2, 2], **{key(lurker): [9, 2, 2, 2]})
     chase.refresh_from_db()
     assert chase.outcome == "caught"
     public = SceneLogEntry.objects.filter(scene=scene, public=True)
     assert public.filter(text__contains="An unseen pursuer after Janet").exists()
     assert public.filter(text__startswith="Janet was caught in the chase").exists()
     assert not public.filter(text__contains="Lurker").exists()
+
+
+# Typed dice (D1) ----------------------------------------------------------------------------
+
+
+def _unchanged(chase):
+    chase.refresh_from_db()
+    return (
+        chase.step,
+        chase.phase,
+        chase.state,
+        ChaseRoll.objects.filter(step__chase=chase).count(),
+        SceneLogEntry.objects.filter(scene=chase.scene).count(),
+    )
+
+
+@pytest.mark.rules("D1", "K6")
+def test_typed_dice_other_than_the_pool_are_refused_and_change_nothing(
+    scene, storyteller, janet, hound
+):
+    """D1: the table's dice are the whole pool the tablet shows (Janet's Dexterity 3 +
+    Athletics 2, or the storyteller's other pool, K2); a refusal names it and changes nothing,
+    the idempotency key included."""
+    chase = escape(scene, storyteller, janet, hound)
+    before = _unchanged(chase)
+    dice = {"prey": [8, 9, 7], key(hound): [2] * 7}
+    with pytest.raises(ChaseError) as refused:
+        services.chase_round(
+            chase=chase, by=storyteller, expected_step=chase.step, dice=dice, key="r1"
+        )
+    assert str(refused.value) == (
+        "Janet's chase pool is 5 dice; 3 typed: type 5 or leave it blank (D1)"
+    )
+    assert refused.value.rule == "D1"
+    with pytest.raises(ChaseError, match=r"Hound's chase pool is 7 dice; 8 typed: .* \(D1\)"):
+        services.chase_round(
+            chase=chase,
+            by=storyteller,
+            expected_step=chase.step,
+            dice={"prey": [2] * 5, key(hound): [2] * 8},
+        )
+    assert _unchanged(chase) == before
+    services.chase_round(
+        chase=chase,
+        by=storyteller,
+        expected_step=chase.step,
+        dice=dice,
+        pools={"prey": 3},
+        key="r1",
+    )
+    assert lead(chase, hound) == 6  # 3 successes on the storyteller's 3-dice pool
+
+
+@pytest.mark.rules("D1", "K3", "K9")
+def test_typed_start_and_obstacle_dice_must_be_the_whole_pool(scene, storyteller, janet, hound):
+    with pytest.raises(ChaseError, match=r"Janet's chase pool is 5 dice; 2 typed: .* \(D1\)"):
+        services.start_chase(
+            scene=scene,
+            by=storyteller,
+            predators=[hound],
+            prey=janet,
+            start="cold",
+            dice={"prey": [9, 9]},
+        )
+    assert not Chase.objects.exists()
+    chase = escape(scene, storyteller, janet, hound, head_start=5)
+    services.chase_obstacle_set(
+        chase=chase,
+        by=storyteller,
+        label="Traffic",
+        difficulty=8,
+        pool=("dexterity", "athletics"),
+        facing=["prey"],
+    )
+    before = _unchanged(chase)
+    with pytest.raises(ChaseError, match=r"Janet's pool is 5 dice; 1 typed: .* \(D1\)"):
+        services.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [9]})
+    assert _unchanged(chase) == before
+    services.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [9, 2, 2, 2, 2]})
+    chase.refresh_from_db()
+    assert chase.phase == Phase.ROLL and not chase.outcome

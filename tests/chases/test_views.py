@@ -86,8 +86,8 @@ def test_the_tablet_rolls_typed_dice_and_the_winners_phone_is_offered_its_maneuv
             "via": "tablet",
             "step": chase.step,
             "key": "roll-1",
-            "dice-prey": "8 9 7",
-            f"dice-{key(hound)}": "2 3",
+            "dice-prey": "8 9 7 2 2",  # Dexterity 3 + Athletics 2
+            f"dice-{key(hound)}": "2 3 2 2 2 2 2",  # Dexterity 4 + Athletics 3
         },
         HTTP_HX_REQUEST="true",
     )
@@ -139,6 +139,48 @@ def test_typed_dice_must_be_d10s(scene, storyteller, janet, hound):
     assert response.status_code == 400 and "1 to 10" in response.content.decode()
 
 
+@pytest.mark.rules("D1")
+def test_typed_dice_other_than_the_pool_the_tablet_shows_are_refused(
+    scene, storyteller, janet, hound
+):
+    """D1: the tablet shows Janet's pool (5) in its pool field; 3 dice typed against it are
+    refused with the pool's size (409) and nothing is rolled; a pool set to 3 takes them."""
+    from html import unescape
+
+    from chases.models import ChaseRoll
+
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    tablet = client_for(storyteller)
+    board = tablet.get(f"/scenes/{scene.pk}/").content.decode()
+    assert 'name="pool-prey" value="5"' in board
+    data = {
+        "via": "tablet",
+        "step": chase.step,
+        "key": "r",
+        "pool-prey": "5",
+        "dice-prey": "8 9 7",
+        f"pool-{key(hound)}": "7",
+        f"dice-{key(hound)}": "2 2 2 2 2 2 2",
+    }
+    response = tablet.post(f"/chases/{chase.pk}/round/", data, HTTP_HX_REQUEST="true")
+    assert response.status_code == 409
+    assert "Janet's chase pool is 5 dice; 3 typed: type 5 or leave it blank (D1)" in unescape(
+        response.content.decode()
+    )
+    before = chase.state
+    chase.refresh_from_db()
+    assert chase.state == before and chase.state["rounds"] == 0
+    assert not ChaseRoll.objects.filter(step__chase=chase).exists()
+    response = tablet.post(
+        f"/chases/{chase.pk}/round/", {**data, "pool-prey": "3"}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200
+    chase.refresh_from_db()
+    assert chase.state["rounds"] == 1
+
+
 # Hidden information ------------------------------------------------------------------------
 
 
@@ -152,7 +194,7 @@ def test_a_hidden_pursuer_is_never_named_nor_its_dice_shown_to_the_players(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
-        dice={"prey": [2, 2], key(lurker): [7, 9, 4, 3]},
+        dice={"prey": [2, 2, 2, 2, 2], key(lurker): [7, 9, 4, 3]},
     )
     s = fresh(scene)
     public = fragments.players_state(s)
@@ -176,7 +218,7 @@ def test_the_prompts_reach_only_the_winners_phone(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
-        dice={"prey": [2], key(cody): [9, 9]},
+        dice={"prey": [2, 2, 2, 2, 2], key(cody): [9, 9, 2, 2, 2]},
     )
     s = fresh(scene)
     assert 'data-maneuver="head_off"' in fragments.private_state(s, other_player)
@@ -218,7 +260,7 @@ def test_a_phone_after_pushes_shows_what_a_fresh_load_shows(
             chase=chase,
             by=storyteller,
             expected_step=chase.step,
-            dice={"prey": [9, 9], key(hound): [2]},
+            dice={"prey": [9, 9, 2, 2, 2], key(hound): [2, 2, 2, 2, 2, 2, 2]},
         )
     players = [h for g, h in pushed if g.endswith(".players")]
     mine = [h for g, h in pushed if g.endswith(f".user.{player.pk}")]
@@ -256,7 +298,7 @@ def test_the_chase_renders_in_the_same_queries_for_few_or_many_steps(
                 chase=chase,
                 by=storyteller,
                 expected_step=chase.step,
-                dice={"prey": [5], key(hound): [5]},
+                dice={"prey": [5, 2, 2, 2, 2], key(hound): [5, 2, 2, 2, 2, 2, 2]},
             )
     assert counts[0] == counts[1]
 
@@ -318,13 +360,16 @@ def test_each_role_does_only_what_it_may(
     step = chase.step
     response = client.post(
         f"/chases/{chase.pk}/round/",
-        {"step": step, "key": "r1", "dice-prey": "9", f"dice-{key(cody)}": "2"},
+        {"step": step, "key": "r1", "dice-prey": "9 2 2 2 2", f"dice-{key(cody)}": "2 2 2 2 2"},
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == roll
     if roll != 200:
         services.chase_round(
-            chase=chase, by=storyteller, expected_step=step, dice={"prey": [9], key(cody): [2]}
+            chase=chase,
+            by=storyteller,
+            expected_step=step,
+            dice={"prey": [9, 2, 2, 2, 2], key(cody): [2, 2, 2, 2, 2]},
         )
     chase.refresh_from_db()
     response = client.post(
@@ -423,7 +468,7 @@ def test_a_pick_on_a_maneuver_that_takes_none_is_refused_and_changes_nothing(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
-        dice={"prey": [8, 9, 7], key(hound): [2, 3]},
+        dice={"prey": [8, 9, 7, 2, 2], key(hound): [2, 3, 2, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()
     before = (chase.step, chase.state, chase.phase, chase.pending)
@@ -457,7 +502,7 @@ def test_in_there_picks_a_part_of_the_chase_pool_from_the_phone(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
-        dice={"prey": [8, 9, 7], key(hound): [2, 3]},
+        dice={"prey": [8, 9, 7, 2, 2], key(hound): [2, 3, 2, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()
     response = client_for(player).post(
@@ -508,9 +553,13 @@ def test_the_preys_run_counts_down_on_every_phone_and_pens_it_in(
         "Janet's Run: 2 of 2 rounds left (K10)"
         in phone.get(f"/scenes/{scene.pk}/phone/").content.decode()
     )
-    assert _roll_post(tablet, chase, "9", key(hound), "9").status_code == 200  # a tie
+    assert (
+        _roll_post(tablet, chase, "9 2 2 2 2", key(hound), "9 2 2 2 2 2 2").status_code == 200
+    )  # a tie
     assert "Janet's Run: 1 of 2 rounds left (K10)" in fragments.players_state(fresh(scene))
-    board = _roll_post(tablet, chase, "2", key(hound), "2")  # the Run's last round: a tie
+    board = _roll_post(
+        tablet, chase, "2 2 2 2 2", key(hound), "2 2 2 2 2 2 2"
+    )  # the Run's last round: a tie
     assert board.status_code == 200
     chase.refresh_from_db()
     assert chase.outcome == "caught" and chase.state["pursuits"][0]["lead"] == 0
@@ -527,10 +576,10 @@ def test_the_predators_run_counts_down_on_its_track_and_the_prey_escapes(
     assert start_post(tablet, scene, janet, hound, predator_run="2").status_code == 200
     chase = Chase.objects.get()
     assert chase.state["pursuits"][0]["run"] == 2
-    assert _roll_post(tablet, chase, "9", key(hound), "9").status_code == 200
+    assert _roll_post(tablet, chase, "9 2 2 2 2", key(hound), "9 2 2 2 2 2 2").status_code == 200
     phone = client_for(player).get(f"/scenes/{scene.pk}/phone/").content.decode()
     assert "Run: 1 of 2 rounds left (K10)" in phone
-    assert _roll_post(tablet, chase, "2", key(hound), "2").status_code == 200
+    assert _roll_post(tablet, chase, "2 2 2 2 2", key(hound), "2 2 2 2 2 2 2").status_code == 200
     chase.refresh_from_db()
     assert chase.outcome == "escaped"
     assert "Janet escaped" in fragments.players_state(fresh(scene))
@@ -540,8 +589,8 @@ def test_the_predators_run_counts_down_on_its_track_and_the_prey_escapes(
 @pytest.mark.parametrize(
     ("prey_dice", "outcome", "said"),
     [
-        ([9], "predator_out", "Every pursuer crashed out: Janet got away"),
-        ([2], "both_out", "Everyone crashed out: the chase is over"),
+        ([9, 2, 2, 2, 2], "predator_out", "Every pursuer crashed out: Janet got away"),
+        ([2, 2, 2, 2, 2], "both_out", "Everyone crashed out: the chase is over"),
     ],
 )
 def test_crashing_out_is_announced_on_every_phone(
@@ -564,7 +613,7 @@ def test_crashing_out_is_announced_on_every_phone(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
-        dice={"prey": prey_dice, key(hound): [2]},
+        dice={"prey": prey_dice, key(hound): [2, 2, 2, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()
     assert chase.outcome == outcome

@@ -47,9 +47,9 @@ def test_shrug_off_is_a_defense_roll_paid_with_one_control(cast):
         cast,
         combat,
         "Jane",
-        attack_dice="8 8 8",
+        attack_dice="8 8 8 2 2 2",  # Dexterity 4 + Brawl 2
         forced="shrug_off",
-        forced_dice="5 5",
+        forced_dice="5 5 2 2 2 2 2",  # Dexterity 3 + Brawl 4 at 4
         damage_dice="7 7",
         soak_dice="1 1 1 1",
     )
@@ -68,9 +68,9 @@ def test_a_hostage_block_that_negates_the_attack_lands_its_base_damage_on_the_vi
         cast,
         combat,
         "Jane",
-        attack_dice="8 8",
+        attack_dice="8 8 2 2 2 2",
         forced="hostage_block",
-        forced_dice="5 5 5",
+        forced_dice="5 5 5 2 2 2 2",
         damage_dice="7 7",
         soak_dice="1 1",
     )
@@ -90,9 +90,9 @@ def test_a_hostage_block_that_falls_short_lets_the_rest_hit_the_grappler(cast):
         cast,
         combat,
         "Jane",
-        attack_dice="8 8 8",
+        attack_dice="8 8 8 2 2 2",
         forced="hostage_block",
-        forced_dice="5 2",
+        forced_dice="5 2 2 2 2 2 2",
         damage_dice="7 7 7",
         soak_dice="1 1 1 1",
     )
@@ -103,7 +103,14 @@ def test_a_hostage_block_that_falls_short_lets_the_rest_hit_the_grappler(cast):
 
 def test_a_forced_effect_is_paid_past_the_control_left_and_frees_the_victim(cast):
     combat = _jane_attacks_teddy(cast, control=1)
-    _resolve(cast, combat, "Jane", attack_dice="2", forced="hostage_block", forced_dice="2")
+    _resolve(
+        cast,
+        combat,
+        "Jane",
+        attack_dice="2 2 2 2 2 2",
+        forced="hostage_block",
+        forced_dice="2 2 2 2 2 2 2",
+    )
     combat = _fresh(combat)
     assert combat.grapples == []
     assert "Control 0: Frank breaks free (G5)" in combat.results[-1]["text"]
@@ -117,7 +124,7 @@ def test_a_forced_effect_where_no_grappler_is_attacked_is_refused_and_changes_no
     _declare(cast, combat, "Jane", "attack", "Frank")
     before = _fresh(combat)
     with pytest.raises(RoundError, match="G6"):
-        _resolve(cast, combat, "Jane", attack_dice="8", forced="shrug_off")
+        _resolve(cast, combat, "Jane", attack_dice="8 2 2 2 2 2", forced="shrug_off")
     after = _fresh(combat)
     assert (after.state, after.grapples, after.results) == (
         before.state,

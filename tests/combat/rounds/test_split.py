@@ -103,7 +103,7 @@ def test_a_victim_splits_only_to_block_and_haste_is_never_split(cast):
     # G7 with D14: the blocking Victim's grapple roll is split too: Strength 2 + Brawl 1 - 3.
     plan = rounds.resolution_preview(_fresh(combat), str(cast.p["Teddy"].pk))
     assert plan["kind"] == "grapple_hold" and plan["defense"]["dice"] == 0
-    _resolve(cast, combat, "Teddy", attack_dice="8", defense_dice="")
+    _resolve(cast, combat, "Teddy", attack_dice="8 2 2 2 2 2 2 2", defense_dice="")
     _resolve(cast, combat, "Frank")
     # Haste phase 1: Teddy alone, never split (D14).
     assert rounds._round(_fresh(combat)).phase.name == "haste 1"

@@ -199,3 +199,51 @@ def test_a_player_who_does_not_declare_is_left_to_the_storyteller(cast, clients)
     assert Combat.objects.get().state == state
     r = _post(clients["st"], cast.scene, "skip", participant=p["Frank"].pk)
     assert r.status_code == 200 and "Frank is passed over" in _tablet(clients, cast)
+
+
+def test_the_tablet_refuses_typed_dice_other_than_the_pool_and_changes_nothing(cast, clients):
+    """D1: the storyteller types 3 dice for Teddy's 8-dice grapple pool: 409 with the pool's
+    size and whose it is; nothing rolled, logged or held. The whole pool goes through."""
+    from html import unescape
+
+    from combat.models import SceneLogEntry
+    from tests.combat.rounds.test_wod_services import _declare, _fresh, _roll_all, _start
+
+    combat = _start(cast, ("Teddy", "Frank"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
+    _declare(cast, combat, "Frank", "dodge")
+    _declare(cast, combat, "Teddy", "grapple", "Frank")
+    assert "= <b>8</b> dice" in _tablet(clients, cast)  # the pool the tablet shows
+    before = _fresh(combat)
+    logged = SceneLogEntry.objects.filter(scene=cast.scene).count()
+    r = _post(
+        clients["st"],
+        cast.scene,
+        "resolve",
+        participant=cast.p["Teddy"].pk,
+        attack_dice="8 9 10",
+        at=combat_token(before),
+    )
+    assert r.status_code == 409
+    assert "Teddy's pool is 8 dice; 3 typed: type 8 or leave it blank (D1)" in unescape(
+        r.content.decode()
+    )
+    after = _fresh(combat)
+    assert (after.state, after.work, after.grapples, after.results) == (
+        before.state,
+        before.work,
+        before.grapples,
+        before.results,
+    )
+    assert SceneLogEntry.objects.filter(scene=cast.scene).count() == logged
+    r = _post(
+        clients["st"],
+        cast.scene,
+        "resolve",
+        participant=cast.p["Teddy"].pk,
+        attack_dice="8 9 10 2 2 2 2 2",
+        defense_dice="2 2 2",
+        at=combat_token(before),
+    )
+    assert r.status_code == 200, r.content.decode()[:400]
+    assert _fresh(combat).grapples[0]["control"] == 3

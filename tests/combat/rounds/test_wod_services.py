@@ -148,13 +148,14 @@ def test_damage_lands_on_the_health_track_through_the_ledger(cast):
         combat=combat,
         by=cast.storyteller,
         participant=cast.p["Thug"],
-        attack_dice="8 9 10 7 6",
+        attack_dice="8 9 10 7",
         defense_dice="2 3 4 9 1 1 5",
         damage_dice="6 7 8 9 2 3 4 5",
         soak_dice="1 6",
     )
-    # 5 successes against a dodge of 0 (one 9 at 5, cancelled by the 1s, D1);
-    # damage: Strength 3 + Club 2 + (5 - 1) = 9 dice typed as 8: 4 successes; soak 1 → 3 bashing.
+    # Dexterity 2 + Melee 2 = 4 dice, 4 successes against Jane's 7-dice dodge of 0 (the 9
+    # and the 5 at 5, cancelled by the 1s, D1); damage: Strength 3 + Club 2 + (4 - 1) = 8
+    # dice, 4 successes; soak Stamina 2 dice, 1 success → 3 bashing.
     jane = current_values(cast.p["Jane"].character)
     assert jane["damage"] == 3
     line = SceneLogEntry.objects.filter(scene=cast.scene).last()
@@ -202,8 +203,8 @@ def test_a_grapple_starts_and_is_held_with_a_control_track(cast):
         combat=combat,
         by=cast.storyteller,
         participant=cast.p["Teddy"],
-        attack_dice="8 9 10",
-        defense_dice="2",
+        attack_dice="8 9 10 2 2 2 2 2",  # Strength 4 + Brawl 4
+        defense_dice="2 2 2",  # Strength 2 + Brawl 1
         effect="clinch",
     )
     combat = _fresh(combat)
@@ -242,10 +243,10 @@ def test_two_attacks_on_each_other_meet_and_only_the_higher_lands(cast):
         cast,
         combat,
         "Teddy",
-        attack_dice="7 8 9 10 2",
-        defense_dice="6 7 1",
-        damage_dice="6 6",
-        soak_dice="2",
+        attack_dice="7 8 9 10 2 2 2",  # Dexterity 3 + Brawl 4: 4 successes
+        defense_dice="6 7 1 2",  # Dexterity 2 + Melee 2 (Club): 1 success
+        damage_dice="6 6 2 2 2 2",  # Strength 4 + (3 - 1)
+        soak_dice="2 2",
     )
     combat = _fresh(combat)
     assert "Teddy hits Thug (3 net), 2 bashing" in combat.results[-1]["text"]
@@ -264,10 +265,10 @@ def test_a_guard_turns_into_an_attack_on_the_first_attacker(cast):
         cast,
         combat,
         "Thug",
-        attack_dice="7 2",
-        defense_dice="7 8 9",
-        damage_dice="9 9 9",
-        soak_dice="1",
+        attack_dice="7 2 2 2",  # Dexterity 2 + Melee 2 (Club): 1 success
+        defense_dice="7 8 9 2 2 2 2",  # Dexterity 3 + Brawl 4: 3 successes
+        damage_dice="9 9 9 2 2",  # Strength 4 + (2 - 1)
+        soak_dice="1 2",
     )
     assert "Teddy hits Thug (2 net)" in _fresh(combat).results[-1]["text"]
 
@@ -298,7 +299,8 @@ def test_a_committed_attack_waits_for_the_targets_answer(cast):
     with pytest.raises(RoundError, match="D16"):
         _declare(cast, combat, "Jane", "attack", "Thug")
     _declare(cast, combat, "Jane", "dodge")
-    _resolve(cast, combat, "Thug", attack_dice="7", defense_dice="8 8")
+    # Club 4 dice, 1 success; Jane's dodge 7 dice, 2 successes.
+    _resolve(cast, combat, "Thug", attack_dice="7 2 2 2", defense_dice="8 8 2 2 2 2 2")
     assert "nothing lands" in _fresh(combat).results[-1]["text"]
 
 
@@ -309,17 +311,17 @@ def test_an_abort_rolls_willpower_and_opens_a_new_declaration(cast):
     _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
     _declare(cast, combat, "Jane", "attack", "Thug")
     rounds.combat_abort(
-        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="3 4 5"
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="3 4 5 2 2"
     )
     with pytest.raises(RoundError, match="D16"):
         rounds.combat_abort(
-            combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9"
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9 2 2 2 2"
         )
     combat = _start_again(cast, combat)
     _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
     _declare(cast, combat, "Jane", "attack", "Thug")
     rounds.combat_abort(
-        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9 2"
+        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9 2 2 2 2"
     )
     _declare(cast, combat, "Jane", "move")
     assert rounds._round(_fresh(combat)).declaration(str(cast.p["Jane"].pk)).action == "move"
@@ -375,17 +377,26 @@ def test_a_quick_npc_takes_damage_on_the_fight(cast):
     combat = _roll_all(cast, combat, {"Teddy": 10, "Lurker": 1})
     _declare(cast, combat, "Lurker", "none", by=cast.storyteller)
     _declare(cast, combat, "Teddy", "attack", "Lurker")
-    _resolve(cast, combat, "Teddy", attack_dice="8 8 8", damage_dice="9 9 9 9 9 9", soak_dice="1 1")
+    # Dexterity 3 + Brawl 4 = 7 dice, 3 successes; damage Strength 4 + (3 - 1) = 6 dice.
+    _resolve(
+        cast,
+        combat,
+        "Teddy",
+        attack_dice="8 8 8 2 2 2 2",
+        damage_dice="9 9 9 9 9 9",
+        soak_dice="1 1",
+    )
     assert _fresh(combat).npc_damage == {str(cast.p["Lurker"].pk): 6}
 
 
 def _escape_survives(cast):
-    """Jane escapes the Thug's club with 3 successes against 1: head start 2 (D9)."""
+    """Jane escapes the Thug's club with 3 successes against 1: head start 2 (D9). The
+    Club is 4 dice, the escape Dexterity 4 + Athletics 3 = 7."""
     combat = _start(cast, ("Jane", "Thug"))
     combat = _roll_all(cast, combat, {"Jane": 1, "Thug": 10})
     _declare(cast, combat, "Jane", "escape")
     _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
-    _resolve(cast, combat, "Thug", attack_dice="7", defense_dice="7 8 9")
+    _resolve(cast, combat, "Thug", attack_dice="7 2 2 2", defense_dice="7 8 9 2 2 2 2")
     return _fresh(combat)
 
 
@@ -436,8 +447,9 @@ def test_every_attacker_an_escape_beat_joins_its_chase_with_its_own_lead(cast):
     _declare(cast, combat, "Jane", "escape")
     _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
     _declare(cast, combat, "Teddy", "attack", "Jane")
-    _resolve(cast, combat, "Teddy", attack_dice="7", defense_dice="7 8 9")  # 3 against 1
-    _resolve(cast, combat, "Thug", attack_dice="2")  # the same escape's 3 against 0
+    # Teddy 7 dice, Jane's escape 7 dice: 3 against 1; the Thug's Club 4 dice.
+    _resolve(cast, combat, "Teddy", attack_dice="7 2 2 2 2 2 2", defense_dice="7 8 9 2 2 2 2")
+    _resolve(cast, combat, "Thug", attack_dice="2 2 2 2")  # the same escape's 3 against 0
     combat = _fresh(combat)
     chase = Chase.objects.get(scene=cast.scene, ended_at__isnull=True)
     leads = {p["predator"]: p["lead"] for p in chase.state["pursuits"]}
@@ -457,15 +469,15 @@ def test_an_attacker_does_not_join_a_chase_that_already_rolled(cast):
     _declare(cast, combat, "Jane", "escape")
     _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
     _declare(cast, combat, "Teddy", "attack", "Jane")
-    _resolve(cast, combat, "Teddy", attack_dice="7", defense_dice="7 8 9")
+    _resolve(cast, combat, "Teddy", attack_dice="7 2 2 2 2 2 2", defense_dice="7 8 9 2 2 2 2")
     chase = Chase.objects.get(scene=cast.scene, ended_at__isnull=True)
     chases.chase_round(
         chase=chase,
         by=cast.storyteller,
         expected_step=chase.step,
-        dice={"prey": [2], f"p{cast.p['Teddy'].pk}": [2]},
+        dice={"prey": [2] * 7, f"p{cast.p['Teddy'].pk}": [2] * 5},  # Jane's 7, Teddy's 5
     )
-    _resolve(cast, combat, "Thug", attack_dice="2")
+    _resolve(cast, combat, "Thug", attack_dice="2 2 2 2")
     combat = _fresh(combat)
     chase.refresh_from_db()
     assert [p["predator"] for p in chase.state["pursuits"]] == [f"p{cast.p['Teddy'].pk}"]
@@ -484,7 +496,8 @@ def _grappled(cast, names=("Teddy", "Frank", "Jane")):
     if "Jane" in names:
         _declare(cast, combat, "Jane", "none")
     _declare(cast, combat, "Teddy", "grapple", "Frank")
-    _resolve(cast, combat, "Teddy", attack_dice="8 9 10", defense_dice="2")
+    # Strength 4 + Brawl 4 = 8 dice, 3 successes; Frank's dodge 3 dice, none: Control 3.
+    _resolve(cast, combat, "Teddy", attack_dice="8 9 10 2 2 2 2 2", defense_dice="2 2 2")
     for name in ("Jane", "Frank"):
         if name in names:
             _resolve(cast, combat, name)
@@ -553,8 +566,8 @@ def test_a_single_effect_grapple_spends_the_opening_control(cast):
         cast,
         combat,
         "Teddy",
-        attack_dice="8 9 10",
-        defense_dice="2",
+        attack_dice="8 9 10 2 2 2 2 2",
+        defense_dice="2 2 2",
         effect="drop",
         damage_dice="",
         soak_dice="",
@@ -626,3 +639,73 @@ def test_an_effect_the_result_does_not_allow_is_skipped_and_the_roll_stands(cast
     assert "no clinch" in combat.results[-1]["text"]
     assert len(combat.results[-1]["rolls"]) == 2
     assert not combat.grapples or combat.grapples[0]["control"] < before
+
+
+def _snapshot(cast, combat):
+    c = _fresh(combat)
+    log = SceneLogEntry.objects.filter(scene=cast.scene).count()
+    damage = {n: current_values(cast.p[n].character)["damage"] for n in ("Teddy", "Thug")}
+    return (c.state, c.work, c.grapples, c.results, c.npc_damage, log, damage)
+
+
+def test_typed_dice_other_than_the_pool_are_refused_and_change_nothing(cast):
+    """D1: typed dice are the whole pool the tablet shows, no fewer and no more; the refusal
+    names the pool's size and whose it is, and nothing is rolled, spent or logged."""
+    combat = _start(cast, ("Teddy", "Frank"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
+    _declare(cast, combat, "Frank", "dodge")
+    _declare(cast, combat, "Teddy", "grapple", "Frank")
+    before = _snapshot(cast, combat)
+    with pytest.raises(RoundError) as refused:
+        _resolve(cast, combat, "Teddy", attack_dice="8 9 10", defense_dice="2 2 2")
+    assert str(refused.value) == ("Teddy's pool is 8 dice; 3 typed: type 8 or leave it blank (D1)")
+    with pytest.raises(RoundError, match=r"Teddy's pool is 8 dice; 9 typed: .* \(D1\)"):
+        _resolve(cast, combat, "Teddy", attack_dice="8 9 10 2 2 2 2 2 2")
+    with pytest.raises(RoundError, match=r"Frank's pool is 3 dice; 1 typed: .* \(D1\)"):
+        _resolve(cast, combat, "Teddy", attack_dice="8 9 10 2 2 2 2 2", defense_dice="2")
+    assert _snapshot(cast, combat) == before
+    _resolve(cast, combat, "Teddy", attack_dice="8 9 10 2 2 2 2 2", defense_dice="2 2 2")
+    assert _fresh(combat).grapples[0]["control"] == 3
+
+
+def test_typed_damage_and_soak_dice_must_be_their_pools(cast):
+    """D1 with D11, D12: the damage pool (Strength + weapon + successes over one) and the
+    soak pool are typed whole too; a wrong count refuses the whole resolution, attack
+    included."""
+    combat = _start(cast, ("Teddy", "Thug"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Thug": 1})
+    _declare(cast, combat, "Thug", "none")
+    _declare(cast, combat, "Teddy", "attack", "Thug")
+    before = _snapshot(cast, combat)
+    attack = "8 8 8 2 2 2 2"  # 7 dice, 3 successes: damage Strength 4 + (3 - 1) = 6 dice
+    damage = "9 9 2 2 2 2"
+    with pytest.raises(RoundError, match=r"Teddy's damage pool is 6 dice; 2 typed: .* \(D1\)"):
+        _resolve(cast, combat, "Teddy", attack_dice=attack, damage_dice="9 9")
+    with pytest.raises(RoundError, match=r"Thug's soak pool is 2 dice; 1 typed: .* \(D1\)"):
+        _resolve(cast, combat, "Teddy", attack_dice=attack, damage_dice=damage, soak_dice="1")
+    assert _snapshot(cast, combat) == before
+    _resolve(cast, combat, "Teddy", attack_dice=attack, damage_dice=damage, soak_dice="6 2")
+    assert current_values(cast.p["Thug"].character)["damage"] == 1
+
+
+def test_a_typed_willpower_roll_must_be_the_whole_pool(cast):
+    """D1 with D16: an abort typed with fewer dice than Willpower is refused before anything
+    is claimed: the same post with the right dice then goes through."""
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
+    _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
+    _declare(cast, combat, "Jane", "attack", "Thug")
+    before = _fresh(combat).state
+    with pytest.raises(RoundError, match=r"Jane's Willpower pool is 5 dice; 1 typed: .* \(D1\)"):
+        rounds.combat_abort(
+            combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9", key="a1"
+        )
+    assert _fresh(combat).state == before
+    rounds.combat_abort(
+        combat=combat,
+        by=cast.users["Jane"],
+        participant=cast.p["Jane"],
+        dice="9 2 2 2 2",
+        key="a1",
+    )
+    assert rounds._round(_fresh(combat)).declaration(str(cast.p["Jane"].pk)).action == "pending"
