@@ -308,9 +308,13 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
                 if not options:
                     continue
                 item["abilities"] = options
-                opposing = engine.side(side.other).ability if engine.defender else None
-                theirs = engine.side(side.other).rating(opposing) if engine.defender else 0
-                item["cost"] = f"nothing spent; your rating must beat theirs ({theirs}) (C8)"
+                # C8: the opposing rating is named when the retest is called, not before
+                item["cost"] = (
+                    "nothing spent; your rating must beat theirs in the opposing ability,"
+                    " named when you retest (C8)"
+                    if engine.defender is not None
+                    else "nothing spent; any rating above 0 retests a difficulty (C8)"
+                )
                 item["default"] = mine.ability or ""
         elif kind is RetestKind.OVERBID:
             if family is Family.POOLS:
