@@ -89,12 +89,37 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
         "must_drop": _must_drop(ch, engine),
         "blood": _blood(engine),
         "choosing": [names[s] for s in dict.fromkeys(ch.options.get("choose", []))],
+        "expired": _expired(ch, viewer, names),
     }
     if viewer in ("attacker", "defender"):
         data["my_throw"] = sealed_throws.get(viewer, "")
         data["my_total"] = sealed_totals.get(viewer)
         data["moves"] = moves(ch, engine, viewer)
     return data
+
+
+def _expired(ch: Challenge, viewer: str, names: dict[str, str]) -> str:
+    """What a timer that ran out says: a side is told the storyteller decides; the
+    storyteller is told which calls it has at this step (the app never decides)."""
+    if viewer != "st":
+        return "Time is up: the storyteller decides."
+    label = ch.timer_label
+    if ch.status == ChallengeStatus.OVER:
+        return f"Time is up ({label}): your call — choose for them below, or wait."
+    if ch.status == ChallengeStatus.ANSWER:
+        awaiting = ch.options.get("awaiting", "")
+        if awaiting == "mob":
+            return (
+                f"Time is up ({label}): your call — keep whoever has not bid out of the mob"
+                " (C16), add time, set a winner or void."
+            )
+        if awaiting == "defender":
+            return (
+                f"Time is up ({label}): your call — force the answer ({names['defender']}"
+                " does not bid: the effect happens, no test, C1), add time, set a winner or void."
+            )
+        return f"Time is up ({label}): your call — add time, set a winner or void."
+    return f"Time is up ({label}): your call — force the step, add time or set a winner."
 
 
 def _must_drop(ch: Challenge, engine: Any) -> list[str]:
@@ -441,6 +466,17 @@ def board_cards(scene: Scene) -> dict[str, Any]:
         # C16: the storyteller may drop out a member for an NPC or an absent player
         everyone = services.mob_participants(ch) if data["must_drop"] else {}
         data["st_drops"] = [everyone[n] for n in data["must_drop"] if n in everyone]
+        # C16: and keep out of a forming mob a player's character that does not answer
+        forming = ch.status == ChallengeStatus.ANSWER and ch.options.get("awaiting") == "mob"
+        data["st_keep_out"] = (
+            [m for m in services.unanswered(ch) if not (m.npc or m.character_id is None)]
+            if forming
+            else []
+        )
+        data["st_force"] = ch.status == ChallengeStatus.LIVE or (
+            ch.status == ChallengeStatus.ANSWER
+            and ch.options.get("awaiting") in {"mob", "defender"}
+        )
         cards.append(data)
     everyone = list(Participant.objects.filter(scene=scene, removed_at__isnull=True))
     npcs = [p for p in everyone if p.npc or p.character_id is None]

@@ -1480,9 +1480,83 @@ def _st_pause(scene, ch, by, **_):
     _save(scene, ch, by, "Challenge paused" if ch.paused else "Challenge resumed")
 
 
+def unanswered(ch: Challenge) -> list[Participant]:
+    """C16: the mob's members who have not bid yet (while the mob forms)."""
+    pending = {pk for pk, answer in ch.options.get("mob", {}).items() if not answer}
+    return [m for m in mob_members(ch) if str(m.pk) in pending]
+
+
+def _keep_out(ch: Challenge, options: dict[str, Any]) -> str:
+    """C16: the storyteller keeps every member who has not bid out of the mob (it bids for
+    nobody); the words for the history."""
+    gone = unanswered(ch)
+    options["mob"] = {pk: answer for pk, answer in options.get("mob", {}).items() if answer}
+    names = ", ".join(m.name for m in gone)
+    return f"The storyteller keeps {names} out of the mob: no answer (C16)" if gone else ""
+
+
+def _force_answer(scene, ch, by) -> None:
+    """Force the answer a challenge waits for: C16, the members of a forming mob who have
+    not bid stay out (the defender is asked); C1, a defender who does not answer does not
+    bid (the attacker's effect happens, no test, nobody loses a trait). A player's own bid
+    for a test the storyteller called is theirs alone: that is refused."""
+    awaiting = ch.options.get("awaiting")
+    options = dict(ch.options)
+    if awaiting == "mob":
+        text = _keep_out(ch, options) + _mob_formed(ch, options)
+        ch.options = options
+        _note(ch, text)
+        _save(scene, ch, by, text)
+        return
+    if awaiting != "defender":
+        raise ChallengeError(
+            f"Only {name_of(ch, awaiting or 'attacker')} bids for their test: add time, set a "
+            "winner or void.",
+            "C1",
+        )
+    who = name_of(ch, "defender")
+    options.pop("awaiting", None)
+    engine = _build_for_answer(ch, options, "defender")
+    try:
+        engine = engine.no_bid()
+    except RuleError as error:
+        raise _rule(error) from None
+    ch.options = options
+    ch.status = ChallengeStatus.LIVE
+    _clear_timer(ch)
+    text = f"{who} did not answer: no bid, the effect happens, no test (C1; the storyteller's call)"
+    _note(ch, text)
+    _after_step(ch, engine, by)
+    _save(scene, ch, by, text, public=True, engine=engine)
+
+
+def _engine_unanswered(ch: Challenge) -> Engine:
+    """The engine of a challenge still waiting for an answer, for the storyteller's winner:
+    the side asked has not bid (nothing of it is at risk); C16, a mob member who has not
+    bid stays out; a test's required bid (W14) is not asked for any more."""
+    options = dict(ch.options)
+    awaiting = options.pop("awaiting", None)
+    notes = []
+    if awaiting == "mob":
+        notes.append(_keep_out(ch, options))
+        awaiting = "defender"
+    unasked = {awaiting: {}} if awaiting in ("attacker", "defender") else {}
+    ch.options = options  # the mob's members are read from the row
+    engine = _build(ch, {**options, **unasked, "bid_required": False})
+    ch.status = ChallengeStatus.LIVE
+    for text in notes:
+        if text:
+            _note(ch, text)
+    return engine
+
+
 def _st_force(scene, ch, by, *, rng=None, **_):
-    """Force the step that is waiting: random throws for whoever has not thrown; full totals
-    for whoever has not declared; the loser takes the result."""
+    """Force the step that is waiting: the answer (see :func:`_force_answer`); random throws
+    for whoever has not thrown; full totals for whoever has not declared; the loser takes
+    the result."""
+    if ch.status == ChallengeStatus.ANSWER:
+        _force_answer(scene, ch, by)
+        return
     engine = _require_live(ch)
     if engine.phase is Phase.THROWS:
         sealed = dict(ch.sealed.get("throw", {}))
@@ -1568,9 +1642,12 @@ def _st_stamina(scene, ch, by, *, side="", **_):
 
 
 def _st_winner(scene, ch, by, *, side="", text="", **_):
-    engine = _require_live(ch)
+    """The storyteller sets the winner, at any step of an open challenge: also one still
+    waiting for an answer that never comes (the side asked has bid nothing to lose)."""
     if side not in ("attacker", "defender"):
         raise ChallengeError("Pick the winning side.")
+    waiting = ch.status == ChallengeStatus.ANSWER
+    engine = _engine_unanswered(ch) if waiting else _require_live(ch)
     if engine.defender is None and side == "defender":
         engine = replace(engine, phase=Phase.OVER, leader=Side.DEFENDER, decided_by="storyteller")
     else:
@@ -1764,7 +1841,9 @@ def challenge_mob_bid(
             raise ChallengeError("That character is not in this mob.", "C16")
         mine = _member_player(member) == by.pk
         npc_for_st = as_st and _member_player(member) is None
-        if not (mine or npc_for_st):
+        # C16: the storyteller keeps an absent player's character out (never bids for it)
+        absent_for_st = as_st and drop and not mine
+        if not (mine or npc_for_st or absent_for_st):
             raise ChallengeError(NOT_YOURS)
         if ch.status != ChallengeStatus.ANSWER or ch.options.get("awaiting") != "mob":
             raise ChallengeError("The mob has already formed.", "C16")
@@ -1775,6 +1854,8 @@ def challenge_mob_bid(
         if drop:
             mob.pop(str(member.pk))
             text = f"{member.name} stays out of the mob"
+            if _member_player(member) is not None and not mine:
+                text += " (kept out by the storyteller: no answer)"
         else:
             if not bid:
                 raise ChallengeError("Every member of a mob bids a trait.", "C16")
@@ -1786,19 +1867,27 @@ def challenge_mob_bid(
             text = f"{member.name} joins the mob, bidding {bid}"
         options["mob"] = mob
         if all(mob.values()):
-            options["awaiting"] = "defender"
-            ch.options = options
-            probe = _build(ch, {**options, "defender": {}})  # C16: at most five; bids held
-            del probe
-            _timer(ch, ANSWER_SECONDS, f"{name_of(ch, 'defender')} to answer")
-            if options.get("mob_side") == "defender":
-                text += f"; {name_of(ch, 'attacker')} faces {len(mob) + 1} defenders (C16)"
-            else:
-                text += f"; {name_of(ch, 'defender')} faces {len(mob) + 1} attackers (C16)"
+            text += _mob_formed(ch, options)
         ch.options = options
         _note(ch, text)
         _save(scene, ch, by, text)
         return ch
+
+
+def _mob_formed(ch: Challenge, options: dict[str, Any]) -> str:
+    """C16: every member has answered: the defender is asked (its timer starts)."""
+    mob = options["mob"]
+    options["awaiting"] = "defender"
+    ch.options = options
+    probe = _build(ch, {**options, "defender": {}})  # C16: at most five; bids held
+    del probe
+    _timer(ch, ANSWER_SECONDS, f"{name_of(ch, 'defender')} to answer")
+    if not mob:
+        alone = f"{name_of(ch, 'attacker')} and {name_of(ch, 'defender')}"
+        return f"; nobody else joined: {alone} alone"
+    if options.get("mob_side") == "defender":
+        return f"; {name_of(ch, 'attacker')} faces {len(mob) + 1} defenders (C16)"
+    return f"; {name_of(ch, 'defender')} faces {len(mob) + 1} attackers (C16)"
 
 
 def challenge_name_negative(

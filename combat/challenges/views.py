@@ -18,9 +18,9 @@ from combat import selectors as scene_selectors
 from combat.challenges import forms, services
 from combat.challenges.services import ChallengeError
 from combat.models import Challenge, Scene
-from combat.rules.errors import RuleError
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.challenge import Phase
+from combat.rules.errors import RuleError
 from combat.rules.odds import SPREAD, blind_odds, blind_retests
 from combat.rules.terms import Side
 
