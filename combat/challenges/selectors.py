@@ -508,7 +508,10 @@ def public_lines(scene: Scene) -> list[dict[str, Any]]:
                 "ch": ch,
                 "names": " vs ".join(p.name for p in parts) + ("" if ch.defender else " (test)"),
                 "state": ch.get_status_display(),
-                "outcome": ch.outcome if ch.status == ChallengeStatus.OVER else "",
+                # who won and the effect in words; what the sheets lost is for the sides
+                "outcome": ch.options.get("public_outcome", ch.outcome)
+                if ch.status == ChallengeStatus.OVER
+                else "",
             }
         )
     return out

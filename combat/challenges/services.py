@@ -33,6 +33,7 @@ from combat.models import (
     LogKind,
     Participant,
     Scene,
+    SceneLogEntry,
 )
 from combat.rules.celerity import LEVELS, CelerityRound
 from combat.rules.challenge import CHOICE, MOB_MOST, Phase
@@ -190,7 +191,7 @@ def _save(
         challenge.state = engine.to_dict()
     challenge.step += 1
     challenge.save()
-    hidden = any(p is not None and p.hidden for p in (challenge.attacker, challenge.defender))
+    hidden = _hidden(challenge)
     record_change(
         scene,
         by=by,
@@ -201,6 +202,37 @@ def _save(
         data={"challenge": challenge.pk},
         private_user_ids=list(dict.fromkeys([*_players(challenge), *(also or [])])),
     )
+    _log_outcome(scene, challenge, by)
+
+
+def _hidden(challenge: Challenge) -> bool:
+    """A hidden NPC is on a side: no line of the challenge is public."""
+    return any(p is not None and p.hidden for p in (challenge.attacker, challenge.defender))
+
+
+def _log_outcome(scene: Scene, challenge: Challenge, by: AbstractBaseUser) -> None:
+    """The outcome, when this step ended the challenge, as lines of its own after the step's
+    (same ``seq``): who won and the effect in words for everyone (unless a hidden NPC is in
+    it); what the sheets lose (traits, damage) for the players concerned (and the
+    storyteller)."""
+    lines = getattr(challenge, "_outcome_lines", None)
+    if not lines:
+        return
+    del challenge._outcome_lines
+    characters = _characters(challenge)
+    for text, public in lines:
+        entry = SceneLogEntry.objects.create(
+            scene=scene,
+            seq=scene.seq,
+            game_time=scene.game_time,
+            kind=LogKind.CHALLENGE,
+            text=text[:500],
+            public=public and not _hidden(challenge),
+            data={"challenge": challenge.pk, "outcome": True},
+            created_by=by if by is not None and by.is_authenticated else None,
+        )
+        if characters:
+            entry.characters.set(characters)
 
 
 def _scene_players(scene: Scene) -> list[int]:
@@ -1385,6 +1417,18 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
         text += f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
     ch.outcome = text[:300]
     _note(ch, text)
+    # The scene log: the public part (who won, the effect in words), then what the sheets
+    # lose, for the players concerned only.
+    against = name_of(ch, "defender") if ch.defender is not None else "the storyteller"
+    said = " ".join(parts)
+    if engine.mode is Mode.EXTENDED:
+        said += f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
+    ch.options = {**ch.options, "public_outcome": said[:300]}
+    lines = [(f"Outcome of {name_of(ch, 'attacker')} vs {against}: {said}", True)]
+    private = "; ".join(lost_words) + damage_text
+    if private:
+        lines.append((f"Outcome, for the players concerned: {private.lstrip('; ')}", False))
+    ch._outcome_lines = lines
     _keep_blood(ch, engine)
     choosing = ch.options.get("choose", [])
     if choosing:
@@ -2005,7 +2049,7 @@ def challenge_choose_trait(
             _clear_timer(ch)
         ch.options = options
         _note(ch, text)
-        _save(scene, ch, by, text, public=True)
+        _save(scene, ch, by, text)  # which trait goes: for the players concerned
         return ch
 
 
