@@ -43,6 +43,8 @@ from combat.rules.night import Lock, Locks
 from combat.rules.terms import Category, Mode, RetestKind, Side, Throw
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
 
+#: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
+CHALLENGE_REGIONS = ("challenges",)
 ANSWER_SECONDS = 90
 CANCEL_SECONDS = 30
 THROWS = ("rock", "paper", "scissors")
@@ -201,6 +203,9 @@ def _save(
         characters=_characters(challenge),
         data={"challenge": challenge.pk},
         private_user_ids=list(dict.fromkeys([*_players(challenge), *(also or [])])),
+        # The board's challenge region (the clock and the log go anyway); a cost or a loss
+        # pushes the regions that show sheets itself (the ledger announces it on commit).
+        regions=CHALLENGE_REGIONS,
     )
     _log_outcome(scene, challenge, by)
 
@@ -1857,6 +1862,7 @@ def challenge_regain(
             text=f"{participant.name} regains {category} traits for 1 willpower (W7)",
             characters=[participant.character],
             private_user_ids=[by.pk],
+            regions=(),  # the sheet's regions go with the ledger's own announcement
         )
 
 
