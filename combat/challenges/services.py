@@ -255,6 +255,12 @@ def _rule(error: RuleError) -> ChallengeError:
     return ChallengeError(error.reason, error.rule)
 
 
+def _timer_seconds(label: str) -> int:
+    """How long the timer a label names runs: a cancel window (C8, W10) is short, an
+    answer, a bid or a W8 choice has the longer time."""
+    return CANCEL_SECONDS if label.endswith("may cancel") else ANSWER_SECONDS
+
+
 def _timer(challenge: Challenge, seconds: int, label: str) -> None:
     challenge.timer_label = label
     challenge.deadline = None if challenge.paused else timezone.now() + timedelta(seconds=seconds)
@@ -1506,27 +1512,45 @@ def challenge_st(
 
 
 def _st_time(scene, ch, by, *, seconds, **_):
-    if not ch.is_open:
+    """Add time to the timer that runs (an expired one runs again from now). Nothing runs
+    while paused (a resume starts the timer afresh) or when no timer is set: refused."""
+    if not ch.is_open and not (ch.options.get("choose") and ch.timer_label):
         raise ChallengeError(CLOSED)
     if not 1 <= seconds <= 600:
         raise ChallengeError("Add 1 to 600 seconds.")
-    base = ch.deadline if ch.deadline and ch.deadline > timezone.now() else timezone.now()
+    if ch.paused:
+        raise ChallengeError(
+            "The challenge is paused: resume it and its timer starts afresh "
+            f"({_timer_seconds(ch.timer_label)}s)."
+            if ch.timer_label
+            else "The challenge is paused and no timer is set."
+        )
+    if not ch.timer_label or ch.deadline is None:
+        raise ChallengeError("No timer is running: there is nothing to add time to.")
+    base = max(ch.deadline, timezone.now())
     ch.deadline = base + timedelta(seconds=seconds)
-    ch.paused = False
-    _save(scene, ch, by, f"Storyteller adds {seconds}s to {ch.timer_label or 'the timer'}")
+    text = f"The storyteller adds {seconds}s to the timer ({ch.timer_label})"
+    _note(ch, text)
+    _save(scene, ch, by, text)
 
 
 def _st_pause(scene, ch, by, **_):
-    if not ch.is_open:
+    """Pause the timer (or the challenge's pace, when none runs); a resume starts the timer
+    afresh at its own length (a cancel window's 30 seconds, an answer's 90)."""
+    if not ch.is_open and not (ch.options.get("choose") and ch.timer_label):
         raise ChallengeError(CLOSED)
     ch.paused = not ch.paused
     if ch.paused:
         ch.deadline = None
-        _note(ch, "Paused by the storyteller")
+        text = "Paused by the storyteller" + (f" ({ch.timer_label})" if ch.timer_label else "")
+    elif ch.timer_label:
+        seconds = _timer_seconds(ch.timer_label)
+        _timer(ch, seconds, ch.timer_label)
+        text = f"Resumed by the storyteller: {ch.timer_label}, {seconds}s afresh"
     else:
-        _timer(ch, ANSWER_SECONDS, ch.timer_label or "resumed")
-        _note(ch, "Resumed by the storyteller")
-    _save(scene, ch, by, "Challenge paused" if ch.paused else "Challenge resumed")
+        text = "Resumed by the storyteller"
+    _note(ch, text)
+    _save(scene, ch, by, text)
 
 
 def unanswered(ch: Challenge) -> list[Participant]:
