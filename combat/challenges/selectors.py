@@ -90,12 +90,27 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
         "blood": _blood(engine),
         "choosing": [names[s] for s in dict.fromkeys(ch.options.get("choose", []))],
         "expired": _expired(ch, viewer, names),
+        "by_hand": _by_hand(ch, engine, names),
     }
     if viewer in ("attacker", "defender"):
         data["my_throw"] = sealed_throws.get(viewer, "")
         data["my_total"] = sealed_totals.get(viewer)
         data["moves"] = moves(ch, engine, viewer)
     return data
+
+
+def _by_hand(ch: Challenge, engine: Any, names: dict[str, str]) -> dict[str, str] | None:
+    """C3: a result thrown by hand one side recorded, waiting for the other to confirm."""
+    pending = services.by_hand_pending(ch, engine) if ch.is_open else None
+    if pending is None:
+        return None
+    other = "defender" if pending["side"] == "attacker" else "attacker"
+    return {
+        **pending,
+        "by": names[pending["side"]],
+        "other": names[other],
+        "words": services.by_hand_words(ch, pending["result"]),
+    }
 
 
 def _expired(ch: Challenge, viewer: str, names: dict[str, str]) -> str:

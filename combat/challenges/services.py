@@ -882,16 +882,26 @@ def challenge_throw(
 
 
 def _reveal(
-    scene: Scene, ch: Challenge, engine: Engine, by: AbstractBaseUser, a: str, d: str
+    scene: Scene,
+    ch: Challenge,
+    engine: Engine,
+    by: AbstractBaseUser,
+    a: str,
+    d: str,
+    *,
+    said: str = "",
 ) -> Challenge:
+    """Both throws are in: the engine steps; ``said`` words a result thrown by hand (the
+    pair of throws standing for it is nobody's)."""
     before = engine
     try:
         engine = engine.throw_both(a, d)
     except RuleError as error:
         raise _rule(error) from None
     a_name, d_name = name_of(ch, "attacker"), name_of(ch, "defender")
-    text = f"Throws: {a_name} {a}, {d_name} {d}"
+    text = said or f"Throws: {a_name} {a}, {d_name} {d}"
     text += " — " + _standing(ch, before, engine)
+    ch.options = {k: v for k, v in ch.options.items() if k != "by_hand"}
     _note(ch, text)
     _after_step(ch, engine, by)
     # C16: the first throw closes a place left by a drop-out: the offers go from every phone
@@ -918,6 +928,26 @@ def _standing(ch: Challenge, before: Engine, engine: Engine) -> str:
     return ""
 
 
+BY_HAND = {  # C3: the pair of throws a result thrown by hand stands for
+    "attacker": ("rock", "scissors"),
+    "defender": ("scissors", "rock"),
+    "draw": ("rock", "rock"),
+}
+
+
+def by_hand_words(ch: Challenge, result: str) -> str:
+    return "a draw" if result == "draw" else f"{name_of(ch, result)} won"
+
+
+def by_hand_pending(ch: Challenge, engine: Engine | None) -> dict[str, str] | None:
+    """The result by hand one side recorded for this throw, waiting for the other side (or
+    the storyteller) to confirm it; ``None`` when none (or one for an earlier throw)."""
+    pending = ch.options.get("by_hand")
+    if not pending or engine is None or pending.get("round") != round_of(engine):
+        return None
+    return pending
+
+
 def challenge_by_hand(
     *,
     scene: Scene,
@@ -929,14 +959,11 @@ def challenge_by_hand(
     key: str | None = None,
     as_st: bool = False,
 ) -> Challenge:
-    """C3: a pair that threw by hand records the result instead (attacker, defender, draw);
-    who recorded it is in the log, and the storyteller can void."""
-    pairs = {
-        "attacker": ("rock", "scissors"),
-        "defender": ("scissors", "rock"),
-        "draw": ("rock", "rock"),
-    }
-    if result not in pairs:
+    """C3: a pair that threw by hand records the result instead (attacker, defender, draw).
+    One side records it; it counts when the other side confirms the same result (or the
+    storyteller does, :func:`challenge_st` ``by_hand``). A different result from the other
+    side replaces it and waits in turn. The history and the log say "by hand", no throws."""
+    if result not in BY_HAND:
         raise ChallengeError("A result by hand is a win for one side or a draw.", "C3")
     with transaction.atomic():
         scene, ch, replay = _act(
@@ -954,9 +981,38 @@ def challenge_by_hand(
         engine = _require_live(ch)
         if engine.phase is not Phase.THROWS:
             raise ChallengeError("No throw is called for right now.", "C3")
-        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
-        _note(ch, f"Thrown by hand, recorded by {name_of(ch, side)}")
-        return _reveal(scene, ch, engine, by, *pairs[result])
+        who, other = name_of(ch, side), Side(side).other.value
+        words = by_hand_words(ch, result)
+        pending = by_hand_pending(ch, engine)
+        # the storyteller playing both sides (NPC against NPC) has nobody to wait for
+        alone = as_st and other in sides_for(ch, by, as_st=True)
+        if alone or (pending and pending["side"] == other and pending["result"] == result):
+            how = f"recorded by {who}" if alone else f"recorded by {name_of(ch, other)}"
+            if not alone:
+                how += f", confirmed by {who}"
+            return _by_hand(scene, ch, engine, by, result, how)
+        if pending and pending["side"] == other:
+            text = (
+                f"{who} records by hand: {words}; {name_of(ch, other)} recorded "
+                f"{by_hand_words(ch, pending['result'])}: {name_of(ch, other)} confirms, "
+                "or the storyteller rules (C3)"
+            )
+        else:
+            text = f"{who} records by hand: {words}; waiting for {name_of(ch, other)} to confirm"
+        ch.options = {
+            **ch.options,
+            "by_hand": {"side": side, "result": result, "round": round_of(engine)},
+        }
+        _note(ch, text)
+        _save(scene, ch, by, text)
+        return ch
+
+
+def _by_hand(scene, ch, engine, by, result: str, how: str) -> Challenge:
+    """C3: the result by hand counts: the engine steps as if the throws had been made."""
+    ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
+    said = f"By hand: {by_hand_words(ch, result)} ({how})"
+    return _reveal(scene, ch, engine, by, *BY_HAND[result], said=said)
 
 
 def challenge_declare(
@@ -1774,6 +1830,23 @@ def _st_void(scene, ch, by, *, text="", **_):
     )
 
 
+def _st_by_hand(scene, ch, by, *, side="", **_):
+    """C3: the storyteller confirms (or records) the result a pair threw by hand: ``side``
+    names it (attacker, defender, draw)."""
+    engine = _require_live(ch)
+    if engine.phase is not Phase.THROWS:
+        raise ChallengeError("No throw is called for right now.", "C3")
+    if side not in BY_HAND:
+        raise ChallengeError("A result by hand is a win for one side or a draw.", "C3")
+    pending = by_hand_pending(ch, engine)
+    how = (
+        f"recorded by {name_of(ch, pending['side'])}, confirmed by the storyteller"
+        if pending and pending["result"] == side
+        else "the storyteller's call"
+    )
+    _by_hand(scene, ch, engine, by, side, how)
+
+
 _ST_ACTIONS = {
     "time": _st_time,
     "pause": _st_pause,
@@ -1784,6 +1857,7 @@ _ST_ACTIONS = {
     "stamina": _st_stamina,
     "winner": _st_winner,
     "void": _st_void,
+    "by_hand": _st_by_hand,
 }
 
 
