@@ -165,7 +165,18 @@ class ActForm(forms.Form):
         return data
 
 
-ST_ACTIONS = ("time", "pause", "force", "deny", "allow", "rule", "stamina", "winner", "void")
+ST_ACTIONS = (
+    "time",
+    "pause",
+    "force",
+    "deny",
+    "allow",
+    "rule",
+    "stamina",
+    "winner",
+    "void",
+    "by_hand",
+)
 
 
 class StForm(forms.Form):

@@ -89,12 +89,52 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
         "must_drop": _must_drop(ch, engine),
         "blood": _blood(engine),
         "choosing": [names[s] for s in dict.fromkeys(ch.options.get("choose", []))],
+        "expired": _expired(ch, viewer, names),
+        "by_hand": _by_hand(ch, engine, names),
     }
     if viewer in ("attacker", "defender"):
         data["my_throw"] = sealed_throws.get(viewer, "")
         data["my_total"] = sealed_totals.get(viewer)
         data["moves"] = moves(ch, engine, viewer)
     return data
+
+
+def _by_hand(ch: Challenge, engine: Any, names: dict[str, str]) -> dict[str, str] | None:
+    """C3: a result thrown by hand one side recorded, waiting for the other to confirm."""
+    pending = services.by_hand_pending(ch, engine) if ch.is_open else None
+    if pending is None:
+        return None
+    other = "defender" if pending["side"] == "attacker" else "attacker"
+    return {
+        **pending,
+        "by": names[pending["side"]],
+        "other": names[other],
+        "words": services.by_hand_words(ch, pending["result"]),
+    }
+
+
+def _expired(ch: Challenge, viewer: str, names: dict[str, str]) -> str:
+    """What a timer that ran out says: a side is told the storyteller decides; the
+    storyteller is told which calls it has at this step (the app never decides)."""
+    if viewer != "st":
+        return "Time is up: the storyteller decides."
+    label = ch.timer_label
+    if ch.status == ChallengeStatus.OVER:
+        return f"Time is up ({label}): your call — choose for them below, or wait."
+    if ch.status == ChallengeStatus.ANSWER:
+        awaiting = ch.options.get("awaiting", "")
+        if awaiting == "mob":
+            return (
+                f"Time is up ({label}): your call — keep whoever has not bid out of the mob"
+                " (C16), add time, set a winner or void."
+            )
+        if awaiting == "defender":
+            return (
+                f"Time is up ({label}): your call — force the answer ({names['defender']}"
+                " does not bid: the effect happens, no test, C1), add time, set a winner or void."
+            )
+        return f"Time is up ({label}): your call — add time, set a winner or void."
+    return f"Time is up ({label}): your call — force the step, add time or set a winner."
 
 
 def _must_drop(ch: Challenge, engine: Any) -> list[str]:
@@ -308,9 +348,13 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
                 if not options:
                     continue
                 item["abilities"] = options
-                opposing = engine.side(side.other).ability if engine.defender else None
-                theirs = engine.side(side.other).rating(opposing) if engine.defender else 0
-                item["cost"] = f"nothing spent; your rating must beat theirs ({theirs}) (C8)"
+                # C8: the opposing rating is named when the retest is called, not before
+                item["cost"] = (
+                    "nothing spent; your rating must beat theirs in the opposing ability,"
+                    " named when you retest (C8)"
+                    if engine.defender is not None
+                    else "nothing spent; any rating above 0 retests a difficulty (C8)"
+                )
                 item["default"] = mine.ability or ""
         elif kind is RetestKind.OVERBID:
             if family is Family.POOLS:
@@ -437,6 +481,17 @@ def board_cards(scene: Scene) -> dict[str, Any]:
         # C16: the storyteller may drop out a member for an NPC or an absent player
         everyone = services.mob_participants(ch) if data["must_drop"] else {}
         data["st_drops"] = [everyone[n] for n in data["must_drop"] if n in everyone]
+        # C16: and keep out of a forming mob a player's character that does not answer
+        forming = ch.status == ChallengeStatus.ANSWER and ch.options.get("awaiting") == "mob"
+        data["st_keep_out"] = (
+            [m for m in services.unanswered(ch) if not (m.npc or m.character_id is None)]
+            if forming
+            else []
+        )
+        data["st_force"] = ch.status == ChallengeStatus.LIVE or (
+            ch.status == ChallengeStatus.ANSWER
+            and ch.options.get("awaiting") in {"mob", "defender"}
+        )
         cards.append(data)
     everyone = list(Participant.objects.filter(scene=scene, removed_at__isnull=True))
     npcs = [p for p in everyone if p.npc or p.character_id is None]
@@ -468,7 +523,10 @@ def public_lines(scene: Scene) -> list[dict[str, Any]]:
                 "ch": ch,
                 "names": " vs ".join(p.name for p in parts) + ("" if ch.defender else " (test)"),
                 "state": ch.get_status_display(),
-                "outcome": ch.outcome if ch.status == ChallengeStatus.OVER else "",
+                # who won and the effect in words; what the sheets lost is for the sides
+                "outcome": ch.options.get("public_outcome", ch.outcome)
+                if ch.status == ChallengeStatus.OVER
+                else "",
             }
         )
     return out

@@ -33,6 +33,7 @@ from combat.models import (
     LogKind,
     Participant,
     Scene,
+    SceneLogEntry,
 )
 from combat.rules.celerity import LEVELS, CelerityRound
 from combat.rules.challenge import CHOICE, MOB_MOST, Phase
@@ -42,6 +43,8 @@ from combat.rules.night import Lock, Locks
 from combat.rules.terms import Category, Mode, RetestKind, Side, Throw
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
 
+#: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
+CHALLENGE_REGIONS = ("challenges",)
 ANSWER_SECONDS = 90
 CANCEL_SECONDS = 30
 THROWS = ("rock", "paper", "scissors")
@@ -190,7 +193,7 @@ def _save(
         challenge.state = engine.to_dict()
     challenge.step += 1
     challenge.save()
-    hidden = any(p is not None and p.hidden for p in (challenge.attacker, challenge.defender))
+    hidden = _hidden(challenge)
     record_change(
         scene,
         by=by,
@@ -200,7 +203,41 @@ def _save(
         characters=_characters(challenge),
         data={"challenge": challenge.pk},
         private_user_ids=list(dict.fromkeys([*_players(challenge), *(also or [])])),
+        # The board's challenge region (the clock and the log go anyway); a cost or a loss
+        # pushes the regions that show sheets itself (the ledger announces it on commit).
+        regions=CHALLENGE_REGIONS,
     )
+    _log_outcome(scene, challenge, by)
+
+
+def _hidden(challenge: Challenge) -> bool:
+    """A hidden NPC is on a side: no line of the challenge is public."""
+    return any(p is not None and p.hidden for p in (challenge.attacker, challenge.defender))
+
+
+def _log_outcome(scene: Scene, challenge: Challenge, by: AbstractBaseUser) -> None:
+    """The outcome, when this step ended the challenge, as lines of its own after the step's
+    (same ``seq``): who won and the effect in words for everyone (unless a hidden NPC is in
+    it); what the sheets lose (traits, damage) for the players concerned (and the
+    storyteller)."""
+    lines = getattr(challenge, "_outcome_lines", None)
+    if not lines:
+        return
+    del challenge._outcome_lines
+    characters = _characters(challenge)
+    for text, public in lines:
+        entry = SceneLogEntry.objects.create(
+            scene=scene,
+            seq=scene.seq,
+            game_time=scene.game_time,
+            kind=LogKind.CHALLENGE,
+            text=text[:500],
+            public=public and not _hidden(challenge),
+            data={"challenge": challenge.pk, "outcome": True},
+            created_by=by if by is not None and by.is_authenticated else None,
+        )
+        if characters:
+            entry.characters.set(characters)
 
 
 def _scene_players(scene: Scene) -> list[int]:
@@ -216,6 +253,12 @@ def _scene_players(scene: Scene) -> list[int]:
 
 def _rule(error: RuleError) -> ChallengeError:
     return ChallengeError(error.reason, error.rule)
+
+
+def _timer_seconds(label: str) -> int:
+    """How long the timer a label names runs: a cancel window (C8, W10) is short, an
+    answer, a bid or a W8 choice has the longer time."""
+    return CANCEL_SECONDS if label.endswith("may cancel") else ANSWER_SECONDS
 
 
 def _timer(challenge: Challenge, seconds: int, label: str) -> None:
@@ -839,16 +882,26 @@ def challenge_throw(
 
 
 def _reveal(
-    scene: Scene, ch: Challenge, engine: Engine, by: AbstractBaseUser, a: str, d: str
+    scene: Scene,
+    ch: Challenge,
+    engine: Engine,
+    by: AbstractBaseUser,
+    a: str,
+    d: str,
+    *,
+    said: str = "",
 ) -> Challenge:
+    """Both throws are in: the engine steps; ``said`` words a result thrown by hand (the
+    pair of throws standing for it is nobody's)."""
     before = engine
     try:
         engine = engine.throw_both(a, d)
     except RuleError as error:
         raise _rule(error) from None
     a_name, d_name = name_of(ch, "attacker"), name_of(ch, "defender")
-    text = f"Throws: {a_name} {a}, {d_name} {d}"
+    text = said or f"Throws: {a_name} {a}, {d_name} {d}"
     text += " — " + _standing(ch, before, engine)
+    ch.options = {k: v for k, v in ch.options.items() if k != "by_hand"}
     _note(ch, text)
     _after_step(ch, engine, by)
     # C16: the first throw closes a place left by a drop-out: the offers go from every phone
@@ -875,6 +928,26 @@ def _standing(ch: Challenge, before: Engine, engine: Engine) -> str:
     return ""
 
 
+BY_HAND = {  # C3: the pair of throws a result thrown by hand stands for
+    "attacker": ("rock", "scissors"),
+    "defender": ("scissors", "rock"),
+    "draw": ("rock", "rock"),
+}
+
+
+def by_hand_words(ch: Challenge, result: str) -> str:
+    return "a draw" if result == "draw" else f"{name_of(ch, result)} won"
+
+
+def by_hand_pending(ch: Challenge, engine: Engine | None) -> dict[str, str] | None:
+    """The result by hand one side recorded for this throw, waiting for the other side (or
+    the storyteller) to confirm it; ``None`` when none (or one for an earlier throw)."""
+    pending = ch.options.get("by_hand")
+    if not pending or engine is None or pending.get("round") != round_of(engine):
+        return None
+    return pending
+
+
 def challenge_by_hand(
     *,
     scene: Scene,
@@ -886,14 +959,11 @@ def challenge_by_hand(
     key: str | None = None,
     as_st: bool = False,
 ) -> Challenge:
-    """C3: a pair that threw by hand records the result instead (attacker, defender, draw);
-    who recorded it is in the log, and the storyteller can void."""
-    pairs = {
-        "attacker": ("rock", "scissors"),
-        "defender": ("scissors", "rock"),
-        "draw": ("rock", "rock"),
-    }
-    if result not in pairs:
+    """C3: a pair that threw by hand records the result instead (attacker, defender, draw).
+    One side records it; it counts when the other side confirms the same result (or the
+    storyteller does, :func:`challenge_st` ``by_hand``). A different result from the other
+    side replaces it and waits in turn. The history and the log say "by hand", no throws."""
+    if result not in BY_HAND:
         raise ChallengeError("A result by hand is a win for one side or a draw.", "C3")
     with transaction.atomic():
         scene, ch, replay = _act(
@@ -911,9 +981,38 @@ def challenge_by_hand(
         engine = _require_live(ch)
         if engine.phase is not Phase.THROWS:
             raise ChallengeError("No throw is called for right now.", "C3")
-        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
-        _note(ch, f"Thrown by hand, recorded by {name_of(ch, side)}")
-        return _reveal(scene, ch, engine, by, *pairs[result])
+        who, other = name_of(ch, side), Side(side).other.value
+        words = by_hand_words(ch, result)
+        pending = by_hand_pending(ch, engine)
+        # the storyteller playing both sides (NPC against NPC) has nobody to wait for
+        alone = as_st and other in sides_for(ch, by, as_st=True)
+        if alone or (pending and pending["side"] == other and pending["result"] == result):
+            how = f"recorded by {who}" if alone else f"recorded by {name_of(ch, other)}"
+            if not alone:
+                how += f", confirmed by {who}"
+            return _by_hand(scene, ch, engine, by, result, how)
+        if pending and pending["side"] == other:
+            text = (
+                f"{who} records by hand: {words}; {name_of(ch, other)} recorded "
+                f"{by_hand_words(ch, pending['result'])}: {name_of(ch, other)} confirms, "
+                "or the storyteller rules (C3)"
+            )
+        else:
+            text = f"{who} records by hand: {words}; waiting for {name_of(ch, other)} to confirm"
+        ch.options = {
+            **ch.options,
+            "by_hand": {"side": side, "result": result, "round": round_of(engine)},
+        }
+        _note(ch, text)
+        _save(scene, ch, by, text)
+        return ch
+
+
+def _by_hand(scene, ch, engine, by, result: str, how: str) -> Challenge:
+    """C3: the result by hand counts: the engine steps as if the throws had been made."""
+    ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
+    said = f"By hand: {by_hand_words(ch, result)} ({how})"
+    return _reveal(scene, ch, engine, by, *BY_HAND[result], said=said)
 
 
 def challenge_declare(
@@ -1385,6 +1484,18 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
         text += f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
     ch.outcome = text[:300]
     _note(ch, text)
+    # The scene log: the public part (who won, the effect in words), then what the sheets
+    # lose, for the players concerned only.
+    against = name_of(ch, "defender") if ch.defender is not None else "the storyteller"
+    said = " ".join(parts)
+    if engine.mode is Mode.EXTENDED:
+        said += f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
+    ch.options = {**ch.options, "public_outcome": said[:300]}
+    lines = [(f"Outcome of {name_of(ch, 'attacker')} vs {against}: {said}", True)]
+    private = "; ".join(lost_words) + damage_text
+    if private:
+        lines.append((f"Outcome, for the players concerned: {private.lstrip('; ')}", False))
+    ch._outcome_lines = lines
     _keep_blood(ch, engine)
     choosing = ch.options.get("choose", [])
     if choosing:
@@ -1457,32 +1568,124 @@ def challenge_st(
 
 
 def _st_time(scene, ch, by, *, seconds, **_):
-    if not ch.is_open:
+    """Add time to the timer that runs (an expired one runs again from now). Nothing runs
+    while paused (a resume starts the timer afresh) or when no timer is set: refused."""
+    if not ch.is_open and not (ch.options.get("choose") and ch.timer_label):
         raise ChallengeError(CLOSED)
     if not 1 <= seconds <= 600:
         raise ChallengeError("Add 1 to 600 seconds.")
-    base = ch.deadline if ch.deadline and ch.deadline > timezone.now() else timezone.now()
+    if ch.paused:
+        raise ChallengeError(
+            "The challenge is paused: resume it and its timer starts afresh "
+            f"({_timer_seconds(ch.timer_label)}s)."
+            if ch.timer_label
+            else "The challenge is paused and no timer is set."
+        )
+    if not ch.timer_label or ch.deadline is None:
+        raise ChallengeError("No timer is running: there is nothing to add time to.")
+    base = max(ch.deadline, timezone.now())
     ch.deadline = base + timedelta(seconds=seconds)
-    ch.paused = False
-    _save(scene, ch, by, f"Storyteller adds {seconds}s to {ch.timer_label or 'the timer'}")
+    text = f"The storyteller adds {seconds}s to the timer ({ch.timer_label})"
+    _note(ch, text)
+    _save(scene, ch, by, text)
 
 
 def _st_pause(scene, ch, by, **_):
-    if not ch.is_open:
+    """Pause the timer (or the challenge's pace, when none runs); a resume starts the timer
+    afresh at its own length (a cancel window's 30 seconds, an answer's 90)."""
+    if not ch.is_open and not (ch.options.get("choose") and ch.timer_label):
         raise ChallengeError(CLOSED)
     ch.paused = not ch.paused
     if ch.paused:
         ch.deadline = None
-        _note(ch, "Paused by the storyteller")
+        text = "Paused by the storyteller" + (f" ({ch.timer_label})" if ch.timer_label else "")
+    elif ch.timer_label:
+        seconds = _timer_seconds(ch.timer_label)
+        _timer(ch, seconds, ch.timer_label)
+        text = f"Resumed by the storyteller: {ch.timer_label}, {seconds}s afresh"
     else:
-        _timer(ch, ANSWER_SECONDS, ch.timer_label or "resumed")
-        _note(ch, "Resumed by the storyteller")
-    _save(scene, ch, by, "Challenge paused" if ch.paused else "Challenge resumed")
+        text = "Resumed by the storyteller"
+    _note(ch, text)
+    _save(scene, ch, by, text)
+
+
+def unanswered(ch: Challenge) -> list[Participant]:
+    """C16: the mob's members who have not bid yet (while the mob forms)."""
+    pending = {pk for pk, answer in ch.options.get("mob", {}).items() if not answer}
+    return [m for m in mob_members(ch) if str(m.pk) in pending]
+
+
+def _keep_out(ch: Challenge, options: dict[str, Any]) -> str:
+    """C16: the storyteller keeps every member who has not bid out of the mob (it bids for
+    nobody); the words for the history."""
+    gone = unanswered(ch)
+    options["mob"] = {pk: answer for pk, answer in options.get("mob", {}).items() if answer}
+    names = ", ".join(m.name for m in gone)
+    return f"The storyteller keeps {names} out of the mob: no answer (C16)" if gone else ""
+
+
+def _force_answer(scene, ch, by) -> None:
+    """Force the answer a challenge waits for: C16, the members of a forming mob who have
+    not bid stay out (the defender is asked); C1, a defender who does not answer does not
+    bid (the attacker's effect happens, no test, nobody loses a trait). A player's own bid
+    for a test the storyteller called is theirs alone: that is refused."""
+    awaiting = ch.options.get("awaiting")
+    options = dict(ch.options)
+    if awaiting == "mob":
+        text = _keep_out(ch, options) + _mob_formed(ch, options)
+        ch.options = options
+        _note(ch, text)
+        _save(scene, ch, by, text)
+        return
+    if awaiting != "defender":
+        raise ChallengeError(
+            f"Only {name_of(ch, awaiting or 'attacker')} bids for their test: add time, set a "
+            "winner or void.",
+            "C1",
+        )
+    who = name_of(ch, "defender")
+    options.pop("awaiting", None)
+    engine = _build_for_answer(ch, options, "defender")
+    try:
+        engine = engine.no_bid()
+    except RuleError as error:
+        raise _rule(error) from None
+    ch.options = options
+    ch.status = ChallengeStatus.LIVE
+    _clear_timer(ch)
+    text = f"{who} did not answer: no bid, the effect happens, no test (C1; the storyteller's call)"
+    _note(ch, text)
+    _after_step(ch, engine, by)
+    _save(scene, ch, by, text, public=True, engine=engine)
+
+
+def _engine_unanswered(ch: Challenge) -> Engine:
+    """The engine of a challenge still waiting for an answer, for the storyteller's winner:
+    the side asked has not bid (nothing of it is at risk); C16, a mob member who has not
+    bid stays out; a test's required bid (W14) is not asked for any more."""
+    options = dict(ch.options)
+    awaiting = options.pop("awaiting", None)
+    notes = []
+    if awaiting == "mob":
+        notes.append(_keep_out(ch, options))
+        awaiting = "defender"
+    unasked = {awaiting: {}} if awaiting in ("attacker", "defender") else {}
+    ch.options = options  # the mob's members are read from the row
+    engine = _build(ch, {**options, **unasked, "bid_required": False})
+    ch.status = ChallengeStatus.LIVE
+    for text in notes:
+        if text:
+            _note(ch, text)
+    return engine
 
 
 def _st_force(scene, ch, by, *, rng=None, **_):
-    """Force the step that is waiting: random throws for whoever has not thrown; full totals
-    for whoever has not declared; the loser takes the result."""
+    """Force the step that is waiting: the answer (see :func:`_force_answer`); random throws
+    for whoever has not thrown; full totals for whoever has not declared; the loser takes
+    the result."""
+    if ch.status == ChallengeStatus.ANSWER:
+        _force_answer(scene, ch, by)
+        return
     engine = _require_live(ch)
     if engine.phase is Phase.THROWS:
         sealed = dict(ch.sealed.get("throw", {}))
@@ -1568,9 +1771,12 @@ def _st_stamina(scene, ch, by, *, side="", **_):
 
 
 def _st_winner(scene, ch, by, *, side="", text="", **_):
-    engine = _require_live(ch)
+    """The storyteller sets the winner, at any step of an open challenge: also one still
+    waiting for an answer that never comes (the side asked has bid nothing to lose)."""
     if side not in ("attacker", "defender"):
         raise ChallengeError("Pick the winning side.")
+    waiting = ch.status == ChallengeStatus.ANSWER
+    engine = _engine_unanswered(ch) if waiting else _require_live(ch)
     if engine.defender is None and side == "defender":
         engine = replace(engine, phase=Phase.OVER, leader=Side.DEFENDER, decided_by="storyteller")
     else:
@@ -1624,6 +1830,23 @@ def _st_void(scene, ch, by, *, text="", **_):
     )
 
 
+def _st_by_hand(scene, ch, by, *, side="", **_):
+    """C3: the storyteller confirms (or records) the result a pair threw by hand: ``side``
+    names it (attacker, defender, draw)."""
+    engine = _require_live(ch)
+    if engine.phase is not Phase.THROWS:
+        raise ChallengeError("No throw is called for right now.", "C3")
+    if side not in BY_HAND:
+        raise ChallengeError("A result by hand is a win for one side or a draw.", "C3")
+    pending = by_hand_pending(ch, engine)
+    how = (
+        f"recorded by {name_of(ch, pending['side'])}, confirmed by the storyteller"
+        if pending and pending["result"] == side
+        else "the storyteller's call"
+    )
+    _by_hand(scene, ch, engine, by, side, how)
+
+
 _ST_ACTIONS = {
     "time": _st_time,
     "pause": _st_pause,
@@ -1634,6 +1857,7 @@ _ST_ACTIONS = {
     "stamina": _st_stamina,
     "winner": _st_winner,
     "void": _st_void,
+    "by_hand": _st_by_hand,
 }
 
 
@@ -1736,6 +1960,7 @@ def challenge_regain(
             text=f"{participant.name} regains {category} traits for 1 willpower (W7)",
             characters=[participant.character],
             private_user_ids=[by.pk],
+            regions=(),  # the sheet's regions go with the ledger's own announcement
         )
 
 
@@ -1764,7 +1989,9 @@ def challenge_mob_bid(
             raise ChallengeError("That character is not in this mob.", "C16")
         mine = _member_player(member) == by.pk
         npc_for_st = as_st and _member_player(member) is None
-        if not (mine or npc_for_st):
+        # C16: the storyteller keeps an absent player's character out (never bids for it)
+        absent_for_st = as_st and drop and not mine
+        if not (mine or npc_for_st or absent_for_st):
             raise ChallengeError(NOT_YOURS)
         if ch.status != ChallengeStatus.ANSWER or ch.options.get("awaiting") != "mob":
             raise ChallengeError("The mob has already formed.", "C16")
@@ -1775,6 +2002,8 @@ def challenge_mob_bid(
         if drop:
             mob.pop(str(member.pk))
             text = f"{member.name} stays out of the mob"
+            if _member_player(member) is not None and not mine:
+                text += " (kept out by the storyteller: no answer)"
         else:
             if not bid:
                 raise ChallengeError("Every member of a mob bids a trait.", "C16")
@@ -1786,19 +2015,27 @@ def challenge_mob_bid(
             text = f"{member.name} joins the mob, bidding {bid}"
         options["mob"] = mob
         if all(mob.values()):
-            options["awaiting"] = "defender"
-            ch.options = options
-            probe = _build(ch, {**options, "defender": {}})  # C16: at most five; bids held
-            del probe
-            _timer(ch, ANSWER_SECONDS, f"{name_of(ch, 'defender')} to answer")
-            if options.get("mob_side") == "defender":
-                text += f"; {name_of(ch, 'attacker')} faces {len(mob) + 1} defenders (C16)"
-            else:
-                text += f"; {name_of(ch, 'defender')} faces {len(mob) + 1} attackers (C16)"
+            text += _mob_formed(ch, options)
         ch.options = options
         _note(ch, text)
         _save(scene, ch, by, text)
         return ch
+
+
+def _mob_formed(ch: Challenge, options: dict[str, Any]) -> str:
+    """C16: every member has answered: the defender is asked (its timer starts)."""
+    mob = options["mob"]
+    options["awaiting"] = "defender"
+    ch.options = options
+    probe = _build(ch, {**options, "defender": {}})  # C16: at most five; bids held
+    del probe
+    _timer(ch, ANSWER_SECONDS, f"{name_of(ch, 'defender')} to answer")
+    if not mob:
+        alone = f"{name_of(ch, 'attacker')} and {name_of(ch, 'defender')}"
+        return f"; nobody else joined: {alone} alone"
+    if options.get("mob_side") == "defender":
+        return f"; {name_of(ch, 'attacker')} faces {len(mob) + 1} defenders (C16)"
+    return f"; {name_of(ch, 'defender')} faces {len(mob) + 1} attackers (C16)"
 
 
 def challenge_name_negative(
@@ -1916,7 +2153,7 @@ def challenge_choose_trait(
             _clear_timer(ch)
         ch.options = options
         _note(ch, text)
-        _save(scene, ch, by, text, public=True)
+        _save(scene, ch, by, text)  # which trait goes: for the players concerned
         return ch
 
 

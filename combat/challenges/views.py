@@ -5,6 +5,8 @@ region; a form it could not read answers 400; nothing changes in either case."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -16,9 +18,11 @@ from combat import selectors as scene_selectors
 from combat.challenges import forms, services
 from combat.challenges.services import ChallengeError
 from combat.models import Challenge, Scene
+from combat.rules.challenge import Challenge as Engine
+from combat.rules.challenge import Phase
 from combat.rules.errors import RuleError
-from combat.rules.odds import odds
-from combat.rules.terms import RetestKind, Side
+from combat.rules.odds import SPREAD, blind_odds, blind_retests
+from combat.rules.terms import Side
 
 PROMPTS = "combat/challenges/prompts.html"
 BOARD = "combat/challenges/board.html"
@@ -208,10 +212,32 @@ def challenge_st(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     return _region(request, scene, True)
 
 
+@lru_cache(maxsize=256)
+def odds_lines(engine: Engine, side: str, hidden: bool) -> tuple[str, ...]:
+    """What one side is told of its chances (cached by the engine's state: a state gives
+    the same answer every time). ``hidden``: the opponent is a character whose totals and
+    ratings that side may not know, so they are averaged over (combat.rules.odds)."""
+    mine = Side(side)
+    kinds: list = []
+    if engine.phase is Phase.RETESTS and engine.leader is not mine:
+        kinds = blind_retests(engine, mine, hidden=hidden)
+    found = blind_odds(engine, mine, first=tuple(kinds), hidden=hidden)
+    lines = [f"{float(found[None]):.0%} to win from here"]
+    for kind in kinds:
+        rule = engine._rule(kind)
+        lines.append(f"{float(found[kind]):.0%} with a {kind.value} retest ({rule})")
+    if hidden:
+        lines.append(
+            f"their traits and ratings are not known to you: taken as within {SPREAD} of yours"
+        )
+    return tuple(lines)
+
+
 @login_required
 @require_GET
 def challenge_odds(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
-    """The engine's exact odds for one side, now and after each retest it may take."""
+    """The engine's odds for one side, now and after each retest it may take, from what that
+    side may know: the other side's hidden totals and ratings never move them."""
     scene, is_st = _scene(request, pk)
     ch = _challenge(scene, cid)
     side = request.GET.get("side", "")
@@ -219,20 +245,10 @@ def challenge_odds(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     if side not in allowed:
         raise Http404("Not your side.")
     engine = services.engine_of(ch)
-    if engine is None or engine.phase.value == "over":
+    if engine is None or engine.phase is Phase.OVER or not ch.is_open:
         return HttpResponse("No odds: nothing to throw.")
-    mine = Side(side)
     try:
-        lines = [f"{float(odds(engine, mine)):.0%} to win from here"]
-        if engine.phase.value == "retests" and engine.leader is not mine:
-            from combat.rules.odds import retest_with
-
-            for kind, rule in engine.allowed_retests(mine):
-                try:
-                    after = retest_with(engine, mine, RetestKind(kind))
-                except RuleError:
-                    continue
-                lines.append(f"{float(odds(after, mine)):.0%} with a {kind.value} retest ({rule})")
+        lines = odds_lines(engine, side, ch.defender is not None)
     except (RuleError, ValueError, RecursionError):
         return HttpResponse("No odds for this state.")
     return HttpResponse(escape(" · ".join(lines)))

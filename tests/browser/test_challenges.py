@@ -393,13 +393,20 @@ def test_an_expired_timer_is_pushed_to_the_board_and_decides_nothing(
     # no reload: the card comes by its push, and its timer runs out on the open tablet
     expect(board).to_contain_text("Sophia to answer", timeout=4000)
     expect(board).to_contain_text(
-        "Time is up (Sophia to answer): your call — force the step, add time or set a winner",
+        "Time is up (Sophia to answer): your call — force the answer (Sophia does not bid: the"
+        " effect happens, no test, C1), add time, set a winner or void.",
         timeout=8000,
     )
     expect(s.d.locator("#challenge-prompts")).to_contain_text(
         "Time is up: the storyteller decides", timeout=8000
     )
     assert s.t.ch(ch).status == "answer"  # nothing was decided for Sophia
+    # the storyteller's call: a winner while Sophia never answered
+    board.get_by_label("Winner").select_option(label="Marcus")
+    _tap(s.st, "Set the winner", "#challenge-board")
+    expect(board).to_contain_text("Marcus wins by storyteller")
+    _see(s.d, "Marcus wins by storyteller")
+    assert s.t.ch(ch).winner == "attacker"
 
 
 def test_classic_several_defenders_against_one_from_the_start_form(browser, live_url):

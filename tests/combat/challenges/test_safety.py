@@ -15,12 +15,14 @@ import threading
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.urls import reverse
 
 from combat import live
 from combat.challenges import services
 from combat.challenges.services import ChallengeError, engine_of
 from combat.models import Challenge
+from combat.rules.odds import odds as engine_odds
 from tests.combat.challenges.conftest import Table, make_table
 from tests.conftest import client_for
 
@@ -70,11 +72,26 @@ class Recorder:
         self.got[who].append(body)
         return body
 
+    def odds(self, who: str, ch: Challenge, side: str) -> str:
+        """The odds a phone asks for ("See the odds"), recorded like every other payload."""
+        url = reverse("challenge_odds", args=[self.t.scene.pk, ch.pk]) + f"?side={side}"
+        response = self.clients[who].get(url, HTTP_HX_REQUEST="true")
+        assert response.status_code == 200, response.content
+        body = response.content.decode()
+        self.got[who].append(body)
+        return body
+
     def mark(self) -> dict[str, int]:
         return {k: len(v) for k, v in self.got.items()}
 
     def since(self, mark: dict[str, int], who: str) -> list[str]:
         return [normalise(self.t, html) for html in self.got[who][mark[who] :]]
+
+
+# Inputs whose value is a row's id (a participant, a character, a weapon).
+IDS = (
+    r'name="(member|participant|attacker|defender|character|who|weapon|prey|predators)" value="\d+"'
+)
 
 
 def normalise(t: Table, html: str) -> str:
@@ -90,15 +107,18 @@ def normalise(t: Table, html: str) -> str:
     html = re.sub(r'"X-CSRFToken": "[^"]*"', "CSRF", html)
     html = re.sub(r"<svg .*?</svg>", "QR", html, flags=re.S)  # drawn from the join code
     html = re.sub(r"/\d+/", "/N/", html)
+    # Only what is an id or a counter is masked, by where it stands; any other number (a
+    # total in an input's value, a count) stays, so a leaked one makes the recordings differ.
     html = re.sub(
-        r'(data-seq|data-sheet-seq|data-step|data-scene|data-self|value)="[\w.-]*\d[\w.-]*"',
-        r'\1="N"',
-        html,
+        r'(data-seq|data-sheet-seq|data-step|data-scene|data-self)="[\d.]*"', r'\1="N"', html
     )
+    html = re.sub(r'name="(key|seq)" value="[^"]*"', r'name="\1" value="N"', html)
+    html = re.sub(IDS, r'name="\1" value="ID"', html)
+    html = re.sub(r'<option value="\d+"', '<option value="ID"', html)
     html = re.sub(r"(challenge|participant|sheet|odds)-\d+", r"\1-N", html)
     html = re.sub(r"chase-start-[\w-]+", "chase-start-N", html)  # the chase form's stable id
     html = re.sub(r'id="cc-(start|test)(-box)?-[\w-]+"', r'id="cc-\1\2-N"', html)  # kept forms
-    html = re.sub(r"\d\d:\d\d:\d\d", "TIME", html)
+    html = re.sub(r"\d\d:\d\d:\d\d(\.\d+)?", "TIME", html)
     return html
 
 
@@ -159,6 +179,7 @@ def test_a_sealed_throw_reaches_neither_the_other_side_nor_the_storyteller(
             rec.post("a", ch, action="throw", side="attacker", throw="scissors", key="throw-a-01")
             rec.post("a", ch, action="throw", side="attacker", throw=secret, key="throw-a-0002")
             mine = rec.got["a"][-1]
+        rec.odds("d", ch, "defender")
         rec.pages()
         assert f"Your throw: <b>{secret}</b>" in mine  # the thrower sees it
         seen[secret] = {w: rec.since(mark, w) for w in ("d", "st")}
@@ -179,6 +200,7 @@ def test_a_sealed_total_stays_hidden_until_both_are_in(pushes, django_capture_on
         mark = rec.mark()
         with django_capture_on_commit_callbacks(execute=True):
             rec.post("a", ch, action="declare", side="attacker", total=secret, key="decl-a-0001")
+        rec.odds("d", ch, "defender")
         rec.pages()
         seen[secret] = {w: rec.since(mark, w) for w in ("d", "st")}
         with django_capture_on_commit_callbacks(execute=True):
@@ -209,12 +231,91 @@ def test_an_overbid_total_is_never_revealed(pushes, django_capture_on_commit_cal
                 key="overbid-d-01",
             )
             assert "overbid fails" in body
+        rec.odds("a", ch, "attacker")
+        with django_capture_on_commit_callbacks(execute=True):
             rec.post("d", ch, action="accept", side="defender", key="accept-d-01")
         rec.pages()
         seen[secret] = {w: rec.since(mark, w) for w in ("a", "st")}
         pushes.clear()
     for who in ("a", "st"):
         _same(seen[7][who], seen[5][who], who)
+
+
+# The category, the bids, and what the other side holds that only it knows: a trait of the
+# category (a test pool's attribute) changed by enough to turn who has the larger total.
+HIDDEN = {
+    "met_classic": ("physical", "Strong", "Tough", "Stalwart", 3),  # Sophia 8 -> 11, Marcus 10
+    "met_werewolf": ("social", "Charismatic", "Impressive", "Dignified", -2),  # Cody 10 -> 8
+    "met_bns": ("physical", "", "", "Physical", 7),  # Melvin's pool 7 -> 14, Delilah's 13
+}
+
+
+def _more_hidden(t: Table, ruleset: str, more: int) -> None:
+    """With ``more``, the defender's sheet holds what :data:`HIDDEN` says, which only it
+    may know of."""
+    from characters.models import Attribute, Trait
+
+    name = HIDDEN[ruleset][3]
+    more *= HIDDEN[ruleset][4]
+    if ruleset == "met_bns":
+        Attribute.objects.filter(character_id=t.d.character_id, name=name).update(
+            value=F("value") + more
+        )
+    else:
+        Trait.objects.filter(character_id=t.d.character_id, name=name).update(
+            count=F("count") + more
+        )
+
+
+@pytest.mark.parametrize("ruleset", ["met_classic", "met_werewolf", "met_bns"])
+def test_the_odds_a_side_sees_do_not_move_with_the_other_sides_hidden_total(
+    ruleset, pushes, django_capture_on_commit_callbacks
+):
+    """Before any throw, after a lost throw (with its retests' odds) and after a retest, the
+    attacker's odds (and everything else it receives) are the same whether the defender
+    holds more traits than the attacker or fewer: only what the attacker may know moves
+    them, though the engine's true odds differ."""
+    seen, odds, exact = {}, {}, {}
+    category, bid, answer, _trait, _delta = HIDDEN[ruleset]
+    bns = ruleset == "met_bns"
+    for more in (0, 1):
+        rec = Recorder(make_table(ruleset))
+        pushes.append(rec)
+        t = rec.t
+        _more_hidden(t, ruleset, more)
+        mark = rec.mark()
+        with django_capture_on_commit_callbacks(execute=True):
+            start = {"attribute": "Physical", "skill": "Melee"} if bns else {"bid": bid}
+            ch = t.start(category=category, **start)
+            reply = {"attribute": "Physical", "skill": "Dodge"} if bns else {"bid": answer}
+            rec.post(
+                "d", ch, action="answer", side="defender", answer="bid", key="ans-d-01", **reply
+            )
+        before = rec.odds("a", ch, "attacker")
+        exact[more] = engine_odds(engine_of(Challenge.objects.get(pk=ch.pk)), "attacker")
+        with django_capture_on_commit_callbacks(execute=True):
+            rec.post("a", ch, action="throw", side="attacker", throw="rock", key="throw-a-01")
+            rec.post("d", ch, action="throw", side="defender", throw="paper", key="throw-d-01")
+        losing = rec.odds("a", ch, "attacker")
+        rec.pages()
+        retest = {
+            "met_classic": {"kind": "power", "power": "Potence: Prowess"},
+            "met_werewolf": {"kind": "ability", "ability": "Expression"},
+            "met_bns": {"kind": "willpower"},
+        }[ruleset]
+        with django_capture_on_commit_callbacks(execute=True):
+            body = rec.post("a", ch, action="retest", side="attacker", key="retest-a01", **retest)
+        assert "retests with" in body, body
+        after = rec.odds("a", ch, "attacker")
+        rec.pages()
+        seen[more] = rec.since(mark, "a")
+        odds[more] = (before, losing, after)
+        pushes.clear()
+    assert all(re.match(r"\d+% to win from here", o) for o in odds[0]), odds[0]
+    assert " retest (" in odds[0][1], odds[0][1]  # a lost throw: each retest's odds
+    assert exact[0] != exact[1]  # the real chances differ: what the defender holds counts
+    assert odds[0] == odds[1]
+    _same(seen[0], seen[1], "a")
 
 
 # -- roles ------------------------------------------------------------------------------
