@@ -103,6 +103,12 @@ class OutForm(_Base):
     out = forms.BooleanField(required=False)
 
 
+class PursueForm(_Base):
+    """K4: ``participant`` is the attacker the escape beat; ``pursue`` false lets it go."""
+
+    pursue = forms.BooleanField(required=False)
+
+
 class PauseForm(forms.Form):
     paused = forms.BooleanField(required=False)
 

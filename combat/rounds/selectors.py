@@ -43,7 +43,8 @@ def _initiative_rows(combat: Combat, members: dict[int, Participant]) -> list[di
         entry = combat.initiative.get(str(pid))
         total = services._combatant(str(pid), entry).total if entry else None
         out = str(pid) in services._out(combat)
-        rows.append({"p": p, "entry": entry, "total": total, "out": out})
+        chasing = str(pid) in services._chasing(combat)
+        rows.append({"p": p, "entry": entry, "total": total, "out": out, "chasing": chasing})
     rows.sort(key=lambda r: (r["total"] is None, -(r["total"] or 0), r["p"].name))
     return rows
 
@@ -198,6 +199,17 @@ def board(scene: Scene) -> dict[str, Any]:
     ctx["effects"] = combat.effects
     ctx["out"] = [members[int(w)] for w in services._out(combat) if int(w) in members]
     ctx["reminders"] = combat.reminders
+    # K4: surviving escapes waiting on the attacker's choice; D9: who is away in the chase.
+    ctx["pursuits"] = [
+        {
+            "predator": members[int(o["predator"])],
+            "prey": members[int(o["prey"])],
+            "head_start": o["head_start"],
+        }
+        for o in services._pursuits(combat)
+        if int(o["predator"]) in members and int(o["prey"]) in members
+    ]
+    ctx["chasing"] = [members[int(w)] for w in services._chasing(combat) if int(w) in members]
     ctx["npc_damage"] = {
         members[int(k)].name: v for k, v in combat.npc_damage.items() if int(k) in members
     }

@@ -311,16 +311,37 @@ def combat_roll_missing(
     stats = stats_for(participants.values())
     for pid in combat.members:
         fresh = Combat.objects.get(pk=combat.pk)
-        if _who(pid) in fresh.initiative or _who(pid) in _out(fresh) or not stats[pid].can_act:
+        if _who(pid) in fresh.initiative or _who(pid) in _away(fresh) or not stats[pid].can_act:
             continue  # out of the fight, or Incapacitated (D2): no initiative to roll
         combat_initiative(combat=combat, by=by, participant=participants[pid], rng=rng)
     return Combat.objects.get(pk=combat.pk)
+
+
+#: Kept in ``combat.work`` from phase to phase and round to round: the members taken out of
+#: the fight (``out``), those away in a chase that came from it (``chase``, D9, K4) and the
+#: surviving escapes waiting on the attacker's choice to pursue (``pursuits``, K4).
+KEPT = ("out", "chase", "pursuits")
+
+
+def _kept(work: dict | None) -> dict[str, Any]:
+    return {k: work[k] for k in KEPT if k in (work or {})}
 
 
 def _out(combat: Combat) -> list[str]:
     """Members the storyteller took out of the fight (they roll no initiative, act in no
     round) until brought back in."""
     return list((combat.work or {}).get("out", []))
+
+
+def _chasing(combat: Combat) -> list[str]:
+    """D9, K4: members away in a chase that came from this fight (Prey and Predators), who
+    have no turn in it while the chase runs."""
+    return list((combat.work or {}).get("chase", []))
+
+
+def _away(combat: Combat) -> set[str]:
+    """Members with no part in the fight's next rounds: out of it, or away in its chase."""
+    return set(_out(combat)) | set(_chasing(combat))
 
 
 def combat_set_out(
@@ -362,7 +383,7 @@ def _combatant(who: str, entry: dict) -> Combatant:
 
 
 def _combatants(combat: Combat) -> list[Combatant]:
-    out = _out(combat)
+    out = _away(combat)
     return [
         _combatant(who, entry) for who, entry in sorted(combat.initiative.items()) if who not in out
     ]
@@ -375,7 +396,7 @@ def _haste_map(combat: Combat) -> dict[str, int]:
     return {
         who: n
         for who, n in combat.haste.items()
-        if who in combat.initiative and n > 0 and who not in none and who not in _out(combat)
+        if who in combat.initiative and n > 0 and who not in none and who not in _away(combat)
     }
 
 
@@ -410,7 +431,7 @@ def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None =
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         participants = _participants(combat)
         stats = stats_for(participants.values())
-        out = _out(combat)
+        out = _away(combat)
         waiting = [
             pid
             for pid in combat.members
@@ -434,7 +455,7 @@ def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None =
         combat.grapples = [g for g in combat.grapples if not g.get("released_from_pin")]
         combat.state = state.to_dict()
         combat.stage = CombatStage.ROUND
-        combat.work = {"phase_index": 0, "out": out}
+        combat.work = {"phase_index": 0, **_kept(combat.work)}
         _record(scene, combat, by, f"Round {combat.round_number}: declare, slowest first")
         if cut:
             _record(scene, combat, by, "; ".join(cut), public=False, participants=participants)
@@ -544,6 +565,7 @@ def combat_declare(
             return combat
         _declare_locked(scene, combat, by, participant, participants, spec)
         _apply_early(scene, combat, by, participants)
+        _skip_away(scene, combat, by, participants)
     return combat
 
 
@@ -832,6 +854,7 @@ def combat_skip(
         _require_st(by, scene)
         _member(combat, participant)
         _check_token(combat, at)
+        _require_no_pursuit(combat)
         state = _round(combat)
         who = _who(participant)
         mine = state.declaration(who)
@@ -873,6 +896,7 @@ def combat_skip(
             participants=participants,
         )
         _apply_early(scene, combat, by, participants)
+        _skip_away(scene, combat, by, participants)
     return combat
 
 
@@ -1024,7 +1048,7 @@ def _reset_phase_work(combat: Combat, state: WodRound) -> None:
         # For the whole round (D8, D13): the attacks counted on each target (haste actions
         # count as further attackers), the escape rolls, the Rage paid (D4).
         work = combat.work
-        keep = ("attacks_on", "escape", "rage_paid", "out") if state.phase_index else ("out",)
+        keep = ("attacks_on", "escape", "rage_paid", *KEPT) if state.phase_index else KEPT
         combat.work = {
             **{k: work[k] for k in keep if k in work},
             "phase_index": state.phase_index,
@@ -1274,8 +1298,8 @@ def combat_resolve(
     The pools come from the sheets (``resolution_preview``); the difficulties may be
     overridden; any roll may be typed in from real dice, the rest are rolled on the server.
     A landed attack rolls damage and the target soaks; the damage goes on the health track
-    through the ledger. A surviving grapple starts a grapple (G1), a surviving escape hands
-    over to a chase (D9, K4).
+    through the ledger. A surviving grapple starts a grapple (G1); a surviving escape waits
+    on its attacker's choice to pursue (D9, K4: ``combat_pursue``), and the fight with it.
     """
     rng = rng or random.SystemRandom()
     with transaction.atomic():
@@ -1287,6 +1311,7 @@ def combat_resolve(
         _check_token(combat, at)
         if combat.stage != CombatStage.ROUND:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
+        _require_no_pursuit(combat)
         state = _round(combat)
         who = _who(participant)
         if state.step is not Step.RESOLVE or who not in state.up:
@@ -1353,6 +1378,7 @@ def combat_resolve(
             concerns=concerns,
             participants=participants,
         )
+        _skip_away(scene, combat, by, participants)
     return combat
 
 
@@ -1528,9 +1554,17 @@ def _carry_out(
             )
         return text, rolls, public, concerns
     if outcome.chase_head_start is not None:
+        # K4: the chase happens only if the attacker elects to pursue; the storyteller asks
+        # (the attacker's player at the table) and taps Pursue or Let go (combat_pursue).
         text = f"{head}: {target.name} escapes with {outcome.chase_head_start} to spare (D9)"
-        text += _hand_to_chase(scene, combat, by, me, target, outcome.chase_head_start)
-        return text, rolls, public, concerns
+        offer = {
+            "predator": who,
+            "prey": plan["target"],
+            "head_start": outcome.chase_head_start,
+            "round": combat.round_number,
+        }
+        work["pursuits"] = [*work.get("pursuits", []), offer]
+        return f"{text}; does {me.name} pursue? (K4)", rolls, public, concerns
     if outcome.lands is None:
         return (
             f"{head}: nothing lands ({a_roll.successes} against {d_successes})",
@@ -1727,8 +1761,11 @@ def _hand_to_chase(
     predator: Participant,
     prey: Participant,
     head_start: int,
-) -> str:
-    """D9, K4: a surviving escape starts a chase with its remaining successes as head start.
+    round_number: int,
+) -> tuple[str, bool]:
+    """D9, K4: the attacker who elects to pursue a surviving escape starts a chase with its
+    remaining successes as head start. Returns the words for the log and whether the
+    attacker is now in a chase after ``prey``.
 
     ``scene`` is the scene this resolution locked: the chase's log line takes the next seq on
     it. D13: the escape is one roll every attacker compares against, so a later attacker it
@@ -1739,7 +1776,7 @@ def _hand_to_chase(
     """
     from chases.services import ChaseError, join_escape_chase, start_chase
 
-    origin = {"round_id": combat.pk, "round": combat.round_number}
+    origin = {"round_id": combat.pk, "round": round_number}
     try:
         joined = join_escape_chase(
             scene=scene,
@@ -1752,9 +1789,12 @@ def _hand_to_chase(
     except ChaseError as error:
         note = f"{predator.name} does not join the chase after {prey.name}: {error}"
         combat.reminders = [*combat.reminders, {"who": "", "text": note}]
-        return f"; {predator.name} does not join the chase ({error})"
+        return f"; {predator.name} does not join the chase ({error})", False
     if joined is not None:
-        return f"; {predator.name} joins the chase as another Predator, Lead {head_start} (K1)"
+        return (
+            f"; {predator.name} joins the chase as another Predator, Lead {head_start} (K1)",
+            True,
+        )
     try:
         start_chase(
             scene=scene,
@@ -1771,8 +1811,130 @@ def _hand_to_chase(
             " Start it by hand when you can."
         )
         combat.reminders = [*combat.reminders, {"who": "", "text": note}]
-        return f"; no chase started ({error}) — the storyteller starts it by hand"
-    return f"; a chase starts, head start {head_start} (K4)"
+        return f"; no chase started ({error}) — the storyteller starts it by hand", False
+    return f"; a chase starts, head start {head_start} (K4)", True
+
+
+def _pursuits(combat: Combat) -> list[dict[str, Any]]:
+    """K4: surviving escapes whose attacker has not chosen yet to pursue or let go."""
+    return list((combat.work or {}).get("pursuits", []))
+
+
+def _require_no_pursuit(combat: Combat) -> None:
+    """K4: the fight waits while an escape waits on its attacker's choice (so the Prey's
+    place, in the fight or in the chase, is known before anyone acts again)."""
+    waiting = _pursuits(combat)
+    if waiting:
+        participants = _participants(combat)
+        offer = waiting[0]
+        predator = participants[int(offer["predator"])].name
+        prey = participants[int(offer["prey"])].name
+        raise RoundError(f"First: does {predator} pursue {prey}? Pursue or let go (K4).")
+
+
+def combat_pursue(
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    predator: Participant,
+    pursue: bool,
+    at: str | None = None,
+) -> Combat:
+    """K4, D9, D13: the attacker a surviving escape beat elects to pursue or not; the
+    storyteller taps the choice on the tablet (for a player's attacker, on their word).
+
+    Pursue: a chase starts with the escape's remaining successes as head start, or the
+    attacker joins the chase the same escape started as another Predator (K1); Prey and
+    Predator are then away in the chase (no turn in the fight while it runs). Let go: the
+    escaper leaves the fight (taken out; the storyteller may bring it back).
+    """
+    with transaction.atomic():
+        scene, combat = _lock(combat)
+        _require_st(by, scene)
+        _member(combat, predator)
+        _check_token(combat, at)
+        who = _who(predator)
+        waiting = _pursuits(combat)
+        offer = next((o for o in waiting if o["predator"] == who), None)
+        if offer is None:
+            raise RoundError(f"No escape waits on {predator.name}'s choice to pursue (K4).")
+        participants = _participants(combat)
+        prey = participants[int(offer["prey"])]
+        work = {**combat.work, "pursuits": [o for o in waiting if o is not offer]}
+        if pursue:
+            combat.work = work
+            words, started = _hand_to_chase(
+                scene, combat, by, predator, prey, int(offer["head_start"]), int(offer["round"])
+            )
+            text = f"{predator.name} pursues {prey.name}{words}"
+            if started:
+                away = [w for w in _chasing(combat) if w not in (who, offer["prey"])]
+                work["chase"] = [*away, offer["prey"], who]
+        else:
+            kept = [w for w in _out(combat) if w != offer["prey"]]
+            work["out"] = [*kept, offer["prey"]]
+            text = f"{predator.name} lets {prey.name} go: {prey.name} leaves the fight (K4)"
+        combat.work = work
+        _record(
+            scene,
+            combat,
+            by,
+            text,
+            public=_visible(predator) and _visible(prey),
+            concerns=[predator, prey],
+            participants=participants,
+        )
+        _skip_away(scene, combat, by, participants)
+    return combat
+
+
+def _skip_away(
+    scene: Scene, combat: Combat, by: AbstractBaseUser, participants: dict[int, Participant]
+) -> None:
+    """D9, K4: while the chase runs, its Prey and Predators have no turn in the fight it came
+    from: each of their turns still to come this round is passed over (no action), with a
+    line (the storyteller's alone for a hidden NPC)."""
+    away = set(_chasing(combat))
+    if not away or combat.stage != CombatStage.ROUND or not combat.state:
+        return
+    state = _round(combat)
+    passed: list[str] = []
+    try:
+        while state.step in (Step.DECLARE, Step.RESOLVE):
+            if state.step is Step.DECLARE:
+                due = [w for w in state.up if w in away and state.declaration(w) is None]
+            else:
+                due = [w for w in state.up if w in away and w not in state.resolved]
+            if not due:
+                break
+            who = due[0]
+            mine = state.declaration(who)
+            if state.step is Step.DECLARE:
+                state = state.declare(Declaration(who=who, action="none"))
+            else:
+                if mine is not None and mine.action == "pending":
+                    state = state.pass_over(who)
+                state = state.resolve(who)
+            passed.append(who)
+    except RuleError:
+        pass  # a turn the engine will not pass by itself: the storyteller passes it over
+    if not passed:
+        return
+    combat.state = state.to_dict()
+    _reset_phase_work(combat, state)
+    for who in dict.fromkeys(passed):
+        p = participants.get(int(who))
+        if p is None:
+            continue
+        _record(
+            scene,
+            combat,
+            by,
+            f"{p.name} is away in the chase: no turn in the fight (K4)",
+            public=_visible(p),
+            concerns=[p],
+            participants=participants,
+        )
 
 
 # -- grapples ------------------------------------------------------------------------
@@ -1979,6 +2141,7 @@ def combat_book_keeping(*, combat: Combat, by: AbstractBaseUser, at: str | None 
         _check_token(combat, at)
         if combat.stage != CombatStage.BOOK_KEEPING:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
+        _require_no_pursuit(combat)
         state = _round(combat)
         effects = [TimedEffect(**e) for e in combat.effects]
         ending = [e for e in effects if e.rounds_left <= 1]
@@ -2042,7 +2205,7 @@ def combat_next_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = 
         combat.stage = CombatStage.INITIATIVE
         combat.initiative = {}
         combat.state = {}
-        combat.work = {"out": _out(combat)}
+        combat.work = _kept(combat.work)
         combat.reminders = []
         _record(scene, combat, by, f"Round {combat.round_number}: roll initiative")
     return combat

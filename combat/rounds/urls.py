@@ -16,6 +16,7 @@ _ACTIONS = [
     ("committed", views.round_committed),
     ("remind", views.round_remind),
     ("out", views.round_out),
+    ("pursue", views.round_pursue),
     ("effect", views.round_effect),
     ("pause", views.round_pause),
     ("book-keeping", views.round_book_keeping),

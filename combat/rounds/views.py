@@ -218,6 +218,18 @@ def round_out(request, *, scene, combat, data) -> None:
     )
 
 
+@round_post(forms.PursueForm)
+def round_pursue(request, *, scene, combat, data) -> None:
+    """K4: the storyteller taps the attacker's choice after a surviving escape."""
+    services.combat_pursue(
+        combat=combat,
+        by=request.user,
+        predator=_participant(scene, data["participant"]),
+        pursue=data["pursue"],
+        at=data["at"] or None,
+    )
+
+
 @round_post(forms.RemindForm)
 def round_remind(request, *, scene, combat, data) -> None:
     services.combat_remind(

@@ -426,8 +426,10 @@ def test_a_hidden_preys_catch_is_handed_back_without_its_name_reaching_the_playe
     public = SceneLogEntry.objects.filter(scene=scene, public=True)
     assert public.filter(text__contains="Hound after An unseen quarry").exists()
     assert not public.filter(text__contains="Lurker").exists()
-    handed = SceneLogEntry.objects.get(scene=scene, text__contains="back in the fight")
+    handed = SceneLogEntry.objects.get(scene=scene, text__startswith="Lurker was caught")
     assert not handed.public  # the storyteller's alone, as a round's lines naming it are
+    # K4: the Predator is back in the fight too, in a line of its own (D9).
+    assert public.filter(text="Hound is back in the fight from the chase (K1)").exists()
 
 
 @pytest.mark.rules("K1", "D9")

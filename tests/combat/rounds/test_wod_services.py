@@ -400,16 +400,65 @@ def _escape_survives(cast):
     return _fresh(combat)
 
 
-def test_a_surviving_escape_hands_over_to_a_chase(cast):
-    """D9, K4: the escape's remaining successes are the head start."""
+def _pursue(cast, combat, name, pursue=True):
+    return rounds.combat_pursue(
+        combat=_fresh(combat), by=cast.storyteller, predator=cast.p[name], pursue=pursue
+    )
+
+
+def test_a_surviving_escape_waits_on_the_attackers_choice_to_pursue(cast):
+    """K4: the chase happens only if the attacker elects to pursue; until the choice is
+    made no chase starts and the fight waits (only the storyteller taps it)."""
     from chases.models import Chase
 
     combat = _escape_survives(cast)
+    assert not Chase.objects.filter(scene=cast.scene).exists()
+    assert "does Thug pursue? (K4)" in combat.results[-1]["text"]
+    assert combat.work["pursuits"] == [
+        {
+            "predator": str(cast.p["Thug"].pk),
+            "prey": str(cast.p["Jane"].pk),
+            "head_start": 2,
+            "round": 1,
+        }
+    ]
+    with pytest.raises(RoundError, match="First: does Thug pursue Jane"):
+        _resolve(cast, combat, "Jane")
+    with pytest.raises(RoundError, match="Only the storyteller"):
+        rounds.combat_pursue(
+            combat=combat, by=cast.users["Jane"], predator=cast.p["Thug"], pursue=False
+        )
+    with pytest.raises(RoundError, match="No escape waits on Jane"):
+        _pursue(cast, combat, "Jane")
+    assert _fresh(combat).work["pursuits"] and not Chase.objects.exists()
+
+
+def test_an_attacker_who_lets_the_escaper_go_ends_its_part_in_the_fight(cast):
+    """K4: Let go: no chase; the escaper leaves the fight, said in the log."""
+    from chases.models import Chase
+
+    combat = _escape_survives(cast)
+    _pursue(cast, combat, "Thug", pursue=False)
+    combat = _fresh(combat)
+    assert not Chase.objects.exists() and combat.work["pursuits"] == []
+    assert combat.work["out"] == [str(cast.p["Jane"].pk)]
+    last = SceneLogEntry.objects.filter(scene=cast.scene).last()
+    assert last.text == "Thug lets Jane go: Jane leaves the fight (K4)" and last.public
+
+
+def test_a_surviving_escape_hands_over_to_a_chase(cast):
+    """D9, K4: the attacker pursues: the escape's remaining successes are the head start."""
+    from chases.models import Chase
+
+    combat = _escape_survives(cast)
+    _pursue(cast, combat, "Thug")
+    combat = _fresh(combat)
     chase = Chase.objects.get(scene=cast.scene, ended_at__isnull=True)
     assert chase.start == "escape" and chase.origin == {"round_id": combat.pk, "round": 1}
     [pursuit] = chase.state["pursuits"]
     assert pursuit["predator"] == f"p{cast.p['Thug'].pk}" and pursuit["lead"] == 2
-    assert "a chase starts, head start 2 (K4)" in combat.results[-1]["text"]
+    texts = list(SceneLogEntry.objects.filter(scene=cast.scene).values_list("text", flat=True))
+    assert "Thug pursues Jane; a chase starts, head start 2 (K4)" in texts
     # The chase's line and the round's line each took their own seq.
     seqs = list(SceneLogEntry.objects.filter(scene=cast.scene).values_list("seq", flat=True))
     assert len(seqs) == len(set(seqs))
@@ -429,9 +478,11 @@ def test_an_escape_while_a_chase_runs_tells_the_storyteller_instead_of_failing(c
         head_start=3,
     )
     combat = _escape_survives(cast)
+    _pursue(cast, combat, "Thug")
+    combat = _fresh(combat)
     assert list(Chase.objects.filter(scene=cast.scene)) == [running]
-    result = combat.results[-1]["text"]
-    assert "Jane escapes with 2 to spare (D9)" in result and "no chase started" in result
+    result = SceneLogEntry.objects.filter(scene=cast.scene, kind="combat").last().text
+    assert "Thug pursues Jane" in result and "no chase started" in result
     assert "already running" in result
     assert "No chase started for Jane (head start 2, K4)" in combat.reminders[-1]["text"]
     assert _up(combat) == ("resolve", [str(cast.p["Jane"].pk)])  # the round went on
@@ -449,13 +500,17 @@ def test_every_attacker_an_escape_beat_joins_its_chase_with_its_own_lead(cast):
     _declare(cast, combat, "Teddy", "attack", "Jane")
     # Teddy 7 dice, Jane's escape 7 dice: 3 against 1; the Thug's Club 4 dice.
     _resolve(cast, combat, "Teddy", attack_dice="7 2 2 2 2 2 2", defense_dice="7 8 9 2 2 2 2")
+    _pursue(cast, combat, "Teddy")
     _resolve(cast, combat, "Thug", attack_dice="2 2 2 2")  # the same escape's 3 against 0
+    _pursue(cast, combat, "Thug")
     combat = _fresh(combat)
     chase = Chase.objects.get(scene=cast.scene, ended_at__isnull=True)
     leads = {p["predator"]: p["lead"] for p in chase.state["pursuits"]}
     assert leads == {f"p{cast.p['Teddy'].pk}": 2, f"p{cast.p['Thug'].pk}": 3}
     assert {s.participant.name for s in chase.sides.all()} == {"Jane", "Teddy", "Thug"}
-    assert "joins the chase as another Predator, Lead 3 (K1)" in combat.results[-1]["text"]
+    assert "joins the chase as another Predator, Lead 3 (K1)" in (
+        SceneLogEntry.objects.filter(scene=cast.scene, kind="combat").last().text
+    )
     assert not any("No chase started" in r["text"] for r in combat.reminders)
 
 
@@ -470,6 +525,7 @@ def test_an_attacker_does_not_join_a_chase_that_already_rolled(cast):
     _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
     _declare(cast, combat, "Teddy", "attack", "Jane")
     _resolve(cast, combat, "Teddy", attack_dice="7 2 2 2 2 2 2", defense_dice="7 8 9 2 2 2 2")
+    _pursue(cast, combat, "Teddy")
     chase = Chase.objects.get(scene=cast.scene, ended_at__isnull=True)
     chases.chase_round(
         chase=chase,
@@ -478,12 +534,13 @@ def test_an_attacker_does_not_join_a_chase_that_already_rolled(cast):
         dice={"prey": [2] * 7, f"p{cast.p['Teddy'].pk}": [2] * 5},  # Jane's 7, Teddy's 5
     )
     _resolve(cast, combat, "Thug", attack_dice="2 2 2 2")
+    _pursue(cast, combat, "Thug")
     combat = _fresh(combat)
     chase.refresh_from_db()
     assert [p["predator"] for p in chase.state["pursuits"]] == [f"p{cast.p['Teddy'].pk}"]
     assert (
         "Thug does not join the chase (A Predator joins a chase only before its first round (K1))"
-        in (combat.results[-1]["text"])
+        in SceneLogEntry.objects.filter(scene=cast.scene, kind="combat").last().text
     )
     assert combat.reminders[-1]["text"].startswith("Thug does not join the chase after Jane")
 
