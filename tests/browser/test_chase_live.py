@@ -197,8 +197,12 @@ def test_a_foot_chase_from_an_escape_through_maneuvers_and_an_obstacle_ends_in_a
     try:
         _live(table)
         # In a wod_dice round Frank attacks Jane, who escapes (D6): his 0 successes against
-        # her 5 leave the escape 5 to spare, and the chase starts with that head start (D9, K4).
+        # her 5 leave the escape 5 to spare; Frank's player elects to pursue and the
+        # storyteller taps it: the chase starts with that head start (D9, K4).
         combat_pk = _off_thread(lambda: _escape_in_a_round(table.scene_pk))
+        pursue = tablet.locator("form.pursue-form")
+        expect(pursue).to_contain_text("Does Frank pursue? (K4)", timeout=PUSH)
+        pursue.get_by_role("button", name="Frank pursues Jane").click()
         expect(tablet.locator("#chase .chase-turn")).to_have_text(
             "The storyteller rolls round 1.", timeout=PUSH
         )
