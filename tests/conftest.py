@@ -32,6 +32,20 @@ def _a_channel_layer_per_event_loop() -> Iterator[None]:
     channels.layers.channel_layers = shared
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup) -> Iterator[None]:
+    """pytest-django's test databases, with PostgreSQL's connection pools closed before they
+    are dropped (a pooled connection a live server's thread took would keep the test
+    database in use, and its drop would fail)."""
+    from django.db import connections
+
+    yield
+    for connection in connections.all():
+        close_pool = getattr(connection, "close_pool", None)
+        if close_pool is not None:
+            close_pool()
+
+
 @pytest.fixture(autouse=True)
 def _fast_passwords(settings) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
