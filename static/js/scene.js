@@ -375,6 +375,25 @@
     if (keep(event.detail.elt, config)) event.preventDefault();
   });
 
+  // Forms marked data-clear-after empty themselves once their post is taken, unless they were
+  // typed into again while it was under way: a push can show the result before the answer
+  // comes back, and a storyteller already typing the next NPC keeps what they typed.
+  function formValues(form) {
+    return new URLSearchParams(new FormData(form)).toString();
+  }
+
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const form = event.detail.elt.closest && event.detail.elt.closest("form[data-clear-after]");
+    if (form) form.dataset.sent = formValues(form);
+  });
+
+  document.addEventListener("htmx:afterRequest", (event) => {
+    const form = event.detail.elt.closest && event.detail.elt.closest("form[data-clear-after]");
+    if (!form || !event.detail.successful) return;
+    if (form.dataset.sent === formValues(form)) form.reset();
+    delete form.dataset.sent;
+  });
+
   document.addEventListener("htmx:sendError", (event) => {
     const config = event.detail.requestConfig;
     if (config && config.verb !== "get") keep(event.detail.elt, config);

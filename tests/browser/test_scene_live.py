@@ -192,6 +192,8 @@ def test_it_pushes_a_cost_to_one_phone_without_reload(live_url: str, browser) ->
                 tablet.get_by_label("hidden from the players").check()
             tablet.get_by_role("button", name="Add quick NPC").click()
             expect(tablet.locator("#scene-board .people")).to_contain_text(name)
+            # The form empties once its post is answered (a push may show the NPC first).
+            expect(tablet.locator("#npc-name")).to_have_value("")
         expect(tablet.locator("#challenge-board")).to_contain_text("Bouncer: challenge")
         expect(test.get_by_label("Kind")).to_have_value("simple")
         expect(test.get_by_label("Effect")).to_have_value("spots the knife")
@@ -280,3 +282,41 @@ def test_it_sends_a_tap_made_offline_once_when_back_or_drops_it_with_the_reason(
         desk.close()
     finally:
         _close(table)
+
+
+def test_a_name_typed_while_the_last_npc_is_being_added_is_kept(live_url: str, browser) -> None:
+    """The quick NPC form empties once its post is answered, unless the storyteller already
+    typed the next one meanwhile (the push may show the first NPC before the answer)."""
+    from playwright.sync_api import expect
+
+    _cast()
+    context = browser.new_context(viewport=TABLET)
+    try:
+        tablet = context.new_page()
+        _log_in(tablet, live_url, "st")
+        tablet.goto(f"{live_url}/scenes/")
+        tablet.get_by_label("Name").fill("Elysium")
+        tablet.get_by_role("button", name="Open the scene").click()
+        expect(tablet.get_by_role("heading", name="Elysium")).to_be_visible()
+        held = []
+        tablet.route("**/npcs/", lambda route: held.append(route))  # answered once typed over
+        tablet.get_by_text("Add an NPC").click()
+        tablet.locator("#npc-name").fill("Lurker")
+        tablet.get_by_label("hidden from the players").check()
+        tablet.get_by_role("button", name="Add quick NPC").click()
+        while not held:
+            tablet.wait_for_timeout(20)
+        tablet.locator("#npc-name").fill("Bouncer")
+        held[0].continue_()
+        tablet.unroute("**/npcs/")
+        expect(tablet.locator("#scene-board .people")).to_contain_text("Lurker")
+        expect(tablet.locator("#npc-name")).to_have_value("Bouncer")
+        expect(tablet.get_by_label("hidden from the players")).to_be_checked()
+
+        # A post nobody typed over empties the form, the hidden box too.
+        tablet.get_by_label("hidden from the players").uncheck()
+        tablet.get_by_role("button", name="Add quick NPC").click()
+        expect(tablet.locator("#scene-board .people")).to_contain_text("Bouncer")
+        expect(tablet.locator("#npc-name")).to_have_value("")
+    finally:
+        context.close()
