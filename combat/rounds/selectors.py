@@ -191,6 +191,9 @@ def board(scene: Scene) -> dict[str, Any]:
     if combat.ruleset == "met_bns":
         ctx = _bns(combat, members, public=False)
         ctx["members"] = [members[pid] for pid in combat.members if pid in members]
+        npcs = [m for m in ctx["members"] if m.npc]
+        # B5, B8, B9: the storyteller's forms for the NPCs, the same the phones have.
+        ctx["npc_prompts"] = bns_prompts(combat, members, npcs, storyteller=True)["mine"]
         return ctx
     ctx = _base(combat, members, public=False)
     ctx["members"] = [members[pid] for pid in combat.members if pid in members]
@@ -526,7 +529,15 @@ def test_pool(participant: Participant) -> dict[str, Any]:
     }
 
 
-def bns_prompts(combat: Combat, members: dict[int, Participant], own: list[Participant]) -> dict:
+def bns_prompts(
+    combat: Combat,
+    members: dict[int, Participant],
+    own: list[Participant],
+    *,
+    storyteller: bool = False,
+) -> dict:
+    """B5, B6, B8, B9: what each of ``own`` may do now (a player's phone), or, with
+    ``storyteller``, what the tablet may do for the NPCs (hidden ones included)."""
     from combat.rounds import bns
 
     state = bns._engine(combat)
@@ -560,7 +571,7 @@ def bns_prompts(combat: Combat, members: dict[int, Participant], own: list[Parti
             item["intend"] = (
                 members[int(call["who"])]
                 if call
-                and not members[int(call["who"])].hidden  # B9 on the tablet for a hidden one
+                and (storyteller or not members[int(call["who"])].hidden)  # B9: tablet only
                 and bns.may_intend(state, who, call["who"])
                 and who not in call["intents"]
                 else None
@@ -568,7 +579,7 @@ def bns_prompts(combat: Combat, members: dict[int, Participant], own: list[Parti
             item["targets"] = [
                 members[int(w.name)]
                 for w in state.fighters
-                if w.name != who and not w.out and not members[int(w.name)].hidden
+                if w.name != who and not w.out and (storyteller or not members[int(w.name)].hidden)
             ]
             if item["act_now"]:
                 item["pool"] = test_pool(p)
