@@ -461,6 +461,7 @@ def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> di
 
     state = bns._engine(combat)
     visible = {w for w in (str(pid) for pid in members) if not (public and members[int(w)].hidden)}
+    current, following = public_now_next(state, visible)
     rows = []
     for index, who in enumerate(state.order):
         if who not in visible:
@@ -470,7 +471,7 @@ def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> di
             {
                 "p": members[int(who)],
                 "initiative": f.initiative,
-                "now": who == state.current,
+                "now": who == current,
                 "done": f.done,
                 "delaying": f.delaying,
                 "prone": f.prone,
@@ -480,13 +481,7 @@ def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> di
                 "index": index,
             }
         )
-    current = state.current
-    nxt = None
-    if current in state.order:
-        for who in state.order[state.order.index(current) + 1 :]:
-            if who in visible and not state.fighter(who).done:
-                nxt = members[int(who)]
-                break
+    nxt = members[int(following)] if following else None
     call = combat.work.get("escape_call")
     if call and call["who"] not in visible:
         call = None
@@ -515,6 +510,38 @@ def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> di
         "paused": combat.paused,
         "actions": list(bns.ACTION_LABELS.items()),
     }
+
+
+def public_now(state: Any, visible: set[str]) -> str | None:
+    """Whose turn the order shows, over the ``visible`` characters only: the fight as it would
+    run without the hidden NPCs. While a hidden NPC acts (its surprise action, its initiative
+    or its stepping back in, B7, B8) the order already shows the first visible character after
+    it who still acts this round, exactly what it would show if that NPC did not exist: no
+    "the storyteller" of its own, no row left unlit, no gap."""
+    current = state.current
+    if current is None or current in visible:
+        return current
+    if state.surprise_by == current or (state.queue and state.queue[0] == current):
+        start = state.cursor
+    else:
+        start = state.order.index(current) + 1 if current in state.order else state.cursor
+    for who in state.order[start:]:
+        f = state.fighter(who)
+        if who in visible and not (f.done or f.out or f.delaying):
+            return who
+    return None
+
+
+def public_now_next(state: Any, visible: set[str]) -> tuple[str | None, str | None]:
+    """Now and next over the ``visible`` characters (:func:`public_now`); next is the first
+    visible character after now who has not finished this round."""
+    now = public_now(state, visible)
+    if now not in state.order:
+        return now, None
+    for who in state.order[state.order.index(now) + 1 :]:
+        if who in visible and not state.fighter(who).done:
+            return now, who
+    return now, None
 
 
 def test_pool(participant: Participant) -> dict[str, Any]:
@@ -560,14 +587,11 @@ def bns_prompts(
             item["delaying"] = f.delaying and not f.out
             item["escape"] = f.escape.value.replace("_", " ") if f.escape else ""
             item["prone"] = f.prone
-            order = [w for w in state.order if not members[int(w)].hidden or w == who]
-            item["next"] = (
-                not item["act_now"]
-                and state.current in order
-                and who in order
-                and order.index(who) == order.index(state.current) + 1
-                and not f.done
-            )
+            # While a hidden NPC acts, the order shows the next visible character as now
+            # (public_now): that one, and the one after it, are told they are next.
+            seen = {w for w in state.order if storyteller or not members[int(w)].hidden}
+            now, following = public_now_next(state, seen | {who})
+            item["next"] = not item["act_now"] and not f.done and who in (now, following)
             item["intend"] = (
                 members[int(call["who"])]
                 if call
