@@ -509,6 +509,9 @@ def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> di
         "token": services.state_token(combat),
         "paused": combat.paused,
         "actions": list(bns.ACTION_LABELS.items()),
+        # The soft timer of the action the round waits on (words only; the storyteller
+        # decides, nothing is filled in): the tablet's alone, the phones' is on their prompt.
+        "deadline": services.declare_deadline(combat) if state.current and not public else None,
     }
 
 
@@ -616,6 +619,8 @@ def bns_prompts(
         "paused": combat.paused,
         "actions": list(bns.ACTION_LABELS.items()),
         "phase": state.phase.value,
+        # The soft timer of the action the round waits on, shown to who may act now.
+        "deadline": services.declare_deadline(combat) if in_round else None,
     }
 
 
