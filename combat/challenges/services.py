@@ -356,6 +356,7 @@ def challenge_start(
     expected_seq: int | None = None,
     key: str | None = None,
     in_round: bool = False,
+    defender_prone: bool | None = None,
 ) -> Challenge:
     """C1: a player (for their own character) or the storyteller (for an NPC, or a test of a
     player's character from the tablet) starts a challenge. A contested challenge waits for
@@ -363,7 +364,9 @@ def challenge_start(
     unless the storyteller started it and the player still has to bid.
 
     ``in_round``: a met_bns round's action opens it (B6); the round's service has checked
-    that ``by`` may act for the attacker (the storyteller may act for any character there)."""
+    that ``by`` may act for the attacker (the storyteller may act for any character there).
+    ``defender_prone``: the defender's prone state in that round (B10), which its pool then
+    counts instead of the answer's own "I am prone"."""
     as_st = is_storyteller_of_scene(by, scene)
     if mode not in MODES:
         raise ChallengeError(f"Unknown kind of challenge: {mode}.")
@@ -454,6 +457,8 @@ def challenge_start(
             "attack": attack,
             "mind_control": mind_control,
         }
+        if defender_prone is not None:
+            options["round_prone"] = bool(defender_prone)  # B10, from the round's state
         if mob:
             # C16: at most five attackers; every one bids (from its own phone) before the
             # defender answers; the defender is -1 per attacker beyond the first.
@@ -613,7 +618,7 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
     defender = None
     if d_sheet is not None:
         prone = sheets.prone_modifier(
-            prone=bool(d_opts.get("prone")),
+            prone=bool(options["round_prone"] if "round_prone" in options else d_opts.get("prone")),
             category=category,
             ranged_far=bool(options.get("ranged") and options.get("ranged_far")),
         )

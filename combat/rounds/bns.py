@@ -225,13 +225,15 @@ def bns_act(
     target: Participant | None = None,
     against_physical: bool = False,
     pool: dict | None = None,
+    ranged_far: bool = False,
     at: str | None = None,
     key: str | None = None,
 ) -> Combat:
     """B6, B7, B10: the character whose initiative it is takes its standard and/or simple
     action (the starter's first action is the surprise action, B7). An attack, a challenge or
     a power on a target opens a met_bns challenge on both sides' screens
-    (:func:`resolve_attack`), with the test pool ``pool`` names (attribute, skill, weapon)."""
+    (:func:`resolve_attack`), with the test pool ``pool`` names (attribute, skill, weapon);
+    ``ranged_far``: a physical ranged attack from more than three steps (B10)."""
     with transaction.atomic():
         scene, combat = _lock(combat)
         _member(combat, participant)
@@ -275,7 +277,15 @@ def bns_act(
         if target is not None:
             text += f" on {target.name}"
             text += resolve_attack(
-                scene, combat, by, participant, target, _challenging(std, smp), pool or {}
+                scene,
+                combat,
+                by,
+                participant,
+                target,
+                _challenging(std, smp),
+                pool or {},
+                prone=state.fighter(_who(target)).prone,
+                ranged_far=ranged_far,
             )
         public = _visible(participant) and (target is None or _visible(target))
         concerns = [participant] + ([target] if target else [])
@@ -310,11 +320,16 @@ def resolve_attack(
     target: Participant,
     action: bns.Action | None,
     pool: dict,
+    *,
+    prone: bool = False,
+    ranged_far: bool = False,
 ) -> str:
     """B1-B3: an attack, a challenge or a power used on a target opens a met_bns challenge
     between the two, in this transaction: the target's phone (the storyteller's board for an
     NPC) answers with its own test pool and both sides throw, retest and take the result as any
-    challenge (combat/challenges/), damage by B3 for an attack. Returns the log line's tail."""
+    challenge (combat/challenges/), damage by B3 for an attack. B10: the target's prone state
+    in the round goes into its defense pool (-2 within three steps, +2 against a physical
+    ranged attack from further, ``ranged_far``). Returns the log line's tail."""
     from combat.challenges.services import ChallengeError, challenge_start
 
     category = CHALLENGES.get(action) if action is not None else None
@@ -335,6 +350,9 @@ def resolve_attack(
             what=label.casefold(),
             effect=f"{label} in round {combat.round_number}",
             in_round=True,
+            defender_prone=prone,
+            ranged=ranged_far,
+            ranged_far=ranged_far,
         )
     except ChallengeError as error:
         raise RoundError(str(error)) from None

@@ -122,6 +122,7 @@ class BnsActForm(_Base):
     simple = forms.CharField(max_length=40, required=False)
     target = forms.IntegerField(min_value=1, required=False)
     against_physical = forms.BooleanField(required=False)
+    ranged_far = forms.BooleanField(required=False)  # B10: ranged, from more than 3 steps
     # B1: the test pool of a challenge the action opens (blank: the action's own attribute).
     attribute = forms.CharField(max_length=40, required=False)
     skill = forms.CharField(max_length=80, required=False)

@@ -192,6 +192,9 @@ def board(scene: Scene) -> dict[str, Any]:
     if combat.ruleset == "met_bns":
         ctx = _bns(combat, members, public=False)
         ctx["members"] = [members[pid] for pid in combat.members if pid in members]
+        npcs = [m for m in ctx["members"] if m.npc]
+        # B5, B8, B9: the storyteller's forms for the NPCs, the same the phones have.
+        ctx["npc_prompts"] = bns_prompts(combat, members, npcs, storyteller=True)["mine"]
         return ctx
     ctx = _base(combat, members, public=False)
     ctx["members"] = [members[pid] for pid in combat.members if pid in members]
@@ -470,6 +473,7 @@ def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> di
 
     state = bns._engine(combat)
     visible = {w for w in (str(pid) for pid in members) if not (public and members[int(w)].hidden)}
+    current, following = public_now_next(state, visible)
     rows = []
     for index, who in enumerate(state.order):
         if who not in visible:
@@ -479,7 +483,7 @@ def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> di
             {
                 "p": members[int(who)],
                 "initiative": f.initiative,
-                "now": who == state.current,
+                "now": who == current,
                 "done": f.done,
                 "delaying": f.delaying,
                 "prone": f.prone,
@@ -489,13 +493,7 @@ def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> di
                 "index": index,
             }
         )
-    current = state.current
-    nxt = None
-    if current in state.order:
-        for who in state.order[state.order.index(current) + 1 :]:
-            if who in visible and not state.fighter(who).done:
-                nxt = members[int(who)]
-                break
+    nxt = members[int(following)] if following else None
     call = combat.work.get("escape_call")
     if call and call["who"] not in visible:
         call = None
@@ -523,7 +521,42 @@ def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> di
         "token": services.state_token(combat),
         "paused": combat.paused,
         "actions": list(bns.ACTION_LABELS.items()),
+        # The soft timer of the action the round waits on (words only; the storyteller
+        # decides, nothing is filled in): the tablet's alone, the phones' is on their prompt.
+        "deadline": services.declare_deadline(combat) if state.current and not public else None,
     }
+
+
+def public_now(state: Any, visible: set[str]) -> str | None:
+    """Whose turn the order shows, over the ``visible`` characters only: the fight as it would
+    run without the hidden NPCs. While a hidden NPC acts (its surprise action, its initiative
+    or its stepping back in, B7, B8) the order already shows the first visible character after
+    it who still acts this round, exactly what it would show if that NPC did not exist: no
+    "the storyteller" of its own, no row left unlit, no gap."""
+    current = state.current
+    if current is None or current in visible:
+        return current
+    if state.surprise_by == current or (state.queue and state.queue[0] == current):
+        start = state.cursor
+    else:
+        start = state.order.index(current) + 1 if current in state.order else state.cursor
+    for who in state.order[start:]:
+        f = state.fighter(who)
+        if who in visible and not (f.done or f.out or f.delaying):
+            return who
+    return None
+
+
+def public_now_next(state: Any, visible: set[str]) -> tuple[str | None, str | None]:
+    """Now and next over the ``visible`` characters (:func:`public_now`); next is the first
+    visible character after now who has not finished this round."""
+    now = public_now(state, visible)
+    if now not in state.order:
+        return now, None
+    for who in state.order[state.order.index(now) + 1 :]:
+        if who in visible and not state.fighter(who).done:
+            return now, who
+    return now, None
 
 
 def test_pool(participant: Participant) -> dict[str, Any]:
@@ -538,7 +571,15 @@ def test_pool(participant: Participant) -> dict[str, Any]:
     }
 
 
-def bns_prompts(combat: Combat, members: dict[int, Participant], own: list[Participant]) -> dict:
+def bns_prompts(
+    combat: Combat,
+    members: dict[int, Participant],
+    own: list[Participant],
+    *,
+    storyteller: bool = False,
+) -> dict:
+    """B5, B6, B8, B9: what each of ``own`` may do now (a player's phone), or, with
+    ``storyteller``, what the tablet may do for the NPCs (hidden ones included)."""
     from combat.rounds import bns
 
     state = bns._engine(combat)
@@ -561,18 +602,15 @@ def bns_prompts(combat: Combat, members: dict[int, Participant], own: list[Parti
             item["delaying"] = f.delaying and not f.out
             item["escape"] = f.escape.value.replace("_", " ") if f.escape else ""
             item["prone"] = f.prone
-            order = [w for w in state.order if not members[int(w)].hidden or w == who]
-            item["next"] = (
-                not item["act_now"]
-                and state.current in order
-                and who in order
-                and order.index(who) == order.index(state.current) + 1
-                and not f.done
-            )
+            # While a hidden NPC acts, the order shows the next visible character as now
+            # (public_now): that one, and the one after it, are told they are next.
+            seen = {w for w in state.order if storyteller or not members[int(w)].hidden}
+            now, following = public_now_next(state, seen | {who})
+            item["next"] = not item["act_now"] and not f.done and who in (now, following)
             item["intend"] = (
                 members[int(call["who"])]
                 if call
-                and not members[int(call["who"])].hidden  # B9 on the tablet for a hidden one
+                and (storyteller or not members[int(call["who"])].hidden)  # B9: tablet only
                 and bns.may_intend(state, who, call["who"])
                 and who not in call["intents"]
                 else None
@@ -580,7 +618,7 @@ def bns_prompts(combat: Combat, members: dict[int, Participant], own: list[Parti
             item["targets"] = [
                 members[int(w.name)]
                 for w in state.fighters
-                if w.name != who and not w.out and not members[int(w.name)].hidden
+                if w.name != who and not w.out and (storyteller or not members[int(w.name)].hidden)
             ]
             if item["act_now"]:
                 item["pool"] = test_pool(p)
@@ -593,6 +631,8 @@ def bns_prompts(combat: Combat, members: dict[int, Participant], own: list[Parti
         "paused": combat.paused,
         "actions": list(bns.ACTION_LABELS.items()),
         "phase": state.phase.value,
+        # The soft timer of the action the round waits on, shown to who may act now.
+        "deadline": services.declare_deadline(combat) if in_round else None,
     }
 
 

@@ -300,6 +300,7 @@ def round_bns_act(request, *, scene, combat, data) -> None:
         simple=data["simple"] or None,
         target=_participant(scene, data["target"]),
         against_physical=data["against_physical"],
+        ranged_far=data["ranged_far"],
         pool={k: data[k] or None for k in ("attribute", "skill", "weapon")},
         at=data["at"] or None,
         key=data["key"] or None,

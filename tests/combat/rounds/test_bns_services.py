@@ -206,3 +206,72 @@ def test_an_attack_on_its_initiative_opens_a_bns_challenge_for_both_phones(docks
         st.pk,
         "answer",
     )
+
+
+@pytest.mark.parametrize(("ranged_far", "pool"), [(False, 4), (True, 8)])
+def test_a_prone_defender_in_the_round_takes_b10_into_the_challenge(docks, ranged_far, pool):
+    """B10: a character the round knows is prone defends at -2 against a physical attack
+    within three steps, +2 against a physical ranged one from further: the challenge the
+    round opens takes it from the round, whatever the answer ticks."""
+    from combat.challenges.services import challenge_answer, engine_of
+    from combat.models import Challenge
+
+    st, users, p, scene = docks
+    combat = bns.bns_start(scene=scene, by=st, participants=list(p.values()), rng=random.Random(1))
+    bns.bns_mediate(combat=combat, by=st, agreed=False)
+    bns.bns_assess(combat=combat, by=st, participants=list(p.values()))
+    bns.bns_finish(combat=combat, by=users["Ana"], participant=p["Ana"])
+    bns.bns_finish(combat=combat, by=users["Bo"], participant=p["Bo"])
+    bns.bns_act(combat=combat, by=users["Cy"], participant=p["Cy"], simple="drop_prone")
+    bns.bns_end_round(combat=combat, by=st)
+    assert _state(combat).fighter(str(p["Cy"].pk)).prone
+    bns.bns_act(
+        combat=combat,
+        by=users["Ana"],
+        participant=p["Ana"],
+        standard="attack",
+        target=p["Cy"],
+        pool={"attribute": "Physical"},
+        ranged_far=ranged_far,
+    )
+    ch = Challenge.objects.get(attacker=p["Ana"], defender=p["Cy"])
+    assert ch.options["round_prone"] is True
+    ch = challenge_answer(
+        scene=scene,
+        challenge=ch,
+        by=users["Cy"],
+        side="defender",
+        answer="bid",
+        attribute="Physical",
+    )
+    assert engine_of(Challenge.objects.get(pk=ch.pk)).defender.pool == pool  # Physical 6 ∓ 2
+
+
+def test_a_standing_defender_in_the_round_is_not_prone_in_the_challenge(docks):
+    """B10: the round says the defender stands: a ticked "I am prone" does not count."""
+    from combat.challenges.services import challenge_answer, engine_of
+    from combat.models import Challenge
+
+    st, users, p, scene = docks
+    combat = bns.bns_start(scene=scene, by=st, participants=list(p.values()), rng=random.Random(1))
+    bns.bns_mediate(combat=combat, by=st, agreed=False)
+    bns.bns_assess(combat=combat, by=st, participants=list(p.values()))
+    bns.bns_act(
+        combat=combat,
+        by=users["Ana"],
+        participant=p["Ana"],
+        standard="attack",
+        target=p["Cy"],
+        pool={"attribute": "Physical"},
+    )
+    ch = Challenge.objects.get(attacker=p["Ana"], defender=p["Cy"])
+    ch = challenge_answer(
+        scene=scene,
+        challenge=ch,
+        by=users["Cy"],
+        side="defender",
+        answer="bid",
+        attribute="Physical",
+        prone=True,
+    )
+    assert engine_of(Challenge.objects.get(pk=ch.pk)).defender.pool == 6

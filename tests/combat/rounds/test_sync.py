@@ -407,3 +407,56 @@ def test_a_hidden_npcs_fair_escape_reaches_no_phone(
     for user in users.values():
         log = " ".join(e.text for e in scene_selectors.log_for_player(fresh, user))
         assert "Ghost" not in log
+
+
+def test_a_hidden_npcs_turn_leaves_the_players_order_as_if_it_were_not_there(
+    docks, pushes, django_capture_on_commit_callbacks
+):
+    """A hidden NPC never shows in the met_bns order, not even by its turn: while it acts, the
+    order every phone sees already shows the first visible character after it as now (what the
+    order would show without that NPC), never "the storyteller" or no row lit, and its acting
+    and finishing change nothing in the order a player is pushed."""
+    import re
+
+    from combat import services as scene_services
+    from combat.rounds import bns
+
+    st, users, p, scene = docks
+    ghost = scene_services.scene_add_npc(
+        scene=scene, by=st, name="Ghost", pools={"Physical": 12, "Mental": 12}, hidden=True
+    )
+    combat = Combat.objects.get
+    everyone = [*p.values(), ghost]
+
+    def order(html: str) -> str:
+        found = re.search(r'<p class="now-next">.*?</ol>', html, re.S)
+        assert found, html[:500]
+        return found.group(0)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        bns.bns_start(scene=scene, by=st, participants=everyone, rng=random.Random(3))
+        bns.bns_mediate(combat=combat(), by=st, agreed=False)
+        bns.bns_assess(combat=combat(), by=st, participants=everyone)
+    assert bns._engine(combat()).current == str(ghost.pk)
+    fresh = Scene.objects.get(pk=scene.pk)
+    seen = order(fragments.players_state(fresh))
+    assert "the storyteller" not in seen and "Ghost" not in seen
+    assert "<b>Ana</b>" in seen and "Next</span> Bo" in seen
+    assert re.search(r'<li class="now">Ana ', seen)
+    assert "You&#x27;re next: Bo" in fragments.private_state(fresh, users["Bo"]) or (
+        "You're next: Bo" in fragments.private_state(fresh, users["Bo"])
+    )
+    for step in (
+        lambda: bns.bns_act(combat=combat(), by=st, participant=ghost, simple="move"),
+        lambda: bns.bns_finish(combat=combat(), by=st, participant=ghost),
+    ):
+        pushes.clear()
+        with django_capture_on_commit_callbacks(execute=True):
+            step()
+        fresh = Scene.objects.get(pk=scene.pk)
+        assert order(fragments.players_state(fresh)) == seen
+        for user in users.values():
+            assert "Ghost" not in fragments.private_state(fresh, user)
+        assert not [s.group for s in pushes if not s.group.endswith(".st") and "Ghost" in s.html]
+    assert bns._engine(combat()).current == str(p["Ana"].pk)
+    assert "Act now" in fragments.private_state(fresh, users["Ana"])

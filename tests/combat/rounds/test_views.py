@@ -247,3 +247,66 @@ def test_the_tablet_refuses_typed_dice_other_than_the_pool_and_changes_nothing(c
     )
     assert r.status_code == 200, r.content.decode()[:400]
     assert _fresh(combat).grapples[0]["control"] == 3
+
+
+def test_the_tablet_sets_an_npcs_celerity_and_its_fair_escape(docks):
+    """B5, B9: the storyteller has the phones' forms for the NPCs: Celerity rounds (kept until
+    changed) and a fair escape at the start of the NPC's initiative, through the same
+    services, acting for the NPC; a player cannot post them for an NPC."""
+    from combat import services as scene_services
+    from combat.rounds import bns
+
+    st, users, p, scene = docks
+    hound = scene_services.scene_add_npc(
+        scene=scene, by=st, name="Hound", pools={"Physical": 12, "Mental": 3, "Celerity": 2}
+    )
+    c = {n: client_for(u) for n, u in users.items()}
+    c["st"] = client_for(st)
+    who = [x.pk for x in (*p.values(), hound)]
+    assert _post(c["st"], scene, "start", who=who).status_code == 200
+    r = _post(c["st"], scene, "bns-mediate", agreed="false")
+    board = r.content.decode()
+    assert "Hound&#x27;s Celerity rounds" in board or "Hound's Celerity rounds" in board
+    r = _post(c["Ana"], scene, "bns-celerity", participant=hound.pk, rounds=2, **{"from": "phone"})
+    assert r.status_code == 409 and "not your character" in r.content.decode()
+    assert str(hound.pk) not in Combat.objects.get().haste
+    r = _post(c["st"], scene, "bns-celerity", participant=hound.pk, rounds=2)
+    assert r.status_code == 200, r.content.decode()[:500]
+    assert Combat.objects.get().haste[str(hound.pk)] == 2
+    r = _post(c["st"], scene, "bns-assess", who=who)
+    board = r.content.decode()
+    assert bns._engine(Combat.objects.get()).current == str(hound.pk)  # initiative 12 (B4)
+    assert "Fair escape for Hound (B9)" in board
+    r = _post(c["st"], scene, "bns-escape", participant=hound.pk)
+    assert r.status_code == 200, r.content.decode()[:500]
+    assert Combat.objects.get().work["escape_call"]["who"] == str(hound.pk)
+    assert "I intend to attack Hound" in c["Cy"].get(f"/scenes/{scene.pk}/phone/").content.decode()
+    r = _post(c["st"], scene, "bns-escape-settle")
+    assert bns._engine(Combat.objects.get()).escapes == {str(hound.pk): "escaped"}
+    r = _post(c["st"], scene, "bns-end-round")
+    state = bns._engine(Combat.objects.get())
+    assert state.fighter(str(hound.pk)).out and str(hound.pk) not in state.order  # B9
+
+
+def test_the_tablet_announces_an_npcs_intent_to_attack_an_escaping_character(docks):
+    """B9: an NPC yet to act may intend to attack a character trying to escape; the
+    storyteller posts it from the tablet."""
+    from combat import services as scene_services
+
+    st, users, p, scene = docks
+    goon = scene_services.scene_add_npc(
+        scene=scene, by=st, name="Goon", pools={"Physical": 2, "Mental": 2, "Social": 1}
+    )
+    c = {n: client_for(u) for n, u in users.items()}
+    c["st"] = client_for(st)
+    who = [x.pk for x in (*p.values(), goon)]
+    _post(c["st"], scene, "start", who=who)
+    _post(c["st"], scene, "bns-mediate", agreed="false")
+    _post(c["st"], scene, "bns-assess", who=who)
+    _post(c["Ana"], scene, "bns-escape", participant=p["Ana"].pk, **{"from": "phone"})
+    board = c["st"].get(f"/scenes/{scene.pk}/").content.decode()
+    assert "Goon intends to attack Ana (B9)</button>" in board
+    r = _post(c["st"], scene, "bns-intent", participant=goon.pk)
+    assert r.status_code == 200, r.content.decode()[:500]
+    assert Combat.objects.get().work["escape_call"]["intents"] == [str(goon.pk)]
+    assert "Goon intends to attack Ana (B9)</button>" not in r.content.decode()
