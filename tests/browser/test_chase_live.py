@@ -14,6 +14,7 @@ condition of the page.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,6 +161,29 @@ def _live(table: Table) -> None:
         expect(page.locator("#scene-freshness")).to_contain_text("live", timeout=PUSH)
 
 
+def _settle(tablet) -> None:
+    """Wait until the tablet shows the scene's latest change (the board's highest
+    ``data-seq`` reaches the scene's): no push of an earlier change is still on its way to
+    replace, under the finger, a form about to be typed into."""
+    from combat.models import Scene
+
+    scene_pk = int(re.search(r"/scenes/(\d+)/", tablet.url).group(1))
+    seq = _off_thread(lambda: Scene.objects.get(pk=scene_pk).seq)
+    tablet.wait_for_function(
+        """(seq) => Math.max(0, ...[...document.querySelectorAll('#scene-board [data-seq]')]
+          .map((e) => Number(e.dataset.seq))) >= seq""",
+        arg=seq,
+        timeout=PUSH,
+    )
+
+
+def _submit(tablet, button, path: str) -> None:
+    """Tap a tablet button, then wait for its answer and for the pushes of the change."""
+    with tablet.expect_response(lambda r: path in r.url and r.request.method == "POST"):
+        button.click()
+    _settle(tablet)
+
+
 def _start(tablet, *, start: str, prey: str, predators: list[str], **fields: str) -> None:
     form = tablet.locator("#chase form[action$='/chase/start/']")
     form.locator("select[name=start]").select_option(start)
@@ -168,15 +192,16 @@ def _start(tablet, *, start: str, prey: str, predators: list[str], **fields: str
         form.locator("fieldset.predators").get_by_label(name, exact=True).check()
     for name, value in fields.items():
         form.locator(f"[name={name}]").fill(value)
-    form.get_by_role("button", name="Start the chase").click()
+    _submit(tablet, form.get_by_role("button", name="Start the chase"), "/chase/start/")
 
 
 def _roll(tablet, dice: dict[str, str], button: str = "Roll round") -> None:
     """Type the table's dice for each side (by name) and roll."""
+    _settle(tablet)
     form = tablet.locator("#chase form.chase-roll")
     for name, faces in dice.items():
         form.locator(".roll-row", has_text=name).locator("input[name^=dice-]").fill(faces)
-    form.get_by_role("button", name=button).click()
+    _submit(tablet, form.get_by_role("button", name=button), "/chases/")
 
 
 def _track(page, name: str):
@@ -202,7 +227,7 @@ def test_a_foot_chase_from_an_escape_through_maneuvers_and_an_obstacle_ends_in_a
         combat_pk = _off_thread(lambda: _escape_in_a_round(table.scene_pk))
         pursue = tablet.locator("form.pursue-form")
         expect(pursue).to_contain_text("Does Frank pursue? (K4)", timeout=PUSH)
-        pursue.get_by_role("button", name="Frank pursues Jane").click()
+        _submit(tablet, pursue.get_by_role("button", name="Frank pursues Jane"), "/pursue")
         expect(tablet.locator("#chase .chase-turn")).to_have_text(
             "The storyteller rolls round 1.", timeout=PUSH
         )
@@ -239,9 +264,10 @@ def test_a_foot_chase_from_an_escape_through_maneuvers_and_an_obstacle_ends_in_a
         expect(_track(frank, "Frank").locator(".lead")).to_have_text("7", timeout=PUSH)
         obstacle = tablet.locator("#chase form[action$='/obstacle/']")
         expect(obstacle).to_contain_text("for Frank", timeout=PUSH)
+        _settle(tablet)
         obstacle.locator("[name=label]").fill("A chain-link fence")
         obstacle.locator("[name=difficulty]").fill("7")
-        obstacle.get_by_role("button", name="Set the obstacle").click()
+        _submit(tablet, obstacle.get_by_role("button", name="Set the obstacle"), "/obstacle/")
 
         # Frank's phone offers Damnit! (+3 Lead to the Prey); he takes it.
         damnit = frank.locator("#chase-prompts button[data-maneuver=damnit]")
@@ -250,7 +276,8 @@ def test_a_foot_chase_from_an_escape_through_maneuvers_and_an_obstacle_ends_in_a
         _shot(frank, "2-frank-damnit")
         damnit.click()
         expect(tablet.locator("#chase")).to_contain_text("Damnit!", timeout=PUSH)
-        tablet.get_by_role("button", name="Roll the obstacle").click()
+        _settle(tablet)
+        _submit(tablet, tablet.get_by_role("button", name="Roll the obstacle"), "/obstacle/roll/")
         for phone in (jane, frank):
             expect(_track(phone, "Frank").locator(".lead")).to_have_text("10", timeout=PUSH)
 
@@ -308,7 +335,10 @@ def test_two_predators_each_with_its_own_lead_and_one_catches_the_prey(
         expect(prompt).to_contain_text("against Frank", timeout=PUSH)
         # The Hound is an NPC: its maneuver is the storyteller's (Tail, +1 Lead to the Prey).
         step = prompt.locator("input[name=step]").first.input_value()
-        tablet.locator("#chase .npc-maneuvers button[data-maneuver=tail]").click()
+        _settle(tablet)
+        _submit(
+            tablet, tablet.locator("#chase .npc-maneuvers button[data-maneuver=tail]"), "/maneuver/"
+        )
         expect(_track(jane, "Hound").locator(".lead")).to_have_text("2", timeout=PUSH)
         # Her prompt is her private part, a push of its own: tap it once it is the new step's.
         expect(prompt.locator("input[name=step]").first).not_to_have_value(step, timeout=PUSH)
@@ -321,6 +351,7 @@ def test_two_predators_each_with_its_own_lead_and_one_catches_the_prey(
         # K11: with a Lead of 2 the Hound may attack. The storyteller rolls its claws as a
         # power (6 dice, split −3, D14): 3 successes against Jane's automatic dodge's 0;
         # damage 3 + 2 = 5 dice: 2 bashing, which Jane (Stamina 0, no armor) cannot soak.
+        _settle(tablet)
         tablet.locator("#chase details.chase-more summary").click()
         attack = tablet.locator("#chase form.chase-attack")
         attack.locator("[name=attacker]").select_option(label="Hound")
@@ -332,7 +363,7 @@ def test_two_predators_each_with_its_own_lead_and_one_catches_the_prey(
         attack.locator("[name=dice_attack]").fill("9 9 9")
         attack.locator("[name=dice_dodge]").fill("2 2 2 2 2")
         attack.locator("[name=dice_damage]").fill("6 6 2 2 2")
-        attack.get_by_role("button", name="Attack").click()
+        _submit(tablet, attack.get_by_role("button", name="Attack"), "/attack/")
         for page in (jane, frank):
             expect(page.locator("#chase-public .chase-steps")).to_contain_text(
                 "Hound attacks Jane", timeout=PUSH
