@@ -334,6 +334,9 @@
     setTimeout(() => item.remove(), kind === "error" ? 20000 : 6000);
   }
 
+  // The keeping of half-made forms (below) tells here what a push swept away.
+  document.addEventListener("scene:notice", (event) => notice(event.detail.text, event.detail.kind));
+
   function loadQueue() {
     try {
       return JSON.parse(sessionStorage.getItem(QUEUE_KEY) || "[]");
@@ -518,13 +521,64 @@
     return null;
   }
 
+  // The field being typed in, if a push replaces its form: the new form's field takes the focus
+  // (and the selection) back, so the next keystroke lands where the person was typing.
+  function focusOf(saved) {
+    const el = document.activeElement;
+    const form = el && el.form;
+    const name = form ? nameOf(form) : "";
+    if (!name || !saved.has(name)) return null;
+    let range = null;
+    try {
+      range = [el.selectionStart, el.selectionEnd, el.selectionDirection];
+    } catch (error) {
+      range = null; // a number input has no selection to ask for
+    }
+    return { name, index: fieldsOf(form).indexOf(el), range };
+  }
+
+  function refocus(focus) {
+    const form = focus && find(focus.name);
+    if (!form || form.tagName !== "FORM") return;
+    const active = document.activeElement;
+    if (active && active !== document.body && active.isConnected) return; // focus went elsewhere
+    const el = fieldsOf(form)[focus.index];
+    if (!el) return;
+    el.focus({ preventScroll: true });
+    if (focus.range && focus.range[0] !== null) {
+      try {
+        el.setSelectionRange(...focus.range);
+      } catch (error) {
+        // not a text field any more: focus alone will do
+      }
+    }
+  }
+
+  function typedIn(el) {
+    if (el.type === "checkbox" || el.type === "radio") return el.checked !== el.defaultChecked;
+    if (el.tagName === "SELECT") return [...el.options].some((o) => o.selected !== o.defaultSelected);
+    return el.value !== el.defaultValue;
+  }
+
+  // What a person would call the form: its data-label, else its first typed field's label.
+  function titleOf(form, fields) {
+    if (form.dataset.label) return form.dataset.label;
+    const el = fields.find(typedIn) || fields[0];
+    const label = el.getAttribute("aria-label") || (el.labels[0] && el.labels[0].textContent);
+    return (label || el.name).trim().replace(/\s+/g, " ");
+  }
+
   function snapshot() {
     const saved = new Map();
     document.querySelectorAll("form").forEach((form) => {
       const name = nameOf(form);
       const fields = fieldsOf(form);
       if (!name || !fields.length || saved.has(name)) return;
-      saved.set(name, { node: form, fields: fields.map((el) => [el.name, valueOf(el)]) });
+      saved.set(name, {
+        node: form,
+        fields: fields.map((el) => [el.name, valueOf(el)]),
+        typed: fields.some(typedIn) ? titleOf(form, fields) : "",
+      });
     });
     // A <details> (a form folded away) stays open or shut as the person left it.
     document.querySelectorAll("details").forEach((box) => {
@@ -534,7 +588,21 @@
     return saved;
   }
 
+  // A form typed into that a push took away (its step is over: someone else answered, the round
+  // moved on) is said once, so nobody taps the next form believing their digits went.
+  function sweptAway(saved) {
+    const lost = [];
+    saved.forEach((old, name) => {
+      if (old.typed && !old.node.isConnected && !find(name)) lost.push(old.typed);
+      old.typed = "";
+    });
+    if (!lost.length) return;
+    const text = "Not sent, the scene moved on: what you typed in “" + lost.join("”, “") + "”.";
+    document.dispatchEvent(new CustomEvent("scene:notice", { detail: { text, kind: "info" } }));
+  }
+
   function restore(saved) {
+    const focus = saved.focus;
     saved.forEach((old, name) => {
       const now = find(name);
       if (!now || now === old.node) return;
@@ -553,6 +621,8 @@
         } else el.value = value;
       });
     });
+    refocus(focus);
+    sweptAway(saved);
   }
 
   // The form whose post the server just took: its reply draws it afresh (a sent "why" is not
@@ -562,6 +632,7 @@
   function before() {
     saved = snapshot();
     if (sent) saved.delete(sent);
+    saved.focus = focusOf(saved);
   }
   function after() {
     if (saved) restore(saved);

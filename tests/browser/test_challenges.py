@@ -8,12 +8,12 @@ sheets are read back from the pages and the ledger.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import pytest
 
 from characters.services import ledger_spend
+from tests.browser.threads import off_loop
 from tests.combat.challenges.conftest import Table, make_table
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,29 +29,6 @@ class Screens:
     d: object
     st: object
     scene_url: str
-
-
-def _off_loop(fn, *args, **kwargs):
-    """Run a service call in its own thread: its pushes (async_to_sync) cannot run in the
-    test thread, where Playwright's event loop lives."""
-    out: dict[str, object] = {}
-
-    def run() -> None:
-        try:
-            out["value"] = fn(*args, **kwargs)
-        except BaseException as error:  # re-raised in the test thread
-            out["error"] = error
-        finally:
-            from django.db import connection
-
-            connection.close()
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    worker.join()
-    if "error" in out:
-        raise out["error"]  # type: ignore[misc]
-    return out.get("value")
 
 
 def _open(browser, live_url: str, username: str, url: str, viewport: dict) -> object:
@@ -71,7 +48,7 @@ def _screens(browser, live_url: str, ruleset: str) -> Screens:
     (a push that lands while a form is being filled in re-renders it, closing it)."""
     from playwright.sync_api import expect
 
-    t = _off_loop(make_table, ruleset)
+    t = off_loop(make_table, ruleset)
     scene = f"{live_url}/scenes/{t.scene.pk}/"
     s = Screens(
         t,
@@ -258,14 +235,14 @@ def test_a_static_test_against_the_storyteller(browser, live_url):
 def test_the_storyteller_voids_a_challenge_and_both_sheets_return(browser, live_url):
     s = _screens(browser, live_url, "met_werewolf")
     t = s.t
-    ch = _off_loop(t.start, category="social", bid="Charismatic", ability="Expression")
+    ch = off_loop(t.start, category="social", bid="Charismatic", ability="Expression")
     answer = {"answer": "bid", "bid": "Impressive", "ability": "Leadership"}
-    ch = _off_loop(t.do, "answer", ch, t.d_user, side="defender", **answer)
-    ch = _off_loop(t.throw, ch, "rock", "paper")
+    ch = off_loop(t.do, "answer", ch, t.d_user, side="defender", **answer)
+    ch = off_loop(t.throw, ch, "rock", "paper")
     retest = {"kind": "ability", "ability": "Expression"}
-    ch = _off_loop(t.do, "retest", ch, t.a_user, side="attacker", **retest)
-    ch = _off_loop(t.do, "cancel", ch, t.d_user, side="defender", ability="Leadership")
-    _off_loop(t.do, "accept", ch, t.a_user, side="attacker")
+    ch = off_loop(t.do, "retest", ch, t.a_user, side="attacker", **retest)
+    ch = off_loop(t.do, "cancel", ch, t.d_user, side="defender", ability="Leadership")
+    off_loop(t.do, "accept", ch, t.a_user, side="attacker")
     _see(s.a, "Expression 1", "#scene-private")
     _see(s.st, "Cody wins", "#challenge-board")
     void = s.st.locator("form.cc-void-form").first
@@ -292,7 +269,7 @@ def _join_brute(t: Table):
 
 def test_classic_mob_with_a_drop_out_on_every_phone(browser, live_url):
     s = _screens(browser, live_url, "met_classic")
-    brute_user, brute = _off_loop(_join_brute, s.t)
+    brute_user, brute = off_loop(_join_brute, s.t)
     b = _open(browser, live_url, brute_user.username, s.scene_url + "phone/", PHONE)
     from playwright.sync_api import expect
 
@@ -336,7 +313,7 @@ def test_werewolf_loser_picks_the_trait_a_named_negative_put_at_risk(browser, li
     from tests.factories import TraitFactory
 
     s = _screens(browser, live_url, "met_werewolf")
-    _off_loop(
+    off_loop(
         TraitFactory,
         character=s.t.d.character,
         category="social",
@@ -389,7 +366,7 @@ def test_an_expired_timer_is_pushed_to_the_board_and_decides_nothing(
     board = s.st.locator("#challenge-board")
     expect(board).to_contain_text("No challenge yet")
     monkeypatch.setattr(services, "ANSWER_SECONDS", 3)
-    ch = _off_loop(s.t.start, category="physical", bid="Strong")
+    ch = off_loop(s.t.start, category="physical", bid="Strong")
     # no reload: the card comes by its push, and its timer runs out on the open tablet
     expect(board).to_contain_text("Sophia to answer", timeout=4000)
     expect(board).to_contain_text(
@@ -413,7 +390,7 @@ def test_classic_several_defenders_against_one_from_the_start_form(browser, live
     from playwright.sync_api import expect
 
     s = _screens(browser, live_url, "met_classic")
-    brute_user, brute = _off_loop(_join_brute, s.t)
+    brute_user, brute = off_loop(_join_brute, s.t)
     b = _open(browser, live_url, brute_user.username, s.scene_url + "phone/", PHONE)
     expect(s.st.locator("#scene-board")).to_contain_text("3 of 3 phones connected")
     s.a.reload()
@@ -456,7 +433,7 @@ def test_a_push_keeps_a_half_typed_move_open_and_a_sent_one_is_drawn_afresh(brow
     _see(s.a, "to throw")
     s.a.locator("summary", has_text="Name a negative trait").click()
     s.a.get_by_label("Negative trait").fill("Arrog")
-    _off_loop(scenes.scene_advance_clock, scene=s.t.scene, by=s.t.st, seconds=60)
+    off_loop(scenes.scene_advance_clock, scene=s.t.scene, by=s.t.st, seconds=60)
     expect(s.a.locator("#scene-public")).to_contain_text("Game clock 1m 00s")
     expect(s.a.get_by_label("Negative trait")).to_be_visible()
     expect(s.a.get_by_label("Negative trait")).to_have_value("Arrog")

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.browser.threads import off_loop
 from tests.factories import (
     CharacterFactory,
     ChronicleFactory,
@@ -57,29 +57,9 @@ def _log_in(page, live_url: str, username: str) -> None:
     page.wait_for_url(f"{live_url}/")
 
 
-def _off_thread(work):
-    """Run ``work`` in a thread of its own: this one's event loop is Playwright's, and a
-    service publishes its pushes on commit through ``async_to_sync``."""
-    from django.db import connection
-
-    done: list[object] = []
-
-    def run() -> None:
-        try:
-            done.append(work())
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join(timeout=30)
-    assert done, "the work in the thread failed (see the log above)"
-    return done[0]
-
-
 def _table(browser, live_url: str, *, hound: bool = False) -> Table:
     """Jane and Frank's players join the storyteller's scene (Hound: a quick NPC)."""
-    scene_pk = _off_thread(lambda: _cast(hound))
+    scene_pk = off_loop(lambda: _cast(hound))
     contexts = []
     tablet_context = browser.new_context(viewport=TABLET)
     contexts.append(tablet_context)
@@ -168,7 +148,7 @@ def _settle(tablet) -> None:
     from combat.models import Scene
 
     scene_pk = int(re.search(r"/scenes/(\d+)/", tablet.url).group(1))
-    seq = _off_thread(lambda: Scene.objects.get(pk=scene_pk).seq)
+    seq = off_loop(lambda: Scene.objects.get(pk=scene_pk).seq)
     tablet.wait_for_function(
         """(seq) => Math.max(0, ...[...document.querySelectorAll('#scene-board [data-seq]')]
           .map((e) => Number(e.dataset.seq))) >= seq""",
@@ -224,7 +204,7 @@ def test_a_foot_chase_from_an_escape_through_maneuvers_and_an_obstacle_ends_in_a
         # In a wod_dice round Frank attacks Jane, who escapes (D6): his 0 successes against
         # her 5 leave the escape 5 to spare; Frank's player elects to pursue and the
         # storyteller taps it: the chase starts with that head start (D9, K4).
-        combat_pk = _off_thread(lambda: _escape_in_a_round(table.scene_pk))
+        combat_pk = off_loop(lambda: _escape_in_a_round(table.scene_pk))
         pursue = tablet.locator("form.pursue-form")
         expect(pursue).to_contain_text("Does Frank pursue? (K4)", timeout=PUSH)
         _submit(tablet, pursue.get_by_role("button", name="Frank pursues Jane"), "/pursue")
@@ -241,9 +221,7 @@ def test_a_foot_chase_from_an_escape_through_maneuvers_and_an_obstacle_ends_in_a
         dice = tablet.locator("#chase .roll-row", has_text="Jane").locator("input[name^=dice-]")
         dice.fill("9 9 8 8 7")
         scene = Scene.objects.select_related("storyteller").get(pk=table.scene_pk)
-        _off_thread(
-            lambda: scenes.scene_advance_clock(scene=scene, by=scene.storyteller, seconds=60)
-        )
+        off_loop(lambda: scenes.scene_advance_clock(scene=scene, by=scene.storyteller, seconds=60))
         expect(tablet.locator("#scene-clock")).to_have_text("1m 00s", timeout=PUSH)
         expect(dice).to_have_value("9 9 8 8 7")
 
@@ -371,7 +349,7 @@ def test_two_predators_each_with_its_own_lead_and_one_catches_the_prey(
             expect(page.locator("#chase-public .chase-steps")).to_contain_text("hits, 2 bashing")
         _shot(jane, "4-jane-shot")
         _shot(tablet, "4-tablet-shot")
-        jane_sheet = _off_thread(lambda: _damage_of("Jane"))
+        jane_sheet = off_loop(lambda: _damage_of("Jane"))
         assert jane_sheet == 2
 
         # Round 2: the Hound's 3 against Jane's 0 takes its Lead to -1: caught (K1, K10).

@@ -10,6 +10,7 @@ import pytest
 
 from characters.models import Attribute, Character
 from combat import services as scene_services
+from tests.browser.threads import off_loop
 from tests.factories import (
     AbilityFactory,
     CharacterFactory,
@@ -25,15 +26,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 TABLET = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 PUSH = 8_000  # ms: how long a phone waits for a push before the test fails
-
-
-def _in_thread(make) -> int:
-    """Services publish on commit through async_to_sync, which Playwright's running loop in
-    this thread forbids: the scene is made in a worker thread."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(make).result()
 
 
 def _log_in(page, live_url: str, username: str) -> None:
@@ -115,12 +107,49 @@ def _resolve(tablet, who: str, **dice: str) -> None:
     form.locator("button[type=submit]").click()
 
 
+def test_a_push_while_the_storyteller_types_keeps_the_digits_and_the_focus(
+    live_url: str, browser
+) -> None:
+    """A player's initiative pushed while the storyteller types the NPC's die redraws the board:
+    what was typed stays, and so does the focus, so the next keystroke lands in the same field.
+    What was typed in a form the push took away (the player's own die came first) is said."""
+    from playwright.sync_api import expect
+
+    scene_pk = off_loop(_wod_scene)
+    contexts, pages = _open(browser, live_url, scene_pk, ("jane",))
+    tablet, jane = pages["st"], pages["jane"]
+    try:
+        _live(pages)
+        tablet.get_by_text("Start a fight").click()
+        tablet.get_by_role("button", name="Combat! Roll initiative").click()
+        tablet.get_by_label("Initiative die of Jane").fill("7")
+        field = tablet.get_by_label("Initiative die of Thug")
+        field.click()
+        tablet.keyboard.type("1")
+        expect(jane.locator("#round-prompts")).to_contain_text("Roll initiative", timeout=PUSH)
+        jane.get_by_label("or the die I rolled").fill("5")
+        jane.get_by_role("button", name="Send").click()
+        expect(tablet.locator("#combat .initiative")).to_contain_text("Jane 13", timeout=PUSH)
+        expect(tablet.locator("#scene-notices")).to_contain_text(
+            "Not sent, the scene moved on: what you typed in “Initiative die of Jane”"
+        )
+        tablet.keyboard.type("0")
+        expect(field).to_have_value("10")
+        expect(field).to_be_focused()
+        tablet.keyboard.press("Enter")
+        expect(tablet.locator("#combat .initiative")).to_contain_text("Thug 14", timeout=PUSH)
+        expect(tablet.locator("#combat .initiative")).to_contain_text("die 10, typed")
+    finally:
+        for context in contexts.values():
+            context.close()
+
+
 def test_a_wod_dice_round_with_haste_block_grapple_and_soaked_damage(
     live_url: str, browser
 ) -> None:
     from playwright.sync_api import expect
 
-    scene_pk = _in_thread(_wod_scene)
+    scene_pk = off_loop(_wod_scene)
     contexts, pages = _open(browser, live_url, scene_pk, ("jane", "frank", "teddy"))
     tablet, jane, frank, teddy = (pages[n] for n in ("st", "jane", "frank", "teddy"))
     try:
@@ -278,7 +307,7 @@ def _play_out(attacker, defender, name: str, health: str) -> None:
 def test_a_met_bns_turn_with_a_celerity_round_and_a_fair_escape(live_url: str, browser) -> None:
     from playwright.sync_api import expect
 
-    scene_pk = _in_thread(_bns_scene)
+    scene_pk = off_loop(_bns_scene)
     contexts, pages = _open(browser, live_url, scene_pk, ("ana", "bo", "cy"))
     tablet, ana, bo, cy = (pages[n] for n in ("st", "ana", "bo", "cy"))
     try:
