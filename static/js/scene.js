@@ -14,7 +14,7 @@
 //   the seq it was made on) and sent once when the page is live again; the server counts it
 //   once, or refuses it because the scene moved on, and then the sentence is shown.
 // - Targets: the start forms' selects of whom to name are filled from the public part's list.
-// - Soft timers (data-deadline) say when their time is up.
+// - Soft timers (data-deadline) count down on the server's clock and say when their time is up.
 // - The screen stays on (Wake Lock) and the phone buzzes when a prompt arrives in #prompts (a
 //   prompt is an element there with data-prompt="<a key of its own>", or any child of a
 //   region of #prompts).
@@ -251,18 +251,55 @@
     });
   }
 
-  // -- soft timers: data-deadline="<ISO time>" turns into data-expired's words when it passes;
-  // the words ask the storyteller: nothing is decided for anyone.
+  // -- soft timers: data-deadline="<ISO time>" counts down in its <time class="cc-until">, and
+  // turns into data-expired's words when it passes; the words ask the storyteller: nothing is
+  // decided for anyone. The count runs on the server's clock: a phone set minutes wrong would
+  // otherwise show a timer long over, or one that never ends. The offset is read once from the
+  // Date header of a HEAD request (a second's precision; under two seconds it is left at 0).
 
-  function armTimers() {
-    document.querySelectorAll("[data-deadline]:not([data-armed])").forEach((el) => {
-      el.setAttribute("data-armed", "1");
-      const left = Date.parse(el.getAttribute("data-deadline")) - Date.now();
-      setTimeout(() => {
+  let skew = 0; // the server's clock minus this device's, in ms
+
+  async function measureSkew() {
+    try {
+      const sent = Date.now();
+      const reply = await fetch(window.location.href, { method: "HEAD", cache: "no-store" });
+      const back = Date.now();
+      const server = Date.parse(reply.headers.get("Date") || "");
+      if (Number.isNaN(server)) return;
+      const offset = server + 500 - (sent + back) / 2; // the header drops the milliseconds
+      skew = Math.abs(offset) > 2000 ? offset : 0;
+      tickTimers();
+    } catch (error) {
+      // no answer: the device's own clock will do
+    }
+  }
+
+  function inWords(ms) {
+    const seconds = Math.ceil(ms / 1000);
+    if (seconds < 60) return "in " + seconds + " s";
+    const rest = seconds % 60;
+    return "in " + Math.floor(seconds / 60) + " min" + (rest ? " " + rest + " s" : "");
+  }
+
+  function tickTimers() {
+    const now = Date.now() + skew;
+    document.querySelectorAll("[data-deadline]:not(.expired)").forEach((el) => {
+      const left = Date.parse(el.getAttribute("data-deadline")) - now;
+      if (Number.isNaN(left)) return;
+      if (left <= 0) {
         el.textContent = "⏱ " + el.getAttribute("data-expired");
         el.classList.add("expired");
-      }, Math.max(left, 0));
+        return;
+      }
+      const until = el.querySelector("time.cc-until");
+      if (until) until.textContent = inWords(left);
     });
+  }
+
+  let ticking = null;
+  function armTimers() {
+    tickTimers();
+    if (!ticking) ticking = setInterval(tickTimers, 1000);
   }
 
   function afterSwap() {
@@ -460,6 +497,7 @@
     if (first) last = parseInt(first.getAttribute("data-seq"), 10);
     checkPrompts(false);
     afterSwap();
+    measureSkew();
     keepAwake();
     document.addEventListener("click", keepAwake, { once: true }); // some browsers want a tap
   }

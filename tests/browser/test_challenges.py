@@ -355,6 +355,37 @@ def test_classic_blood_for_a_physical_trait_from_the_phone(browser, live_url):
     assert s.t.now(s.t.a)["blood"] == 11
 
 
+def test_a_phone_whose_clock_is_wrong_counts_down_on_the_servers(browser, live_url, monkeypatch):
+    """A phone set ten minutes ahead shows the answer timer counting down from the server's
+    clock, in seconds left (no clock time in a zone the phone may not be in), not as long over."""
+    import re
+    from datetime import UTC, datetime, timedelta
+
+    from playwright.sync_api import expect
+
+    from combat.challenges import services
+
+    s = _screens(browser, live_url, "met_classic")
+    context = browser.new_context(viewport=PHONE)
+    context.clock.install(time=datetime.now(UTC) + timedelta(minutes=10))
+    ahead = context.new_page()
+    ahead.goto(f"{live_url}/accounts/login/")
+    ahead.get_by_label("User name").fill(s.t.d_user.username)
+    ahead.get_by_label("Password").fill(PASSWORD)
+    ahead.get_by_role("button", name="Log in").click()
+    ahead.wait_for_url(f"{live_url}/")
+    ahead.goto(s.scene_url + "phone/")
+    expect(ahead.locator("[data-state=live]")).to_have_count(1)
+    monkeypatch.setattr(services, "ANSWER_SECONDS", 40)
+    off_loop(s.t.start, category="physical", bid="Strong")
+    left = re.compile(r"Sophia to answer — in [23]\d s; then the storyteller decides")
+    for phone in (ahead, s.d):
+        expect(phone.locator("#challenge-prompts .cc-timer")).to_contain_text(left, timeout=4000)
+    expect(s.st.locator("#challenge-board .cc-timer")).to_contain_text(re.compile(r"in [23]\d s"))
+    expect(ahead.locator("#challenge-prompts")).not_to_contain_text("Time is up")
+    context.close()
+
+
 def test_an_expired_timer_is_pushed_to_the_board_and_decides_nothing(
     browser, live_url, monkeypatch
 ):
