@@ -255,14 +255,17 @@
   // turns into data-expired's words when it passes; the words ask the storyteller: nothing is
   // decided for anyone. The count runs on the server's clock: a phone set minutes wrong would
   // otherwise show a timer long over, or one that never ends. The offset is read once from the
-  // Date header of a HEAD request (a second's precision; under two seconds it is left at 0).
+  // Date header of a HEAD request for this script (a second's precision: an offset under two
+  // seconds is left at 0).
 
   let skew = 0; // the server's clock minus this device's, in ms
+  // Asked of this script's own URL: a static file answers a HEAD cheaply (a page would render).
+  const CLOCK_URL = (document.currentScript && document.currentScript.src) || window.location.href;
 
   async function measureSkew() {
     try {
       const sent = Date.now();
-      const reply = await fetch(window.location.href, { method: "HEAD", cache: "no-store" });
+      const reply = await fetch(CLOCK_URL, { method: "HEAD", cache: "no-store" });
       const back = Date.now();
       const server = Date.parse(reply.headers.get("Date") || "");
       if (Number.isNaN(server)) return;
