@@ -207,7 +207,11 @@ def side_name(side: Side, *, public: bool) -> str:
 
 
 def joined(names: list[str]) -> str:
-    """``["Jane", "Bob", "Ann"]`` → ``"Jane, Bob and Ann"``."""
+    """``["Jane", "Bob", "Ann"]`` → ``"Jane, Bob and Ann"``. Several unseen members of one
+    group are counted, not repeated: ``"Jane and 2 unseen quarries"``."""
+    unseen = names.count(UNSEEN_PREY)
+    if unseen > 1:
+        names = [n for n in names if n != UNSEEN_PREY] + [f"{unseen} unseen quarries"]
     if len(names) <= 1:
         return "".join(names)
     return ", ".join(names[:-1]) + " and " + names[-1]

@@ -63,6 +63,22 @@ def test_a_group_is_one_prey_named_together(scene, storyteller, janet, bob, houn
     assert "after Janet and Bob" in chase.steps.get(kind="start").text
 
 
+@pytest.mark.rules("K1")
+def test_unseen_members_of_a_group_are_counted_not_named(scene, storyteller, janet, hound):
+    shades = [
+        scenes.scene_add_npc(
+            scene=scene, by=storyteller, name=name, pools={"Dexterity": 3}, hidden=True
+        )
+        for name in ("Shade", "Wisp")
+    ]
+    chase = group_escape(scene, storyteller, [janet, *shades], hound)
+    assert selectors.names(chase, public=True)["prey"] == "Janet and 2 unseen quarries"
+    assert selectors.names(chase, public=False)["prey"] == "Janet, Shade and Wisp"
+    unseen = selectors.UNSEEN_PREY
+    assert selectors.joined([unseen, unseen]) == "2 unseen quarries"
+    assert selectors.joined(["Janet", unseen]) == "Janet and An unseen quarry"
+
+
 @pytest.mark.rules("K1", "K6")
 def test_the_group_rolls_at_its_slowest_members_pace(scene, storyteller, janet, bob, hound):
     chase = group_escape(scene, storyteller, [janet, bob], hound)
