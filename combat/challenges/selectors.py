@@ -18,7 +18,7 @@ from combat.challenges import services, sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.rules.challenge import Phase
 from combat.rules.profiles import Family
-from combat.rules.terms import RetestKind, Side
+from combat.rules.terms import Health, RetestKind, Side
 
 RECENT = 3  # finished challenges a card list keeps showing
 
@@ -404,6 +404,8 @@ def start_choices(
         tempers = [(t, sheet.temper(t)) for t in sheets.TEMPERS if sheet.temper(t) > 0]
     return {
         "participant": participant,
+        # C7: an Incapacitated character cannot start a challenge: the form says why instead
+        "incapacitated": sheet.health() is Health.INCAPACITATED,
         "bids": bids,
         "tempers": tempers,
         "abilities": sorted(sheet.abilities().items()),

@@ -254,6 +254,23 @@ def test_c7_an_incapacitated_character_cannot_start_and_nothing_changes(classic,
 
 
 @pytest.mark.rules("C7")
+def test_c7_the_phone_of_an_incapacitated_character_says_why_it_cannot_start(classic):
+    t = classic
+    assert "Challenge someone" in _phone(t, t.a_user)
+    _hurt(t, t.a, INCAPACITATED)
+    phone = _phone(t, t.a_user)
+    assert "Challenge someone" not in phone and 'name="attacker"' not in phone
+    assert "Marcus is Incapacitated: cannot start a challenge (C7)" in phone
+    assert "Challenge someone" in _phone(t, t.d_user)  # Sophia still may
+    # a start posted anyway (an old form) is refused with the rule, and nothing starts
+    url = reverse("challenge_start", args=[t.scene.pk])
+    data = {"attacker": t.a.pk, "defender": t.d.pk, "bid": "physical:Strong", "key": "c7-start-01"}
+    r = client_for(t.a_user).post(url, data, HTTP_HX_REQUEST="true")
+    assert r.status_code == 409 and "(C7)" in r.content.decode()
+    assert not Challenge.objects.exists()
+
+
+@pytest.mark.rules("C7")
 def test_c7_an_incapacitated_character_still_defends(classic):
     t = classic
     _hurt(t, t.d, INCAPACITATED)
