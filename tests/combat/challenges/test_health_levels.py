@@ -9,6 +9,8 @@ boxes of damage in the ledger make it Wounded, three Incapacitated (four: the tr
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -30,6 +32,12 @@ def _hurt(t, who, boxes: int) -> None:
 
 def _phone(t, user) -> str:
     return client_for(user).get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
+
+
+def _form(html: str, css: str) -> str:
+    """The one form of the page with that class (a retest's, say), or ""."""
+    found = re.search(rf'<form [^>]*class="[^"]*\b{css}\b[^"]*".*?</form>', html, re.S)
+    return found.group(0) if found else ""
 
 
 def _entries(ch) -> list[tuple[str, str, str, int]]:
@@ -330,6 +338,21 @@ def test_c12_an_incapacitated_defender_is_not_offered_blood_and_cannot_spend_it(
     with pytest.raises(ChallengeError, match="C12"):
         t.do("blood", ch, t.d_user, side="defender", amount=1)
     assert t.now(t.d)["blood"] == blood
+
+
+@pytest.mark.rules("C7", "C12")
+def test_c12_an_incapacitated_defender_has_no_brawl_melee_or_dodge_retest(classic):
+    t = classic
+    _hurt(t, t.d, INCAPACITATED)
+    _flag(t, t.d, Tough=True)
+    ch = t.throw(_live(t), "rock", "scissors")  # Marcus wins the throw
+    offered = _form(_phone(t, t.d_user), "retest-ability")
+    assert "Expression (3)" in offered and "Empathy (1)" in offered
+    assert "Dodge" not in offered  # not offered
+    step = t.ch(ch).step
+    with pytest.raises(ChallengeError, match=r"no Brawl, Melee or Dodge retest.*\(C12\)"):
+        t.do("retest", ch, t.d_user, side="defender", kind="ability", ability="Dodge")
+    assert t.ch(ch).step == step and engine_of(t.ch(ch)).used == ()
 
 
 @pytest.mark.rules("C7", "C12")
