@@ -406,6 +406,9 @@ def challenge_start(
         raise ChallengeError(f"Unknown category {category}.")
     if ruleset == "met_bns" and not category:
         category = (attribute or "physical").casefold()
+    if bid_required and not category:
+        # W14: the player bids from the category's traits; with none named nothing can be bid
+        raise ChallengeError("Pick the category of the bid you require.", "W14")
     with transaction.atomic():
         try:
             scene = lock_open_scene(scene, expected_seq=expected_seq)

@@ -151,6 +151,16 @@ def test_w14_a_required_bid_must_be_a_current_trait_of_the_category(werewolf):
 
 
 @pytest.mark.rules("W14")
+def test_w14_a_required_bid_without_a_category_is_refused_at_the_start(werewolf):
+    """The phone could not offer a bid of no category: the test would wait for ever."""
+    t = werewolf
+    seq = t.refresh().scene.seq
+    with pytest.raises(ChallengeError, match=r"category.*\(W14\)"):
+        _test(t, bid_required=True)
+    assert not Challenge.objects.exists() and t.refresh().scene.seq == seq
+
+
+@pytest.mark.rules("W14")
 def test_w14_the_storyteller_sets_the_winner_of_a_test_still_waiting_for_its_bid(werewolf):
     t = werewolf
     ch = _test(t, category="physical", bid_required=True)
