@@ -406,6 +406,8 @@ def challenge_start(
         raise ChallengeError(f"Unknown category {category}.")
     if ruleset == "met_bns" and not category:
         category = (attribute or "physical").casefold()
+    if mode in {"simple", "difficult"}:
+        difficulty = 0  # C13, W14: a throw against the storyteller, no difficulty to show
     if bid_required and not category:
         # W14: the player bids from the category's traits; with none named nothing can be bid
         raise ChallengeError("Pick the category of the bid you require.", "W14")

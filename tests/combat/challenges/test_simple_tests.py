@@ -71,6 +71,8 @@ def test_w14_the_board_starts_a_simple_test_and_each_side_throws_from_its_screen
     assert ch.history[0]["text"] == "Janet: simple test against the storyteller · simple"
     phone = _card(_phone(t, t.a_user), ch)
     assert "throw-rock" in phone and "cc-answer" not in phone
+    assert "difficulty" not in phone  # a simple test has none (W14)
+    assert "win outright" not in phone
     board = _board(t)
     assert "You play the storyteller (defender)" in board
     assert 'name="side" value="defender"' in board and "throw-scissors" in board
@@ -109,6 +111,17 @@ def test_w14_a_win_or_a_draw_succeeds_unless_a_win_outright_is_needed(
     assert SceneLogEntry.objects.filter(
         scene=t.scene, public=True, text=f"Outcome of Janet vs the storyteller: {expected}"
     ).exists()
+
+
+@pytest.mark.rules("W14")
+@pytest.mark.parametrize("outright", [False, True])
+def test_w14_the_phone_says_beforehand_whether_a_win_outright_is_needed(werewolf, outright):
+    t = werewolf
+    ch = _test(t, win_outright=outright)
+    phone, board = _card(_phone(t, t.a_user), ch), _board(t)
+    said = "a win outright is needed (W14)"
+    assert (said in phone, said in board) == (outright, outright)
+    assert "throw-rock" in phone  # before the throw
 
 
 @pytest.mark.rules("W14")
