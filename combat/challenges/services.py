@@ -40,7 +40,7 @@ from combat.rules.challenge import CHOICE, MOB_MOST, Phase
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.errors import RuleError
 from combat.rules.night import Lock, Locks
-from combat.rules.terms import Category, Mode, RetestKind, Side, Throw
+from combat.rules.terms import Category, Health, Mode, RetestKind, Side, Throw
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
 
 #: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
@@ -910,7 +910,7 @@ def _reveal(
         raise _rule(error) from None
     a_name, d_name = name_of(ch, "attacker"), name_of(ch, "defender")
     text = said or f"Throws: {a_name} {a}, {d_name} {d}"
-    text += " — " + _standing(ch, before, engine)
+    text += " — " + _standing(ch, before, engine) + _wounded_draw(ch, before, a, d)
     ch.options = {k: v for k, v in ch.options.items() if k != "by_hand"}
     _note(ch, text)
     _after_step(ch, engine, by)
@@ -918,6 +918,25 @@ def _reveal(
     offered = ch.options.get("mob_dropped") and not before.throws
     _save(scene, ch, by, text, engine=engine, also=_scene_players(scene) if offered else None)
     return ch
+
+
+def _wounded_draw(ch: Challenge, before: Engine, a: str, d: str) -> str:
+    """C6: why a draw was decided without totals: one side is Wounded (both: as usual)."""
+    if (
+        a != d
+        or before.mode in {Mode.SIMPLE, Mode.DIFFICULT}
+        or before.profile.family.value == "pools"
+    ):
+        return ""
+    hurt = [
+        side
+        for side in ("attacker", "defender")
+        if (side == "attacker" or before.defender is not None)
+        and before.side(Side(side)).health is Health.WOUNDED
+    ]
+    if len(hurt) != 1:
+        return ""
+    return f" ({name_of(ch, hurt[0])} is Wounded and loses the draw, C6)"
 
 
 def _standing(ch: Challenge, before: Engine, engine: Engine) -> str:

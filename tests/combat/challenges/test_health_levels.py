@@ -90,6 +90,11 @@ def test_c6_a_wounded_side_loses_a_draw_without_totals(classic, wounded, winner,
     ch = t.throw(_live(t, effect="I pin her"), "rock", "rock")
     engine = engine_of(t.ch(ch))
     assert engine.phase.value == "retests" and engine.leader.value == winner  # no C4 totals
+    hurt, leading = (("Sophia", "Marcus"), ("Marcus", "Sophia"))[wounded == "attacker"]
+    assert ch.history[-1]["text"] == (
+        f"Throws: Marcus rock, Sophia rock — {leading} is winning"
+        f" ({hurt} is Wounded and loses the draw, C6)"
+    )
     assert not engine.declared and not t.ch(ch).sealed
     for user in (t.a_user, t.d_user):
         assert "Declare (sealed)" not in _phone(t, user)  # no phone is asked for a total
@@ -106,6 +111,20 @@ def test_c6_a_wounded_side_loses_a_draw_without_totals(classic, wounded, winner,
     assert f"{name} loses {trait}" in ch.outcome
 
 
+@pytest.mark.rules("C6", "C11")
+def test_c6_a_wounded_character_loses_a_draw_against_a_difficulty_too(classic):
+    t = classic
+    _hurt(t, t.a, WOUNDED)
+    ch = t.start(defender=None, mode="static", category="mental", bid="Alert", difficulty=1)
+    ch = t.do("throw", ch, t.a_user, side="attacker", throw="rock")
+    ch = t.do("throw", ch, t.st, side="defender", throw="rock", as_st=True)
+    assert engine_of(t.ch(ch)).leader.value == "defender"  # 4 traits against 1: not compared
+    assert "(Marcus is Wounded and loses the draw, C6)" in ch.history[-1]["text"]
+    assert "Declare (sealed)" not in _phone(t, t.a_user)
+    ch = t.do("accept", ch, t.a_user, side="attacker")
+    assert ch.winner == "defender" and _entries(ch) == [("Marcus", "trait_lost", "Alert", 1)]
+
+
 @pytest.mark.rules("C6")
 def test_c6_both_wounded_compare_totals_as_usual(classic):
     t = classic
@@ -113,6 +132,9 @@ def test_c6_both_wounded_compare_totals_as_usual(classic):
     _hurt(t, t.d, WOUNDED)
     ch = t.throw(_live(t), "paper", "paper")
     assert engine_of(t.ch(ch)).phase.value == "declarations"  # C4 as usual
+    assert (
+        ch.history[-1]["text"] == "Throws: Marcus paper, Sophia paper — a draw: declare totals (C4)"
+    )
     assert "Declare (sealed)" in _phone(t, t.a_user)
     assert "Declare (sealed)" in _phone(t, t.d_user)
     ch = t.do("declare", ch, t.a_user, side="attacker", total=10)
@@ -212,6 +234,7 @@ def test_c6_in_met_werewolf_the_wounded_side_loses_the_draw_before_w3(werewolf):
     ch = t.throw(ch, "rock", "rock")
     engine = engine_of(t.ch(ch))
     assert engine.phase.value == "retests" and engine.leader.value == "attacker"
+    assert "(Cody is Wounded and loses the draw, C6)" in ch.history[-1]["text"]
     assert "Declare (sealed)" not in _phone(t, t.a_user)
     ch = t.do("accept", ch, t.d_user, side="defender")
     assert ch.winner == "attacker" and _entries(ch) == [("Cody", "trait_lost", "Tough", 1)]
