@@ -285,12 +285,29 @@ def step_in_card(ch: Challenge, member: Participant) -> dict[str, Any]:
     return data
 
 
+def _stamina_only(ch: Challenge, participant: Participant, sheet: sheets.Sheet) -> str:
+    """The rule by which this defender bids only Stamina-based physical traits, if one does:
+    C12 (surprised: an Incapacitated defender, say) or C15 (outpaced by Celerity)."""
+    if ch.defender_id != participant.pk:
+        return ""
+    if services.is_surprised(ch.options, sheet):
+        return "C12"
+    return "C15" if services.is_outpaced(ch.options, sheet) else ""
+
+
 def answer_choices(ch: Challenge, participant: Participant) -> dict[str, Any]:
     sheet = sheets.load(participant)
     ruleset = ch.options.get("ruleset")
     temper = ch.category in sheets.TEMPERS
+    bids = [] if temper else sorted(sheet.traits(ch.category).items())
+    limit = _stamina_only(ch, participant, sheet)
+    if limit and ch.category == "physical":
+        # the bids the engine takes: the storyteller's ruling, else not flagged otherwise
+        ruling, flags = ch.options.get("stamina_ruling"), sheet.stamina_flags()
+        bids = [(n, c) for n, c in bids if ruling or (ruling is None and flags.get(n) is not False)]
     return {
-        "bids": [] if temper else sorted(sheet.traits(ch.category).items()),
+        "limit": limit,
+        "bids": bids,
         "temper": temper,
         "count": sheet.trait_count(ch.category) if not temper else sheet.temper(ch.category),
         "abilities": sorted(sheet.abilities().items()),

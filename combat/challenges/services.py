@@ -579,6 +579,17 @@ def blood_kept(challenge: Challenge, participant: Participant) -> int:
     return 0
 
 
+def is_surprised(options: dict[str, Any], defender: sheets.Sheet) -> bool:
+    """C12: the attacker said so (from behind, Unseen Presence…); C7: opponents of an
+    Incapacitated character normally have surprise."""
+    return bool(options.get("surprise")) or defender.health() is Health.INCAPACITATED
+
+
+def is_outpaced(options: dict[str, Any], defender: sheets.Sheet) -> bool:
+    """C15: the target of Celerity actions it cannot match."""
+    return bool(options.get("celerity")) and not defender.has_power("Celerity")
+
+
 def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
     """Start the engine from both sides' sheets as they are now (C1 and the checks of start)."""
     ruleset = options["ruleset"]
@@ -588,12 +599,8 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
     a_sheet = sheets.load(challenge.attacker)
     d_sheet = sheets.load(challenge.defender) if challenge.defender else None
     mode = challenge.mode
-    surprised = bool(options.get("surprise"))
-    if d_sheet is not None and d_sheet.health().value == "incapacitated":
-        surprised = True  # C7: opponents of an Incapacitated character normally have surprise
-    outpaced = (
-        bool(options.get("celerity")) and d_sheet is not None and not d_sheet.has_power("Celerity")
-    )
+    surprised = d_sheet is not None and is_surprised(options, d_sheet)
+    outpaced = d_sheet is not None and is_outpaced(options, d_sheet)
     ruling = options.get("stamina_ruling")
 
     def pool(sheet: sheets.Sheet | None, opts: dict[str, Any], prone: int = 0) -> int:

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from characters.models import LedgerEntry
 from characters.services import ledger_spend
-from combat.challenges.services import ChallengeError, engine_of
+from combat.challenges.services import ChallengeError, challenge_st, engine_of
 from combat.models import Challenge, SceneLogEntry
 from combat.rules.terms import Health, Side
 from tests.conftest import client_for
@@ -347,6 +347,48 @@ def test_c12_against_an_incapacitated_defender_only_stamina_based_bids(classic):
     assert (t.ch(ch).status, t.ch(ch).step) == ("answer", step)  # refused: nothing changed
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
     assert ch.status == "live"
+
+
+def _bids(html: str) -> list[str]:
+    """The traits the answer form offers to bid."""
+    form = _form(html, "cc-answer")
+    found = re.search(r'<select name="bid">(.*?)</select>', form, re.S)
+    return re.findall(r'<option value="([^"]+)"', found.group(1)) if found else []
+
+
+@pytest.mark.rules("C7", "C12")
+def test_c12_the_phone_of_an_incapacitated_defender_says_it_is_surprised_and_offers_its_bids(
+    classic,
+):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    phone = _phone(t, t.d_user)
+    assert "You are surprised (C12)" not in phone  # healthy: every bid
+    assert _bids(phone) == ["Stalwart", "Tough", "Wiry"]
+    _hurt(t, t.d, INCAPACITATED)
+    phone = _phone(t, t.d_user)
+    assert (
+        "You are surprised (C12): bid only a Stamina-based physical trait, no blood for traits,"
+        " no Brawl, Melee or Dodge retest; winning does not harm the attacker." in phone
+    )
+    assert _bids(phone) == ["Stalwart", "Tough", "Wiry"]  # no flag yet: the storyteller says
+    _flag(t, t.d, Tough=True, Wiry=False)
+    assert _bids(_phone(t, t.d_user)) == ["Stalwart", "Tough"]  # Wiry would be refused
+    t.refresh()
+    challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="stamina", side="no")
+    phone = _phone(t, t.d_user)
+    assert _bids(phone) == [] and ">Bid</button>" not in phone  # nothing it may bid
+    assert "Nothing to bid" in phone and "Relent" in phone
+
+
+@pytest.mark.rules("C7", "C12")
+def test_c12_an_incapacitated_defender_in_a_mental_challenge_bids_any_mental_trait(classic):
+    t = classic
+    _hurt(t, t.d, INCAPACITATED)
+    t.start(category="mental", bid="Alert")
+    phone = _phone(t, t.d_user)
+    assert "You are surprised (C12): no Brawl, Melee or Dodge retest; winning does not" in phone
+    assert _bids(phone) == ["Clever", "Perceptive"]
 
 
 @pytest.mark.rules("C7", "C12")
