@@ -17,8 +17,9 @@ from django.db.models import Max, Q
 from combat.challenges import services, sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.rules.challenge import Phase
+from combat.rules.errors import RuleError
 from combat.rules.profiles import Family
-from combat.rules.terms import RetestKind, Side
+from combat.rules.terms import Health, RetestKind, Side
 
 RECENT = 3  # finished challenges a card list keeps showing
 
@@ -284,12 +285,29 @@ def step_in_card(ch: Challenge, member: Participant) -> dict[str, Any]:
     return data
 
 
+def _stamina_only(ch: Challenge, participant: Participant, sheet: sheets.Sheet) -> str:
+    """The rule by which this defender bids only Stamina-based physical traits, if one does:
+    C12 (surprised: an Incapacitated defender, say) or C15 (outpaced by Celerity)."""
+    if ch.defender_id != participant.pk:
+        return ""
+    if services.is_surprised(ch.options, sheet):
+        return "C12"
+    return "C15" if services.is_outpaced(ch.options, sheet) else ""
+
+
 def answer_choices(ch: Challenge, participant: Participant) -> dict[str, Any]:
     sheet = sheets.load(participant)
     ruleset = ch.options.get("ruleset")
     temper = ch.category in sheets.TEMPERS
+    bids = [] if temper else sorted(sheet.traits(ch.category).items())
+    limit = _stamina_only(ch, participant, sheet)
+    if limit and ch.category == "physical":
+        # the bids the engine takes: the storyteller's ruling, else not flagged otherwise
+        ruling, flags = ch.options.get("stamina_ruling"), sheet.stamina_flags()
+        bids = [(n, c) for n, c in bids if ruling or (ruling is None and flags.get(n) is not False)]
     return {
-        "bids": [] if temper else sorted(sheet.traits(ch.category).items()),
+        "limit": limit,
+        "bids": bids,
         "temper": temper,
         "count": sheet.trait_count(ch.category) if not temper else sheet.temper(ch.category),
         "abilities": sorted(sheet.abilities().items()),
@@ -318,6 +336,24 @@ def cancel_choices(ch: Challenge, engine: Any, side: Side) -> dict[str, Any]:
     return out
 
 
+def _may_retest_with(engine: Any, side: Side, ability: str) -> bool:
+    """Whether the engine lets this side retest with that ability now (C12: a surprised
+    defender has no Brawl, Melee or Dodge retest; C14: against a ranged attack, Dodge)."""
+    try:
+        engine._check_retest(
+            side,
+            RetestKind.ABILITY,
+            ability=ability,
+            power=None,
+            declared=None,
+            trait=None,
+            probing=True,
+        )
+    except RuleError:
+        return False
+    return True
+
+
 def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any]]:
     """Each retest this side may still take, with its cost and what is left (rule ID)."""
     me = ch.attacker if side is Side.ATTACKER else ch.defender
@@ -336,7 +372,7 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
                 options = [
                     (n, sheet.ability_points(n))
                     for n in sorted(sheet.abilities())
-                    if sheet.ability_points(n) > 0
+                    if sheet.ability_points(n) > 0 and _may_retest_with(engine, side, n)
                 ]
                 if not options:
                     continue
@@ -344,7 +380,11 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
                 item["cost"] = "1 point of the ability (W10); the other side may cancel"
             else:
                 mine = engine.side(side)
-                options = [(n, r) for n, r in sorted(sheet.abilities().items()) if r > 0]
+                options = [
+                    (n, r)
+                    for n, r in sorted(sheet.abilities().items())
+                    if r > 0 and _may_retest_with(engine, side, n)
+                ]
                 if not options:
                     continue
                 item["abilities"] = options
@@ -404,6 +444,8 @@ def start_choices(
         tempers = [(t, sheet.temper(t)) for t in sheets.TEMPERS if sheet.temper(t) > 0]
     return {
         "participant": participant,
+        # C7: an Incapacitated character cannot start a challenge: the form says why instead
+        "incapacitated": sheet.health() is Health.INCAPACITATED,
         "bids": bids,
         "tempers": tempers,
         "abilities": sorted(sheet.abilities().items()),

@@ -40,7 +40,7 @@ from combat.rules.challenge import CHOICE, MOB_MOST, Phase
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.errors import RuleError
 from combat.rules.night import Lock, Locks
-from combat.rules.terms import Category, Mode, RetestKind, Side, Throw
+from combat.rules.terms import Category, Health, Mode, RetestKind, Side, Throw
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
 
 #: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
@@ -406,6 +406,11 @@ def challenge_start(
         raise ChallengeError(f"Unknown category {category}.")
     if ruleset == "met_bns" and not category:
         category = (attribute or "physical").casefold()
+    if mode in {"simple", "difficult"}:
+        difficulty = 0  # C13, W14: a throw against the storyteller, no difficulty to show
+    if bid_required and not category:
+        # W14: the player bids from the category's traits; with none named nothing can be bid
+        raise ChallengeError("Pick the category of the bid you require.", "W14")
     with transaction.atomic():
         try:
             scene = lock_open_scene(scene, expected_seq=expected_seq)
@@ -574,6 +579,17 @@ def blood_kept(challenge: Challenge, participant: Participant) -> int:
     return 0
 
 
+def is_surprised(options: dict[str, Any], defender: sheets.Sheet) -> bool:
+    """C12: the attacker said so (from behind, Unseen Presence…); C7: opponents of an
+    Incapacitated character normally have surprise."""
+    return bool(options.get("surprise")) or defender.health() is Health.INCAPACITATED
+
+
+def is_outpaced(options: dict[str, Any], defender: sheets.Sheet) -> bool:
+    """C15: the target of Celerity actions it cannot match."""
+    return bool(options.get("celerity")) and not defender.has_power("Celerity")
+
+
 def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
     """Start the engine from both sides' sheets as they are now (C1 and the checks of start)."""
     ruleset = options["ruleset"]
@@ -583,12 +599,8 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
     a_sheet = sheets.load(challenge.attacker)
     d_sheet = sheets.load(challenge.defender) if challenge.defender else None
     mode = challenge.mode
-    surprised = bool(options.get("surprise"))
-    if d_sheet is not None and d_sheet.health().value == "incapacitated":
-        surprised = True  # C7: opponents of an Incapacitated character normally have surprise
-    outpaced = (
-        bool(options.get("celerity")) and d_sheet is not None and not d_sheet.has_power("Celerity")
-    )
+    surprised = d_sheet is not None and is_surprised(options, d_sheet)
+    outpaced = d_sheet is not None and is_outpaced(options, d_sheet)
     ruling = options.get("stamina_ruling")
 
     def pool(sheet: sheets.Sheet | None, opts: dict[str, Any], prone: int = 0) -> int:
@@ -905,7 +917,7 @@ def _reveal(
         raise _rule(error) from None
     a_name, d_name = name_of(ch, "attacker"), name_of(ch, "defender")
     text = said or f"Throws: {a_name} {a}, {d_name} {d}"
-    text += " — " + _standing(ch, before, engine)
+    text += " — " + _standing(ch, before, engine) + _wounded_draw(ch, before, a, d)
     ch.options = {k: v for k, v in ch.options.items() if k != "by_hand"}
     _note(ch, text)
     _after_step(ch, engine, by)
@@ -913,6 +925,25 @@ def _reveal(
     offered = ch.options.get("mob_dropped") and not before.throws
     _save(scene, ch, by, text, engine=engine, also=_scene_players(scene) if offered else None)
     return ch
+
+
+def _wounded_draw(ch: Challenge, before: Engine, a: str, d: str) -> str:
+    """C6: why a draw was decided without totals: one side is Wounded (both: as usual)."""
+    if (
+        a != d
+        or before.mode in {Mode.SIMPLE, Mode.DIFFICULT}
+        or before.profile.family.value == "pools"
+    ):
+        return ""
+    hurt = [
+        side
+        for side in ("attacker", "defender")
+        if (side == "attacker" or before.defender is not None)
+        and before.side(Side(side)).health is Health.WOUNDED
+    ]
+    if len(hurt) != 1:
+        return ""
+    return f" ({name_of(ch, hurt[0])} is Wounded and loses the draw, C6)"
 
 
 def _standing(ch: Challenge, before: Engine, engine: Engine) -> str:

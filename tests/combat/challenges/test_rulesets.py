@@ -328,3 +328,22 @@ def test_c5_a_named_negative_trait_lowers_the_total_on_a_draw(classic):
     ch = t.throw(ch, "rock", "scissors")
     with pytest.raises(ChallengeError, match="C5"):
         t.do("name_negative", ch, t.d_user, side="defender", trait="Tactless")
+
+
+@pytest.mark.rules("C14")
+def test_c14_against_a_ranged_attack_the_phone_offers_only_dodge_to_retest(classic):
+    from django.urls import reverse
+
+    from tests.conftest import client_for
+
+    t = classic
+    ch = t.start(category="physical", bid="Strong", ranged=True)
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.throw(ch, "rock", "scissors")  # Sophia is losing
+    phone = client_for(t.d_user).get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
+    form = re.search(r'<form [^>]*class="[^"]*retest-ability[^"]*".*?</form>', phone, re.S)
+    assert form is not None
+    assert "Dodge (2)" in form.group(0)
+    assert "Expression" not in form.group(0) and "Empathy" not in form.group(0)
+    with pytest.raises(ChallengeError, match="C14"):
+        t.do("retest", ch, t.d_user, side="defender", kind="ability", ability="Expression")
