@@ -17,7 +17,6 @@ from django.db.models import Max, Q
 from combat.challenges import services, sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.rules.challenge import Phase
-from combat.rules.errors import RuleError
 from combat.rules.profiles import Family
 from combat.rules.terms import Health, RetestKind, Side
 
@@ -336,24 +335,6 @@ def cancel_choices(ch: Challenge, engine: Any, side: Side) -> dict[str, Any]:
     return out
 
 
-def _may_retest_with(engine: Any, side: Side, ability: str) -> bool:
-    """Whether the engine lets this side retest with that ability now (C12: a surprised
-    defender has no Brawl, Melee or Dodge retest; C14: against a ranged attack, Dodge)."""
-    try:
-        engine._check_retest(
-            side,
-            RetestKind.ABILITY,
-            ability=ability,
-            power=None,
-            declared=None,
-            trait=None,
-            probing=True,
-        )
-    except RuleError:
-        return False
-    return True
-
-
 def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any]]:
     """Each retest this side may still take, with its cost and what is left (rule ID)."""
     me = ch.attacker if side is Side.ATTACKER else ch.defender
@@ -372,7 +353,7 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
                 options = [
                     (n, sheet.ability_points(n))
                     for n in sorted(sheet.abilities())
-                    if sheet.ability_points(n) > 0 and _may_retest_with(engine, side, n)
+                    if sheet.ability_points(n) > 0 and engine.may_retest_with(side, n)
                 ]
                 if not options:
                     continue
@@ -383,7 +364,7 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
                 options = [
                     (n, r)
                     for n, r in sorted(sheet.abilities().items())
-                    if r > 0 and _may_retest_with(engine, side, n)
+                    if r > 0 and engine.may_retest_with(side, n)
                 ]
                 if not options:
                     continue

@@ -839,6 +839,23 @@ class Challenge:
             allowed.append((kind, _RETEST_RULES[self.profile.family][kind]))
         return allowed
 
+    def may_retest_with(self, side: Side | str, ability: str) -> bool:
+        """Whether this side may call an ability retest with ``ability`` now (C8; C12: not
+        Brawl, Melee or Dodge when surprised; C14: Dodge alone against a ranged attack)."""
+        try:
+            self._check_retest(
+                Side(side),
+                RetestKind.ABILITY,
+                ability=ability,
+                power=None,
+                declared=None,
+                trait=None,
+                probing=True,
+            )
+        except RuleError:
+            return False
+        return True
+
     def _rule(self, kind: RetestKind) -> str:
         return _RETEST_RULES[self.profile.family][kind]
 

@@ -34,6 +34,9 @@ def test_it_bars_a_surprised_defender_from_dodge_retests_and_from_harming() -> N
     with pytest.raises(RuleError) as refused:
         losing.retest("defender", "ability", ability="dodge", opposing="brawl")
     assert refused.value.rule == "C12"
+    assert not losing.may_retest_with("defender", "dodge")  # what the phone offers, C12
+    assert losing.may_retest_with("defender", "occult")
+    assert not losing.may_retest_with("attacker", "brawl")  # winning: nothing to retest (C8)
     won = duel.finish()
     assert won.winner is Side.DEFENDER and not won.harms(Side.DEFENDER)
 
