@@ -23,8 +23,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from characters.idempotency import Claim, idempotency_claim
-from characters.models import LedgerKind
-from characters.services import ledger_spend
+from characters.services import ledger_damage
 from chases import rules, selectors
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side, Start, StepKind
 from chases.signals import chase_ended
@@ -1282,15 +1281,12 @@ def _wound(
             combat.npc_damage = {**combat.npc_damage, pid: combat.npc_damage.get(pid, 0) + taken}
             combat.save(update_fields=["npc_damage"])
         return
-    room = st.health_boxes - st.damage
-    if room <= 0:
-        return
-    ledger_spend(
+    ledger_damage(
         character=st.character,
-        kind=LedgerKind.HEALTH_DAMAGE,
         by=by,
-        category=dtype,
-        amount=min(taken, room),
+        damage_type=dtype,
+        amount=taken,
+        empty_boxes=st.health_boxes - st.damage,
         reason=f"chase round {round_number} (K11)",
         source=f"chase {chase.pk}",
     )

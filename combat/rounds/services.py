@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from characters.idempotency import IdempotencyError, idempotency_claim
 from characters.models import LedgerKind
-from characters.services import LedgerError, ledger_spend
+from characters.services import LedgerError, ledger_damage, ledger_spend
 from combat.models import Combat, CombatStage, LogKind, Participant, Scene
 from combat.rounds import wod
 from combat.rounds.sheets import Stats, stats_for
@@ -1740,15 +1740,12 @@ def _wound(
         key = _who(hit)
         combat.npc_damage = {**combat.npc_damage, key: combat.npc_damage.get(key, 0) + taken}
         return
-    room = st.health_boxes - st.damage
-    if room <= 0:
-        return
-    ledger_spend(
+    ledger_damage(
         character=st.character,
-        kind=LedgerKind.HEALTH_DAMAGE,
         by=by,
-        category=dtype,
-        amount=min(taken, room),
+        damage_type=dtype,
+        amount=taken,
+        empty_boxes=st.health_boxes - st.damage,
         reason=f"round {combat.round_number}",
         source=f"combat {combat.pk}",
     )
