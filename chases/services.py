@@ -35,7 +35,6 @@ from combat.rules import exchange, penalties
 from combat.rules.dice import RollKind, RollResult, count, roll_d10s
 from combat.rules.errors import RuleError
 from combat.rules.health import apply_penalty
-from combat.rules.soak import DamageType, soak_pool
 from combat.services import is_storyteller_of_scene, lock_open_scene, record_change
 
 NOT_STORYTELLER = "Only the storyteller runs the chase."
@@ -1161,13 +1160,7 @@ def chase_attack(
         if outcome.lands == "attacker":
             dtype = attack["type"]
             dmg = _roll_kind(outcome.damage_pool, dice.get("damage"), rng, RollKind.DAMAGE, a_name)
-            soak = soak_pool(
-                creature=target_stats.creature,
-                stamina=target_stats.dot("Stamina"),
-                armor=target_stats.armor,
-                damage=DamageType(dtype),
-                fortitude=target_stats.fortitude,
-            )
+            soak = wod.soak_dice(target_stats, dtype)
             soaked = _roll_kind(soak, dice.get("soak"), rng, RollKind.SOAK, d_name)
             rolls += [
                 (hitter, ChaseRoll.Purpose.DAMAGE, len(dmg.dice), dmg, "damage" in dice),

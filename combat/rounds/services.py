@@ -40,7 +40,6 @@ from combat.rules.grapple import (
     single_effect,
 )
 from combat.rules.penalties import split
-from combat.rules.soak import DamageType, soak_pool
 from combat.rules.wod_initiative import Combatant, round_phases
 from combat.rules.wod_round import Answer, Declaration, Step, TimedEffect, WodRound, check_split
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
@@ -1703,13 +1702,7 @@ def _damage(
         )
     )
     st = stats[hit.pk]
-    soak = soak_pool(
-        creature=st.creature,
-        stamina=st.dot("Stamina"),
-        armor=st.armor,
-        damage=DamageType(dtype),
-        fortitude=st.fortitude,
-    )
+    soak = wod.soak_dice(st, dtype)
     soaked = wod.roll(
         soak,
         6,
