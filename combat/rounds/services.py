@@ -29,7 +29,7 @@ from combat.models import Combat, CombatStage, LogKind, Participant, Scene
 from combat.rounds import wod
 from combat.rounds.sheets import Stats, stats_for
 from combat.rules import exchange
-from combat.rules.dice import RollKind
+from combat.rules.dice import RollKind, RollResult
 from combat.rules.errors import RuleError
 from combat.rules.grapple import (
     Effect,
@@ -1459,15 +1459,10 @@ def _carry_out(
     target = participants[int(plan["target"])]
     attack = plan["attack"]
     a_diff = overrides["attack_difficulty"] or attack["difficulty"]
-    a_roll = wod.roll(attack["dice"], a_diff, rng, typed=overrides["attack_dice"], who=me.name)
-    rolls = [
-        wod.roll_dict(
-            f"{wod.ACTION_LABELS[mine.action]} ({attack['parts']})",
-            a_roll,
-            who=me.name,
-            typed=overrides["attack_dice"] is not None,
-        )
-    ]
+    rolls: list[dict] = []
+    a_label = f"{wod.ACTION_LABELS[mine.action]} ({attack['parts']})"
+    typed = overrides["attack_dice"]
+    a_roll = _roll_noted(rolls, a_label, attack["dice"], a_diff, rng, typed=typed, who=me.name)
     public = _visible(me) and _visible(target)
     attacks_on = dict(work.get("attacks_on", {}))
     attacks_on[plan["target"]] = attacks_on.get(plan["target"], 0) + 1
@@ -1484,21 +1479,15 @@ def _carry_out(
         else:
             d = plan["defense"]
             d_diff = overrides["defense_difficulty"] or d["difficulty"]
-            d_roll = wod.roll(
-                d["dice"], d_diff, rng, typed=overrides["defense_dice"], who=target.name
-            )
-            d_successes = d_roll.successes
             label = {"counter": "Attack back", "guard": "Guard"}.get(
                 defense_action, wod.ACTION_LABELS.get(defense_action, defense_action)
             )
-            rolls.append(
-                wod.roll_dict(
-                    f"{label} ({d['parts']})",
-                    d_roll,
-                    who=target.name,
-                    typed=overrides["defense_dice"] is not None,
-                )
+            d_label = f"{label} ({d['parts']})"
+            typed = overrides["defense_dice"]
+            d_roll = _roll_noted(
+                rolls, d_label, d["dice"], d_diff, rng, typed=typed, who=target.name
             )
+            d_successes = d_roll.successes
             if defense_action == "escape":
                 work["escape"] = {**work.get("escape", {}), plan["target"]: d_successes}
         if defense_action == "counter":
@@ -1617,22 +1606,11 @@ def _forced(
     g = plan["grapple"]
     grapple = _g(g).effect(effect)
     pool = plan["forced_pool"]
-    b_roll = wod.roll(
-        pool["dice"],
-        overrides["forced_difficulty"] or pool["difficulty"],
-        rng,
-        typed=overrides["forced_dice"],
-        who=target.name,
-    )
     label = effect.value.replace("_", " ").title()
-    rolls.append(
-        wod.roll_dict(
-            f"{label} ({pool['parts']})",
-            b_roll,
-            who=target.name,
-            typed=overrides["forced_dice"] is not None,
-        )
-    )
+    b_label = f"{label} ({pool['parts']})"
+    b_diff = overrides["forced_difficulty"] or pool["difficulty"]
+    typed = overrides["forced_dice"]
+    b_roll = _roll_noted(rolls, b_label, pool["dice"], b_diff, rng, typed=typed, who=target.name)
     victim = participants[int(g["victim"])]
     concerns = [me, target, victim]
     public = public and _visible(victim)
@@ -1671,6 +1649,29 @@ def _forced(
     )
 
 
+_POOL_NAMES = {RollKind.DAMAGE: "damage pool", RollKind.SOAK: "soak pool"}
+
+
+def _roll_noted(
+    rolls: list[dict],
+    label: str,
+    pool: int,
+    difficulty: int,
+    rng: random.Random,
+    *,
+    typed: tuple[int, ...] | None,
+    who: str,
+    kind: RollKind = RollKind.ACTION,
+) -> RollResult:
+    """D1: roll ``who``'s pool (or take the dice typed in from the table: as many as the
+    pool, refused naming whose pool it is) and note the roll in ``rolls`` under ``label``,
+    typed or not. A damage or a soak roll (``kind``) counts successes only (D11, D12)."""
+    what = _POOL_NAMES.get(kind, "pool")
+    result = wod.roll(pool, difficulty, rng, typed=typed, kind=kind, who=who, what=what)
+    rolls.append(wod.roll_dict(label, result, who=who, typed=typed is not None))
+    return result
+
+
 def _damage(
     combat: Combat,
     hitter: Participant,
@@ -1684,39 +1685,15 @@ def _damage(
     rolls: list[dict],
 ) -> int:
     """D11, D12: roll damage at 6, the target soaks at 6; what is left goes on the track."""
-    dmg = wod.roll(
-        pool,
-        6,
-        rng,
-        typed=overrides["damage_dice"],
-        kind=RollKind.DAMAGE,
-        who=hitter.name,
-        what="damage pool",
-    )
-    rolls.append(
-        wod.roll_dict(
-            f"Damage ({pool} dice, {dtype})",
-            dmg,
-            who=hitter.name,
-            typed=overrides["damage_dice"] is not None,
-        )
+    label = f"Damage ({pool} dice, {dtype})"
+    typed = overrides["damage_dice"]
+    dmg = _roll_noted(
+        rolls, label, pool, 6, rng, typed=typed, who=hitter.name, kind=RollKind.DAMAGE
     )
     st = stats[hit.pk]
     soak = wod.soak_dice(st, dtype)
-    soaked = wod.roll(
-        soak,
-        6,
-        rng,
-        typed=overrides["soak_dice"],
-        kind=RollKind.SOAK,
-        who=hit.name,
-        what="soak pool",
-    )
-    rolls.append(
-        wod.roll_dict(
-            f"Soak ({soak} dice)", soaked, who=hit.name, typed=overrides["soak_dice"] is not None
-        )
-    )
+    label, typed = f"Soak ({soak} dice)", overrides["soak_dice"]
+    soaked = _roll_noted(rolls, label, soak, 6, rng, typed=typed, who=hit.name, kind=RollKind.SOAK)
     taken = max(dmg.successes - soaked.successes, 0)
     _wound(combat, hit, taken, dtype, st, by)
     return taken
