@@ -94,6 +94,17 @@ def _lock(combat: Combat) -> tuple[Scene, Combat]:
     return scene, locked
 
 
+def _lock_for(
+    combat: Combat, by: AbstractBaseUser, participant: Participant
+) -> tuple[Scene, Combat]:
+    """Lock the fight for a step ``participant`` takes: a member of it, acted for by its own
+    player or the storyteller."""
+    scene, locked = _lock(combat)
+    _member(locked, participant)
+    _require_for(by, scene, participant)
+    return scene, locked
+
+
 def _require_st(by: AbstractBaseUser, scene: Scene) -> None:
     if not is_storyteller_of_scene(by, scene):
         raise RoundError(NOT_STORYTELLER)
@@ -262,9 +273,7 @@ def combat_initiative(
     """D3: d10 + Wits + Dexterity − wound penalty; the die from the server or typed in by the
     player (or the storyteller). A character's initiative is rolled once a round."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         if combat.stage != CombatStage.INITIATIVE:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         if _claim(by, "round.initiative", key, {"c": combat.pk, "p": participant.pk, "r": roll}):
@@ -521,9 +530,7 @@ def combat_declare(
     if also:
         extra = [(also, None), *extra]
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         if combat.paused:
             raise RoundError(PAUSED)
         if combat.stage != CombatStage.ROUND:
@@ -924,9 +931,7 @@ def combat_answer_committed(
     ``attacker`` None: the committed attack of an attacker hidden from the target's player
     (its phone never names it): the first such attack still waiting for an answer."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         payload = {"c": combat.pk, "a": attacker.pk if attacker else None, "x": answer}
         if _claim(by, "round.committed", key, payload):
             return combat
@@ -988,9 +993,7 @@ def combat_abort(
     """D16: Willpower at difficulty 8 (server dice, or typed in); one success opens a new
     declaration (a defense when it answers a later attack)."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         if combat.paused:
             raise RoundError(PAUSED)
         payload = {"c": combat.pk, "p": participant.pk, "r": reason, "d": dice}
@@ -2227,9 +2230,7 @@ def combat_remind(
     if not text:
         raise RoundError("Say what to remind the storyteller of.")
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         if _claim(by, "round.remind", key, {"c": combat.pk, "p": participant.pk, "t": text}):
             return combat
         combat.reminders = [
