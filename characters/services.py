@@ -218,6 +218,34 @@ def ledger_spend(
         return entry
 
 
+def ledger_damage(
+    *,
+    character: Character,
+    by: AbstractBaseUser | None,
+    damage_type: str,
+    amount: int,
+    empty_boxes: int,
+    reason: str = "",
+    source: str = "",
+) -> LedgerEntry | None:
+    """D2: damage on the health track through the ledger (a ``health_damage`` entry of
+    ``damage_type``), as much of ``amount`` as fits in the ``empty_boxes`` the caller counted
+    on the sheet: a full track takes what fits, nothing when none does (``None``)."""
+    fits = min(amount, empty_boxes)
+    if fits < 1:
+        return None
+    with transaction.atomic():
+        return ledger_spend(
+            character=character,
+            kind=LedgerKind.HEALTH_DAMAGE,
+            by=by,
+            category=damage_type,
+            amount=fits,
+            reason=reason,
+            source=source,
+        )
+
+
 def _claim(
     by: AbstractBaseUser | None, action: str, key: str | None, payload: dict
 ) -> Claim | None:

@@ -22,9 +22,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from characters.idempotency import idempotency_claim
-from characters.models import LedgerKind
-from characters.services import ledger_spend
+from characters.idempotency import Claim, idempotency_claim
+from characters.services import ledger_damage
 from chases import rules, selectors
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side, Start, StepKind
 from chases.signals import chase_ended
@@ -36,7 +35,6 @@ from combat.rules import exchange, penalties
 from combat.rules.dice import RollKind, RollResult, count, roll_d10s
 from combat.rules.errors import RuleError
 from combat.rules.health import apply_penalty
-from combat.rules.soak import DamageType, soak_pool
 from combat.services import is_storyteller_of_scene, lock_open_scene, record_change
 
 NOT_STORYTELLER = "Only the storyteller runs the chase."
@@ -150,10 +148,35 @@ def _lock(chase: Chase, expected_step: int | None) -> tuple[Scene, Chase]:
     return scene, locked
 
 
-def _claim(by: AbstractBaseUser, action: str, key: str | None, payload: dict[str, Any]):
+def _claim(
+    by: AbstractBaseUser, action: str, key: str | None, payload: dict[str, Any]
+) -> Claim | None:
     if key is None:
         return None
     return idempotency_claim(user=by, action=f"chase.{action}", key=key, payload=payload)
+
+
+def _open_step(
+    chase: Chase,
+    by: AbstractBaseUser,
+    action: str,
+    key: str | None,
+    payload: dict[str, Any],
+    expected_step: int | None,
+    *,
+    storyteller_only: bool = True,
+) -> tuple[Scene, Chase, Claim | None] | None:
+    """The opening of every step on a running chase, inside the caller's transaction: lock
+    the scene, refuse anyone but the storyteller (``storyteller_only``), claim the key, lock
+    the chase as the form saw it (``expected_step``). ``None``: a replay, nothing to do."""
+    scene = lock_open_scene(chase.scene)
+    if storyteller_only:
+        _require_storyteller(by, scene)
+    claim = _claim(by, action, key, payload)
+    if claim is not None and claim.replay:
+        return None
+    scene, locked = _lock(chase, expected_step)
+    return scene, locked, claim
 
 
 def _sides(chase: Chase) -> dict[str, Side]:
@@ -213,9 +236,11 @@ def _record(
     sides: Mapping[str, Side],
     rolls: Sequence[tuple[Side, str, int, RollResult, bool]] = (),
     data: dict[str, Any] | None = None,
+    claim: Claim | None = None,
 ) -> ChaseStep:
     """Write the new state, the chase's own step and rolls, the scene log line; end the chase
-    when the engine says it is over, announcing it on commit."""
+    when the engine says it is over, announcing it on commit. A ``claim`` keeps the chase as
+    the answer to a replay of this request."""
     chase.state = state.to_dict()
     chase.step += 1
     if state.over is not None and chase.ended_at is None:
@@ -273,16 +298,23 @@ def _record(
             data={"chase": chase.pk, "outcome": chase.outcome},
             private_user_ids=_players(sides),
         )
-        transaction.on_commit(
-            partial(
-                chase_ended.send,
-                sender=Chase,
-                chase=chase,
-                outcome=chase.outcome,
-                origin=chase.origin,
-            )
-        )
+        _announce_end(chase)
+    if claim is not None:
+        claim.complete(chase=chase.pk)
     return step
+
+
+def _announce_end(chase: Chase) -> None:
+    """On commit: :data:`chases.signals.chase_ended`, with the outcome and where it came from."""
+    transaction.on_commit(
+        partial(
+            chase_ended.send,
+            sender=Chase,
+            chase=chase,
+            outcome=chase.outcome,
+            origin=chase.origin,
+        )
+    )
 
 
 def _after_maneuvers(chase: Chase, state: rules.Chase) -> None:
@@ -523,9 +555,8 @@ def start_chase(
             sides=sides,
             rolls=[(by_participant[p.pk], *rest) for p, *rest in rolls],
             data={"start": start, "origin": chase.origin},
+            claim=claim,
         )
-        if claim is not None:
-            claim.complete(chase=chase.pk)
     scene.seq, scene.game_time = locked.seq, locked.game_time
     return chase
 
@@ -618,12 +649,10 @@ def chase_round(
     dice, pools = dict(dice or {}), dict(pools or {})
     payload = {"chase": chase.pk, "step": expected_step, "dice": dice, "pools": pools}
     with transaction.atomic():
-        scene = lock_open_scene(chase.scene)
-        _require_storyteller(by, scene)
-        claim = _claim(by, "round", key, payload)
-        if claim is not None and claim.replay:
+        opened = _open_step(chase, by, "round", key, payload, expected_step)
+        if opened is None:  # a replay
             return Chase.objects.get(pk=chase.pk)
-        scene, chase = _lock(chase, expected_step)
+        scene, chase, claim = opened
         if chase.phase != Phase.ROLL:
             raise ChaseError(WRONG_PHASE[Phase(chase.phase)], rule="K6")
         state = selectors.engine(chase)
@@ -676,9 +705,8 @@ def chase_round(
             sides=sides,
             rolls=rolls,
             data={"successes": {w: r.successes for w, r in results.items()}},
+            claim=claim,
         )
-        if claim is not None:
-            claim.complete(chase=chase.pk)
     return chase
 
 
@@ -709,11 +737,12 @@ def chase_maneuver(
         "pick": pick,
     }
     with transaction.atomic():
-        scene = lock_open_scene(chase.scene)
-        claim = _claim(by, "maneuver", key, payload)
-        if claim is not None and claim.replay:
+        opened = _open_step(
+            chase, by, "maneuver", key, payload, expected_step, storyteller_only=False
+        )
+        if opened is None:  # a replay
             return Chase.objects.get(pk=chase.pk)
-        scene, chase = _lock(chase, expected_step)
+        scene, chase, claim = opened
         if chase.phase != Phase.MANEUVER:
             raise ChaseError(
                 "No maneuver is open now: only the winner of the round just "
@@ -773,9 +802,8 @@ def chase_maneuver(
             text=text,
             sides=sides,
             data={"maneuver": maneuver, "pursuit": pursuit, "role": role, "pick": pick},
+            claim=claim,
         )
-        if claim is not None:
-            claim.complete(chase=chase.pk)
     return chase
 
 
@@ -806,12 +834,10 @@ def chase_obstacle_set(
         "facing": list(facing),
     }
     with transaction.atomic():
-        scene = lock_open_scene(chase.scene)
-        _require_storyteller(by, scene)
-        claim = _claim(by, "obstacle_set", key, payload)
-        if claim is not None and claim.replay:
+        opened = _open_step(chase, by, "obstacle_set", key, payload, expected_step)
+        if opened is None:  # a replay
             return Chase.objects.get(pk=chase.pk)
-        scene, chase = _lock(chase, expected_step)
+        scene, chase, claim = opened
         if not 2 <= int(difficulty) <= 10:
             raise ChaseError("An obstacle's difficulty is 2 to 10 (K9, D1).", rule="K9")
         state = selectors.engine(chase)
@@ -854,9 +880,8 @@ def chase_obstacle_set(
             text=text,
             sides=sides,
             data={"obstacle": chase.pending["obstacle"]},
+            claim=claim,
         )
-        if claim is not None:
-            claim.complete(chase=chase.pk)
     return chase
 
 
@@ -872,11 +897,12 @@ def chase_obstacle_choice(
     Nope! costs 3 on every Lead and is refused if any would drop to 0 or below."""
     payload = {"chase": chase.pk, "step": expected_step, "who": who}
     with transaction.atomic():
-        scene = lock_open_scene(chase.scene)
-        claim = _claim(by, "obstacle_choice", key, payload)
-        if claim is not None and claim.replay:
+        opened = _open_step(
+            chase, by, "obstacle_choice", key, payload, expected_step, storyteller_only=False
+        )
+        if opened is None:  # a replay
             return Chase.objects.get(pk=chase.pk)
-        scene, chase = _lock(chase, expected_step)
+        scene, chase, claim = opened
         pending = chase.pending.get("obstacle")
         if chase.phase != Phase.OBSTACLE or not pending or not pending.get("set"):
             raise ChaseError(
@@ -906,9 +932,8 @@ def chase_obstacle_choice(
             text=text,
             sides=sides,
             data={"maneuver": choice, "who": who},
+            claim=claim,
         )
-        if claim is not None:
-            claim.complete(chase=chase.pk)
     return chase
 
 
@@ -928,12 +953,10 @@ def chase_obstacle_roll(
     dice, pools = dict(dice or {}), dict(pools or {})
     payload = {"chase": chase.pk, "step": expected_step, "dice": dice, "pools": pools}
     with transaction.atomic():
-        scene = lock_open_scene(chase.scene)
-        _require_storyteller(by, scene)
-        claim = _claim(by, "obstacle_roll", key, payload)
-        if claim is not None and claim.replay:
+        opened = _open_step(chase, by, "obstacle_roll", key, payload, expected_step)
+        if opened is None:  # a replay
             return Chase.objects.get(pk=chase.pk)
-        scene, chase = _lock(chase, expected_step)
+        scene, chase, claim = opened
         pending = chase.pending.get("obstacle")
         if chase.phase != Phase.OBSTACLE or not pending or not pending.get("set"):
             raise ChaseError("Set the obstacle's pool and difficulty first (K9).", rule="K9")
@@ -976,9 +999,8 @@ def chase_obstacle_roll(
             sides=sides,
             rolls=rolls,
             data={"outcome": {w: str(r) for w, r in outcome.items()}},
+            claim=claim,
         )
-        if claim is not None:
-            claim.complete(chase=chase.pk)
     return chase
 
 
@@ -997,12 +1019,10 @@ def chase_set_course(
     rush hour 9)."""
     payload = {"chase": chase.pk, "step": expected_step, "difficulty": difficulty}
     with transaction.atomic():
-        scene = lock_open_scene(chase.scene)
-        _require_storyteller(by, scene)
-        claim = _claim(by, "course", key, payload)
-        if claim is not None and claim.replay:
+        opened = _open_step(chase, by, "course", key, payload, expected_step)
+        if opened is None:  # a replay
             return Chase.objects.get(pk=chase.pk)
-        scene, chase = _lock(chase, expected_step)
+        scene, chase, claim = opened
         if chase.phase != Phase.ROLL:
             raise ChaseError("The course changes between rounds (K6).", rule="K6")
         if not 2 <= int(difficulty) <= 10:
@@ -1020,9 +1040,8 @@ def chase_set_course(
             text=text,
             sides=_sides(chase),
             data={"difficulty": int(difficulty)},
+            claim=claim,
         )
-        if claim is not None:
-            claim.complete(chase=chase.pk)
     return chase
 
 
@@ -1083,12 +1102,10 @@ def chase_attack(
         "dice": dice,
     }
     with transaction.atomic():
-        scene = lock_open_scene(chase.scene)
-        _require_storyteller(by, scene)
-        claim = _claim(by, "attack", key, payload)
-        if claim is not None and claim.replay:
+        opened = _open_step(chase, by, "attack", key, payload, expected_step)
+        if opened is None:  # a replay
             return Chase.objects.get(pk=chase.pk)
-        scene, chase = _lock(chase, expected_step)
+        scene, chase, claim = opened
         if chase.phase != Phase.ROLL:
             raise ChaseError(
                 "An attack is made as part of a round, before it is rolled (K11).", rule="K11"
@@ -1143,13 +1160,7 @@ def chase_attack(
         if outcome.lands == "attacker":
             dtype = attack["type"]
             dmg = _roll_kind(outcome.damage_pool, dice.get("damage"), rng, RollKind.DAMAGE, a_name)
-            soak = soak_pool(
-                creature=target_stats.creature,
-                stamina=target_stats.dot("Stamina"),
-                armor=target_stats.armor,
-                damage=DamageType(dtype),
-                fortitude=target_stats.fortitude,
-            )
+            soak = wod.soak_dice(target_stats, dtype)
             soaked = _roll_kind(soak, dice.get("soak"), rng, RollKind.SOAK, d_name)
             rolls += [
                 (hitter, ChaseRoll.Purpose.DAMAGE, len(dmg.dice), dmg, "damage" in dice),
@@ -1176,9 +1187,8 @@ def chase_attack(
                 "lands": outcome.lands == "attacker",
                 "taken": taken,
             },
+            claim=claim,
         )
-        if claim is not None:
-            claim.complete(chase=chase.pk)
     return chase
 
 
@@ -1264,15 +1274,12 @@ def _wound(
             combat.npc_damage = {**combat.npc_damage, pid: combat.npc_damage.get(pid, 0) + taken}
             combat.save(update_fields=["npc_damage"])
         return
-    room = st.health_boxes - st.damage
-    if room <= 0:
-        return
-    ledger_spend(
+    ledger_damage(
         character=st.character,
-        kind=LedgerKind.HEALTH_DAMAGE,
         by=by,
-        category=dtype,
-        amount=min(taken, room),
+        damage_type=dtype,
+        amount=taken,
+        empty_boxes=st.health_boxes - st.damage,
         reason=f"chase round {round_number} (K11)",
         source=f"chase {chase.pk}",
     )
@@ -1285,12 +1292,10 @@ def chase_call_off(
     announced like any ending, with the outcome ``called_off``."""
     payload = {"chase": chase.pk, "step": expected_step}
     with transaction.atomic():
-        scene = lock_open_scene(chase.scene)
-        _require_storyteller(by, scene)
-        claim = _claim(by, "call_off", key, payload)
-        if claim is not None and claim.replay:
+        opened = _open_step(chase, by, "call_off", key, payload, expected_step)
+        if opened is None:  # a replay
             return Chase.objects.get(pk=chase.pk)
-        scene, chase = _lock(chase, expected_step)
+        scene, chase, claim = opened
         state = selectors.engine(chase)
         chase.phase, chase.pending, chase.outcome = Phase.OVER, {}, CALLED_OFF
         chase.ended_at = timezone.now()
@@ -1302,16 +1307,7 @@ def chase_call_off(
             kind=StepKind.END,
             text="Chase over: the storyteller called it off",
             sides=_sides(chase),
+            claim=claim,
         )
-        transaction.on_commit(
-            partial(
-                chase_ended.send,
-                sender=Chase,
-                chase=chase,
-                outcome=chase.outcome,
-                origin=chase.origin,
-            )
-        )
-        if claim is not None:
-            claim.complete(chase=chase.pk)
+        _announce_end(chase)
     return chase

@@ -8,6 +8,8 @@ not read, 409: the chase or scene refused), and nothing changed. Plain posts red
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
 from django.contrib import messages
@@ -93,6 +95,42 @@ def _rolling_keys(chase: Chase) -> list[str]:
     return ["prey", *(p.predator for p in state.pursuits if p.running)]
 
 
+def _facing_keys(chase: Chase) -> list[str]:
+    return list((chase.pending.get("obstacle") or {}).get("facing", []))
+
+
+def chase_post(
+    form_class: type, keys: Callable[[Chase], list[str]] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., HttpResponse]]:
+    """Wrap a post on a chase: find it through the access rules, read its form (``keys``: the
+    sides the form asks about), call the action with the chase, the form and its data; a form
+    it could not read comes back with its sentence (400), a refusal too (409)."""
+
+    def decorate(action: Callable[..., Any]) -> Callable[..., HttpResponse]:
+        @login_required
+        @require_POST
+        @wraps(action)
+        def view(request: HttpRequest, pk: int) -> HttpResponse:
+            chase = _chase(request, pk)
+            form = form_class(request.POST, keys=keys(chase)) if keys else form_class(request.POST)
+            if not form.is_valid():
+                return _bad(request, chase.scene, form)
+            data = form.cleaned_data
+            return _run(
+                request, chase.scene, lambda: action(request, chase=chase, form=form, data=data)
+            )
+
+        return view
+
+    return decorate
+
+
+def _posted(request: HttpRequest, chase: Chase, data: dict) -> dict[str, Any]:
+    """What every post on a chase hands its service: the chase, who posts, the step the form
+    was drawn for (a stale one is refused) and the key that makes a double tap count once."""
+    return {"chase": chase, "by": request.user, "expected_step": data["step"], "key": data["key"]}
+
+
 @login_required
 @require_POST
 def chase_start(request: HttpRequest, pk: int) -> HttpResponse:
@@ -124,181 +162,65 @@ def chase_start(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-@login_required
-@require_POST
-def chase_round(request: HttpRequest, pk: int) -> HttpResponse:
-    chase = _chase(request, pk)
-    form = forms.DiceForm(request.POST, keys=_rolling_keys(chase))
-    if not form.is_valid():
-        return _bad(request, chase.scene, form)
-    return _run(
-        request,
-        chase.scene,
-        lambda: services.chase_round(
-            chase=chase,
-            by=request.user,
-            expected_step=form.cleaned_data["step"],
-            dice=form.dice,
-            pools=form.pools,
-            key=form.cleaned_data["key"],
-        ),
+@chase_post(forms.DiceForm, keys=_rolling_keys)
+def chase_round(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
+    services.chase_round(**_posted(request, chase, data), dice=form.dice, pools=form.pools)
+
+
+@chase_post(forms.ManeuverForm)
+def chase_maneuver(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
+    services.chase_maneuver(
+        **_posted(request, chase, data),
+        pursuit=data["pursuit"],
+        role=data["role"],
+        maneuver=data["maneuver"] or None,
+        pick=data["pick"] or None,
     )
 
 
-@login_required
-@require_POST
-def chase_maneuver(request: HttpRequest, pk: int) -> HttpResponse:
-    chase = _chase(request, pk)
-    form = forms.ManeuverForm(request.POST)
-    if not form.is_valid():
-        return _bad(request, chase.scene, form)
-    data = form.cleaned_data
-    return _run(
-        request,
-        chase.scene,
-        lambda: services.chase_maneuver(
-            chase=chase,
-            by=request.user,
-            pursuit=data["pursuit"],
-            role=data["role"],
-            maneuver=data["maneuver"] or None,
-            pick=data["pick"] or None,
-            expected_step=data["step"],
-            key=data["key"],
-        ),
+@chase_post(forms.ObstacleForm, keys=_rolling_keys)
+def chase_obstacle(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
+    services.chase_obstacle_set(
+        **_posted(request, chase, data),
+        label=data["label"],
+        difficulty=data["difficulty"],
+        pool=tuple(data["pool"].split("+", 1)),
+        facing=data["facing"],
     )
 
 
-@login_required
-@require_POST
-def chase_obstacle(request: HttpRequest, pk: int) -> HttpResponse:
-    chase = _chase(request, pk)
-    form = forms.ObstacleForm(request.POST, keys=_rolling_keys(chase))
-    if not form.is_valid():
-        return _bad(request, chase.scene, form)
-    data = form.cleaned_data
-    return _run(
-        request,
-        chase.scene,
-        lambda: services.chase_obstacle_set(
-            chase=chase,
-            by=request.user,
-            label=data["label"],
-            difficulty=data["difficulty"],
-            pool=tuple(data["pool"].split("+", 1)),
-            facing=data["facing"],
-            expected_step=data["step"],
-            key=data["key"],
-        ),
+@chase_post(forms.ChoiceForm)
+def chase_obstacle_choice(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
+    services.chase_obstacle_choice(**_posted(request, chase, data), who=data["who"])
+
+
+@chase_post(forms.DiceForm, keys=_facing_keys)
+def chase_obstacle_roll(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
+    services.chase_obstacle_roll(**_posted(request, chase, data), dice=form.dice, pools=form.pools)
+
+
+@chase_post(forms.CourseForm)
+def chase_course(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
+    services.chase_set_course(**_posted(request, chase, data), difficulty=data["difficulty"])
+
+
+@chase_post(forms.AttackForm)
+def chase_attack(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
+    services.chase_attack(
+        **_posted(request, chase, data),
+        attacker=data["attacker"],
+        target=data["target"],
+        means=data["means"],
+        weapon=data["weapon"] or None,
+        pool=data["pool"],
+        difficulty=data["difficulty"],
+        damage=data["damage"],
+        damage_type=data["damage_type"] or None,
+        cover=data["cover"],
+        dice=form.dice,
     )
 
 
-@login_required
-@require_POST
-def chase_obstacle_choice(request: HttpRequest, pk: int) -> HttpResponse:
-    chase = _chase(request, pk)
-    form = forms.ChoiceForm(request.POST)
-    if not form.is_valid():
-        return _bad(request, chase.scene, form)
-    data = form.cleaned_data
-    return _run(
-        request,
-        chase.scene,
-        lambda: services.chase_obstacle_choice(
-            chase=chase,
-            by=request.user,
-            who=data["who"],
-            expected_step=data["step"],
-            key=data["key"],
-        ),
-    )
-
-
-@login_required
-@require_POST
-def chase_obstacle_roll(request: HttpRequest, pk: int) -> HttpResponse:
-    chase = _chase(request, pk)
-    facing = (chase.pending.get("obstacle") or {}).get("facing", [])
-    form = forms.DiceForm(request.POST, keys=list(facing))
-    if not form.is_valid():
-        return _bad(request, chase.scene, form)
-    return _run(
-        request,
-        chase.scene,
-        lambda: services.chase_obstacle_roll(
-            chase=chase,
-            by=request.user,
-            expected_step=form.cleaned_data["step"],
-            dice=form.dice,
-            pools=form.pools,
-            key=form.cleaned_data["key"],
-        ),
-    )
-
-
-@login_required
-@require_POST
-def chase_course(request: HttpRequest, pk: int) -> HttpResponse:
-    chase = _chase(request, pk)
-    form = forms.CourseForm(request.POST)
-    if not form.is_valid():
-        return _bad(request, chase.scene, form)
-    data = form.cleaned_data
-    return _run(
-        request,
-        chase.scene,
-        lambda: services.chase_set_course(
-            chase=chase,
-            by=request.user,
-            difficulty=data["difficulty"],
-            expected_step=data["step"],
-            key=data["key"],
-        ),
-    )
-
-
-@login_required
-@require_POST
-def chase_attack(request: HttpRequest, pk: int) -> HttpResponse:
-    chase = _chase(request, pk)
-    form = forms.AttackForm(request.POST)
-    if not form.is_valid():
-        return _bad(request, chase.scene, form)
-    data = form.cleaned_data
-    return _run(
-        request,
-        chase.scene,
-        lambda: services.chase_attack(
-            chase=chase,
-            by=request.user,
-            attacker=data["attacker"],
-            target=data["target"],
-            means=data["means"],
-            weapon=data["weapon"] or None,
-            pool=data["pool"],
-            difficulty=data["difficulty"],
-            damage=data["damage"],
-            damage_type=data["damage_type"] or None,
-            cover=data["cover"],
-            dice=form.dice,
-            expected_step=data["step"],
-            key=data["key"],
-        ),
-    )
-
-
-@login_required
-@require_POST
-def chase_call_off(request: HttpRequest, pk: int) -> HttpResponse:
-    chase = _chase(request, pk)
-    form = forms.StepForm(request.POST)
-    if not form.is_valid():
-        return _bad(request, chase.scene, form)
-    data = form.cleaned_data
-    return _run(
-        request,
-        chase.scene,
-        lambda: services.chase_call_off(
-            chase=chase, by=request.user, expected_step=data["step"], key=data["key"]
-        ),
-    )
+@chase_post(forms.StepForm)
+def chase_call_off(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
+    services.chase_call_off(**_posted(request, chase, data))

@@ -26,10 +26,10 @@ from combat.rounds.services import (
     _check_token,
     _claim,
     _lock,
+    _lock_for,
     _member,
     _participants,
     _record,
-    _require_for,
     _require_st,
     _rule,
     _visible,
@@ -185,9 +185,7 @@ def bns_celerity(
     """B5: how many Celerity rounds a character activates; it carries over to the next turns
     until changed, and counts from the everyman round under way (else the next turn's)."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         cap = _celerity_cap(stats_for([participant])[participant.pk])
         if not 0 <= rounds <= cap:
             raise RoundError(f"{participant.name} can activate 0 to {cap} Celerity rounds (B5).")
@@ -235,9 +233,7 @@ def bns_act(
     (:func:`resolve_attack`), with the test pool ``pool`` names (attribute, skill, weapon);
     ``ranged_far``: a physical ranged attack from more than three steps (B10)."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         if combat.paused:
             raise RoundError(PAUSED)
         payload = {"c": combat.pk, "p": participant.pk, "s": standard, "m": simple}
@@ -378,9 +374,7 @@ def _step(
     combat: Combat, by: AbstractBaseUser, participant: Participant, verb: str, label: str
 ) -> Combat:
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         if combat.paused:
             raise RoundError(PAUSED)
         try:
@@ -405,9 +399,7 @@ def bns_escape_announce(
     """B9: a fair escape is announced at the start of the character's own initiative; those
     yet to act may now announce an intent to attack it."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         state = _engine(combat)
         who = _who(participant)
         if not may_act_now(state, who) or state.fighter(who).begun:
@@ -447,9 +439,7 @@ def may_intend(state: bns.Combat, who: str, escaper: str) -> bool:
 def bns_escape_intent(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
     """B9: a character yet to act announces it intends to attack the escaping character."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         call = combat.work.get("escape_call")
         who = _who(participant)
         if not call:

@@ -21,10 +21,10 @@ from combat.rounds.services import (
     NEEDS_TWO,
     RoundError,
     _lock,
+    _lock_for,
     _member,
     _participants,
     _record,
-    _require_for,
     _require_st,
     _rule,
     _visible,
@@ -98,9 +98,7 @@ def met_celerity_announce(
     """C15: the Celerity a character uses this round and the follow-ups it states up front,
     each paid with a blood now (spent even if the action cannot be used)."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         if target is not None:
             _member(combat, target)
         try:

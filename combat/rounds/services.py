@@ -24,12 +24,12 @@ from django.utils import timezone
 
 from characters.idempotency import IdempotencyError, idempotency_claim
 from characters.models import LedgerKind
-from characters.services import LedgerError, ledger_spend
+from characters.services import LedgerError, ledger_damage, ledger_spend
 from combat.models import Combat, CombatStage, LogKind, Participant, Scene
 from combat.rounds import wod
 from combat.rounds.sheets import Stats, stats_for
 from combat.rules import exchange
-from combat.rules.dice import RollKind
+from combat.rules.dice import RollKind, RollResult
 from combat.rules.errors import RuleError
 from combat.rules.grapple import (
     Effect,
@@ -40,7 +40,6 @@ from combat.rules.grapple import (
     single_effect,
 )
 from combat.rules.penalties import split
-from combat.rules.soak import DamageType, soak_pool
 from combat.rules.wod_initiative import Combatant, round_phases
 from combat.rules.wod_round import Answer, Declaration, Step, TimedEffect, WodRound, check_split
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
@@ -92,6 +91,17 @@ def _lock(combat: Combat) -> tuple[Scene, Combat]:
     locked = Combat.objects.select_for_update().get(pk=combat.pk)
     if locked.ended_at is not None:
         raise RoundError(NO_COMBAT)
+    return scene, locked
+
+
+def _lock_for(
+    combat: Combat, by: AbstractBaseUser, participant: Participant
+) -> tuple[Scene, Combat]:
+    """Lock the fight for a step ``participant`` takes: a member of it, acted for by its own
+    player or the storyteller."""
+    scene, locked = _lock(combat)
+    _member(locked, participant)
+    _require_for(by, scene, participant)
     return scene, locked
 
 
@@ -263,9 +273,7 @@ def combat_initiative(
     """D3: d10 + Wits + Dexterity − wound penalty; the die from the server or typed in by the
     player (or the storyteller). A character's initiative is rolled once a round."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         if combat.stage != CombatStage.INITIATIVE:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         if _claim(by, "round.initiative", key, {"c": combat.pk, "p": participant.pk, "r": roll}):
@@ -522,9 +530,7 @@ def combat_declare(
     if also:
         extra = [(also, None), *extra]
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         if combat.paused:
             raise RoundError(PAUSED)
         if combat.stage != CombatStage.ROUND:
@@ -925,9 +931,7 @@ def combat_answer_committed(
     ``attacker`` None: the committed attack of an attacker hidden from the target's player
     (its phone never names it): the first such attack still waiting for an answer."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         payload = {"c": combat.pk, "a": attacker.pk if attacker else None, "x": answer}
         if _claim(by, "round.committed", key, payload):
             return combat
@@ -989,9 +993,7 @@ def combat_abort(
     """D16: Willpower at difficulty 8 (server dice, or typed in); one success opens a new
     declaration (a defense when it answers a later attack)."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         if combat.paused:
             raise RoundError(PAUSED)
         payload = {"c": combat.pk, "p": participant.pk, "r": reason, "d": dice}
@@ -1460,15 +1462,10 @@ def _carry_out(
     target = participants[int(plan["target"])]
     attack = plan["attack"]
     a_diff = overrides["attack_difficulty"] or attack["difficulty"]
-    a_roll = wod.roll(attack["dice"], a_diff, rng, typed=overrides["attack_dice"], who=me.name)
-    rolls = [
-        wod.roll_dict(
-            f"{wod.ACTION_LABELS[mine.action]} ({attack['parts']})",
-            a_roll,
-            who=me.name,
-            typed=overrides["attack_dice"] is not None,
-        )
-    ]
+    rolls: list[dict] = []
+    a_label = f"{wod.ACTION_LABELS[mine.action]} ({attack['parts']})"
+    typed = overrides["attack_dice"]
+    a_roll = _roll_noted(rolls, a_label, attack["dice"], a_diff, rng, typed=typed, who=me.name)
     public = _visible(me) and _visible(target)
     attacks_on = dict(work.get("attacks_on", {}))
     attacks_on[plan["target"]] = attacks_on.get(plan["target"], 0) + 1
@@ -1485,21 +1482,15 @@ def _carry_out(
         else:
             d = plan["defense"]
             d_diff = overrides["defense_difficulty"] or d["difficulty"]
-            d_roll = wod.roll(
-                d["dice"], d_diff, rng, typed=overrides["defense_dice"], who=target.name
-            )
-            d_successes = d_roll.successes
             label = {"counter": "Attack back", "guard": "Guard"}.get(
                 defense_action, wod.ACTION_LABELS.get(defense_action, defense_action)
             )
-            rolls.append(
-                wod.roll_dict(
-                    f"{label} ({d['parts']})",
-                    d_roll,
-                    who=target.name,
-                    typed=overrides["defense_dice"] is not None,
-                )
+            d_label = f"{label} ({d['parts']})"
+            typed = overrides["defense_dice"]
+            d_roll = _roll_noted(
+                rolls, d_label, d["dice"], d_diff, rng, typed=typed, who=target.name
             )
+            d_successes = d_roll.successes
             if defense_action == "escape":
                 work["escape"] = {**work.get("escape", {}), plan["target"]: d_successes}
         if defense_action == "counter":
@@ -1618,22 +1609,11 @@ def _forced(
     g = plan["grapple"]
     grapple = _g(g).effect(effect)
     pool = plan["forced_pool"]
-    b_roll = wod.roll(
-        pool["dice"],
-        overrides["forced_difficulty"] or pool["difficulty"],
-        rng,
-        typed=overrides["forced_dice"],
-        who=target.name,
-    )
     label = effect.value.replace("_", " ").title()
-    rolls.append(
-        wod.roll_dict(
-            f"{label} ({pool['parts']})",
-            b_roll,
-            who=target.name,
-            typed=overrides["forced_dice"] is not None,
-        )
-    )
+    b_label = f"{label} ({pool['parts']})"
+    b_diff = overrides["forced_difficulty"] or pool["difficulty"]
+    typed = overrides["forced_dice"]
+    b_roll = _roll_noted(rolls, b_label, pool["dice"], b_diff, rng, typed=typed, who=target.name)
     victim = participants[int(g["victim"])]
     concerns = [me, target, victim]
     public = public and _visible(victim)
@@ -1672,6 +1652,29 @@ def _forced(
     )
 
 
+_POOL_NAMES = {RollKind.DAMAGE: "damage pool", RollKind.SOAK: "soak pool"}
+
+
+def _roll_noted(
+    rolls: list[dict],
+    label: str,
+    pool: int,
+    difficulty: int,
+    rng: random.Random,
+    *,
+    typed: tuple[int, ...] | None,
+    who: str,
+    kind: RollKind = RollKind.ACTION,
+) -> RollResult:
+    """D1: roll ``who``'s pool (or take the dice typed in from the table: as many as the
+    pool, refused naming whose pool it is) and note the roll in ``rolls`` under ``label``,
+    typed or not. A damage or a soak roll (``kind``) counts successes only (D11, D12)."""
+    what = _POOL_NAMES.get(kind, "pool")
+    result = wod.roll(pool, difficulty, rng, typed=typed, kind=kind, who=who, what=what)
+    rolls.append(wod.roll_dict(label, result, who=who, typed=typed is not None))
+    return result
+
+
 def _damage(
     combat: Combat,
     hitter: Participant,
@@ -1685,45 +1688,15 @@ def _damage(
     rolls: list[dict],
 ) -> int:
     """D11, D12: roll damage at 6, the target soaks at 6; what is left goes on the track."""
-    dmg = wod.roll(
-        pool,
-        6,
-        rng,
-        typed=overrides["damage_dice"],
-        kind=RollKind.DAMAGE,
-        who=hitter.name,
-        what="damage pool",
-    )
-    rolls.append(
-        wod.roll_dict(
-            f"Damage ({pool} dice, {dtype})",
-            dmg,
-            who=hitter.name,
-            typed=overrides["damage_dice"] is not None,
-        )
+    label = f"Damage ({pool} dice, {dtype})"
+    typed = overrides["damage_dice"]
+    dmg = _roll_noted(
+        rolls, label, pool, 6, rng, typed=typed, who=hitter.name, kind=RollKind.DAMAGE
     )
     st = stats[hit.pk]
-    soak = soak_pool(
-        creature=st.creature,
-        stamina=st.dot("Stamina"),
-        armor=st.armor,
-        damage=DamageType(dtype),
-        fortitude=st.fortitude,
-    )
-    soaked = wod.roll(
-        soak,
-        6,
-        rng,
-        typed=overrides["soak_dice"],
-        kind=RollKind.SOAK,
-        who=hit.name,
-        what="soak pool",
-    )
-    rolls.append(
-        wod.roll_dict(
-            f"Soak ({soak} dice)", soaked, who=hit.name, typed=overrides["soak_dice"] is not None
-        )
-    )
+    soak = wod.soak_dice(st, dtype)
+    label, typed = f"Soak ({soak} dice)", overrides["soak_dice"]
+    soaked = _roll_noted(rolls, label, soak, 6, rng, typed=typed, who=hit.name, kind=RollKind.SOAK)
     taken = max(dmg.successes - soaked.successes, 0)
     _wound(combat, hit, taken, dtype, st, by)
     return taken
@@ -1740,15 +1713,12 @@ def _wound(
         key = _who(hit)
         combat.npc_damage = {**combat.npc_damage, key: combat.npc_damage.get(key, 0) + taken}
         return
-    room = st.health_boxes - st.damage
-    if room <= 0:
-        return
-    ledger_spend(
+    ledger_damage(
         character=st.character,
-        kind=LedgerKind.HEALTH_DAMAGE,
         by=by,
-        category=dtype,
-        amount=min(taken, room),
+        damage_type=dtype,
+        amount=taken,
+        empty_boxes=st.health_boxes - st.damage,
         reason=f"round {combat.round_number}",
         source=f"combat {combat.pk}",
     )
@@ -2260,9 +2230,7 @@ def combat_remind(
     if not text:
         raise RoundError("Say what to remind the storyteller of.")
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _member(combat, participant)
-        _require_for(by, scene, participant)
+        scene, combat = _lock_for(combat, by, participant)
         if _claim(by, "round.remind", key, {"c": combat.pk, "p": participant.pk, "t": text}):
             return combat
         combat.reminders = [

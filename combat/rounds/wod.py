@@ -16,6 +16,7 @@ from combat.rules import difficulty as diff
 from combat.rules.dice import RollKind, RollResult, count, roll_d10s
 from combat.rules.errors import RuleError
 from combat.rules.health import apply_penalty
+from combat.rules.soak import DamageType, soak_pool
 
 ATTACK_ACTIONS = ("attack", "grapple", "guard")
 DEFENSE_ACTIONS = ("block", "dodge", "escape", "grapple_defense")
@@ -148,6 +149,18 @@ def damage_dice(stats: Stats, weapon: Weapon) -> tuple[int, str]:
         return weapon.damage, weapon.damage_type
     kind = "bashing" if weapon.pool == "brawl" else weapon.damage_type
     return stats.dot("Strength") + weapon.damage, kind
+
+
+def soak_dice(stats: Stats, damage_type: str) -> int:
+    """D12: the pool ``stats`` soaks ``damage_type`` with (Stamina, armor, Fortitude, as its
+    creature soaks that damage)."""
+    return soak_pool(
+        creature=stats.creature,
+        stamina=stats.dot("Stamina"),
+        armor=stats.armor,
+        damage=DamageType(damage_type),
+        fortitude=stats.fortitude,
+    )
 
 
 def parse_dice(text: str | None) -> tuple[int, ...] | None:

@@ -75,3 +75,24 @@ def test_it_draws_health_boxes_by_type_on_the_sheet(track, player, page) -> None
     assert html.count('class="box bashing"') == 1
     assert html.count('class="box empty"') == 5
     assert "Wound penalty -1 (Hurt)" in html
+
+
+def test_a_hit_takes_what_fits_on_the_track_the_fight_counted(track) -> None:
+    """ledger_damage (the fights' and chases' hits): as much as the empty boxes the caller
+    counted take, and nothing at all on a full track."""
+    entry = services.ledger_damage(
+        character=track, by=None, damage_type="lethal", amount=9, empty_boxes=3, source="test"
+    )
+    assert (entry.kind, entry.category, entry.amount, entry.source) == (
+        "health_damage",
+        "lethal",
+        3,
+        "test",
+    )
+    assert (
+        services.ledger_damage(
+            character=track, by=None, damage_type="lethal", amount=2, empty_boxes=0
+        )
+        is None
+    )
+    assert current_values(track)["damage"] == 3
