@@ -170,13 +170,19 @@ def health_track(character: Character) -> list[tuple[str, int, int]]:
 
 
 def _health(character: Character, damage: dict[str, int]) -> dict:
-    """The track with its boxes filled worst first, never past its last box (D2)."""
+    """The track with its boxes filled worst first, never past its last box (D2), and the level
+    the character is at once hurt. A MET track (it begins with Healthy: Healthy ×2, Bruised ×3…)
+    names the state a character is in while boxes of it are left, so the level is the first one
+    with an empty box, as the challenges read it (C5–C7); the D2 track names the state a filled
+    box brings (one box: Bruised), so the level is the last one filled."""
     track = health_track(character)
     size = sum(boxes for _, boxes, _ in track)
     filled: list[str | None] = []
     for kind in DAMAGE_ORDER:
         filled += [str(kind) or "untyped"] * max(damage.get(kind, 0), 0)
     filled = filled[:size] + [None] * max(size - len(filled), 0)
+    taken = size - filled.count(None)
+    states_left = bool(track) and track[0][0].casefold() == "healthy"
     levels, start, level, penalty = [], 0, None, 0
     for name, boxes, level_penalty in track:
         mine = filled[start : start + boxes]
@@ -184,7 +190,9 @@ def _health(character: Character, damage: dict[str, int]) -> dict:
         if mine and mine[0] is not None:
             level, penalty = name, level_penalty
         start += boxes
-    taken = size - filled.count(None)
+    if states_left and taken:
+        at = next((lv for lv in levels if None in lv["boxes"]), levels[-1])  # full: the last
+        level, penalty = at["name"], at["penalty"]
     return {
         "damage": taken,
         "health": {"levels": levels, "boxes": size, "level": level, "penalty": penalty},

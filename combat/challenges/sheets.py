@@ -92,12 +92,15 @@ class Sheet:
         with an empty box (one box filled of Healthy: Bruised); a full track: Incapacitated."""
         if self.now is None:
             return Health.HEALTHY
+        past_incapacitated = False  # a level after it (Torpor) is no better for a challenge
         for level in self.now["health"]["levels"]:
+            name = level["name"].casefold()
             if any(box is None for box in level["boxes"]):
                 try:
-                    return Health(level["name"].casefold())
+                    return Health(name)
                 except ValueError:
-                    return Health.HEALTHY
+                    return Health.INCAPACITATED if past_incapacitated else Health.HEALTHY
+            past_incapacitated = past_incapacitated or name == Health.INCAPACITATED.value
         return Health.INCAPACITATED
 
     def negatives(self, category: str) -> list[str]:

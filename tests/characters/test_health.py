@@ -96,3 +96,34 @@ def test_a_hit_takes_what_fits_on_the_track_the_fight_counted(track) -> None:
         is None
     )
     assert current_values(track)["damage"] == 3
+
+
+@pytest.mark.rules("C5", "C6", "C7")
+def test_a_met_track_names_the_level_whose_boxes_are_left_as_the_challenges_do(character) -> None:
+    """Grapevine's MET track: Healthy ×2, Bruised ×3, Wounded ×2, Incapacitated, Torpor."""
+    from combat.challenges import sheets
+    from combat.rules.terms import Health
+
+    for order, (name, boxes) in enumerate(
+        [("Healthy", 2), ("Bruised", 3), ("Wounded", 2), ("Incapacitated", 1), ("Torpor", 1)]
+    ):
+        HealthLevel.objects.create(character=character, name=name, boxes=boxes, order=order)
+    seen = []
+    for _ in range(9):
+        _hurt(character, 1)
+        sheet = sheets.Sheet(participant=None, character=character, now=current_values(character))
+        seen.append((current_values(character)["health"]["level"], sheet.health()))
+    assert [level for level, _ in seen] == [
+        "Healthy",
+        "Bruised",
+        "Bruised",
+        "Bruised",
+        "Wounded",
+        "Wounded",
+        "Incapacitated",
+        "Torpor",
+        "Torpor",
+    ]
+    bruised, wounded = [Health.BRUISED] * 3, [Health.WOUNDED] * 2
+    incapacitated = [Health.INCAPACITATED] * 3  # Torpor is no better (C7)
+    assert [health for _, health in seen] == [Health.HEALTHY, *bruised, *wounded, *incapacitated]
