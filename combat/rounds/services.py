@@ -1940,24 +1940,24 @@ def _grapple_hold(
         )
     a = plan["attack"]
     d = plan["defense"]
-    a_roll = wod.roll(
+    a_roll = _roll_noted(
+        rolls,
+        f"Grapple ({a['parts']})",
         a["dice"],
         overrides["attack_difficulty"] or a["difficulty"],
         rng,
         typed=overrides["attack_dice"],
         who=grappler.name,
     )
-    d_roll = wod.roll(
+    d_roll = _roll_noted(
+        rolls,
+        f"Grapple ({d['parts']})",
         d["dice"],
         overrides["defense_difficulty"] or d["difficulty"],
         rng,
         typed=overrides["defense_dice"],
         who=victim.name,
     )
-    rolls += [
-        wod.roll_dict(f"Grapple ({a['parts']})", a_roll, who=grappler.name),
-        wod.roll_dict(f"Grapple ({d['parts']})", d_roll, who=victim.name),
-    ]
     intent = Intent.REVERSE if theirs is not None and theirs.action == "reverse" else Intent.RESIST
     grapple = grapple.roll(grappler=a_roll.successes, victim=d_roll.successes, intent=intent)
     text = (
@@ -2004,14 +2004,16 @@ def _third_party(
         return text, [], public, concerns
     side = "grappler" if plan["target"] == g["grappler"] else "victim"
     a = plan["attack"]
-    a_roll = wod.roll(
+    rolls: list[dict] = []
+    a_roll = _roll_noted(
+        rolls,
+        f"Help ({a['parts']})",
         a["dice"],
         overrides["attack_difficulty"] or a["difficulty"],
         rng,
         typed=overrides["attack_dice"],
         who=me.name,
     )
-    rolls = [wod.roll_dict(f"Help ({a['parts']})", a_roll, who=me.name)]
     grapple = grapple.assist(side=side, successes=a_roll.successes)
     _replace_grapple(combat, g, grapple)
     helped = grappler if side == "grappler" else victim

@@ -213,6 +213,9 @@ def test_a_grapple_starts_and_is_held_with_a_control_track(cast):
     assert combat.grapples[0]["control"] == 8
     result = combat.results[-1]
     assert any(r["label"].startswith("Damage") for r in result["rolls"])  # G6 with D11
+    # D1: the table's dice are marked typed in the grapple's rolls, as in an attack's
+    grapple_rolls = [r for r in result["rolls"] if r["label"].startswith("Grapple")]
+    assert len(grapple_rolls) == 2 and all(r["typed"] for r in grapple_rolls)
 
 
 def _declare(cast, combat, name, action, target=None, by=None, **extra):
