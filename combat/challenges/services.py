@@ -145,7 +145,7 @@ def name_of(challenge: Challenge, side: str) -> str:
 # -- the write skeleton ---------------------------------------------------------------------
 
 
-def _locked(challenge_id: int, scene: Scene, expected_step: int | None) -> tuple[Scene, Challenge]:
+def _locked(challenge_id: int, scene: Scene) -> tuple[Scene, Challenge]:
     try:
         scene = lock_open_scene(scene)
     except SceneError as error:
@@ -158,9 +158,26 @@ def _locked(challenge_id: int, scene: Scene, expected_step: int | None) -> tuple
     )
     if challenge is None:
         raise ChallengeError("No such challenge in this scene.")
-    if expected_step is not None and challenge.step != expected_step:
-        raise ChallengeError(MOVED_ON)
     return scene, challenge
+
+
+def _locked_and_claimed(
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    key: str | None,
+    payload: dict[str, Any],
+    expected_step: int | None,
+) -> tuple[Scene, Challenge, bool]:
+    """Lock the scene and the challenge, claim the request's key for ``payload`` (about this
+    challenge), then check the step the actor saw. True third when it is a replay: the first
+    answer stands and nothing is checked again (a double tap counts once)."""
+    scene, locked = _locked(challenge.pk, scene)
+    if _claim(by, key, {"challenge": locked.pk, **payload}):
+        return scene, locked, True
+    if expected_step is not None and locked.step != expected_step:
+        raise ChallengeError(MOVED_ON)
+    return scene, locked, False
 
 
 def _claim(user: AbstractBaseUser, key: str | None, payload: dict[str, Any]) -> bool:
@@ -692,12 +709,11 @@ def _act(
         raise ChallengeError(NOT_YOURS)
     if as_st and not is_storyteller_of_scene(by, scene):
         raise ChallengeError(NOT_ST)
-    scene, locked = _locked(challenge.pk, scene, None)
-    replay = _claim(by, key, {"challenge": locked.pk, "side": side, **payload})
+    scene, locked, replay = _locked_and_claimed(
+        scene, challenge, by, key, {"side": side, **payload}, expected_step
+    )
     if replay:
         return scene, locked, True
-    if expected_step is not None and locked.step != expected_step:
-        raise ChallengeError(MOVED_ON)
     if side not in sides_for(locked, by, as_st=as_st):
         raise ChallengeError(NOT_YOURS)
     if not locked.is_open:
@@ -1560,11 +1576,11 @@ def challenge_st(
     if not is_storyteller_of_scene(by, scene):
         raise ChallengeError(NOT_ST)
     with transaction.atomic():
-        scene, ch = _locked(challenge.pk, scene, None)
-        if _claim(by, key, {"challenge": ch.pk, "st": action, "side": side, "text": text}):
+        scene, ch, replay = _locked_and_claimed(
+            scene, challenge, by, key, {"st": action, "side": side, "text": text}, expected_step
+        )
+        if replay:
             return ch
-        if expected_step is not None and ch.step != expected_step:
-            raise ChallengeError(MOVED_ON)
         handler = _ST_ACTIONS.get(action)
         if handler is None:
             raise ChallengeError(f"Unknown storyteller action {action}.")
@@ -1984,11 +2000,16 @@ def challenge_mob_bid(
     NPC), or stays out; when every member has answered, the defender is asked."""
     as_st = is_storyteller_of_scene(by, scene)
     with transaction.atomic():
-        scene, ch = _locked(challenge.pk, scene, None)
-        if _claim(by, key, {"challenge": ch.pk, "member": member.pk, "bid": bid, "drop": drop}):
+        scene, ch, replay = _locked_and_claimed(
+            scene,
+            challenge,
+            by,
+            key,
+            {"member": member.pk, "bid": bid, "drop": drop},
+            expected_step,
+        )
+        if replay:
             return ch
-        if expected_step is not None and ch.step != expected_step:
-            raise ChallengeError(MOVED_ON)
         members = ch.options.get("mob", {})
         if str(member.pk) not in members:
             raise ChallengeError("That character is not in this mob.", "C16")
@@ -2113,11 +2134,11 @@ def challenge_choose_trait(
     trait = (trait or "").strip()[:80]
     as_st = is_storyteller_of_scene(by, scene)
     with transaction.atomic():
-        scene, ch = _locked(challenge.pk, scene, None)
-        if _claim(by, key, {"challenge": ch.pk, "side": side, "choose": trait}):
+        scene, ch, replay = _locked_and_claimed(
+            scene, challenge, by, key, {"side": side, "choose": trait}, expected_step
+        )
+        if replay:
             return ch
-        if expected_step is not None and ch.step != expected_step:
-            raise ChallengeError(MOVED_ON)
         if side not in ("attacker", "defender"):
             raise ChallengeError(NOT_YOURS)
         if not as_st and player_of(ch, side) != by.pk:
@@ -2237,11 +2258,11 @@ def challenge_mob_drop(
     player). When the one who throws drops out, the next member throws instead."""
     as_st = is_storyteller_of_scene(by, scene)
     with transaction.atomic():
-        scene, ch = _locked(challenge.pk, scene, None)
-        if _claim(by, key, {"challenge": ch.pk, "drop_out": member.pk}):
+        scene, ch, replay = _locked_and_claimed(
+            scene, challenge, by, key, {"drop_out": member.pk}, expected_step
+        )
+        if replay:
             return ch
-        if expected_step is not None and ch.step != expected_step:
-            raise ChallengeError(MOVED_ON)
         everyone = mob_participants(ch)
         if member.pk not in {p.pk for p in everyone.values()}:
             raise ChallengeError("That character is not in this mob.", "C16")
@@ -2303,11 +2324,11 @@ def challenge_mob_step_in(
     NPC)."""
     as_st = is_storyteller_of_scene(by, scene)
     with transaction.atomic():
-        scene, ch = _locked(challenge.pk, scene, None)
-        if _claim(by, key, {"challenge": ch.pk, "step_in": member.pk, "bid": bid}):
+        scene, ch, replay = _locked_and_claimed(
+            scene, challenge, by, key, {"step_in": member.pk, "bid": bid}, expected_step
+        )
+        if replay:
             return ch
-        if expected_step is not None and ch.step != expected_step:
-            raise ChallengeError(MOVED_ON)
         if member.scene_id != scene.pk or member.removed_at is not None:
             raise ChallengeError(NOT_IN_SCENE)
         if not (_member_player(member) == by.pk or (as_st and _member_player(member) is None)):
