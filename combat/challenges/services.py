@@ -13,6 +13,8 @@ refusal names the rule ID.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -268,8 +270,14 @@ def _scene_players(scene: Scene) -> list[int]:
     )
 
 
-def _rule(error: RuleError) -> ChallengeError:
-    return ChallengeError(error.reason, error.rule)
+@contextmanager
+def _by_the_rules() -> Iterator[None]:
+    """The engine's rules (and the night's locks, C15's Celerity) refuse a step by raising
+    :class:`RuleError`: the step is refused with its reason, naming the rule ID."""
+    try:
+        yield
+    except RuleError as error:
+        raise ChallengeError(error.reason, error.rule) from None
 
 
 def _timer_seconds(label: str) -> int:
@@ -445,12 +453,10 @@ def challenge_start(
             raise ChallengeError(f"{attacker.name} is already in an open challenge as attacker.")
         what = (what or category or "").strip()[:120]
         if defender is not None:
-            try:
+            with _by_the_rules():
                 _locks(scene).check(
                     attacker=attacker.name, target=defender.name, what=what, now=scene.game_time
                 )
-            except RuleError as error:
-                raise _rule(error) from None
         attacker_side = {
             "bid": bid,
             "ability": ability,
@@ -493,10 +499,8 @@ def challenge_start(
             options["mob_side"] = mob_side
         level = _celerity_level(attacker) if celerity else 0
         if celerity:
-            try:
+            with _by_the_rules():
                 CelerityRound().announce(attacker.name, level=level, follow_ups=celerity)
-            except RuleError as error:
-                raise _rule(error) from None
         challenge = Challenge.objects.create(
             scene=scene,
             attacker=attacker,
@@ -666,7 +670,7 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
                 sheets.contender(sheets.load(member), ruleset=ruleset, category=category, bid=bid),
             )
         )
-    try:
+    with _by_the_rules():
         return Engine.start(
             ruleset=ruleset,
             mode=mode,
@@ -686,8 +690,6 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
             mob=mob,
             mob_side=options.get("mob_side", "attacker"),
         )
-    except RuleError as error:
-        raise _rule(error) from None
 
 
 # -- player steps ---------------------------------------------------------------------------
@@ -763,10 +765,8 @@ def challenge_answer(
         options.pop("awaiting", None)
         if answer in {"relent", "no_bid"}:
             engine = _build_for_answer(ch, options, side)
-            try:
+            with _by_the_rules():
                 engine = engine.relent(side) if answer == "relent" else engine.no_bid()
-            except RuleError as error:
-                raise _rule(error) from None
             text = (
                 f"{who} relents: nobody loses a trait"
                 if answer == "relent"
@@ -885,10 +885,8 @@ def challenge_throw(
             raise ChallengeError(f"{out} must drop out before the first throw.", "C16")
         if throw == "random":
             throw = (rng or secrets.SystemRandom()).choice(THROWS)
-        try:
+        with _by_the_rules():
             Throw.parse(throw)
-        except RuleError as error:
-            raise _rule(error) from None
         sealed = dict(ch.sealed.get("throw", {}))
         changed = side in sealed
         sealed[side] = throw
@@ -915,10 +913,8 @@ def _reveal(
     """Both throws are in: the engine steps; ``said`` words a result thrown by hand (the
     pair of throws standing for it is nobody's)."""
     before = engine
-    try:
+    with _by_the_rules():
         engine = engine.throw_both(a, d)
-    except RuleError as error:
-        raise _rule(error) from None
     a_name, d_name = name_of(ch, "attacker"), name_of(ch, "defender")
     text = said or f"Throws: {a_name} {a}, {d_name} {d}"
     text += " — " + _standing(ch, before, engine)
@@ -1084,10 +1080,8 @@ def challenge_declare(
             return ch
         ch.sealed = {k: v for k, v in ch.sealed.items() if k != "declare"}
         before = engine
-        try:
+        with _by_the_rules():
             engine = engine.declare(sealed["attacker"], sealed.get("defender"))
-        except RuleError as error:
-            raise _rule(error) from None
         shown = f"{name_of(ch, 'attacker')} {sealed['attacker']}"
         shown += (
             f", {name_of(ch, 'defender')} {sealed['defender']}"
@@ -1151,7 +1145,7 @@ def challenge_retest(
         if kind_enum is RetestKind.ABILITY and not ability:
             ability = contender.ability or ""
         before = engine
-        try:
+        with _by_the_rules():
             engine = engine.retest(
                 side,
                 kind_enum,
@@ -1161,8 +1155,6 @@ def challenge_retest(
                 declared=declared,
                 trait=trait or None,
             )
-        except RuleError as error:
-            raise _rule(error) from None
         who = name_of(ch, side)
         rule = engine._rule(kind_enum)
         ch.options = {**ch.options, "before_retest": before.to_dict()}
@@ -1224,10 +1216,8 @@ def challenge_cancel(
                 "A throw is already in: the retest can no longer be cancelled.", "C8"
             )
         before = engine
-        try:
+        with _by_the_rules():
             engine = engine.cancel(side, ability=ability or None, power=power or None)
-        except RuleError as error:
-            raise _rule(error) from None
         who = name_of(ch, side)
         rule = "W10" if ability else "C8"
         text = f"{who} cancels the retest with {ability or power}: the loss stands ({rule})"
@@ -1268,10 +1258,8 @@ def challenge_accept(
         if engine.leader is None or engine.leader.value == side:
             raise ChallengeError("Only the side that is losing takes the result.", "C3")
         before = engine
-        try:
+        with _by_the_rules():
             engine = engine.accept()
-        except RuleError as error:
-            raise _rule(error) from None
         text = f"{name_of(ch, side)} takes the result — {_standing(ch, before, engine)}"
         _note(ch, text)
         _after_step(ch, engine, by)
@@ -1306,10 +1294,8 @@ def challenge_relent(
         if ch.status == ChallengeStatus.ANSWER:
             raise ChallengeError("Answer the challenge with Relent.")
         engine = _require_live(ch)
-        try:
+        with _by_the_rules():
             engine = engine.relent(side)
-        except RuleError as error:
-            raise _rule(error) from None
         ch.sealed = {}
         text = f"{name_of(ch, side)} relents: nobody loses a trait"
         _note(ch, text)
@@ -1667,10 +1653,8 @@ def _force_answer(scene, ch, by) -> None:
     who = name_of(ch, "defender")
     options.pop("awaiting", None)
     engine = _build_for_answer(ch, options, "defender")
-    try:
+    with _by_the_rules():
         engine = engine.no_bid()
-    except RuleError as error:
-        raise _rule(error) from None
     ch.options = options
     ch.status = ChallengeStatus.LIVE
     _clear_timer(ch)
@@ -2097,10 +2081,8 @@ def challenge_name_negative(
         engine = _require_live(ch)
         if ch.sealed.get("throw"):
             raise ChallengeError("Negative traits are named before the first throw.", "C5")
-        try:
+        with _by_the_rules():
             after = engine.name_negative(side, trait)
-        except RuleError as error:
-            raise _rule(error) from None
         right = after.guesses[-1][2] if after.guesses else False
         rule = "W8" if engine.profile.family.value == "werewolf" else "C5"
         other = name_of(ch, Side(side).other.value)
@@ -2216,10 +2198,8 @@ def challenge_blood(
         character = _ledger_character(ch, side)
         if character is None or character.blood < 1:
             raise ChallengeError(f"{name_of(ch, side)} has no blood to spend.", "C5")
-        try:
+        with _by_the_rules():
             after = engine.spend_blood(side, amount)
-        except RuleError as error:
-            raise _rule(error) from None
         _ledger(
             ch,
             character,
@@ -2269,10 +2249,8 @@ def challenge_mob_drop(
         if not (as_st or _member_player(member) == by.pk):
             raise ChallengeError(NOT_YOURS)
         engine = _require_live(ch)
-        try:
+        with _by_the_rules():
             after = engine.drop_out(member.name)
-        except RuleError as error:
-            raise _rule(error) from None
         mob_side = ch.options.get("mob_side", "attacker")
         options = dict(ch.options)
         mob = dict(options.get("mob", {}))
@@ -2346,10 +2324,8 @@ def challenge_mob_step_in(
             category=ch.category,
             bid=bid,
         )
-        try:
+        with _by_the_rules():
             after = engine.step_in(member.name, side)
-        except RuleError as error:
-            raise _rule(error) from None
         ch.options = {
             **ch.options,
             "mob": {**ch.options.get("mob", {}), str(member.pk): {"bid": bid}},
