@@ -229,6 +229,44 @@ def _save(
     _log_outcome(scene, challenge, by)
 
 
+def _tell(
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    text: str,
+    *,
+    history: str | None = None,
+    public: bool = False,
+    engine: Engine | None = None,
+    also: list[int] | None = None,
+) -> Challenge:
+    """A step with no outcome to look for: the challenge's history says ``history`` (else
+    ``text``), the scene's log says ``text``; saved and announced."""
+    _note(challenge, text if history is None else history)
+    _save(scene, challenge, by, text, public=public, engine=engine, also=also)
+    return challenge
+
+
+def _step_on(
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    text: str,
+    *,
+    engine: Engine,
+    history: str | None = None,
+    public: bool = False,
+    also: list[int] | None = None,
+) -> Challenge:
+    """The engine stepped on: the history's line (``history``, else ``text``) comes first,
+    then the timers and, when the engine says it is over, the outcome (:func:`_after_step`);
+    saved and announced with ``text``."""
+    _note(challenge, text if history is None else history)
+    _after_step(challenge, engine, by)
+    _save(scene, challenge, by, text, public=public, engine=engine, also=also)
+    return challenge
+
+
 def _hidden(challenge: Challenge) -> bool:
     """A hidden NPC is on a side: no line of the challenge is public."""
     return any(p is not None and p.hidden for p in (challenge.attacker, challenge.defender))
@@ -550,10 +588,15 @@ def challenge_start(
             probe = _build(challenge, {**options, "defender": {}})
             if probe.phase is Phase.OVER:
                 challenge.status = ChallengeStatus.LIVE
-                _note(challenge, f"{defender.name} has no {category} traits left (W6)")
-                _after_step(challenge, probe, by)
-                _save(scene, challenge, by, f"{head} ({label})", public=True, engine=probe)
-                return challenge
+                return _step_on(
+                    scene,
+                    challenge,
+                    by,
+                    f"{head} ({label})",
+                    engine=probe,
+                    history=f"{defender.name} has no {category} traits left (W6)",
+                    public=True,
+                )
         if awaiting:
             challenge.options = {**options, "awaiting": awaiting}
             challenge.status = ChallengeStatus.ANSWER
@@ -774,20 +817,10 @@ def challenge_answer(
             )
             ch.options = options
             ch.status = ChallengeStatus.LIVE
-            _note(
-                ch,
-                text
-                + (
-                    " (W5)"
-                    if scene.ruleset == "met_werewolf"
-                    else " (C2)"
-                    if answer == "relent"
-                    else " (C1)"
-                ),
+            rule = "W5" if scene.ruleset == "met_werewolf" else "C2" if answer == "relent" else "C1"
+            return _step_on(
+                scene, ch, by, text, engine=engine, history=f"{text} ({rule})", public=True
             )
-            _after_step(ch, engine, by)
-            _save(scene, ch, by, text, public=True, engine=engine)
-            return ch
         if answer != "bid":
             raise ChallengeError("Answer with a bid, relent, or nothing to bid.")
         if scene.ruleset == "met_bns":
@@ -814,10 +847,8 @@ def challenge_answer(
         ch.status = ChallengeStatus.LIVE
         _clear_timer(ch)
         shown = bid or (attribute and f"{attribute} pool") or ch.category
-        _note(ch, f"{who} bids {shown}" + (f" · {effect}" if effect else ""))
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, f"{who} answers with {shown}", engine=engine)
-        return ch
+        said = f"{who} bids {shown}" + (f" · {effect}" if effect else "")
+        return _step_on(scene, ch, by, f"{who} answers with {shown}", engine=engine, history=said)
 
 
 def _build_for_answer(ch: Challenge, options: dict[str, Any], side: str) -> Engine:
@@ -919,12 +950,11 @@ def _reveal(
     text = said or f"Throws: {a_name} {a}, {d_name} {d}"
     text += " — " + _standing(ch, before, engine)
     ch.options = {k: v for k, v in ch.options.items() if k != "by_hand"}
-    _note(ch, text)
-    _after_step(ch, engine, by)
     # C16: the first throw closes a place left by a drop-out: the offers go from every phone
     offered = ch.options.get("mob_dropped") and not before.throws
-    _save(scene, ch, by, text, engine=engine, also=_scene_players(scene) if offered else None)
-    return ch
+    return _step_on(
+        scene, ch, by, text, engine=engine, also=_scene_players(scene) if offered else None
+    )
 
 
 def _standing(ch: Challenge, before: Engine, engine: Engine) -> str:
@@ -1020,9 +1050,7 @@ def challenge_by_hand(
             **ch.options,
             "by_hand": {"side": side, "result": result, "round": round_of(engine)},
         }
-        _note(ch, text)
-        _save(scene, ch, by, text)
-        return ch
+        return _tell(scene, ch, by, text)
 
 
 def _by_hand(scene, ch, engine, by, result: str, how: str) -> Challenge:
@@ -1089,10 +1117,7 @@ def challenge_declare(
             else f" against difficulty {engine.difficulty}"
         )
         text = f"Totals: {shown} — {_standing(ch, before, engine)}"
-        _note(ch, text)
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, text, engine=engine)
-        return ch
+        return _step_on(scene, ch, by, text, engine=engine)
 
 
 def challenge_retest(
@@ -1170,7 +1195,6 @@ def challenge_retest(
                 + f" ({rule})"
             )
         _spend(ch, before, engine, by, side_name=who)
-        _note(ch, text)
         if (
             engine.phase is Phase.THROWS
             and engine.announced is not None
@@ -1178,9 +1202,7 @@ def challenge_retest(
             and engine.defender is not None
         ):
             _timer(ch, CANCEL_SECONDS, f"{name_of(ch, other.value)} may cancel")
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, text, engine=engine)
-        return ch
+        return _step_on(scene, ch, by, text, engine=engine)
 
 
 def challenge_cancel(
@@ -1223,10 +1245,7 @@ def challenge_cancel(
         text = f"{who} cancels the retest with {ability or power}: the loss stands ({rule})"
         _spend(ch, before, engine, by, side_name=who)
         _clear_timer(ch)
-        _note(ch, text)
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, text, engine=engine)
-        return ch
+        return _step_on(scene, ch, by, text, engine=engine)
 
 
 def challenge_accept(
@@ -1261,10 +1280,7 @@ def challenge_accept(
         with _by_the_rules():
             engine = engine.accept()
         text = f"{name_of(ch, side)} takes the result — {_standing(ch, before, engine)}"
-        _note(ch, text)
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, text, engine=engine)
-        return ch
+        return _step_on(scene, ch, by, text, engine=engine)
 
 
 def challenge_relent(
@@ -1298,10 +1314,7 @@ def challenge_relent(
             engine = engine.relent(side)
         ch.sealed = {}
         text = f"{name_of(ch, side)} relents: nobody loses a trait"
-        _note(ch, text)
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, text, public=True, engine=engine)
-        return ch
+        return _step_on(scene, ch, by, text, engine=engine, public=True)
 
 
 # -- after each step: costs, the end and its ledger ------------------------------------------
@@ -1593,8 +1606,7 @@ def _st_time(scene, ch, by, *, seconds, **_):
     base = max(ch.deadline, timezone.now())
     ch.deadline = base + timedelta(seconds=seconds)
     text = f"The storyteller adds {seconds}s to the timer ({ch.timer_label})"
-    _note(ch, text)
-    _save(scene, ch, by, text)
+    _tell(scene, ch, by, text)
 
 
 def _st_pause(scene, ch, by, **_):
@@ -1612,8 +1624,7 @@ def _st_pause(scene, ch, by, **_):
         text = f"Resumed by the storyteller: {ch.timer_label}, {seconds}s afresh"
     else:
         text = "Resumed by the storyteller"
-    _note(ch, text)
-    _save(scene, ch, by, text)
+    _tell(scene, ch, by, text)
 
 
 def unanswered(ch: Challenge) -> list[Participant]:
@@ -1641,8 +1652,7 @@ def _force_answer(scene, ch, by) -> None:
     if awaiting == "mob":
         text = _keep_out(ch, options) + _mob_formed(ch, options)
         ch.options = options
-        _note(ch, text)
-        _save(scene, ch, by, text)
+        _tell(scene, ch, by, text)
         return
     if awaiting != "defender":
         raise ChallengeError(
@@ -1659,9 +1669,7 @@ def _force_answer(scene, ch, by) -> None:
     ch.status = ChallengeStatus.LIVE
     _clear_timer(ch)
     text = f"{who} did not answer: no bid, the effect happens, no test (C1; the storyteller's call)"
-    _note(ch, text)
-    _after_step(ch, engine, by)
-    _save(scene, ch, by, text, public=True, engine=engine)
+    _step_on(scene, ch, by, text, engine=engine, public=True)
 
 
 def _engine_unanswered(ch: Challenge) -> Engine:
@@ -1714,16 +1722,12 @@ def _st_force(scene, ch, by, *, rng=None, **_):
             + (f" against {sealed['defender']}" if "defender" in sealed else "")
             + f" — {_standing(ch, before, engine)}"
         )
-        _note(ch, text)
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, text, engine=engine)
+        _step_on(scene, ch, by, text, engine=engine)
         return
     before = engine
     engine = engine.accept()
     text = f"The storyteller closes the retests — {_standing(ch, before, engine)}"
-    _note(ch, text)
-    _after_step(ch, engine, by)
-    _save(scene, ch, by, text, engine=engine)
+    _step_on(scene, ch, by, text, engine=engine)
 
 
 def _st_deny(scene, ch, by, *, text="", **_):
@@ -1737,8 +1741,8 @@ def _st_deny(scene, ch, by, *, text="", **_):
     _reverse_since(ch, restored, engine, by, reason)
     ch.options = {k: v for k, v in ch.options.items() if k != "before_retest"}
     _clear_timer(ch)
-    _note(ch, f"The storyteller denies the retest: {reason}")
-    _save(scene, ch, by, f"Retest denied: {reason}", engine=restored)
+    history = f"The storyteller denies the retest: {reason}"
+    _tell(scene, ch, by, f"Retest denied: {reason}", history=history, engine=restored)
 
 
 def _reverse_since(ch, restored: Engine, engine: Engine, by, reason: str) -> None:
@@ -1754,16 +1758,17 @@ def _reverse_since(ch, restored: Engine, engine: Engine, by, reason: str) -> Non
 def _st_allow(scene, ch, by, **_):
     _require_live(ch)
     ch.options = {k: v for k, v in ch.options.items() if k not in {"before_retest", "dispute"}}
-    _note(ch, "The storyteller allows the retest")
-    _save(scene, ch, by, "Retest allowed")
+    _tell(scene, ch, by, "Retest allowed", history="The storyteller allows the retest")
 
 
 def _st_rule(scene, ch, by, *, text="", **_):
     if not text.strip():
         raise ChallengeError("Write the ruling.")
     ch.options = {k: v for k, v in ch.options.items() if k != "dispute"}
-    _note(ch, f"Storyteller's ruling: {text.strip()[:200]}")
-    _save(scene, ch, by, f"Ruling: {text.strip()[:200]}", public=True)
+    ruling = text.strip()[:200]
+    _tell(
+        scene, ch, by, f"Ruling: {ruling}", history=f"Storyteller's ruling: {ruling}", public=True
+    )
 
 
 def _st_stamina(scene, ch, by, *, side="", **_):
@@ -1771,8 +1776,8 @@ def _st_stamina(scene, ch, by, *, side="", **_):
     if ch.status != ChallengeStatus.ANSWER:
         raise ChallengeError("The ruling is given before the defender's bid.", "C12")
     ch.options = {**ch.options, "stamina_ruling": side == "yes"}
-    _note(ch, f"Storyteller: Stamina-based bids {'yes' if side == 'yes' else 'no'} (C12)")
-    _save(scene, ch, by, "Stamina ruling given")
+    history = f"Storyteller: Stamina-based bids {'yes' if side == 'yes' else 'no'} (C12)"
+    _tell(scene, ch, by, "Stamina ruling given", history=history)
 
 
 def _st_winner(scene, ch, by, *, side="", text="", **_):
@@ -1789,17 +1794,15 @@ def _st_winner(scene, ch, by, *, side="", text="", **_):
             engine, phase=Phase.OVER, leader=Side(side), pending=(), decided_by="storyteller"
         )
     ch.sealed = {}
-    _note(
-        ch, f"The storyteller sets the winner: {name_of(ch, side)}" + (f" ({text})" if text else "")
-    )
-    _after_step(ch, engine, by)
-    _save(
+    winner = name_of(ch, side)
+    _step_on(
         scene,
         ch,
         by,
-        f"Storyteller sets the winner: {name_of(ch, side)}",
-        public=True,
+        f"Storyteller sets the winner: {winner}",
         engine=engine,
+        history=f"The storyteller sets the winner: {winner}" + (f" ({text})" if text else ""),
+        public=True,
     )
 
 
@@ -1825,12 +1828,13 @@ def _st_void(scene, ch, by, *, text="", **_):
     ch.void_reason = reason[:300]
     ch.sealed = {}
     _clear_timer(ch)
-    _note(ch, f"Voided by the storyteller: {reason} ({reversed_count} sheet entries reversed)")
-    _save(
+    said = f"{reason} ({reversed_count} sheet entries reversed)"
+    _tell(
         scene,
         ch,
         by,
-        f"Challenge voided: {reason} ({reversed_count} sheet entries reversed)",
+        f"Challenge voided: {said}",
+        history=f"Voided by the storyteller: {said}",
         public=True,
     )
 
@@ -1893,9 +1897,14 @@ def challenge_dispute(
             return ch
         words = text.strip()[:200] or "asks for the storyteller"
         ch.options = {**ch.options, "dispute": f"{name_of(ch, side)}: {words}"}
-        _note(ch, f"{name_of(ch, side)} calls the storyteller: {words}")
-        _save(scene, ch, by, f"{name_of(ch, side)} calls the storyteller")
-        return ch
+        who = name_of(ch, side)
+        return _tell(
+            scene,
+            ch,
+            by,
+            f"{who} calls the storyteller",
+            history=f"{who} calls the storyteller: {words}",
+        )
 
 
 __all__ = [
@@ -2027,9 +2036,7 @@ def challenge_mob_bid(
         if all(mob.values()):
             text += _mob_formed(ch, options)
         ch.options = options
-        _note(ch, text)
-        _save(scene, ch, by, text)
-        return ch
+        return _tell(scene, ch, by, text)
 
 
 def _mob_formed(ch: Challenge, options: dict[str, Any]) -> str:
@@ -2095,9 +2102,7 @@ def challenge_name_negative(
             + ("right" if right else "wrong")
             + f" ({rule})"
         )
-        _note(ch, text)
-        _save(scene, ch, by, text, engine=after)
-        return ch
+        return _tell(scene, ch, by, text, engine=after)
 
 
 def challenge_choose_trait(
@@ -2160,9 +2165,7 @@ def challenge_choose_trait(
         else:
             _clear_timer(ch)
         ch.options = options
-        _note(ch, text)
-        _save(scene, ch, by, text)  # which trait goes: for the players concerned
-        return ch
+        return _tell(scene, ch, by, text)  # which trait goes: for the players concerned
 
 
 def challenge_blood(
@@ -2210,9 +2213,7 @@ def challenge_blood(
             rule="C5",
         )
         text = f"{name_of(ch, side)} spends {amount} blood for {amount} physical trait(s) (C5)"
-        _note(ch, text)
-        _save(scene, ch, by, text, engine=after)
-        return ch
+        return _tell(scene, ch, by, text, engine=after)
 
 
 def mob_participants(ch: Challenge) -> dict[str, Participant]:
@@ -2273,10 +2274,8 @@ def challenge_mob_drop(
             mob.pop(str(member.pk), None)
         options["mob"] = mob
         ch.options = options
-        _note(ch, text)
         # everyone in the scene may be offered to step in (C16)
-        _save(scene, ch, by, text, engine=after, also=_scene_players(scene))
-        return ch
+        return _tell(scene, ch, by, text, engine=after, also=_scene_players(scene))
 
 
 def in_challenge(ch: Challenge, participant: Participant) -> bool:
@@ -2331,6 +2330,4 @@ def challenge_mob_step_in(
             "mob": {**ch.options.get("mob", {}), str(member.pk): {"bid": bid}},
         }
         text = f"{member.name} steps into the mob, bidding {bid} (C16)"
-        _note(ch, text)
-        _save(scene, ch, by, text, engine=after, also=_scene_players(scene))
-        return ch
+        return _tell(scene, ch, by, text, engine=after, also=_scene_players(scene))
