@@ -76,17 +76,20 @@ def engine_of(challenge: Challenge) -> Engine | None:
     return Engine.from_dict(challenge.state) if challenge.state else None
 
 
+def _participant(challenge: Challenge, side: str) -> Participant | None:
+    """Who plays ``side``; ``None`` for the storyteller's static or simple opponent."""
+    return challenge.attacker if side == "attacker" else challenge.defender
+
+
 def is_st_side(challenge: Challenge, side: str) -> bool:
     """The storyteller plays a side that is an NPC, or the static/simple opponent."""
-    participant = challenge.attacker if side == "attacker" else challenge.defender
+    participant = _participant(challenge, side)
     return participant is None or participant.npc or participant.character_id is None
 
 
 def player_of(challenge: Challenge, side: str) -> int | None:
-    participant = challenge.attacker if side == "attacker" else challenge.defender
-    if participant is None or participant.character_id is None or participant.npc:
-        return None
-    return participant.character.player_id
+    participant = _participant(challenge, side)
+    return None if participant is None else _member_player(participant)
 
 
 def sides_for(challenge: Challenge, user: AbstractBaseUser, *, as_st: bool = False) -> list[str]:
@@ -102,13 +105,17 @@ def sides_for(challenge: Challenge, user: AbstractBaseUser, *, as_st: bool = Fal
     return sides
 
 
-def mob_members(challenge: Challenge) -> list[Participant]:
-    """C16: the mob's other attackers (beyond the primary, who throws)."""
-    ids = [int(pk) for pk in challenge.options.get("mob", {})]
+def _in_order(ids: list[int]) -> list[Participant]:
+    """The participants of ``ids``, in that order (any gone from the table are left out)."""
     if not ids:
         return []
     found = {p.pk: p for p in Participant.objects.filter(pk__in=ids).select_related("character")}
     return [found[pk] for pk in ids if pk in found]
+
+
+def mob_members(challenge: Challenge) -> list[Participant]:
+    """C16: the mob's other attackers (beyond the primary, who throws)."""
+    return _in_order([int(pk) for pk in challenge.options.get("mob", {})])
 
 
 def _member_player(member: Participant) -> int | None:
@@ -119,11 +126,7 @@ def _member_player(member: Participant) -> int | None:
 
 def mob_dropped(challenge: Challenge) -> list[Participant]:
     """C16: the members who dropped out (they still see how it ends)."""
-    ids = challenge.options.get("mob_dropped", [])
-    if not ids:
-        return []
-    found = {p.pk: p for p in Participant.objects.filter(pk__in=ids).select_related("character")}
-    return [found[pk] for pk in ids if pk in found]
+    return _in_order(challenge.options.get("mob_dropped", []))
 
 
 def _players(challenge: Challenge) -> list[int]:
@@ -138,7 +141,7 @@ def _characters(challenge: Challenge) -> list:
 
 
 def name_of(challenge: Challenge, side: str) -> str:
-    participant = challenge.attacker if side == "attacker" else challenge.defender
+    participant = _participant(challenge, side)
     if participant is None:
         return "the storyteller"
     return participant.name
@@ -824,7 +827,7 @@ def challenge_answer(
         if answer != "bid":
             raise ChallengeError("Answer with a bid, relent, or nothing to bid.")
         if scene.ruleset == "met_bns":
-            _check_pool(ch.defender if side == "defender" else ch.attacker, attribute, skill)
+            _check_pool(_participant(ch, side), attribute, skill)
         side_opts = _side_options(
             {
                 "bid": bid,
@@ -1321,7 +1324,7 @@ def challenge_relent(
 
 
 def _ledger_character(ch: Challenge, side: str):
-    participant = ch.attacker if side == "attacker" else ch.defender
+    participant = _participant(ch, side)
     if participant is None or participant.character_id is None:
         return None
     return participant.character
@@ -2133,7 +2136,7 @@ def challenge_choose_trait(
         waiting = list(ch.options.get("choose", []))
         if ch.status != ChallengeStatus.OVER or side not in waiting:
             raise ChallengeError("No trait of that side is waiting to be chosen.", "W8")
-        participant = ch.attacker if side == "attacker" else ch.defender
+        participant = _participant(ch, side)
         held = sheets.load(participant).traits(ch.category)
         who = name_of(ch, side)
         chooser = "" if player_of(ch, side) == by.pk else " (chosen by the storyteller)"
@@ -2218,7 +2221,7 @@ def challenge_blood(
 
 def mob_participants(ch: Challenge) -> dict[str, Participant]:
     """C16: everyone of the mob by the name the engine knows them by, the primary first."""
-    primary = ch.attacker if ch.options.get("mob_side", "attacker") == "attacker" else ch.defender
+    primary = _participant(ch, ch.options.get("mob_side", "attacker"))
     out = {primary.name: primary} if primary is not None else {}
     for member in mob_members(ch):
         out.setdefault(member.name, member)
@@ -2257,7 +2260,7 @@ def challenge_mob_drop(
         mob = dict(options.get("mob", {}))
         options["mob_dropped"] = [*options.get("mob_dropped", []), member.pk]
         text = f"{member.name} cannot match the negatives named and drops out (C16)"
-        primary = ch.attacker if mob_side == "attacker" else ch.defender
+        primary = _participant(ch, mob_side)
         if primary is not None and member.pk == primary.pk:
             thrower = after.side(Side(mob_side))
             successor = everyone.get(thrower.name)
