@@ -1384,8 +1384,14 @@ def _lose(ch: Challenge, side: str, trait: str, by, *, reason: str) -> None:
         # storyteller for an absent player); the ledger entry lands when it is chosen.
         ch.options = {**ch.options, "choose": [*ch.options.get("choose", []), side]}
         if ch.status != ChallengeStatus.OVER:  # at the end, the outcome's line says it first
-            _note(ch, f"{name_of(ch, side)} chooses a {ch.category} trait to cross off (W8)")
+            _note_choosing(ch, side)
         return
+    _cross_off(ch, character, by, trait, reason=reason, rule="C3")
+
+
+def _cross_off(ch: Challenge, character, by, trait: str, *, reason: str, rule: str) -> None:
+    """C3: one trait of the challenge's category crossed off the sheet through the ledger
+    (a lost bid; C16 a mob member's; W8 the loser's pick)."""
     _ledger(
         ch,
         character,
@@ -1395,8 +1401,18 @@ def _lose(ch: Challenge, side: str, trait: str, by, *, reason: str) -> None:
         category=ch.category,
         amount=1,
         reason=reason,
-        rule="C3",
+        rule=rule,
     )
+
+
+def _note_choosing(ch: Challenge, side: str) -> None:
+    """W8: the history says which side picks the trait it crosses off."""
+    _note(ch, f"{name_of(ch, side)} chooses a {ch.category} trait to cross off (W8)")
+
+
+def _choice_timer(ch: Challenge, side: str) -> None:
+    """W8: the answer's time for ``side`` to pick the trait it crosses off."""
+    _timer(ch, ANSWER_SECONDS, f"{name_of(ch, side)} to choose a trait (W8)")
 
 
 def _after_step(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
@@ -1450,17 +1466,7 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
         if member is None or member.character_id is None:
             continue  # the primary's bid is in lost() already; quick NPCs have no sheet
         for trait in bids:
-            _ledger(
-                ch,
-                member.character,
-                by,
-                kind=LedgerKind.TRAIT_LOST,
-                subject=trait,
-                category=ch.category,
-                amount=1,
-                reason="the mob lost (C16)",
-                rule="C16",
-            )
+            _cross_off(ch, member.character, by, trait, reason="the mob lost (C16)", rule="C16")
     damage_text = ""
     # B3: the attacker's blow lands when it wins; a winning defender deals damage only
     # with a counterattack it could make (C14) and may (C12).
@@ -1523,8 +1529,8 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
     choosing = ch.options.get("choose", [])
     if choosing:
         for side in dict.fromkeys(choosing):
-            _note(ch, f"{name_of(ch, side)} chooses a {ch.category} trait to cross off (W8)")
-        _timer(ch, ANSWER_SECONDS, f"{name_of(ch, choosing[0])} to choose a trait (W8)")
+            _note_choosing(ch, side)
+        _choice_timer(ch, choosing[0])
     if ch.defender is not None and how not in {"relent", "no bid", "running out"}:
         scene = ch.scene
         locks = _locks(scene)
@@ -2148,23 +2154,14 @@ def challenge_choose_trait(
             match = next((n for n in held if n.casefold() == trait.casefold()), None)
             if match is None:
                 raise ChallengeError(f"{who} has no current {trait} to cross off.", "W8")
-            _ledger(
-                ch,
-                participant.character,
-                by,
-                kind=LedgerKind.TRAIT_LOST,
-                subject=match,
-                category=ch.category,
-                amount=1,
-                reason="a trait of the loser's choice (W8)",
-                rule="W8",
-            )
+            reason = "a trait of the loser's choice (W8)"
+            _cross_off(ch, participant.character, by, match, reason=reason, rule="W8")
             text = f"{who} crosses off {match} (W8){chooser}"
         waiting.remove(side)
         options = {k: v for k, v in ch.options.items() if k != "choose"}
         if waiting:
             options["choose"] = waiting
-            _timer(ch, ANSWER_SECONDS, f"{name_of(ch, waiting[0])} to choose a trait (W8)")
+            _choice_timer(ch, waiting[0])
         else:
             _clear_timer(ch)
         ch.options = options
