@@ -196,6 +196,11 @@ def _claim(user: AbstractBaseUser, key: str | None, payload: dict[str, Any]) -> 
     return claim.replay
 
 
+def _without(mapping: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """A copy of a challenge's ``options`` or ``sealed`` with ``keys`` taken out."""
+    return {k: v for k, v in mapping.items() if k not in keys}
+
+
 def _note(challenge: Challenge, text: str) -> None:
     """A line both sides (and the storyteller) see in the challenge's history."""
     challenge.history = [*challenge.history, {"step": challenge.step + 1, "text": text}]
@@ -877,6 +882,12 @@ def round_of(engine: Engine | None) -> str:
     return f"{engine.throws}.{len(engine.used)}.{len(engine.spent)}.{engine.phase.value}"
 
 
+def _require_throw_called(engine: Engine) -> None:
+    """C3: a throw (or a result by hand) counts only when the engine calls for one."""
+    if engine.phase is not Phase.THROWS:
+        raise ChallengeError("No throw is called for right now.", "C3")
+
+
 def _check_round(engine: Engine, expected_round: str | None) -> None:
     if expected_round is not None and expected_round != round_of(engine):
         raise ChallengeError(MOVED_ON)
@@ -912,8 +923,7 @@ def challenge_throw(
             return ch
         engine = _require_live(ch)
         _check_round(engine, expected_round)
-        if engine.phase is not Phase.THROWS:
-            raise ChallengeError("No throw is called for right now.", "C3")
+        _require_throw_called(engine)
         if not engine.throws and engine.must_drop_out():
             out = ", ".join(engine.must_drop_out())
             raise ChallengeError(f"{out} must drop out before the first throw.", "C16")
@@ -930,7 +940,7 @@ def challenge_throw(
             text = f"{who} changed the throw (locked in)" if changed else f"{who} is locked in"
             _save(scene, ch, by, text)
             return ch
-        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
+        ch.sealed = _without(ch.sealed, "throw")
         return _reveal(scene, ch, engine, by, sealed["attacker"], sealed["defender"])
 
 
@@ -952,7 +962,7 @@ def _reveal(
     a_name, d_name = name_of(ch, "attacker"), name_of(ch, "defender")
     text = said or f"Throws: {a_name} {a}, {d_name} {d}"
     text += " — " + _standing(ch, before, engine)
-    ch.options = {k: v for k, v in ch.options.items() if k != "by_hand"}
+    ch.options = _without(ch.options, "by_hand")
     # C16: the first throw closes a place left by a drop-out: the offers go from every phone
     offered = ch.options.get("mob_dropped") and not before.throws
     return _step_on(
@@ -1029,8 +1039,7 @@ def challenge_by_hand(
         if replay:
             return ch
         engine = _require_live(ch)
-        if engine.phase is not Phase.THROWS:
-            raise ChallengeError("No throw is called for right now.", "C3")
+        _require_throw_called(engine)
         who, other = name_of(ch, side), Side(side).other.value
         words = by_hand_words(ch, result)
         pending = by_hand_pending(ch, engine)
@@ -1058,7 +1067,7 @@ def challenge_by_hand(
 
 def _by_hand(scene, ch, engine, by, result: str, how: str) -> Challenge:
     """C3: the result by hand counts: the engine steps as if the throws had been made."""
-    ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
+    ch.sealed = _without(ch.sealed, "throw")
     said = f"By hand: {by_hand_words(ch, result)} ({how})"
     return _reveal(scene, ch, engine, by, *BY_HAND[result], said=said)
 
@@ -1109,7 +1118,7 @@ def challenge_declare(
             ch.sealed = {**ch.sealed, "declare": sealed}
             _save(scene, ch, by, f"{who} declared a total (sealed)")
             return ch
-        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "declare"}
+        ch.sealed = _without(ch.sealed, "declare")
         before = engine
         with _by_the_rules():
             engine = engine.declare(sealed["attacker"], sealed.get("defender"))
@@ -1442,6 +1451,13 @@ def _keep_blood(ch: Challenge, engine: Engine) -> None:
         }
 
 
+def _tally(engine: Engine) -> str:
+    """W13: the outcome of an extended challenge counts its wins (a race: both sides')."""
+    if engine.mode is not Mode.EXTENDED:
+        return ""
+    return f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
+
+
 def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
     """C3, W4, W8, W11: the losses; C16: the mob's bids; B3: damage; C10, W9: locks."""
     winner = engine.winner.value if engine.winner else ""
@@ -1508,17 +1524,13 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
     text = " ".join(parts)
     if lost_words:
         text += "; " + "; ".join(lost_words)
-    text += damage_text
-    if engine.mode is Mode.EXTENDED:
-        text += f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
+    text += damage_text + _tally(engine)
     ch.outcome = text[:300]
     _note(ch, text)
     # The scene log: the public part (who won, the effect in words), then what the sheets
     # lose, for the players concerned only.
-    against = name_of(ch, "defender") if ch.defender is not None else "the storyteller"
-    said = " ".join(parts)
-    if engine.mode is Mode.EXTENDED:
-        said += f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
+    against = name_of(ch, "defender")
+    said = " ".join(parts) + _tally(engine)
     ch.options = {**ch.options, "public_outcome": said[:300]}
     lines = [(f"Outcome of {name_of(ch, 'attacker')} vs {against}: {said}", True)]
     private = "; ".join(lost_words) + damage_text
@@ -1596,11 +1608,16 @@ def challenge_st(
         return ch
 
 
+def _require_timer_kept(ch: Challenge) -> None:
+    """The storyteller keeps the time of an open challenge, or of W8's pick after its end."""
+    if not ch.is_open and not (ch.options.get("choose") and ch.timer_label):
+        raise ChallengeError(CLOSED)
+
+
 def _st_time(scene, ch, by, *, seconds, **_):
     """Add time to the timer that runs (an expired one runs again from now). Nothing runs
     while paused (a resume starts the timer afresh) or when no timer is set: refused."""
-    if not ch.is_open and not (ch.options.get("choose") and ch.timer_label):
-        raise ChallengeError(CLOSED)
+    _require_timer_kept(ch)
     if not 1 <= seconds <= 600:
         raise ChallengeError("Add 1 to 600 seconds.")
     if ch.paused:
@@ -1621,8 +1638,7 @@ def _st_time(scene, ch, by, *, seconds, **_):
 def _st_pause(scene, ch, by, **_):
     """Pause the timer (or the challenge's pace, when none runs); a resume starts the timer
     afresh at its own length (a cancel window's 30 seconds, an answer's 90)."""
-    if not ch.is_open and not (ch.options.get("choose") and ch.timer_label):
-        raise ChallengeError(CLOSED)
+    _require_timer_kept(ch)
     ch.paused = not ch.paused
     if ch.paused:
         ch.deadline = None
@@ -1714,7 +1730,7 @@ def _st_force(scene, ch, by, *, rng=None, **_):
         rand = rng or secrets.SystemRandom()
         for s in ("attacker", "defender"):
             sealed.setdefault(s, rand.choice(THROWS))
-        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
+        ch.sealed = _without(ch.sealed, "throw")
         _note(ch, "The storyteller forced the throws (random for whoever had not thrown)")
         _reveal(scene, ch, engine, by, sealed["attacker"], sealed["defender"])
         return
@@ -1723,7 +1739,7 @@ def _st_force(scene, ch, by, *, rng=None, **_):
         sealed.setdefault("attacker", engine.total(Side.ATTACKER))
         if engine.defender is not None:
             sealed.setdefault("defender", engine.total(Side.DEFENDER))
-        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "declare"}
+        ch.sealed = _without(ch.sealed, "declare")
         before = engine
         engine = engine.declare(sealed["attacker"], sealed.get("defender"))
         text = (
@@ -1748,7 +1764,7 @@ def _st_deny(scene, ch, by, *, text="", **_):
     restored = Engine.from_dict(snapshot)
     reason = text or "retest denied by the storyteller"
     _reverse_since(ch, restored, engine, by, reason)
-    ch.options = {k: v for k, v in ch.options.items() if k != "before_retest"}
+    ch.options = _without(ch.options, "before_retest")
     _clear_timer(ch)
     history = f"The storyteller denies the retest: {reason}"
     _tell(scene, ch, by, f"Retest denied: {reason}", history=history, engine=restored)
@@ -1766,14 +1782,14 @@ def _reverse_since(ch, restored: Engine, engine: Engine, by, reason: str) -> Non
 
 def _st_allow(scene, ch, by, **_):
     _require_live(ch)
-    ch.options = {k: v for k, v in ch.options.items() if k not in {"before_retest", "dispute"}}
+    ch.options = _without(ch.options, "before_retest", "dispute")
     _tell(scene, ch, by, "Retest allowed", history="The storyteller allows the retest")
 
 
 def _st_rule(scene, ch, by, *, text="", **_):
     if not text.strip():
         raise ChallengeError("Write the ruling.")
-    ch.options = {k: v for k, v in ch.options.items() if k != "dispute"}
+    ch.options = _without(ch.options, "dispute")
     ruling = text.strip()[:200]
     _tell(
         scene, ch, by, f"Ruling: {ruling}", history=f"Storyteller's ruling: {ruling}", public=True
@@ -1832,7 +1848,7 @@ def _st_void(scene, ch, by, *, text="", **_):
             ledger_reverse(entry=entry, by=by, reason=f"challenge {ch.pk} voided: {reason}")
             reversed_count += 1
     ch.locks.all().delete()
-    ch.options = {k: v for k, v in ch.options.items() if k != "choose"}
+    ch.options = _without(ch.options, "choose")
     ch.status = ChallengeStatus.VOID
     ch.void_reason = reason[:300]
     ch.sealed = {}
@@ -1852,8 +1868,7 @@ def _st_by_hand(scene, ch, by, *, side="", **_):
     """C3: the storyteller confirms (or records) the result a pair threw by hand: ``side``
     names it (attacker, defender, draw)."""
     engine = _require_live(ch)
-    if engine.phase is not Phase.THROWS:
-        raise ChallengeError("No throw is called for right now.", "C3")
+    _require_throw_called(engine)
     if side not in BY_HAND:
         raise ChallengeError("A result by hand is a win for one side or a draw.", "C3")
     pending = by_hand_pending(ch, engine)
@@ -2158,7 +2173,7 @@ def challenge_choose_trait(
             _cross_off(ch, participant.character, by, match, reason=reason, rule="W8")
             text = f"{who} crosses off {match} (W8){chooser}"
         waiting.remove(side)
-        options = {k: v for k, v in ch.options.items() if k != "choose"}
+        options = _without(ch.options, "choose")
         if waiting:
             options["choose"] = waiting
             _choice_timer(ch, waiting[0])
