@@ -92,17 +92,17 @@ def player_of(challenge: Challenge, side: str) -> int | None:
     return None if participant is None else _member_player(participant)
 
 
+def sides_for_st(challenge: Challenge) -> list[str]:
+    """The sides the storyteller plays from the tablet (NPCs, the static opponent)."""
+    return [s for s in ("attacker", "defender") if is_st_side(challenge, s)]
+
+
 def sides_for(challenge: Challenge, user: AbstractBaseUser, *, as_st: bool = False) -> list[str]:
     """The sides ``user`` may act for: a player their own character's; a storyteller (from
     the tablet) the NPC and static sides. Nobody acts for a character not theirs."""
-    sides = []
-    for side in ("attacker", "defender"):
-        if as_st:
-            if is_st_side(challenge, side):
-                sides.append(side)
-        elif player_of(challenge, side) == user.pk:
-            sides.append(side)
-    return sides
+    if as_st:
+        return sides_for_st(challenge)
+    return [s for s in ("attacker", "defender") if player_of(challenge, s) == user.pk]
 
 
 def _in_order(ids: list[int]) -> list[Participant]:
@@ -1953,11 +1953,6 @@ __all__ = [
 ]
 
 
-def sides_for_st(challenge: Challenge) -> list[str]:
-    """The sides the storyteller plays from the tablet (NPCs, the static opponent)."""
-    return [s for s in ("attacker", "defender") if is_st_side(challenge, s)]
-
-
 def challenge_regain(
     *,
     scene: Scene,
@@ -2017,14 +2012,8 @@ def challenge_mob_bid(
     NPC), or stays out; when every member has answered, the defender is asked."""
     as_st = is_storyteller_of_scene(by, scene)
     with transaction.atomic():
-        scene, ch, replay = _locked_and_claimed(
-            scene,
-            challenge,
-            by,
-            key,
-            {"member": member.pk, "bid": bid, "drop": drop},
-            expected_step,
-        )
+        asked = {"member": member.pk, "bid": bid, "drop": drop}
+        scene, ch, replay = _locked_and_claimed(scene, challenge, by, key, asked, expected_step)
         if replay:
             return ch
         members = ch.options.get("mob", {})
