@@ -13,6 +13,8 @@ refusal names the rule ID.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -74,39 +76,46 @@ def engine_of(challenge: Challenge) -> Engine | None:
     return Engine.from_dict(challenge.state) if challenge.state else None
 
 
+def _participant(challenge: Challenge, side: str) -> Participant | None:
+    """Who plays ``side``; ``None`` for the storyteller's static or simple opponent."""
+    return challenge.attacker if side == "attacker" else challenge.defender
+
+
 def is_st_side(challenge: Challenge, side: str) -> bool:
     """The storyteller plays a side that is an NPC, or the static/simple opponent."""
-    participant = challenge.attacker if side == "attacker" else challenge.defender
+    participant = _participant(challenge, side)
     return participant is None or participant.npc or participant.character_id is None
 
 
 def player_of(challenge: Challenge, side: str) -> int | None:
-    participant = challenge.attacker if side == "attacker" else challenge.defender
-    if participant is None or participant.character_id is None or participant.npc:
-        return None
-    return participant.character.player_id
+    participant = _participant(challenge, side)
+    return None if participant is None else _member_player(participant)
+
+
+def sides_for_st(challenge: Challenge) -> list[str]:
+    """The sides the storyteller plays from the tablet (NPCs, the static opponent)."""
+    return [s for s in ("attacker", "defender") if is_st_side(challenge, s)]
 
 
 def sides_for(challenge: Challenge, user: AbstractBaseUser, *, as_st: bool = False) -> list[str]:
     """The sides ``user`` may act for: a player their own character's; a storyteller (from
     the tablet) the NPC and static sides. Nobody acts for a character not theirs."""
-    sides = []
-    for side in ("attacker", "defender"):
-        if as_st:
-            if is_st_side(challenge, side):
-                sides.append(side)
-        elif player_of(challenge, side) == user.pk:
-            sides.append(side)
-    return sides
+    if as_st:
+        return sides_for_st(challenge)
+    return [s for s in ("attacker", "defender") if player_of(challenge, s) == user.pk]
 
 
-def mob_members(challenge: Challenge) -> list[Participant]:
-    """C16: the mob's other attackers (beyond the primary, who throws)."""
-    ids = [int(pk) for pk in challenge.options.get("mob", {})]
+def _in_order(ids: list[int]) -> list[Participant]:
+    """The participants of ``ids``, in that order (any gone from the table are left out)."""
     if not ids:
         return []
     found = {p.pk: p for p in Participant.objects.filter(pk__in=ids).select_related("character")}
     return [found[pk] for pk in ids if pk in found]
+
+
+def mob_members(challenge: Challenge) -> list[Participant]:
+    """C16: the mob's other attackers (beyond the primary, who throws)."""
+    return _in_order([int(pk) for pk in challenge.options.get("mob", {})])
 
 
 def _member_player(member: Participant) -> int | None:
@@ -117,11 +126,7 @@ def _member_player(member: Participant) -> int | None:
 
 def mob_dropped(challenge: Challenge) -> list[Participant]:
     """C16: the members who dropped out (they still see how it ends)."""
-    ids = challenge.options.get("mob_dropped", [])
-    if not ids:
-        return []
-    found = {p.pk: p for p in Participant.objects.filter(pk__in=ids).select_related("character")}
-    return [found[pk] for pk in ids if pk in found]
+    return _in_order(challenge.options.get("mob_dropped", []))
 
 
 def _players(challenge: Challenge) -> list[int]:
@@ -136,7 +141,7 @@ def _characters(challenge: Challenge) -> list:
 
 
 def name_of(challenge: Challenge, side: str) -> str:
-    participant = challenge.attacker if side == "attacker" else challenge.defender
+    participant = _participant(challenge, side)
     if participant is None:
         return "the storyteller"
     return participant.name
@@ -145,7 +150,7 @@ def name_of(challenge: Challenge, side: str) -> str:
 # -- the write skeleton ---------------------------------------------------------------------
 
 
-def _locked(challenge_id: int, scene: Scene, expected_step: int | None) -> tuple[Scene, Challenge]:
+def _locked(challenge_id: int, scene: Scene) -> tuple[Scene, Challenge]:
     try:
         scene = lock_open_scene(scene)
     except SceneError as error:
@@ -158,9 +163,26 @@ def _locked(challenge_id: int, scene: Scene, expected_step: int | None) -> tuple
     )
     if challenge is None:
         raise ChallengeError("No such challenge in this scene.")
-    if expected_step is not None and challenge.step != expected_step:
-        raise ChallengeError(MOVED_ON)
     return scene, challenge
+
+
+def _locked_and_claimed(
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    key: str | None,
+    payload: dict[str, Any],
+    expected_step: int | None,
+) -> tuple[Scene, Challenge, bool]:
+    """Lock the scene and the challenge, claim the request's key for ``payload`` (about this
+    challenge), then check the step the actor saw. True third when it is a replay: the first
+    answer stands and nothing is checked again (a double tap counts once)."""
+    scene, locked = _locked(challenge.pk, scene)
+    if _claim(by, key, {"challenge": locked.pk, **payload}):
+        return scene, locked, True
+    if expected_step is not None and locked.step != expected_step:
+        raise ChallengeError(MOVED_ON)
+    return scene, locked, False
 
 
 def _claim(user: AbstractBaseUser, key: str | None, payload: dict[str, Any]) -> bool:
@@ -172,6 +194,11 @@ def _claim(user: AbstractBaseUser, key: str | None, payload: dict[str, Any]) -> 
     except IdempotencyError as error:
         raise ChallengeError(str(error)) from None
     return claim.replay
+
+
+def _without(mapping: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """A copy of a challenge's ``options`` or ``sealed`` with ``keys`` taken out."""
+    return {k: v for k, v in mapping.items() if k not in keys}
 
 
 def _note(challenge: Challenge, text: str) -> None:
@@ -208,6 +235,44 @@ def _save(
         regions=CHALLENGE_REGIONS,
     )
     _log_outcome(scene, challenge, by)
+
+
+def _tell(
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    text: str,
+    *,
+    history: str | None = None,
+    public: bool = False,
+    engine: Engine | None = None,
+    also: list[int] | None = None,
+) -> Challenge:
+    """A step with no outcome to look for: the challenge's history says ``history`` (else
+    ``text``), the scene's log says ``text``; saved and announced."""
+    _note(challenge, text if history is None else history)
+    _save(scene, challenge, by, text, public=public, engine=engine, also=also)
+    return challenge
+
+
+def _step_on(
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    text: str,
+    *,
+    engine: Engine,
+    history: str | None = None,
+    public: bool = False,
+    also: list[int] | None = None,
+) -> Challenge:
+    """The engine stepped on: the history's line (``history``, else ``text``) comes first,
+    then the timers and, when the engine says it is over, the outcome (:func:`_after_step`);
+    saved and announced with ``text``."""
+    _note(challenge, text if history is None else history)
+    _after_step(challenge, engine, by)
+    _save(scene, challenge, by, text, public=public, engine=engine, also=also)
+    return challenge
 
 
 def _hidden(challenge: Challenge) -> bool:
@@ -251,8 +316,14 @@ def _scene_players(scene: Scene) -> list[int]:
     )
 
 
-def _rule(error: RuleError) -> ChallengeError:
-    return ChallengeError(error.reason, error.rule)
+@contextmanager
+def _by_the_rules() -> Iterator[None]:
+    """The engine's rules (and the night's locks, C15's Celerity) refuse a step by raising
+    :class:`RuleError`: the step is refused with its reason, naming the rule ID."""
+    try:
+        yield
+    except RuleError as error:
+        raise ChallengeError(error.reason, error.rule) from None
 
 
 def _timer_seconds(label: str) -> int:
@@ -433,12 +504,10 @@ def challenge_start(
             raise ChallengeError(f"{attacker.name} is already in an open challenge as attacker.")
         what = (what or category or "").strip()[:120]
         if defender is not None:
-            try:
+            with _by_the_rules():
                 _locks(scene).check(
                     attacker=attacker.name, target=defender.name, what=what, now=scene.game_time
                 )
-            except RuleError as error:
-                raise _rule(error) from None
         attacker_side = {
             "bid": bid,
             "ability": ability,
@@ -481,10 +550,8 @@ def challenge_start(
             options["mob_side"] = mob_side
         level = _celerity_level(attacker) if celerity else 0
         if celerity:
-            try:
+            with _by_the_rules():
                 CelerityRound().announce(attacker.name, level=level, follow_ups=celerity)
-            except RuleError as error:
-                raise _rule(error) from None
         challenge = Challenge.objects.create(
             scene=scene,
             attacker=attacker,
@@ -534,10 +601,15 @@ def challenge_start(
             probe = _build(challenge, {**options, "defender": {}})
             if probe.phase is Phase.OVER:
                 challenge.status = ChallengeStatus.LIVE
-                _note(challenge, f"{defender.name} has no {category} traits left (W6)")
-                _after_step(challenge, probe, by)
-                _save(scene, challenge, by, f"{head} ({label})", public=True, engine=probe)
-                return challenge
+                return _step_on(
+                    scene,
+                    challenge,
+                    by,
+                    f"{head} ({label})",
+                    engine=probe,
+                    history=f"{defender.name} has no {category} traits left (W6)",
+                    public=True,
+                )
         if awaiting:
             challenge.options = {**options, "awaiting": awaiting}
             challenge.status = ChallengeStatus.ANSWER
@@ -661,7 +733,7 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
                 sheets.contender(sheets.load(member), ruleset=ruleset, category=category, bid=bid),
             )
         )
-    try:
+    with _by_the_rules():
         return Engine.start(
             ruleset=ruleset,
             mode=mode,
@@ -681,8 +753,6 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
             mob=mob,
             mob_side=options.get("mob_side", "attacker"),
         )
-    except RuleError as error:
-        raise _rule(error) from None
 
 
 # -- player steps ---------------------------------------------------------------------------
@@ -704,12 +774,11 @@ def _act(
         raise ChallengeError(NOT_YOURS)
     if as_st and not is_storyteller_of_scene(by, scene):
         raise ChallengeError(NOT_ST)
-    scene, locked = _locked(challenge.pk, scene, None)
-    replay = _claim(by, key, {"challenge": locked.pk, "side": side, **payload})
+    scene, locked, replay = _locked_and_claimed(
+        scene, challenge, by, key, {"side": side, **payload}, expected_step
+    )
     if replay:
         return scene, locked, True
-    if expected_step is not None and locked.step != expected_step:
-        raise ChallengeError(MOVED_ON)
     if side not in sides_for(locked, by, as_st=as_st):
         raise ChallengeError(NOT_YOURS)
     if not locked.is_open:
@@ -759,10 +828,8 @@ def challenge_answer(
         options.pop("awaiting", None)
         if answer in {"relent", "no_bid"}:
             engine = _build_for_answer(ch, options, side)
-            try:
+            with _by_the_rules():
                 engine = engine.relent(side) if answer == "relent" else engine.no_bid()
-            except RuleError as error:
-                raise _rule(error) from None
             text = (
                 f"{who} relents: nobody loses a trait"
                 if answer == "relent"
@@ -770,24 +837,14 @@ def challenge_answer(
             )
             ch.options = options
             ch.status = ChallengeStatus.LIVE
-            _note(
-                ch,
-                text
-                + (
-                    " (W5)"
-                    if scene.ruleset == "met_werewolf"
-                    else " (C2)"
-                    if answer == "relent"
-                    else " (C1)"
-                ),
+            rule = "W5" if scene.ruleset == "met_werewolf" else "C2" if answer == "relent" else "C1"
+            return _step_on(
+                scene, ch, by, text, engine=engine, history=f"{text} ({rule})", public=True
             )
-            _after_step(ch, engine, by)
-            _save(scene, ch, by, text, public=True, engine=engine)
-            return ch
         if answer != "bid":
             raise ChallengeError("Answer with a bid, relent, or nothing to bid.")
         if scene.ruleset == "met_bns":
-            _check_pool(ch.defender if side == "defender" else ch.attacker, attribute, skill)
+            _check_pool(_participant(ch, side), attribute, skill)
         side_opts = _side_options(
             {
                 "bid": bid,
@@ -810,10 +867,8 @@ def challenge_answer(
         ch.status = ChallengeStatus.LIVE
         _clear_timer(ch)
         shown = bid or (attribute and f"{attribute} pool") or ch.category
-        _note(ch, f"{who} bids {shown}" + (f" · {effect}" if effect else ""))
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, f"{who} answers with {shown}", engine=engine)
-        return ch
+        said = f"{who} bids {shown}" + (f" · {effect}" if effect else "")
+        return _step_on(scene, ch, by, f"{who} answers with {shown}", engine=engine, history=said)
 
 
 def _build_for_answer(ch: Challenge, options: dict[str, Any], side: str) -> Engine:
@@ -837,6 +892,12 @@ def round_of(engine: Engine | None) -> str:
     if engine is None:
         return ""
     return f"{engine.throws}.{len(engine.used)}.{len(engine.spent)}.{engine.phase.value}"
+
+
+def _require_throw_called(engine: Engine) -> None:
+    """C3: a throw (or a result by hand) counts only when the engine calls for one."""
+    if engine.phase is not Phase.THROWS:
+        raise ChallengeError("No throw is called for right now.", "C3")
 
 
 def _check_round(engine: Engine, expected_round: str | None) -> None:
@@ -874,17 +935,14 @@ def challenge_throw(
             return ch
         engine = _require_live(ch)
         _check_round(engine, expected_round)
-        if engine.phase is not Phase.THROWS:
-            raise ChallengeError("No throw is called for right now.", "C3")
+        _require_throw_called(engine)
         if not engine.throws and engine.must_drop_out():
             out = ", ".join(engine.must_drop_out())
             raise ChallengeError(f"{out} must drop out before the first throw.", "C16")
         if throw == "random":
             throw = (rng or secrets.SystemRandom()).choice(THROWS)
-        try:
+        with _by_the_rules():
             Throw.parse(throw)
-        except RuleError as error:
-            raise _rule(error) from None
         sealed = dict(ch.sealed.get("throw", {}))
         changed = side in sealed
         sealed[side] = throw
@@ -894,7 +952,7 @@ def challenge_throw(
             text = f"{who} changed the throw (locked in)" if changed else f"{who} is locked in"
             _save(scene, ch, by, text)
             return ch
-        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
+        ch.sealed = _without(ch.sealed, "throw")
         return _reveal(scene, ch, engine, by, sealed["attacker"], sealed["defender"])
 
 
@@ -911,20 +969,17 @@ def _reveal(
     """Both throws are in: the engine steps; ``said`` words a result thrown by hand (the
     pair of throws standing for it is nobody's)."""
     before = engine
-    try:
+    with _by_the_rules():
         engine = engine.throw_both(a, d)
-    except RuleError as error:
-        raise _rule(error) from None
     a_name, d_name = name_of(ch, "attacker"), name_of(ch, "defender")
     text = said or f"Throws: {a_name} {a}, {d_name} {d}"
     text += " — " + _standing(ch, before, engine) + _wounded_draw(ch, before, a, d)
-    ch.options = {k: v for k, v in ch.options.items() if k != "by_hand"}
-    _note(ch, text)
-    _after_step(ch, engine, by)
+    ch.options = _without(ch.options, "by_hand")
     # C16: the first throw closes a place left by a drop-out: the offers go from every phone
     offered = ch.options.get("mob_dropped") and not before.throws
-    _save(scene, ch, by, text, engine=engine, also=_scene_players(scene) if offered else None)
-    return ch
+    return _step_on(
+        scene, ch, by, text, engine=engine, also=_scene_players(scene) if offered else None
+    )
 
 
 def _wounded_draw(ch: Challenge, before: Engine, a: str, d: str) -> str:
@@ -1015,8 +1070,7 @@ def challenge_by_hand(
         if replay:
             return ch
         engine = _require_live(ch)
-        if engine.phase is not Phase.THROWS:
-            raise ChallengeError("No throw is called for right now.", "C3")
+        _require_throw_called(engine)
         who, other = name_of(ch, side), Side(side).other.value
         words = by_hand_words(ch, result)
         pending = by_hand_pending(ch, engine)
@@ -1039,14 +1093,12 @@ def challenge_by_hand(
             **ch.options,
             "by_hand": {"side": side, "result": result, "round": round_of(engine)},
         }
-        _note(ch, text)
-        _save(scene, ch, by, text)
-        return ch
+        return _tell(scene, ch, by, text)
 
 
 def _by_hand(scene, ch, engine, by, result: str, how: str) -> Challenge:
     """C3: the result by hand counts: the engine steps as if the throws had been made."""
-    ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
+    ch.sealed = _without(ch.sealed, "throw")
     said = f"By hand: {by_hand_words(ch, result)} ({how})"
     return _reveal(scene, ch, engine, by, *BY_HAND[result], said=said)
 
@@ -1097,12 +1149,10 @@ def challenge_declare(
             ch.sealed = {**ch.sealed, "declare": sealed}
             _save(scene, ch, by, f"{who} declared a total (sealed)")
             return ch
-        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "declare"}
+        ch.sealed = _without(ch.sealed, "declare")
         before = engine
-        try:
+        with _by_the_rules():
             engine = engine.declare(sealed["attacker"], sealed.get("defender"))
-        except RuleError as error:
-            raise _rule(error) from None
         shown = f"{name_of(ch, 'attacker')} {sealed['attacker']}"
         shown += (
             f", {name_of(ch, 'defender')} {sealed['defender']}"
@@ -1110,10 +1160,7 @@ def challenge_declare(
             else f" against difficulty {engine.difficulty}"
         )
         text = f"Totals: {shown} — {_standing(ch, before, engine)}"
-        _note(ch, text)
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, text, engine=engine)
-        return ch
+        return _step_on(scene, ch, by, text, engine=engine)
 
 
 def challenge_retest(
@@ -1166,7 +1213,7 @@ def challenge_retest(
         if kind_enum is RetestKind.ABILITY and not ability:
             ability = contender.ability or ""
         before = engine
-        try:
+        with _by_the_rules():
             engine = engine.retest(
                 side,
                 kind_enum,
@@ -1176,8 +1223,6 @@ def challenge_retest(
                 declared=declared,
                 trait=trait or None,
             )
-        except RuleError as error:
-            raise _rule(error) from None
         who = name_of(ch, side)
         rule = engine._rule(kind_enum)
         ch.options = {**ch.options, "before_retest": before.to_dict()}
@@ -1193,7 +1238,6 @@ def challenge_retest(
                 + f" ({rule})"
             )
         _spend(ch, before, engine, by, side_name=who)
-        _note(ch, text)
         if (
             engine.phase is Phase.THROWS
             and engine.announced is not None
@@ -1201,9 +1245,7 @@ def challenge_retest(
             and engine.defender is not None
         ):
             _timer(ch, CANCEL_SECONDS, f"{name_of(ch, other.value)} may cancel")
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, text, engine=engine)
-        return ch
+        return _step_on(scene, ch, by, text, engine=engine)
 
 
 def challenge_cancel(
@@ -1239,19 +1281,14 @@ def challenge_cancel(
                 "A throw is already in: the retest can no longer be cancelled.", "C8"
             )
         before = engine
-        try:
+        with _by_the_rules():
             engine = engine.cancel(side, ability=ability or None, power=power or None)
-        except RuleError as error:
-            raise _rule(error) from None
         who = name_of(ch, side)
         rule = "W10" if ability else "C8"
         text = f"{who} cancels the retest with {ability or power}: the loss stands ({rule})"
         _spend(ch, before, engine, by, side_name=who)
         _clear_timer(ch)
-        _note(ch, text)
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, text, engine=engine)
-        return ch
+        return _step_on(scene, ch, by, text, engine=engine)
 
 
 def challenge_accept(
@@ -1283,15 +1320,10 @@ def challenge_accept(
         if engine.leader is None or engine.leader.value == side:
             raise ChallengeError("Only the side that is losing takes the result.", "C3")
         before = engine
-        try:
+        with _by_the_rules():
             engine = engine.accept()
-        except RuleError as error:
-            raise _rule(error) from None
         text = f"{name_of(ch, side)} takes the result — {_standing(ch, before, engine)}"
-        _note(ch, text)
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, text, engine=engine)
-        return ch
+        return _step_on(scene, ch, by, text, engine=engine)
 
 
 def challenge_relent(
@@ -1321,23 +1353,18 @@ def challenge_relent(
         if ch.status == ChallengeStatus.ANSWER:
             raise ChallengeError("Answer the challenge with Relent.")
         engine = _require_live(ch)
-        try:
+        with _by_the_rules():
             engine = engine.relent(side)
-        except RuleError as error:
-            raise _rule(error) from None
         ch.sealed = {}
         text = f"{name_of(ch, side)} relents: nobody loses a trait"
-        _note(ch, text)
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, text, public=True, engine=engine)
-        return ch
+        return _step_on(scene, ch, by, text, engine=engine, public=True)
 
 
 # -- after each step: costs, the end and its ledger ------------------------------------------
 
 
 def _ledger_character(ch: Challenge, side: str):
-    participant = ch.attacker if side == "attacker" else ch.defender
+    participant = _participant(ch, side)
     if participant is None or participant.character_id is None:
         return None
     return participant.character
@@ -1397,8 +1424,14 @@ def _lose(ch: Challenge, side: str, trait: str, by, *, reason: str) -> None:
         # storyteller for an absent player); the ledger entry lands when it is chosen.
         ch.options = {**ch.options, "choose": [*ch.options.get("choose", []), side]}
         if ch.status != ChallengeStatus.OVER:  # at the end, the outcome's line says it first
-            _note(ch, f"{name_of(ch, side)} chooses a {ch.category} trait to cross off (W8)")
+            _note_choosing(ch, side)
         return
+    _cross_off(ch, character, by, trait, reason=reason, rule="C3")
+
+
+def _cross_off(ch: Challenge, character, by, trait: str, *, reason: str, rule: str) -> None:
+    """C3: one trait of the challenge's category crossed off the sheet through the ledger
+    (a lost bid; C16 a mob member's; W8 the loser's pick)."""
     _ledger(
         ch,
         character,
@@ -1408,8 +1441,18 @@ def _lose(ch: Challenge, side: str, trait: str, by, *, reason: str) -> None:
         category=ch.category,
         amount=1,
         reason=reason,
-        rule="C3",
+        rule=rule,
     )
+
+
+def _note_choosing(ch: Challenge, side: str) -> None:
+    """W8: the history says which side picks the trait it crosses off."""
+    _note(ch, f"{name_of(ch, side)} chooses a {ch.category} trait to cross off (W8)")
+
+
+def _choice_timer(ch: Challenge, side: str) -> None:
+    """W8: the answer's time for ``side`` to pick the trait it crosses off."""
+    _timer(ch, ANSWER_SECONDS, f"{name_of(ch, side)} to choose a trait (W8)")
 
 
 def _after_step(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
@@ -1439,6 +1482,13 @@ def _keep_blood(ch: Challenge, engine: Engine) -> None:
         }
 
 
+def _tally(engine: Engine) -> str:
+    """W13: the outcome of an extended challenge counts its wins (a race: both sides')."""
+    if engine.mode is not Mode.EXTENDED:
+        return ""
+    return f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
+
+
 def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
     """C3, W4, W8, W11: the losses; C16: the mob's bids; B3: damage; C10, W9: locks."""
     winner = engine.winner.value if engine.winner else ""
@@ -1463,17 +1513,7 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
         if member is None or member.character_id is None:
             continue  # the primary's bid is in lost() already; quick NPCs have no sheet
         for trait in bids:
-            _ledger(
-                ch,
-                member.character,
-                by,
-                kind=LedgerKind.TRAIT_LOST,
-                subject=trait,
-                category=ch.category,
-                amount=1,
-                reason="the mob lost (C16)",
-                rule="C16",
-            )
+            _cross_off(ch, member.character, by, trait, reason="the mob lost (C16)", rule="C16")
     damage_text = ""
     # B3: the attacker's blow lands when it wins; a winning defender deals damage only
     # with a counterattack it could make (C14) and may (C12).
@@ -1515,17 +1555,13 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
     text = " ".join(parts)
     if lost_words:
         text += "; " + "; ".join(lost_words)
-    text += damage_text
-    if engine.mode is Mode.EXTENDED:
-        text += f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
+    text += damage_text + _tally(engine)
     ch.outcome = text[:300]
     _note(ch, text)
     # The scene log: the public part (who won, the effect in words), then what the sheets
     # lose, for the players concerned only.
-    against = name_of(ch, "defender") if ch.defender is not None else "the storyteller"
-    said = " ".join(parts)
-    if engine.mode is Mode.EXTENDED:
-        said += f" (wins: {engine.wins}" + (f"–{engine.opponent_wins})" if engine.race else ")")
+    against = name_of(ch, "defender")
+    said = " ".join(parts) + _tally(engine)
     ch.options = {**ch.options, "public_outcome": said[:300]}
     lines = [(f"Outcome of {name_of(ch, 'attacker')} vs {against}: {said}", True)]
     private = "; ".join(lost_words) + damage_text
@@ -1536,8 +1572,8 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
     choosing = ch.options.get("choose", [])
     if choosing:
         for side in dict.fromkeys(choosing):
-            _note(ch, f"{name_of(ch, side)} chooses a {ch.category} trait to cross off (W8)")
-        _timer(ch, ANSWER_SECONDS, f"{name_of(ch, choosing[0])} to choose a trait (W8)")
+            _note_choosing(ch, side)
+        _choice_timer(ch, choosing[0])
     if ch.defender is not None and how not in {"relent", "no bid", "running out"}:
         scene = ch.scene
         locks = _locks(scene)
@@ -1591,11 +1627,11 @@ def challenge_st(
     if not is_storyteller_of_scene(by, scene):
         raise ChallengeError(NOT_ST)
     with transaction.atomic():
-        scene, ch = _locked(challenge.pk, scene, None)
-        if _claim(by, key, {"challenge": ch.pk, "st": action, "side": side, "text": text}):
+        scene, ch, replay = _locked_and_claimed(
+            scene, challenge, by, key, {"st": action, "side": side, "text": text}, expected_step
+        )
+        if replay:
             return ch
-        if expected_step is not None and ch.step != expected_step:
-            raise ChallengeError(MOVED_ON)
         handler = _ST_ACTIONS.get(action)
         if handler is None:
             raise ChallengeError(f"Unknown storyteller action {action}.")
@@ -1603,11 +1639,16 @@ def challenge_st(
         return ch
 
 
+def _require_timer_kept(ch: Challenge) -> None:
+    """The storyteller keeps the time of an open challenge, or of W8's pick after its end."""
+    if not ch.is_open and not (ch.options.get("choose") and ch.timer_label):
+        raise ChallengeError(CLOSED)
+
+
 def _st_time(scene, ch, by, *, seconds, **_):
     """Add time to the timer that runs (an expired one runs again from now). Nothing runs
     while paused (a resume starts the timer afresh) or when no timer is set: refused."""
-    if not ch.is_open and not (ch.options.get("choose") and ch.timer_label):
-        raise ChallengeError(CLOSED)
+    _require_timer_kept(ch)
     if not 1 <= seconds <= 600:
         raise ChallengeError("Add 1 to 600 seconds.")
     if ch.paused:
@@ -1622,15 +1663,13 @@ def _st_time(scene, ch, by, *, seconds, **_):
     base = max(ch.deadline, timezone.now())
     ch.deadline = base + timedelta(seconds=seconds)
     text = f"The storyteller adds {seconds}s to the timer ({ch.timer_label})"
-    _note(ch, text)
-    _save(scene, ch, by, text)
+    _tell(scene, ch, by, text)
 
 
 def _st_pause(scene, ch, by, **_):
     """Pause the timer (or the challenge's pace, when none runs); a resume starts the timer
     afresh at its own length (a cancel window's 30 seconds, an answer's 90)."""
-    if not ch.is_open and not (ch.options.get("choose") and ch.timer_label):
-        raise ChallengeError(CLOSED)
+    _require_timer_kept(ch)
     ch.paused = not ch.paused
     if ch.paused:
         ch.deadline = None
@@ -1641,8 +1680,7 @@ def _st_pause(scene, ch, by, **_):
         text = f"Resumed by the storyteller: {ch.timer_label}, {seconds}s afresh"
     else:
         text = "Resumed by the storyteller"
-    _note(ch, text)
-    _save(scene, ch, by, text)
+    _tell(scene, ch, by, text)
 
 
 def unanswered(ch: Challenge) -> list[Participant]:
@@ -1670,8 +1708,7 @@ def _force_answer(scene, ch, by) -> None:
     if awaiting == "mob":
         text = _keep_out(ch, options) + _mob_formed(ch, options)
         ch.options = options
-        _note(ch, text)
-        _save(scene, ch, by, text)
+        _tell(scene, ch, by, text)
         return
     if awaiting != "defender":
         raise ChallengeError(
@@ -1682,17 +1719,13 @@ def _force_answer(scene, ch, by) -> None:
     who = name_of(ch, "defender")
     options.pop("awaiting", None)
     engine = _build_for_answer(ch, options, "defender")
-    try:
+    with _by_the_rules():
         engine = engine.no_bid()
-    except RuleError as error:
-        raise _rule(error) from None
     ch.options = options
     ch.status = ChallengeStatus.LIVE
     _clear_timer(ch)
     text = f"{who} did not answer: no bid, the effect happens, no test (C1; the storyteller's call)"
-    _note(ch, text)
-    _after_step(ch, engine, by)
-    _save(scene, ch, by, text, public=True, engine=engine)
+    _step_on(scene, ch, by, text, engine=engine, public=True)
 
 
 def _engine_unanswered(ch: Challenge) -> Engine:
@@ -1728,7 +1761,7 @@ def _st_force(scene, ch, by, *, rng=None, **_):
         rand = rng or secrets.SystemRandom()
         for s in ("attacker", "defender"):
             sealed.setdefault(s, rand.choice(THROWS))
-        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "throw"}
+        ch.sealed = _without(ch.sealed, "throw")
         _note(ch, "The storyteller forced the throws (random for whoever had not thrown)")
         _reveal(scene, ch, engine, by, sealed["attacker"], sealed["defender"])
         return
@@ -1737,7 +1770,7 @@ def _st_force(scene, ch, by, *, rng=None, **_):
         sealed.setdefault("attacker", engine.total(Side.ATTACKER))
         if engine.defender is not None:
             sealed.setdefault("defender", engine.total(Side.DEFENDER))
-        ch.sealed = {k: v for k, v in ch.sealed.items() if k != "declare"}
+        ch.sealed = _without(ch.sealed, "declare")
         before = engine
         engine = engine.declare(sealed["attacker"], sealed.get("defender"))
         text = (
@@ -1745,16 +1778,12 @@ def _st_force(scene, ch, by, *, rng=None, **_):
             + (f" against {sealed['defender']}" if "defender" in sealed else "")
             + f" — {_standing(ch, before, engine)}"
         )
-        _note(ch, text)
-        _after_step(ch, engine, by)
-        _save(scene, ch, by, text, engine=engine)
+        _step_on(scene, ch, by, text, engine=engine)
         return
     before = engine
     engine = engine.accept()
     text = f"The storyteller closes the retests — {_standing(ch, before, engine)}"
-    _note(ch, text)
-    _after_step(ch, engine, by)
-    _save(scene, ch, by, text, engine=engine)
+    _step_on(scene, ch, by, text, engine=engine)
 
 
 def _st_deny(scene, ch, by, *, text="", **_):
@@ -1766,10 +1795,10 @@ def _st_deny(scene, ch, by, *, text="", **_):
     restored = Engine.from_dict(snapshot)
     reason = text or "retest denied by the storyteller"
     _reverse_since(ch, restored, engine, by, reason)
-    ch.options = {k: v for k, v in ch.options.items() if k != "before_retest"}
+    ch.options = _without(ch.options, "before_retest")
     _clear_timer(ch)
-    _note(ch, f"The storyteller denies the retest: {reason}")
-    _save(scene, ch, by, f"Retest denied: {reason}", engine=restored)
+    history = f"The storyteller denies the retest: {reason}"
+    _tell(scene, ch, by, f"Retest denied: {reason}", history=history, engine=restored)
 
 
 def _reverse_since(ch, restored: Engine, engine: Engine, by, reason: str) -> None:
@@ -1784,17 +1813,18 @@ def _reverse_since(ch, restored: Engine, engine: Engine, by, reason: str) -> Non
 
 def _st_allow(scene, ch, by, **_):
     _require_live(ch)
-    ch.options = {k: v for k, v in ch.options.items() if k not in {"before_retest", "dispute"}}
-    _note(ch, "The storyteller allows the retest")
-    _save(scene, ch, by, "Retest allowed")
+    ch.options = _without(ch.options, "before_retest", "dispute")
+    _tell(scene, ch, by, "Retest allowed", history="The storyteller allows the retest")
 
 
 def _st_rule(scene, ch, by, *, text="", **_):
     if not text.strip():
         raise ChallengeError("Write the ruling.")
-    ch.options = {k: v for k, v in ch.options.items() if k != "dispute"}
-    _note(ch, f"Storyteller's ruling: {text.strip()[:200]}")
-    _save(scene, ch, by, f"Ruling: {text.strip()[:200]}", public=True)
+    ch.options = _without(ch.options, "dispute")
+    ruling = text.strip()[:200]
+    _tell(
+        scene, ch, by, f"Ruling: {ruling}", history=f"Storyteller's ruling: {ruling}", public=True
+    )
 
 
 def _st_stamina(scene, ch, by, *, side="", **_):
@@ -1802,8 +1832,8 @@ def _st_stamina(scene, ch, by, *, side="", **_):
     if ch.status != ChallengeStatus.ANSWER:
         raise ChallengeError("The ruling is given before the defender's bid.", "C12")
     ch.options = {**ch.options, "stamina_ruling": side == "yes"}
-    _note(ch, f"Storyteller: Stamina-based bids {'yes' if side == 'yes' else 'no'} (C12)")
-    _save(scene, ch, by, "Stamina ruling given")
+    history = f"Storyteller: Stamina-based bids {'yes' if side == 'yes' else 'no'} (C12)"
+    _tell(scene, ch, by, "Stamina ruling given", history=history)
 
 
 def _st_winner(scene, ch, by, *, side="", text="", **_):
@@ -1820,17 +1850,15 @@ def _st_winner(scene, ch, by, *, side="", text="", **_):
             engine, phase=Phase.OVER, leader=Side(side), pending=(), decided_by="storyteller"
         )
     ch.sealed = {}
-    _note(
-        ch, f"The storyteller sets the winner: {name_of(ch, side)}" + (f" ({text})" if text else "")
-    )
-    _after_step(ch, engine, by)
-    _save(
+    winner = name_of(ch, side)
+    _step_on(
         scene,
         ch,
         by,
-        f"Storyteller sets the winner: {name_of(ch, side)}",
-        public=True,
+        f"Storyteller sets the winner: {winner}",
         engine=engine,
+        history=f"The storyteller sets the winner: {winner}" + (f" ({text})" if text else ""),
+        public=True,
     )
 
 
@@ -1851,17 +1879,18 @@ def _st_void(scene, ch, by, *, text="", **_):
             ledger_reverse(entry=entry, by=by, reason=f"challenge {ch.pk} voided: {reason}")
             reversed_count += 1
     ch.locks.all().delete()
-    ch.options = {k: v for k, v in ch.options.items() if k != "choose"}
+    ch.options = _without(ch.options, "choose")
     ch.status = ChallengeStatus.VOID
     ch.void_reason = reason[:300]
     ch.sealed = {}
     _clear_timer(ch)
-    _note(ch, f"Voided by the storyteller: {reason} ({reversed_count} sheet entries reversed)")
-    _save(
+    said = f"{reason} ({reversed_count} sheet entries reversed)"
+    _tell(
         scene,
         ch,
         by,
-        f"Challenge voided: {reason} ({reversed_count} sheet entries reversed)",
+        f"Challenge voided: {said}",
+        history=f"Voided by the storyteller: {said}",
         public=True,
     )
 
@@ -1870,8 +1899,7 @@ def _st_by_hand(scene, ch, by, *, side="", **_):
     """C3: the storyteller confirms (or records) the result a pair threw by hand: ``side``
     names it (attacker, defender, draw)."""
     engine = _require_live(ch)
-    if engine.phase is not Phase.THROWS:
-        raise ChallengeError("No throw is called for right now.", "C3")
+    _require_throw_called(engine)
     if side not in BY_HAND:
         raise ChallengeError("A result by hand is a win for one side or a draw.", "C3")
     pending = by_hand_pending(ch, engine)
@@ -1924,9 +1952,14 @@ def challenge_dispute(
             return ch
         words = text.strip()[:200] or "asks for the storyteller"
         ch.options = {**ch.options, "dispute": f"{name_of(ch, side)}: {words}"}
-        _note(ch, f"{name_of(ch, side)} calls the storyteller: {words}")
-        _save(scene, ch, by, f"{name_of(ch, side)} calls the storyteller")
-        return ch
+        who = name_of(ch, side)
+        return _tell(
+            scene,
+            ch,
+            by,
+            f"{who} calls the storyteller",
+            history=f"{who} calls the storyteller: {words}",
+        )
 
 
 __all__ = [
@@ -1949,11 +1982,6 @@ __all__ = [
     "challenge_start",
     "challenge_throw",
 ]
-
-
-def sides_for_st(challenge: Challenge) -> list[str]:
-    """The sides the storyteller plays from the tablet (NPCs, the static opponent)."""
-    return [s for s in ("attacker", "defender") if is_st_side(challenge, s)]
 
 
 def challenge_regain(
@@ -2015,11 +2043,10 @@ def challenge_mob_bid(
     NPC), or stays out; when every member has answered, the defender is asked."""
     as_st = is_storyteller_of_scene(by, scene)
     with transaction.atomic():
-        scene, ch = _locked(challenge.pk, scene, None)
-        if _claim(by, key, {"challenge": ch.pk, "member": member.pk, "bid": bid, "drop": drop}):
+        asked = {"member": member.pk, "bid": bid, "drop": drop}
+        scene, ch, replay = _locked_and_claimed(scene, challenge, by, key, asked, expected_step)
+        if replay:
             return ch
-        if expected_step is not None and ch.step != expected_step:
-            raise ChallengeError(MOVED_ON)
         members = ch.options.get("mob", {})
         if str(member.pk) not in members:
             raise ChallengeError("That character is not in this mob.", "C16")
@@ -2053,9 +2080,7 @@ def challenge_mob_bid(
         if all(mob.values()):
             text += _mob_formed(ch, options)
         ch.options = options
-        _note(ch, text)
-        _save(scene, ch, by, text)
-        return ch
+        return _tell(scene, ch, by, text)
 
 
 def _mob_formed(ch: Challenge, options: dict[str, Any]) -> str:
@@ -2107,10 +2132,8 @@ def challenge_name_negative(
         engine = _require_live(ch)
         if ch.sealed.get("throw"):
             raise ChallengeError("Negative traits are named before the first throw.", "C5")
-        try:
+        with _by_the_rules():
             after = engine.name_negative(side, trait)
-        except RuleError as error:
-            raise _rule(error) from None
         right = after.guesses[-1][2] if after.guesses else False
         rule = "W8" if engine.profile.family.value == "werewolf" else "C5"
         other = name_of(ch, Side(side).other.value)
@@ -2123,9 +2146,7 @@ def challenge_name_negative(
             + ("right" if right else "wrong")
             + f" ({rule})"
         )
-        _note(ch, text)
-        _save(scene, ch, by, text, engine=after)
-        return ch
+        return _tell(scene, ch, by, text, engine=after)
 
 
 def challenge_choose_trait(
@@ -2144,11 +2165,11 @@ def challenge_choose_trait(
     trait = (trait or "").strip()[:80]
     as_st = is_storyteller_of_scene(by, scene)
     with transaction.atomic():
-        scene, ch = _locked(challenge.pk, scene, None)
-        if _claim(by, key, {"challenge": ch.pk, "side": side, "choose": trait}):
+        scene, ch, replay = _locked_and_claimed(
+            scene, challenge, by, key, {"side": side, "choose": trait}, expected_step
+        )
+        if replay:
             return ch
-        if expected_step is not None and ch.step != expected_step:
-            raise ChallengeError(MOVED_ON)
         if side not in ("attacker", "defender"):
             raise ChallengeError(NOT_YOURS)
         if not as_st and player_of(ch, side) != by.pk:
@@ -2156,7 +2177,7 @@ def challenge_choose_trait(
         waiting = list(ch.options.get("choose", []))
         if ch.status != ChallengeStatus.OVER or side not in waiting:
             raise ChallengeError("No trait of that side is waiting to be chosen.", "W8")
-        participant = ch.attacker if side == "attacker" else ch.defender
+        participant = _participant(ch, side)
         held = sheets.load(participant).traits(ch.category)
         who = name_of(ch, side)
         chooser = "" if player_of(ch, side) == by.pk else " (chosen by the storyteller)"
@@ -2168,29 +2189,18 @@ def challenge_choose_trait(
             match = next((n for n in held if n.casefold() == trait.casefold()), None)
             if match is None:
                 raise ChallengeError(f"{who} has no current {trait} to cross off.", "W8")
-            _ledger(
-                ch,
-                participant.character,
-                by,
-                kind=LedgerKind.TRAIT_LOST,
-                subject=match,
-                category=ch.category,
-                amount=1,
-                reason="a trait of the loser's choice (W8)",
-                rule="W8",
-            )
+            reason = "a trait of the loser's choice (W8)"
+            _cross_off(ch, participant.character, by, match, reason=reason, rule="W8")
             text = f"{who} crosses off {match} (W8){chooser}"
         waiting.remove(side)
-        options = {k: v for k, v in ch.options.items() if k != "choose"}
+        options = _without(ch.options, "choose")
         if waiting:
             options["choose"] = waiting
-            _timer(ch, ANSWER_SECONDS, f"{name_of(ch, waiting[0])} to choose a trait (W8)")
+            _choice_timer(ch, waiting[0])
         else:
             _clear_timer(ch)
         ch.options = options
-        _note(ch, text)
-        _save(scene, ch, by, text)  # which trait goes: for the players concerned
-        return ch
+        return _tell(scene, ch, by, text)  # which trait goes: for the players concerned
 
 
 def challenge_blood(
@@ -2226,10 +2236,8 @@ def challenge_blood(
         character = _ledger_character(ch, side)
         if character is None or character.blood < 1:
             raise ChallengeError(f"{name_of(ch, side)} has no blood to spend.", "C5")
-        try:
+        with _by_the_rules():
             after = engine.spend_blood(side, amount)
-        except RuleError as error:
-            raise _rule(error) from None
         _ledger(
             ch,
             character,
@@ -2240,14 +2248,12 @@ def challenge_blood(
             rule="C5",
         )
         text = f"{name_of(ch, side)} spends {amount} blood for {amount} physical trait(s) (C5)"
-        _note(ch, text)
-        _save(scene, ch, by, text, engine=after)
-        return ch
+        return _tell(scene, ch, by, text, engine=after)
 
 
 def mob_participants(ch: Challenge) -> dict[str, Participant]:
     """C16: everyone of the mob by the name the engine knows them by, the primary first."""
-    primary = ch.attacker if ch.options.get("mob_side", "attacker") == "attacker" else ch.defender
+    primary = _participant(ch, ch.options.get("mob_side", "attacker"))
     out = {primary.name: primary} if primary is not None else {}
     for member in mob_members(ch):
         out.setdefault(member.name, member)
@@ -2268,27 +2274,25 @@ def challenge_mob_drop(
     player). When the one who throws drops out, the next member throws instead."""
     as_st = is_storyteller_of_scene(by, scene)
     with transaction.atomic():
-        scene, ch = _locked(challenge.pk, scene, None)
-        if _claim(by, key, {"challenge": ch.pk, "drop_out": member.pk}):
+        scene, ch, replay = _locked_and_claimed(
+            scene, challenge, by, key, {"drop_out": member.pk}, expected_step
+        )
+        if replay:
             return ch
-        if expected_step is not None and ch.step != expected_step:
-            raise ChallengeError(MOVED_ON)
         everyone = mob_participants(ch)
         if member.pk not in {p.pk for p in everyone.values()}:
             raise ChallengeError("That character is not in this mob.", "C16")
         if not (as_st or _member_player(member) == by.pk):
             raise ChallengeError(NOT_YOURS)
         engine = _require_live(ch)
-        try:
+        with _by_the_rules():
             after = engine.drop_out(member.name)
-        except RuleError as error:
-            raise _rule(error) from None
         mob_side = ch.options.get("mob_side", "attacker")
         options = dict(ch.options)
         mob = dict(options.get("mob", {}))
         options["mob_dropped"] = [*options.get("mob_dropped", []), member.pk]
         text = f"{member.name} cannot match the negatives named and drops out (C16)"
-        primary = ch.attacker if mob_side == "attacker" else ch.defender
+        primary = _participant(ch, mob_side)
         if primary is not None and member.pk == primary.pk:
             thrower = after.side(Side(mob_side))
             successor = everyone.get(thrower.name)
@@ -2305,10 +2309,8 @@ def challenge_mob_drop(
             mob.pop(str(member.pk), None)
         options["mob"] = mob
         ch.options = options
-        _note(ch, text)
         # everyone in the scene may be offered to step in (C16)
-        _save(scene, ch, by, text, engine=after, also=_scene_players(scene))
-        return ch
+        return _tell(scene, ch, by, text, engine=after, also=_scene_players(scene))
 
 
 def in_challenge(ch: Challenge, participant: Participant) -> bool:
@@ -2334,11 +2336,11 @@ def challenge_mob_step_in(
     NPC)."""
     as_st = is_storyteller_of_scene(by, scene)
     with transaction.atomic():
-        scene, ch = _locked(challenge.pk, scene, None)
-        if _claim(by, key, {"challenge": ch.pk, "step_in": member.pk, "bid": bid}):
+        scene, ch, replay = _locked_and_claimed(
+            scene, challenge, by, key, {"step_in": member.pk, "bid": bid}, expected_step
+        )
+        if replay:
             return ch
-        if expected_step is not None and ch.step != expected_step:
-            raise ChallengeError(MOVED_ON)
         if member.scene_id != scene.pk or member.removed_at is not None:
             raise ChallengeError(NOT_IN_SCENE)
         if not (_member_player(member) == by.pk or (as_st and _member_player(member) is None)):
@@ -2356,15 +2358,11 @@ def challenge_mob_step_in(
             category=ch.category,
             bid=bid,
         )
-        try:
+        with _by_the_rules():
             after = engine.step_in(member.name, side)
-        except RuleError as error:
-            raise _rule(error) from None
         ch.options = {
             **ch.options,
             "mob": {**ch.options.get("mob", {}), str(member.pk): {"bid": bid}},
         }
         text = f"{member.name} steps into the mob, bidding {bid} (C16)"
-        _note(ch, text)
-        _save(scene, ch, by, text, engine=after, also=_scene_players(scene))
-        return ch
+        return _tell(scene, ch, by, text, engine=after, also=_scene_players(scene))

@@ -66,6 +66,21 @@ def _region(
     return render(request, BOARD if as_st else PROMPTS, context, status=status)
 
 
+def _unreadable(
+    request: HttpRequest, scene: Scene, as_st: bool, form, nothing: str = "Nothing changed."
+) -> HttpResponse:
+    """A form it could not read answers 400, saying what is wrong; nothing changes."""
+    problems = scene_forms.problems(form)
+    return _region(request, scene, as_st, error=f"{nothing} {problems}", status=400)
+
+
+def _refused(
+    request: HttpRequest, scene: Scene, as_st: bool, error: ChallengeError
+) -> HttpResponse:
+    """A refused step answers 409 with the sentence (and the rule ID); nothing changes."""
+    return _region(request, scene, as_st, error=str(error), status=409)
+
+
 @login_required
 @require_GET
 def challenge_region(request: HttpRequest, pk: int) -> HttpResponse:
@@ -80,12 +95,11 @@ def challenge_start(request: HttpRequest, pk: int) -> HttpResponse:
     scene, as_st = _scene(request, pk)
     form = forms.StartForm(request.POST, scene=scene)
     if not form.is_valid():
-        problems = scene_forms.problems(form)
-        return _region(request, scene, as_st, error=f"Nothing started. {problems}", status=400)
+        return _unreadable(request, scene, as_st, form, "Nothing started.")
     try:
         services.challenge_start(scene=scene, by=request.user, **form.service_kwargs())
     except ChallengeError as error:
-        return _region(request, scene, as_st, error=str(error), status=409)
+        return _refused(request, scene, as_st, error)
     return _region(request, scene, as_st)
 
 
@@ -97,8 +111,7 @@ def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     ch = _challenge(scene, cid)
     form = forms.ActForm(request.POST)
     if not form.is_valid():
-        problems = scene_forms.problems(form)
-        return _region(request, scene, is_st, error=f"Nothing changed. {problems}", status=400)
+        return _unreadable(request, scene, is_st, form)
     d = form.cleaned_data
     side = d["side"]
     as_st = is_st and side in services.sides_for_st(ch)
@@ -166,19 +179,13 @@ def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
         elif action == "blood":
             services.challenge_blood(**common, amount=d["amount"], expected_step=step)
         elif action == "choose":
-            services.challenge_choose_trait(
-                scene=scene,
-                challenge=ch,
-                by=request.user,
-                side=side,
-                trait=d.get("trait") or "",
-                expected_step=step,
-                key=d.get("key") or None,
-            )
+            # W8: the service itself tells the storyteller (who picks for an absent player)
+            mine = {k: v for k, v in common.items() if k != "as_st"}
+            services.challenge_choose_trait(**mine, trait=d.get("trait") or "", expected_step=step)
         elif action == "dispute":
             services.challenge_dispute(**common, text=d.get("text") or "")
     except ChallengeError as error:
-        return _region(request, scene, is_st, error=str(error), status=409)
+        return _refused(request, scene, is_st, error)
     return _region(request, scene, is_st)
 
 
@@ -192,8 +199,7 @@ def challenge_st(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     ch = _challenge(scene, cid)
     form = forms.StForm(request.POST)
     if not form.is_valid():
-        problems = scene_forms.problems(form)
-        return _region(request, scene, True, error=f"Nothing changed. {problems}", status=400)
+        return _unreadable(request, scene, True, form)
     d = form.cleaned_data
     try:
         services.challenge_st(
@@ -208,7 +214,7 @@ def challenge_st(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
             key=d.get("key") or None,
         )
     except ChallengeError as error:
-        return _region(request, scene, True, error=str(error), status=409)
+        return _refused(request, scene, True, error)
     return _region(request, scene, True)
 
 
@@ -261,8 +267,7 @@ def challenge_regain(request: HttpRequest, pk: int) -> HttpResponse:
     scene, is_st = _scene(request, pk)
     form = forms.RegainForm(request.POST, scene=scene)
     if not form.is_valid():
-        problems = scene_forms.problems(form)
-        return _region(request, scene, is_st, error=f"Nothing changed. {problems}", status=400)
+        return _unreadable(request, scene, is_st, form)
     d = form.cleaned_data
     try:
         services.challenge_regain(
@@ -273,7 +278,7 @@ def challenge_regain(request: HttpRequest, pk: int) -> HttpResponse:
             key=d.get("key") or None,
         )
     except ChallengeError as error:
-        return _region(request, scene, is_st, error=str(error), status=409)
+        return _refused(request, scene, is_st, error)
     return _region(request, scene, is_st)
 
 
@@ -287,41 +292,23 @@ def challenge_mob(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     ch = _challenge(scene, cid)
     form = forms.MobForm(request.POST, scene=scene)
     if not form.is_valid():
-        problems = scene_forms.problems(form)
-        return _region(request, scene, is_st, error=f"Nothing changed. {problems}", status=400)
+        return _unreadable(request, scene, is_st, form)
     d = form.cleaned_data
+    common = {
+        "scene": scene,
+        "challenge": ch,
+        "by": request.user,
+        "member": d["member"],
+        "expected_step": d.get("step"),
+        "key": d.get("key") or None,
+    }
     try:
         if d.get("drop_out"):
-            services.challenge_mob_drop(
-                scene=scene,
-                challenge=ch,
-                by=request.user,
-                member=d["member"],
-                expected_step=d.get("step"),
-                key=d.get("key") or None,
-            )
-            return _region(request, scene, is_st)
-        if d.get("step_in"):
-            services.challenge_mob_step_in(
-                scene=scene,
-                challenge=ch,
-                by=request.user,
-                member=d["member"],
-                bid=d.get("bid") or "",
-                expected_step=d.get("step"),
-                key=d.get("key") or None,
-            )
-            return _region(request, scene, is_st)
-        services.challenge_mob_bid(
-            scene=scene,
-            challenge=ch,
-            by=request.user,
-            member=d["member"],
-            bid=d.get("bid") or "",
-            drop=d.get("drop", False),
-            expected_step=d.get("step"),
-            key=d.get("key") or None,
-        )
+            services.challenge_mob_drop(**common)
+        elif d.get("step_in"):
+            services.challenge_mob_step_in(**common, bid=d.get("bid") or "")
+        else:
+            services.challenge_mob_bid(**common, bid=d.get("bid") or "", drop=d.get("drop", False))
     except ChallengeError as error:
-        return _region(request, scene, is_st, error=str(error), status=409)
+        return _refused(request, scene, is_st, error)
     return _region(request, scene, is_st)
