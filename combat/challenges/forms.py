@@ -173,6 +173,7 @@ ST_ACTIONS = (
     "allow",
     "rule",
     "stamina",
+    "surprise",
     "winner",
     "void",
     "by_hand",

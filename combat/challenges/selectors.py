@@ -511,6 +511,12 @@ def board_cards(scene: Scene) -> dict[str, Any]:
             if forming
             else []
         )
+        # C12: before the defender's bid the storyteller may rule on surprise
+        data["st_surprised"] = (
+            services.is_surprised(ch.options, sheets.load(ch.defender))
+            if ch.status == ChallengeStatus.ANSWER and ch.defender is not None
+            else None
+        )
         data["st_force"] = ch.status == ChallengeStatus.LIVE or (
             ch.status == ChallengeStatus.ANSWER
             and ch.options.get("awaiting") in {"mob", "defender"}

@@ -653,7 +653,11 @@ def blood_kept(challenge: Challenge, participant: Participant) -> int:
 
 def is_surprised(options: dict[str, Any], defender: sheets.Sheet) -> bool:
     """C12: the attacker said so (from behind, Unseen Presence…); C7: opponents of an
-    Incapacitated character normally have surprise."""
+    Incapacitated character normally have surprise. The storyteller's call, once given
+    (Heightened Senses or Telepathy may prevent it, C12), stands over both."""
+    ruling = options.get("surprise_ruling")
+    if ruling is not None:
+        return bool(ruling)
     return bool(options.get("surprise")) or defender.health() is Health.INCAPACITATED
 
 
@@ -1836,6 +1840,18 @@ def _st_stamina(scene, ch, by, *, side="", **_):
     _tell(scene, ch, by, "Stamina ruling given", history=history)
 
 
+def _st_surprise(scene, ch, by, *, side="", **_):
+    """C12: the storyteller's call on whether the defender is surprised (Heightened Senses
+    or Telepathy may prevent it), given before the defender's bid."""
+    if ch.status != ChallengeStatus.ANSWER or ch.defender is None:
+        raise ChallengeError("Surprise is ruled on before the defender's bid.", "C12")
+    if side not in ("yes", "no"):
+        raise ChallengeError("Say whether the defender is surprised.", "C12")
+    ch.options = {**ch.options, "surprise_ruling": side == "yes"}
+    said = f"{name_of(ch, 'defender')} is {'' if side == 'yes' else 'not '}surprised"
+    _tell(scene, ch, by, f"Storyteller: {said} (C12)")
+
+
 def _st_winner(scene, ch, by, *, side="", text="", **_):
     """The storyteller sets the winner, at any step of an open challenge: also one still
     waiting for an answer that never comes (the side asked has bid nothing to lose)."""
@@ -1919,6 +1935,7 @@ _ST_ACTIONS = {
     "allow": _st_allow,
     "rule": _st_rule,
     "stamina": _st_stamina,
+    "surprise": _st_surprise,
     "winner": _st_winner,
     "void": _st_void,
     "by_hand": _st_by_hand,

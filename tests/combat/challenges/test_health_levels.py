@@ -436,3 +436,35 @@ def test_c12_an_incapacitated_defender_who_wins_does_not_harm_the_attacker(class
     assert "I bite him" not in ch.outcome
     assert _entries(ch) == [("Marcus", "trait_lost", "Strong", 1)]  # C3: the attacker's bid
     assert t.now(t.a)["damage"] == 0
+
+
+@pytest.mark.rules("C7", "C12")
+def test_c12_the_storyteller_may_rule_an_incapacitated_defender_not_surprised(classic):
+    """Heightened Senses or Telepathy may prevent surprise: the storyteller's call, before
+    the defender's bid; the phone then offers every bid and the engine is told."""
+    t = classic
+    _hurt(t, t.d, INCAPACITATED)
+    _flag(t, t.d, Tough=True, Wiry=False)
+    ch = t.start(category="physical", bid="Strong")
+    board = client_for(t.st).get(reverse("scene_tablet", args=[t.scene.pk])).content.decode()
+    assert "Sophia is surprised" in board and "Rule on surprise (C12)" in board
+    t.refresh()
+    challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="surprise", side="no")
+    phone = _phone(t, t.d_user)
+    assert "You are surprised" not in phone
+    assert _bids(phone) == ["Stalwart", "Tough", "Wiry"]
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Wiry")
+    assert not engine_of(t.ch(ch)).side(Side.DEFENDER).surprised
+    assert "Storyteller: Sophia is not surprised (C12)" in t.ch(ch).history[-2]["text"]
+    t.refresh()
+    with pytest.raises(ChallengeError, match=r"before the defender's bid.*C12"):
+        challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="surprise", side="yes")
+
+
+@pytest.mark.rules("C12")
+def test_c12_the_storyteller_may_rule_a_defender_surprised_the_attacker_did_not_claim(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    t.refresh()
+    challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="surprise", side="yes")
+    assert "You are surprised (C12)" in _phone(t, t.d_user)
