@@ -6,14 +6,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.urls import reverse
 
 from characters.demo import CAST, _write_sheet
-from characters.models import Character
+from characters.models import Character, LedgerEntry
 from characters.selectors import current_values
 from combat import fragments
 from combat import services as scenes
 from combat.challenges import services
 from combat.models import Challenge, Participant, Scene
+from tests.conftest import client_for
 from tests.factories import (
     CharacterFactory,
     ChronicleFactory,
@@ -72,9 +74,26 @@ class Table:
         out = fragments.scene_change_fragments(self.scene.pk, private_user_ids=users)
         assert 'id="challenge-board"' in out.storytellers
 
+    def phone(self, user: Any) -> str:
+        """The scene's phone page as that player loads it."""
+        url = reverse("scene_phone", args=[self.scene.pk])
+        return client_for(user).get(url).content.decode()
+
+    def board(self) -> str:
+        """The scene's tablet page as its storyteller loads it."""
+        return (
+            client_for(self.st).get(reverse("scene_tablet", args=[self.scene.pk])).content.decode()
+        )
+
     def throw(self, challenge: Challenge, a: str, d: str) -> Challenge:
         self.do("throw", challenge, self.a_user, side="attacker", throw=a)
         return self.do("throw", challenge, self.d_user, side="defender", throw=d)
+
+
+def ledger_of(challenge: Challenge) -> list[tuple[str, str, str, int]]:
+    """What the challenge wrote to the ledger: (character, kind, subject, amount)."""
+    rows = LedgerEntry.objects.filter(source=f"challenge {challenge.pk}").order_by("pk")
+    return [(e.character.name, e.kind, e.subject, e.amount) for e in rows]
 
 
 def make_table(ruleset: str, names: tuple[str, str] | None = None) -> Table:

@@ -24,10 +24,6 @@ def _texts(t, ch) -> list[str]:
     return [h["text"] for h in t.ch(ch).history]
 
 
-def _phone(t, user) -> str:
-    return client_for(user).get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
-
-
 @pytest.mark.rules("C3")
 def test_one_side_records_the_result_and_it_counts_when_the_other_confirms(classic):
     t = classic
@@ -35,8 +31,8 @@ def test_one_side_records_the_result_and_it_counts_when_the_other_confirms(class
     ch = t.do("by_hand", ch, t.a_user, side="attacker", result="attacker")
     assert engine_of(t.ch(ch)).throws == 0  # nothing counts yet
     assert _texts(t, ch)[-1] == "Marcus records by hand: Marcus won; waiting for Sophia to confirm"
-    assert "Confirm by hand: Marcus won" in _phone(t, t.d_user)
-    mine = _phone(t, t.a_user)
+    assert "Confirm by hand: Marcus won" in t.phone(t.d_user)
+    mine = t.phone(t.a_user)
     assert "waiting for Sophia to confirm (or the storyteller)" in mine
     assert "Confirm by hand" not in mine  # not his to confirm
     # recording it again from the same side does not confirm it
@@ -66,7 +62,7 @@ def test_a_different_result_from_the_other_side_waits_in_turn(classic):
         "Sophia records by hand: a draw; Marcus recorded Marcus won: Marcus confirms, "
         "or the storyteller rules (C3)"
     )
-    assert "Confirm by hand: a draw" in _phone(t, t.a_user)
+    assert "Confirm by hand: a draw" in t.phone(t.a_user)
     ch = t.do("by_hand", ch, t.a_user, side="attacker", result="draw")
     engine = engine_of(t.ch(ch))
     assert engine.throws == 1 and engine.phase.value == "declarations"
@@ -122,7 +118,7 @@ def test_a_proposal_for_an_earlier_throw_is_gone_and_app_throws_clear_it(classic
     ch = t.do("by_hand", ch, t.a_user, side="attacker", result="attacker")
     ch = t.throw(ch, "rock", "rock")  # they threw on the phones after all: a draw
     assert "by_hand" not in t.ch(ch).options
-    assert "Confirm by hand" not in _phone(t, t.d_user)
+    assert "Confirm by hand" not in t.phone(t.d_user)
 
 
 def test_by_hand_clears_a_sealed_throw_and_is_refused_outside_the_throws(classic):

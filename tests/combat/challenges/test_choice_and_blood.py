@@ -15,10 +15,6 @@ from tests.factories import TraitFactory
 pytestmark = pytest.mark.django_db
 
 
-def _phone(user, t) -> str:
-    return client_for(user).get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
-
-
 def _lost_to_a_named_negative(t):
     """Janet names Cody's Arrogant (W8: one more of Cody's traits at risk) and wins."""
     TraitFactory(
@@ -43,9 +39,9 @@ def test_w8_the_loser_picks_the_trait_on_its_phone_and_the_ledger_lands_then(wer
     social = t.now(t.d)["traits"]["social"]
     assert social == {"Impressive": 3, "Commanding": 3, "Dignified": 3}  # only the bid so far
     assert "Cody to choose a trait (W8)" in ch.timer_label
-    cody = _phone(t.d_user, t)
+    cody = t.phone(t.d_user)
     assert "Cross it off" in cody and "Dignified (3)" in cody
-    janet = _phone(t.a_user, t)
+    janet = t.phone(t.a_user)
     assert "Waiting on Cody to choose which trait to cross off (W8)" in janet
     assert "Cross it off" not in janet
     with pytest.raises(ChallengeError, match="You do not play"):  # not for the other side
@@ -62,7 +58,7 @@ def test_w8_the_loser_picks_the_trait_on_its_phone_and_the_ledger_lands_then(wer
     ch = t.ch(ch)
     assert "choose" not in ch.options and ch.deadline is None
     assert ch.history[-1]["text"] == "Cody crosses off Dignified (W8)"
-    assert "Waiting on Cody" not in _phone(t.a_user, t)
+    assert "Waiting on Cody" not in t.phone(t.a_user)
     entry = LedgerEntry.objects.get(source=ch.source, subject="Dignified")
     assert entry.kind == "trait_lost" and entry.category == "social"
 
@@ -90,7 +86,7 @@ def test_w8_a_wrong_guess_puts_one_of_the_guessers_own_traits_at_risk(werewolf):
     ch = t.throw(ch, "rock", "paper")  # Cody wins
     ch = t.do("accept", ch, t.a_user, side="attacker")
     assert ch.options["choose"] == ["attacker"]
-    assert "Cross it off" in _phone(t.a_user, t)
+    assert "Cross it off" in t.phone(t.a_user)
     t.do("choose_trait", ch, t.a_user, side="attacker", trait="Persuasive")
     assert t.now(t.a)["traits"]["social"] == {
         "Charismatic": 2,
@@ -104,7 +100,7 @@ def test_c5_blood_for_physical_traits_from_the_phone(classic):
     ch = t.start(category="physical", bid="Strong")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
     before = engine_of(t.ch(ch)).total(Side.ATTACKER)
-    marcus = _phone(t.a_user, t)
+    marcus = t.phone(t.a_user)
     assert "Blood for physical traits (C5: 0 of 1 this challenge, 12 blood left)" in marcus
     url = reverse("challenge_act", args=[t.scene.pk, ch.pk])
     post = {"action": "blood", "side": "attacker", "amount": 1, "key": "blood-tap-01"}
@@ -113,7 +109,7 @@ def test_c5_blood_for_physical_traits_from_the_phone(classic):
     ch = t.ch(ch)
     assert engine_of(ch).total(Side.ATTACKER) == before + 1
     assert t.now(t.a)["blood"] == 11
-    assert "+1 blood trait (C5)" in _phone(t.d_user, t)  # announced at the table
+    assert "+1 blood trait (C5)" in t.phone(t.d_user)  # announced at the table
     # Marcus's generation lets him spend 1 a turn: a second one is refused, changing nothing
     with pytest.raises(ChallengeError, match=r"spend 1 blood a turn.*\(C5\)"):
         t.do("blood", ch, t.a_user, side="attacker", amount=1)
@@ -130,7 +126,7 @@ def test_c5_blood_buys_physical_traits_only(classic):
     t = classic
     ch = t.start(category="social", bid="Intimidating")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Charismatic")
-    assert "Spend blood" not in _phone(t.a_user, t)
+    assert "Spend blood" not in t.phone(t.a_user)
     with pytest.raises(ChallengeError, match=r"physical traits only.*\(C5\)"):
         t.do("blood", ch, t.a_user, side="attacker", amount=1)
     assert t.now(t.a)["blood"] == 12
@@ -159,8 +155,8 @@ def test_c5_blood_traits_last_until_five_game_minutes_after_the_conflicts_last_c
     second = fight("Wiry")  # four game minutes later: the blood trait still lasts, nothing spent
     assert engine_of(t.ch(second)).total(Side.ATTACKER) == plain + 1
     assert t.now(t.a)["blood"] == 11
-    assert "+1 blood trait (C5)" in _phone(t.d_user, t)
-    assert "1 still lasting" in _phone(t.a_user, t)
+    assert "+1 blood trait (C5)" in t.phone(t.d_user)
+    assert "1 still lasting" in t.phone(t.a_user)
     marcus_wins(second)  # the conflict's last challenge moves the end on
     scenes.scene_advance_clock(scene=t.refresh().scene, by=t.st, seconds=240)
     third = fight("Stalwart")

@@ -19,6 +19,7 @@ from characters.services import ledger_spend
 from combat.challenges.services import ChallengeError, challenge_st, engine_of
 from combat.models import Challenge, SceneLogEntry
 from combat.rules.terms import Health, Side
+from tests.combat.challenges.conftest import ledger_of
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -30,20 +31,10 @@ def _hurt(t, who, boxes: int) -> None:
     ledger_spend(character=who.character, kind="health_damage", by=t.st, amount=boxes)
 
 
-def _phone(t, user) -> str:
-    return client_for(user).get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
-
-
 def _form(html: str, css: str) -> str:
     """The one form of the page with that class (a retest's, say), or ""."""
     found = re.search(rf'<form [^>]*class="[^"]*\b{css}\b[^"]*".*?</form>', html, re.S)
     return found.group(0) if found else ""
-
-
-def _entries(ch) -> list[tuple[str, str, str, int]]:
-    """What the challenge wrote to the ledger: (character, kind, subject, amount)."""
-    rows = LedgerEntry.objects.filter(source=f"challenge {ch.pk}").order_by("pk")
-    return [(e.character.name, e.kind, e.subject, e.amount) for e in rows]
 
 
 def _live(t, **start):
@@ -97,9 +88,9 @@ def test_c6_a_wounded_side_loses_a_draw_without_totals(classic, wounded, winner,
     )
     assert not engine.declared and not t.ch(ch).sealed
     for user in (t.a_user, t.d_user):
-        assert "Declare (sealed)" not in _phone(t, user)  # no phone is asked for a total
+        assert "Declare (sealed)" not in t.phone(user)  # no phone is asked for a total
     loser_user = t.d_user if wounded == "defender" else t.a_user
-    loser_phone = _phone(t, loser_user)
+    loser_phone = t.phone(loser_user)
     assert "Take the result" in loser_phone
     assert "retest-free" not in loser_phone  # the winner is not Wounded: no free retest
     with pytest.raises(ChallengeError, match="C4"):
@@ -107,7 +98,7 @@ def test_c6_a_wounded_side_loses_a_draw_without_totals(classic, wounded, winner,
     ch = t.do("accept", ch, loser_user, side=wounded)
     assert (ch.status, ch.winner) == ("over", winner)
     name, trait = loser_trait
-    assert _entries(ch) == [(name, "trait_lost", trait, 1)]  # C3: only the loser's bid
+    assert ledger_of(ch) == [(name, "trait_lost", trait, 1)]  # C3: only the loser's bid
     assert f"{name} loses {trait}" in ch.outcome
 
 
@@ -120,9 +111,9 @@ def test_c6_a_wounded_character_loses_a_draw_against_a_difficulty_too(classic):
     ch = t.do("throw", ch, t.st, side="defender", throw="rock", as_st=True)
     assert engine_of(t.ch(ch)).leader.value == "defender"  # 4 traits against 1: not compared
     assert "(Marcus is Wounded and loses the draw, C6)" in ch.history[-1]["text"]
-    assert "Declare (sealed)" not in _phone(t, t.a_user)
+    assert "Declare (sealed)" not in t.phone(t.a_user)
     ch = t.do("accept", ch, t.a_user, side="attacker")
-    assert ch.winner == "defender" and _entries(ch) == [("Marcus", "trait_lost", "Alert", 1)]
+    assert ch.winner == "defender" and ledger_of(ch) == [("Marcus", "trait_lost", "Alert", 1)]
 
 
 @pytest.mark.rules("C6")
@@ -135,13 +126,13 @@ def test_c6_both_wounded_compare_totals_as_usual(classic):
     assert (
         ch.history[-1]["text"] == "Throws: Marcus paper, Sophia paper — a draw: declare totals (C4)"
     )
-    assert "Declare (sealed)" in _phone(t, t.a_user)
-    assert "Declare (sealed)" in _phone(t, t.d_user)
+    assert "Declare (sealed)" in t.phone(t.a_user)
+    assert "Declare (sealed)" in t.phone(t.d_user)
     ch = t.do("declare", ch, t.a_user, side="attacker", total=10)
     ch = t.do("declare", ch, t.d_user, side="defender", total=8)
     assert "Totals: Marcus 10, Sophia 8 — Marcus is winning" in ch.history[-1]["text"]
     # Sophia, losing, is the opponent of a Wounded character but has fewer traits: no free one
-    assert "retest-free" not in _phone(t, t.d_user)
+    assert "retest-free" not in t.phone(t.d_user)
     with pytest.raises(ChallengeError, match="C6"):
         t.do("retest", ch, t.d_user, side="defender", kind="free")
 
@@ -155,7 +146,7 @@ def test_c6_both_wounded_the_side_with_more_traits_losing_on_totals_gets_the_fre
     ch = t.do("declare", ch, t.a_user, side="attacker", total=6)  # under-declared (C4)
     ch = t.do("declare", ch, t.d_user, side="defender", total=8)
     assert engine_of(t.ch(ch)).leader.value == "defender"
-    assert "free: your opponent is Wounded (C6)" in _phone(t, t.a_user)  # 10 traits against 8
+    assert "free: your opponent is Wounded (C6)" in t.phone(t.a_user)  # 10 traits against 8
 
 
 @pytest.mark.rules("C6")
@@ -163,7 +154,7 @@ def test_c6_the_losing_opponent_with_more_traits_gets_one_free_retest(classic):
     t = classic
     _hurt(t, t.d, WOUNDED)
     ch = t.throw(_live(t, effect="I pin her"), "rock", "paper")  # Sophia wins the throw
-    marcus, sophia = _phone(t, t.a_user), _phone(t, t.d_user)
+    marcus, sophia = t.phone(t.a_user), t.phone(t.d_user)
     assert "retest-free" in marcus and "free: your opponent is Wounded (C6)" in marcus
     assert "retest-free" not in sophia and "Take the result" not in sophia  # she is winning
     with pytest.raises(ChallengeError, match="C8"):  # only the losing side retests
@@ -171,12 +162,12 @@ def test_c6_the_losing_opponent_with_more_traits_gets_one_free_retest(classic):
     willpower, blood = t.now(t.a)["willpower"], t.now(t.a)["blood"]
     ch = t.do("retest", ch, t.a_user, side="attacker", kind="free")
     assert ch.history[-1]["text"] == "Marcus retests with free (C6)"
-    assert _entries(ch) == []  # free: nothing spent
+    assert ledger_of(ch) == []  # free: nothing spent
     assert (t.now(t.a)["willpower"], t.now(t.a)["blood"]) == (willpower, blood)
     assert not ch.timer_label  # nothing to cancel a free retest with
-    assert "Cancel the retest" not in _phone(t, t.d_user)
+    assert "Cancel the retest" not in t.phone(t.d_user)
     ch = t.throw(ch, "rock", "paper")  # Sophia wins the retest's throw too
-    marcus = _phone(t, t.a_user)
+    marcus = t.phone(t.a_user)
     assert "retest-free" not in marcus and "Take the result" in marcus  # used once
     step = t.ch(ch).step
     with pytest.raises(ChallengeError, match=r"already used.*\(C6\)"):
@@ -184,7 +175,7 @@ def test_c6_the_losing_opponent_with_more_traits_gets_one_free_retest(classic):
     assert t.ch(ch).step == step  # refused: nothing changed
     ch = t.do("accept", ch, t.a_user, side="attacker")
     assert (ch.status, ch.winner) == ("over", "defender")
-    assert _entries(ch) == [("Marcus", "trait_lost", "Strong", 1)]
+    assert ledger_of(ch) == [("Marcus", "trait_lost", "Strong", 1)]
     assert "Sophia wins" in ch.outcome and "Marcus loses Strong" in ch.outcome
 
 
@@ -197,7 +188,7 @@ def test_c6_a_free_retest_that_wins_costs_the_wounded_side_its_bid(classic):
     ch = t.throw(ch, "scissors", "paper")  # Marcus wins the retest
     ch = t.do("accept", ch, t.d_user, side="defender")
     assert (ch.winner, ch.outcome) == ("attacker", "Marcus wins — I pin her; Sophia loses Tough")
-    assert _entries(ch) == [("Sophia", "trait_lost", "Tough", 1)]
+    assert ledger_of(ch) == [("Sophia", "trait_lost", "Tough", 1)]
 
 
 @pytest.mark.rules("C6")
@@ -217,7 +208,7 @@ def test_c6_no_free_retest_without_more_current_traits(classic, lost):
     engine = engine_of(t.ch(ch))
     assert engine.side(Side.ATTACKER).trait_count == 10 - lost
     assert engine.side(Side.DEFENDER).trait_count == 8
-    assert "retest-free" not in _phone(t, t.a_user)
+    assert "retest-free" not in t.phone(t.a_user)
     step = t.ch(ch).step
     with pytest.raises(ChallengeError, match=r"more current traits.*\(C6\)"):
         t.do("retest", ch, t.a_user, side="attacker", kind="free")
@@ -235,9 +226,9 @@ def test_c6_in_met_werewolf_the_wounded_side_loses_the_draw_before_w3(werewolf):
     engine = engine_of(t.ch(ch))
     assert engine.phase.value == "retests" and engine.leader.value == "attacker"
     assert "(Cody is Wounded and loses the draw, C6)" in ch.history[-1]["text"]
-    assert "Declare (sealed)" not in _phone(t, t.a_user)
+    assert "Declare (sealed)" not in t.phone(t.a_user)
     ch = t.do("accept", ch, t.d_user, side="defender")
-    assert ch.winner == "attacker" and _entries(ch) == [("Cody", "trait_lost", "Tough", 1)]
+    assert ch.winner == "attacker" and ledger_of(ch) == [("Cody", "trait_lost", "Tough", 1)]
 
 
 @pytest.mark.rules("C6", "W0")
@@ -247,13 +238,13 @@ def test_c6_in_met_werewolf_the_free_retest_is_offered_once(werewolf):
     ch = t.start(category="physical", bid="Quick")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
     ch = t.throw(ch, "rock", "paper")
-    assert "free: your opponent is Wounded (C6)" in _phone(t, t.a_user)
+    assert "free: your opponent is Wounded (C6)" in t.phone(t.a_user)
     ch = t.do("retest", ch, t.a_user, side="attacker", kind="free")
     ch = t.throw(ch, "rock", "paper")
-    assert "retest-free" not in _phone(t, t.a_user)
+    assert "retest-free" not in t.phone(t.a_user)
     with pytest.raises(ChallengeError, match="C6"):
         t.do("retest", ch, t.a_user, side="attacker", kind="free")
-    assert _entries(ch) == []
+    assert ledger_of(ch) == []
 
 
 # -- C7: an Incapacitated character cannot start a challenge ------------------------------------
@@ -287,12 +278,12 @@ def test_c7_an_incapacitated_character_cannot_start_and_nothing_changes(classic,
 @pytest.mark.rules("C7")
 def test_c7_the_phone_of_an_incapacitated_character_says_why_it_cannot_start(classic):
     t = classic
-    assert "Challenge someone" in _phone(t, t.a_user)
+    assert "Challenge someone" in t.phone(t.a_user)
     _hurt(t, t.a, INCAPACITATED)
-    phone = _phone(t, t.a_user)
+    phone = t.phone(t.a_user)
     assert "Challenge someone" not in phone and 'name="attacker"' not in phone
     assert "Marcus is Incapacitated: cannot start a challenge (C7)" in phone
-    assert "Challenge someone" in _phone(t, t.d_user)  # Sophia still may
+    assert "Challenge someone" in t.phone(t.d_user)  # Sophia still may
     # a start posted anyway (an old form) is refused with the rule, and nothing starts
     url = reverse("challenge_start", args=[t.scene.pk])
     data = {"attacker": t.a.pk, "defender": t.d.pk, "bid": "physical:Strong", "key": "c7-start-01"}
@@ -307,7 +298,7 @@ def test_c7_an_incapacitated_character_still_defends(classic):
     _hurt(t, t.d, INCAPACITATED)
     ch = t.start(category="mental", bid="Alert")
     assert ch.status == "answer"
-    assert "Bid" in _phone(t, t.d_user) and "Clever (2)" in _phone(t, t.d_user)
+    assert "Bid" in t.phone(t.d_user) and "Clever (2)" in t.phone(t.d_user)
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Clever")
     assert ch.status == "live"
 
@@ -362,21 +353,21 @@ def test_c12_the_phone_of_an_incapacitated_defender_says_it_is_surprised_and_off
 ):
     t = classic
     ch = t.start(category="physical", bid="Strong")
-    phone = _phone(t, t.d_user)
+    phone = t.phone(t.d_user)
     assert "You are surprised (C12)" not in phone  # healthy: every bid
     assert _bids(phone) == ["Stalwart", "Tough", "Wiry"]
     _hurt(t, t.d, INCAPACITATED)
-    phone = _phone(t, t.d_user)
+    phone = t.phone(t.d_user)
     assert (
         "You are surprised (C12): bid only a Stamina-based physical trait, no blood for traits,"
         " no Brawl, Melee or Dodge retest; winning does not harm the attacker." in phone
     )
     assert _bids(phone) == ["Stalwart", "Tough", "Wiry"]  # no flag yet: the storyteller says
     _flag(t, t.d, Tough=True, Wiry=False)
-    assert _bids(_phone(t, t.d_user)) == ["Stalwart", "Tough"]  # Wiry would be refused
+    assert _bids(t.phone(t.d_user)) == ["Stalwart", "Tough"]  # Wiry would be refused
     t.refresh()
     challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="stamina", side="no")
-    phone = _phone(t, t.d_user)
+    phone = t.phone(t.d_user)
     assert _bids(phone) == [] and ">Bid</button>" not in phone  # nothing it may bid
     assert "Nothing to bid" in phone and "Relent" in phone
 
@@ -386,7 +377,7 @@ def test_c12_an_incapacitated_defender_in_a_mental_challenge_bids_any_mental_tra
     t = classic
     _hurt(t, t.d, INCAPACITATED)
     t.start(category="mental", bid="Alert")
-    phone = _phone(t, t.d_user)
+    phone = t.phone(t.d_user)
     assert "You are surprised (C12): no Brawl, Melee or Dodge retest; winning does not" in phone
     assert _bids(phone) == ["Clever", "Perceptive"]
 
@@ -397,8 +388,8 @@ def test_c12_an_incapacitated_defender_is_not_offered_blood_and_cannot_spend_it(
     _hurt(t, t.d, INCAPACITATED)
     _flag(t, t.d, Tough=True)
     ch = _live(t)
-    assert "Spend blood" in _phone(t, t.a_user)  # Marcus, not surprised, may
-    assert "Spend blood" not in _phone(t, t.d_user)
+    assert "Spend blood" in t.phone(t.a_user)  # Marcus, not surprised, may
+    assert "Spend blood" not in t.phone(t.d_user)
     blood = t.now(t.d)["blood"]
     with pytest.raises(ChallengeError, match="C12"):
         t.do("blood", ch, t.d_user, side="defender", amount=1)
@@ -411,7 +402,7 @@ def test_c12_an_incapacitated_defender_has_no_brawl_melee_or_dodge_retest(classi
     _hurt(t, t.d, INCAPACITATED)
     _flag(t, t.d, Tough=True)
     ch = t.throw(_live(t), "rock", "scissors")  # Marcus wins the throw
-    offered = _form(_phone(t, t.d_user), "retest-ability")
+    offered = _form(t.phone(t.d_user), "retest-ability")
     assert "Expression (3)" in offered and "Empathy (1)" in offered
     assert "Dodge" not in offered  # not offered
     step = t.ch(ch).step
@@ -434,7 +425,7 @@ def test_c12_an_incapacitated_defender_who_wins_does_not_harm_the_attacker(class
     assert ch.winner == "defender"
     assert ch.outcome == "Sophia wins — fends it off (no harm to the attacker); Marcus loses Strong"
     assert "I bite him" not in ch.outcome
-    assert _entries(ch) == [("Marcus", "trait_lost", "Strong", 1)]  # C3: the attacker's bid
+    assert ledger_of(ch) == [("Marcus", "trait_lost", "Strong", 1)]  # C3: the attacker's bid
     assert t.now(t.a)["damage"] == 0
 
 
@@ -450,7 +441,7 @@ def test_c12_the_storyteller_may_rule_an_incapacitated_defender_not_surprised(cl
     assert "Sophia is surprised" in board and "Rule on surprise (C12)" in board
     t.refresh()
     challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="surprise", side="no")
-    phone = _phone(t, t.d_user)
+    phone = t.phone(t.d_user)
     assert "You are surprised" not in phone
     assert _bids(phone) == ["Stalwart", "Tough", "Wiry"]
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Wiry")
@@ -467,4 +458,4 @@ def test_c12_the_storyteller_may_rule_a_defender_surprised_the_attacker_did_not_
     ch = t.start(category="physical", bid="Strong")
     t.refresh()
     challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="surprise", side="yes")
-    assert "You are surprised (C12)" in _phone(t, t.d_user)
+    assert "You are surprised (C12)" in t.phone(t.d_user)

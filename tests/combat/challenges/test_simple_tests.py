@@ -10,31 +10,18 @@ import re
 import pytest
 from django.urls import reverse
 
-from characters.models import LedgerEntry
 from combat.challenges.services import ChallengeError, challenge_st, engine_of
 from combat.models import Challenge, SceneLogEntry
+from tests.combat.challenges.conftest import ledger_of
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
-
-
-def _phone(t, user) -> str:
-    return client_for(user).get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
-
-
-def _board(t) -> str:
-    return client_for(t.st).get(reverse("scene_tablet", args=[t.scene.pk])).content.decode()
 
 
 def _card(html: str, ch) -> str:
     """One challenge card of a page (the player's own, or the board's first)."""
     found = re.search(rf'<article [^>]*id="challenge-{ch.pk}[^"]*".*?</article>', html, re.S)
     return found.group(0) if found else ""
-
-
-def _entries(ch) -> list[tuple[str, str, str, int]]:
-    rows = LedgerEntry.objects.filter(source=f"challenge {ch.pk}").order_by("pk")
-    return [(e.character.name, e.kind, e.subject, e.amount) for e in rows]
 
 
 def _test(t, **kw):
@@ -51,7 +38,7 @@ def _throw(t, ch, janet: str, storyteller: str):
 @pytest.mark.rules("W14")
 def test_w14_the_board_starts_a_simple_test_and_each_side_throws_from_its_screen(werewolf):
     t = werewolf
-    board = _board(t)
+    board = t.board()
     form = re.search(r'<details class="cc-start" id="cc-test-box.*?</details>', board, re.S)
     assert form is not None
     form = form.group(0)
@@ -69,11 +56,11 @@ def test_w14_the_board_starts_a_simple_test_and_each_side_throws_from_its_screen
     ch = Challenge.objects.get()
     assert (ch.status, ch.mode, ch.defender) == ("live", "simple", None)  # nothing to bid
     assert ch.history[0]["text"] == "Janet: simple test against the storyteller · simple"
-    phone = _card(_phone(t, t.a_user), ch)
+    phone = _card(t.phone(t.a_user), ch)
     assert "throw-rock" in phone and "cc-answer" not in phone
     assert "difficulty" not in phone  # a simple test has none (W14)
     assert "win outright" not in phone
-    board = _board(t)
+    board = t.board()
     assert "You play the storyteller (defender)" in board
     assert 'name="side" value="defender"' in board and "throw-scissors" in board
     ch = _throw(t, ch, "rock", "rock")
@@ -105,7 +92,7 @@ def test_w14_a_win_or_a_draw_succeeds_unless_a_win_outright_is_needed(
     said = {"attacker": "Janet wins — she climbs the wall", "defender": "the storyteller wins"}
     expected = said[winner]
     assert ch.outcome == expected
-    assert _entries(ch) == []  # usually nothing is bid: nothing is lost
+    assert ledger_of(ch) == []  # usually nothing is bid: nothing is lost
     after = t.now(t.a)
     assert (after["traits"], after["abilities"]) == (before["traits"], before["abilities"])
     assert SceneLogEntry.objects.filter(
@@ -118,7 +105,7 @@ def test_w14_a_win_or_a_draw_succeeds_unless_a_win_outright_is_needed(
 def test_w14_the_phone_says_beforehand_whether_a_win_outright_is_needed(werewolf, outright):
     t = werewolf
     ch = _test(t, win_outright=outright)
-    phone, board = _card(_phone(t, t.a_user), ch), _board(t)
+    phone, board = _card(t.phone(t.a_user), ch), t.board()
     said = "a win outright is needed (W14)"
     assert (said in phone, said in board) == (outright, outright)
     assert "throw-rock" in phone  # before the throw
@@ -139,13 +126,13 @@ def test_w14_a_bid_the_storyteller_requires_is_asked_on_the_phone_and_at_risk(
     t = werewolf
     ch = _test(t, category="physical", bid_required=True, effect="she holds the door")
     assert (ch.status, ch.options["awaiting"]) == ("answer", "attacker")
-    phone = _card(_phone(t, t.a_user), ch)
+    phone = _card(t.phone(t.a_user), ch)
     assert "cc-answer" in phone and "Quick (2)" in phone and "Dexterous (2)" in phone
     assert "throw-rock" not in phone  # the bid first
     ch = t.do("answer", ch, t.a_user, side="attacker", answer="bid", bid="Quick")
     assert ch.status == "live" and "Janet bids Quick" in ch.history[-1]["text"]
     ch = _throw(t, ch, janet, storyteller)
-    assert _entries(ch) == lost
+    assert ledger_of(ch) == lost
     assert t.now(t.a)["traits"]["physical"]["Quick"] == 2 - len(lost)
     if lost:
         assert ch.outcome == "the storyteller wins; Janet loses Quick"
@@ -181,4 +168,4 @@ def test_w14_the_storyteller_sets_the_winner_of_a_test_still_waiting_for_its_bid
     challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="winner", side="defender")
     ch = t.ch(ch)
     assert (ch.status, ch.winner) == ("over", "defender")
-    assert _entries(ch) == []  # she never bid: nothing of hers was at risk
+    assert ledger_of(ch) == []  # she never bid: nothing of hers was at risk

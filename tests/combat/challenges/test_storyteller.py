@@ -26,10 +26,6 @@ def _st(t, ch, action, **kw):
     return t.ch(ch)
 
 
-def _board(t) -> str:
-    return client_for(t.st).get(reverse("scene_tablet", args=[t.scene.pk])).content.decode()
-
-
 def _post_st(t, ch, **data):
     url = reverse("challenge_st", args=[t.scene.pk, ch.pk])
     data.setdefault("step", t.ch(ch).step)
@@ -95,7 +91,7 @@ def test_the_storyteller_keeps_an_absent_players_mob_member_out(classic):
     # bidding for the absent player is not the storyteller's
     with pytest.raises(ChallengeError, match="You do not play"):
         t.do("mob_bid", ch, t.st, member=brute, bid="Burly")
-    board = _board(t)
+    board = t.board()
     assert "Keep Brute out of the mob: no answer (C16)" in board
     ch = t.do("mob_bid", ch, t.st, member=brute, drop=True)
     assert ch.options["awaiting"] == "defender" and ch.options["mob"] == {}
@@ -133,7 +129,7 @@ def test_a_winner_while_the_mob_forms_keeps_the_silent_members_out(classic):
 def test_the_board_offers_force_and_a_winner_while_waiting_and_says_so_when_time_is_up(classic):
     t = classic
     ch = t.start(category="physical", bid="Strong")
-    board = _board(t)
+    board = t.board()
     assert "Force: Sophia does not bid (C1)" in board
     assert "Set the winner" in board
     assert "force the answer (Sophia does not bid: the effect happens, no test, C1)" in board
@@ -148,15 +144,15 @@ def test_the_board_words_the_expired_timer_by_status(classic):
     t = classic
     brute_user, brute = _brute(t)
     ch = t.start(category="physical", bid="Strong", mob=[brute])
-    assert "keep whoever has not bid out of the mob (C16)" in _board(t)
-    assert "Force: keep who has not bid out (C16)" in _board(t)
+    assert "keep whoever has not bid out of the mob (C16)" in t.board()
+    assert "Force: keep who has not bid out (C16)" in t.board()
     ch = t.do("mob_bid", ch, brute_user, member=brute, bid="Burly")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
     ch = t.do("retest", t.throw(ch, "rock", "paper"), t.a_user, side="attacker", kind="power")
     ch = t.ch(ch)
     assert ch.timer_label == "Sophia may cancel"
-    assert "force the step, add time or set a winner" in _board(t)
-    phone = client_for(t.d_user).get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
+    assert "force the step, add time or set a winner" in t.board()
+    phone = t.phone(t.d_user)
     assert "Time is up: the storyteller decides." in phone
     assert "your call" not in phone
 
@@ -196,7 +192,7 @@ def test_add_time_with_no_timer_running_is_refused_and_changes_nothing(classic):
         _st(t, ch, "time", seconds=30)
     ch = t.ch(ch)
     assert (ch.step, ch.deadline, ch.timer_label, ch.paused) == (step, None, "", False)
-    assert "+30s" not in _board(t)  # nothing to add time to: no button
+    assert "+30s" not in t.board()  # nothing to add time to: no button
 
 
 def test_add_time_while_paused_is_refused_it_does_not_resume_silently(classic):
@@ -209,7 +205,7 @@ def test_add_time_while_paused_is_refused_it_does_not_resume_silently(classic):
         _st(t, ch, "time", seconds=30)
     ch = t.ch(ch)
     assert ch.paused and ch.deadline is None and ch.timer_label == "Sophia to answer"
-    board = _board(t)
+    board = t.board()
     assert "Resume" in board and "+30s" not in board
     assert "Paused by the storyteller" in board
 
@@ -294,7 +290,7 @@ def test_allow_lets_the_retest_stand_and_it_can_no_longer_be_denied(classic):
     t = classic
     ch = t.throw(_live(t), "rock", "paper")
     ch = t.do("retest", ch, t.a_user, side="attacker", kind="power", power="Potence: Prowess")
-    board = _board(t)
+    board = t.board()
     assert "Deny the retest" in board and "Allow it" in board
     ch = _st(t, ch, "allow")
     assert ch.history[-1]["text"] == "The storyteller allows the retest"
@@ -312,7 +308,7 @@ def test_rule_writes_the_ruling_in_the_history_and_the_public_log(classic):
 
     ch = _live(t)
     ch = t.do("dispute", ch, t.d_user, side="defender", text="he had no line of sight")
-    assert "Storyteller called: Sophia: he had no line of sight" in _board(t)
+    assert "Storyteller called: Sophia: he had no line of sight" in t.board()
     with pytest.raises(ChallengeError, match="Write the ruling"):
         _st(t, ch, "rule", text="  ")
     ch = _st(t, ch, "rule", text="He did: the lamp was lit")
