@@ -6,6 +6,8 @@ Every function runs in one transaction, locks the rows it changes, and raises
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -23,6 +25,7 @@ from characters.models import (
     LedgerKind,
 )
 from characters.selectors import current_values, entry_counts
+from characters.signals import night_closed
 
 NO_OPEN_NIGHT = "No game night is open for {chronicle}: open one first."
 NIGHT_ALREADY_OPENED = "Game night {number} is no longer the open one; nothing was changed."
@@ -86,7 +89,8 @@ def _announce_sheets(
 def game_night_open(
     *, chronicle: Chronicle, by: AbstractBaseUser | None, expected_number: int | None = None
 ) -> GameNight:
-    """Close the open game night (if any) and open the next; nothing is deleted.
+    """Close the open game night (if any) and open the next; nothing is deleted. The closed
+    night's scenes close with it (``characters.signals.night_closed``, in this transaction).
 
     ``expected_number`` is the open night's number the storyteller saw, 0 when none was
     open: a double tap, parallel posts or a second storyteller pressing the same button find
@@ -105,6 +109,9 @@ def game_night_open(
         if current is not None:
             current.closed_at = timezone.now()
             current.save(update_fields=["closed_at"])
+            transaction.on_commit(
+                partial(night_closed.send, sender=GameNight, night=current, by=by)
+            )
         last = GameNight.objects.filter(chronicle=chronicle).aggregate(n=Max("number"))["n"]
         try:
             with transaction.atomic():

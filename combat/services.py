@@ -188,6 +188,32 @@ def scene_close(*, scene: Scene, by: AbstractBaseUser) -> Scene:
     return scene
 
 
+def scenes_close_with_night(
+    *, night: GameNight, by: AbstractBaseUser | None, **_: Any
+) -> list[Scene]:
+    """The open scenes of a game night that closed close too (``night_closed``, sent on
+    commit): last week's scenes leave the overview, and no phone plays on in a night whose
+    losses are reset. One transaction a scene; one a storyteller closed meanwhile is left."""
+    closed = []
+    for scene in Scene.objects.filter(game_night=night, closed_at__isnull=True).order_by("pk"):
+        try:
+            with transaction.atomic():
+                scene = lock_open_scene(scene)
+                scene.closed_at = timezone.now()
+                record_change(
+                    scene,
+                    by=by,
+                    kind=LogKind.SCENE,
+                    text=f"Scene closed: game night {night.number} ended",
+                    public=True,
+                    private_user_ids=_every_player(scene),
+                )
+        except SceneError:
+            continue  # closed meanwhile
+        closed.append(scene)
+    return closed
+
+
 def _every_player(scene: Scene) -> list[int]:
     """The players of the scene's characters: a ruleset change or closing the scene changes
     what each one's own part offers (its start forms), so each is rendered once. Both are rare

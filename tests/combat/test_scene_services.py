@@ -97,3 +97,22 @@ def test_it_adds_a_quick_npc_and_removes_a_participant(scene, storyteller, chara
 def test_a_player_cannot_change_the_scene(scene, player):
     with pytest.raises(SceneError, match="Only a storyteller"):
         services.scene_advance_clock(scene=scene, by=player, seconds=60)
+
+
+def test_a_new_game_night_closes_the_open_scenes_of_the_last_one(
+    scene, chronicle, storyteller, django_capture_on_commit_callbacks
+):
+    from characters.services import game_night_open
+
+    done = services.scene_open(chronicle=chronicle, by=storyteller, name="Earlier")
+    services.scene_close(scene=done, by=storyteller)
+    closed_at = Scene.objects.get(pk=done.pk).closed_at
+    with django_capture_on_commit_callbacks(execute=True):
+        night = game_night_open(chronicle=chronicle, by=storyteller, expected_number=1)
+    scene.refresh_from_db()
+    assert scene.closed_at is not None
+    line = SceneLogEntry.objects.filter(scene=scene).last()
+    assert line.text == "Scene closed: game night 1 ended" and line.public
+    assert Scene.objects.get(pk=done.pk).closed_at == closed_at  # closed before: left as it was
+    fresh = services.scene_open(chronicle=chronicle, by=storyteller, name="Tonight")
+    assert fresh.game_night == night and fresh.is_open
