@@ -530,6 +530,9 @@ def challenge_start(
             "celerity": celerity,
             "attack": attack,
             "mind_control": mind_control,
+            # C7: a test the storyteller calls on a player's character is not the character's
+            # to initiate (an Incapacitated one still takes it)
+            "called": as_st and is_player_side and defender is None,
         }
         if defender_prone is not None:
             options["round_prone"] = bool(defender_prone)  # B10, from the round's state
@@ -754,6 +757,7 @@ def _build(challenge: Challenge, options: dict[str, Any]) -> Engine:
             ranged=bool(options.get("ranged")),
             counterattack=bool(d_opts.get("counterattack")),
             bid_required=bool(options.get("bid_required")),
+            called=bool(options.get("called")),
             mob=mob,
             mob_side=options.get("mob_side", "attacker"),
         )

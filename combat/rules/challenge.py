@@ -206,9 +206,11 @@ class Challenge:
         counterattack: bool = False,
         ranged_abilities: tuple[str, ...] = ("dodge",),
         bid_required: bool = False,
+        called: bool = False,
     ) -> Challenge:
         """C1: the attacker names the category and bids; the defender answers. Refused when
-        the attacker is Incapacitated (C7) or has no current traits in the category (W6),
+        the attacker is Incapacitated (C7: unless the storyteller ``called`` the test, which
+        the character then initiates not) or has no current traits in the category (W6),
         a bid is not held (C1), a surprised or outpaced side bids a trait not Stamina-based
         (C12, C15), an unarmed defender would counterattack a ranged attack (C14), a mob is
         more than five or a member does not bid (C16), or a required bid is missing (W14).
@@ -255,7 +257,7 @@ class Challenge:
         for who in (attacker, defender):
             if who is not None and who.blood:
                 challenge._check_blood(who)
-        if attacker.health is Health.INCAPACITATED:
+        if attacker.health is Health.INCAPACITATED and not called:
             raise RuleError("C7", "An Incapacitated character cannot start a challenge.")
         if prof.family is not Family.POOLS and challenge._current(Side.ATTACKER) <= 0:
             raise RuleError("W6", "With no traits left in this category you cannot challenge.")

@@ -212,3 +212,16 @@ def test_it_counts_a_negative_trait_named_twice_once() -> None:
     duel = _duel(negatives=["Clumsy"])
     twice = duel.name_negative("attacker", "Clumsy").name_negative("attacker", "Clumsy")
     assert twice.total(Side.DEFENDER) == duel.total(Side.DEFENDER) - 1
+
+
+@pytest.mark.rules("C7")
+def test_an_incapacitated_character_takes_a_test_the_storyteller_calls_but_starts_none() -> None:
+    from combat.rules.terms import Health
+
+    hurt = Contender.make(traits={"Alert": 3}, bid="Alert", health=Health.INCAPACITATED)
+    start = {"ruleset": "met_classic", "mode": "static", "category": "mental", "difficulty": 3}
+    with pytest.raises(RuleError) as refused:
+        Challenge.start(**start, attacker=hurt)
+    assert refused.value.rule == "C7"
+    called = Challenge.start(**start, attacker=hurt, called=True)
+    assert called.throw_both("rock", "scissors").leader is Side.ATTACKER

@@ -292,6 +292,22 @@ def test_c7_the_phone_of_an_incapacitated_character_says_why_it_cannot_start(cla
     assert not Challenge.objects.exists()
 
 
+@pytest.mark.rules("C7", "C11")
+def test_c7_a_static_test_the_storyteller_calls_is_not_the_incapacitated_characters_to_start(
+    classic,
+):
+    """The character did not initiate it: its player bids, and the test runs to its end."""
+    t = classic
+    _hurt(t, t.a, INCAPACITATED)
+    ch = t.start(by=t.st, defender=None, mode="static", category="mental", difficulty=3)
+    assert ch.status == "answer" and ch.options["called"]
+    ch = t.do("answer", ch, t.a_user, side="attacker", answer="bid", bid="Alert")
+    assert ch.status == "live"
+    ch = t.do("throw", ch, t.a_user, side="attacker", throw="rock")
+    ch = t.do("throw", ch, t.st, side="defender", throw="scissors", as_st=True)
+    assert engine_of(t.ch(ch)).leader is Side.ATTACKER
+
+
 @pytest.mark.rules("C7")
 def test_c7_an_incapacitated_character_still_defends(classic):
     t = classic
