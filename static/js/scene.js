@@ -609,6 +609,33 @@
     return (label || el.name).trim().replace(/\s+/g, " ");
   }
 
+  // A refusal's sentence (a reply's .flash[role=alert]) stays through a push of the same state:
+  // a push sent before the refusal can land after its reply, with the same data-seq, and wipe
+  // the sentence. A push of a newer state drops it: the sentence was about the old one.
+  function flashesNow() {
+    return [...document.querySelectorAll(".flash[role=alert]")]
+      .map((el) => {
+        const holder = el.parentElement;
+        const region = el.closest("[data-seq]");
+        if (!holder || !holder.id || !region || !region.id) return null;
+        const seq = region.getAttribute("data-seq");
+        const at = [...holder.children].indexOf(el);
+        return { el, holder: holder.id, region: region.id, seq, at };
+      })
+      .filter(Boolean);
+  }
+
+  function keepFlashes(flashes) {
+    (flashes || []).forEach((f) => {
+      if (f.el.isConnected) return;
+      const region = document.getElementById(f.region);
+      const holder = document.getElementById(f.holder);
+      if (!region || !holder || region.getAttribute("data-seq") !== f.seq) return;
+      if (holder.querySelector(".flash[role=alert]")) return; // a sentence of its own
+      holder.insertBefore(f.el, holder.children[f.at] || null);
+    });
+  }
+
   function snapshot() {
     const saved = new Map();
     document.querySelectorAll("form").forEach((form) => {
@@ -664,6 +691,7 @@
     });
     refocus(focus);
     sweptAway(saved);
+    keepFlashes(saved.flashes);
   }
 
   // The form whose post the server just took: its reply draws it afresh (a sent "why" is not
@@ -674,6 +702,7 @@
     saved = snapshot();
     if (sent) saved.delete(sent);
     saved.focus = focusOf(saved);
+    saved.flashes = sent ? [] : flashesNow(); // a reply brings its own sentence, or none
   }
   function after() {
     if (saved) restore(saved);

@@ -109,6 +109,51 @@ def _close(table: Table) -> None:
         context.close()
 
 
+def test_a_refusals_sentence_stays_when_a_push_of_the_same_state_lands_after_it(
+    live_url: str, browser
+) -> None:
+    """The tablet's +1 min answers at once; its push is held back (Playwright stands between the
+    page and the socket) until a refused tap's 409 has shown its sentence. The push, of the same
+    state, then lands: the sentence stays."""
+    from playwright.sync_api import expect
+
+    from combat.models import Scene
+
+    _cast()
+    context = browser.new_context(viewport=TABLET)
+    tablet = context.new_page()
+    holding, held, routes = [False], [], []
+
+    def between(ws) -> None:
+        server = ws.connect_to_server()
+        routes.append(ws)
+        server.on_message(lambda message: held.append(message) if holding[0] else ws.send(message))
+
+    try:
+        tablet.route_web_socket("**/ws/scenes/**", between)
+        _log_in(tablet, live_url, "st")
+        tablet.goto(f"{live_url}/scenes/")
+        tablet.get_by_label("Name").fill("Elysium")
+        tablet.get_by_role("button", name="Open the scene").click()
+        expect(tablet.locator("#scene-freshness")).to_contain_text("live")
+        holding[0] = True
+        tablet.get_by_role("button", name="+1 min").click()
+        expect(tablet.locator("#scene-clock")).to_have_text("1m 00s")  # the answer, not the push
+        seq = Scene.objects.get(name="Elysium").seq
+        Scene.objects.filter(name="Elysium").update(closed_at=timezone.now())
+        tablet.get_by_role("button", name="+1 turn").click()
+        alert = tablet.locator("#scene-board .flash[role=alert]")
+        expect(alert).to_have_text("This scene is closed.")
+        expect(tablet.locator("[ws-connect]")).not_to_have_attribute("data-seq", str(seq))
+        holding[0] = False
+        for message in held:
+            routes[-1].send(message)
+        expect(tablet.locator("[ws-connect]")).to_have_attribute("data-seq", str(seq))
+        expect(alert).to_have_text("This scene is closed.")
+    finally:
+        context.close()
+
+
 def test_it_opens_a_scene_that_three_phones_join_by_code(live_url: str, browser) -> None:
     from playwright.sync_api import expect
 
