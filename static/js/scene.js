@@ -597,7 +597,14 @@
 
   function typedIn(el) {
     if (el.type === "checkbox" || el.type === "radio") return el.checked !== el.defaultChecked;
-    if (el.tagName === "SELECT") return [...el.options].some((o) => o.selected !== o.defaultSelected);
+    if (el.type === "select-one") {
+      // none marked selected: the first option is the one drawn, not a choice made
+      const drawn = Math.max(0, [...el.options].findIndex((o) => o.defaultSelected));
+      return el.options.length > 0 && el.selectedIndex !== drawn;
+    }
+    if (el.type === "select-multiple") {
+      return [...el.options].some((o) => o.selected !== o.defaultSelected);
+    }
     return el.value !== el.defaultValue;
   }
 
@@ -636,6 +643,10 @@
     });
   }
 
+  function sending(form) {
+    return form.classList.contains("htmx-request") || !!form.querySelector(".htmx-request");
+  }
+
   function snapshot() {
     const saved = new Map();
     document.querySelectorAll("form").forEach((form) => {
@@ -645,7 +656,8 @@
       saved.set(name, {
         node: form,
         fields: fields.map((el) => [el.name, valueOf(el)]),
-        typed: fields.some(typedIn) ? titleOf(form, fields) : "",
+        // a form whose post is under way is not lost: its answer (or its push) comes next
+        typed: fields.some(typedIn) && !sending(form) ? titleOf(form, fields) : "",
       });
     });
     // A <details> (a form folded away) stays open or shut as the person left it.

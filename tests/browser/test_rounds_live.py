@@ -127,9 +127,19 @@ def test_a_push_while_the_storyteller_types_keeps_the_digits_and_the_focus(
         field.click()
         tablet.keyboard.type("1")
         expect(jane.locator("#round-prompts")).to_contain_text("Roll initiative", timeout=PUSH)
+        # Jane's answer is held back until her own push has redrawn her phone: the form she
+        # sent is gone before its answer comes, and it is no "not sent" for all that.
+        answers = []
+        jane.route("**/combat/initiative/", lambda route: answers.append((route, route.fetch())))
         jane.get_by_label("or the die I rolled").fill("5")
         jane.get_by_role("button", name="Send").click()
         expect(tablet.locator("#combat .initiative")).to_contain_text("Jane 13", timeout=PUSH)
+        expect(jane.locator("#round-prompts")).not_to_contain_text("Roll initiative", timeout=PUSH)
+        while not answers:  # the handler's fetch may still be reading the answer
+            jane.wait_for_timeout(20)
+        route, answer = answers[0]
+        route.fulfill(response=answer)
+        jane.unroute("**/combat/initiative/")
         expect(tablet.locator("#scene-notices")).to_contain_text(
             "Not sent, the scene moved on: what you typed in “Initiative die of Jane”"
         )
@@ -139,6 +149,23 @@ def test_a_push_while_the_storyteller_types_keeps_the_digits_and_the_focus(
         tablet.keyboard.press("Enter")
         expect(tablet.locator("#combat .initiative")).to_contain_text("Thug 14", timeout=PUSH)
         expect(tablet.locator("#combat .initiative")).to_contain_text("die 10, typed")
+        # A form nobody typed in (its selects as drawn) that a push takes away says nothing:
+        # the storyteller passes over Jane while her declare form waits untouched (Frank's and
+        # Teddy's players are not at the table: out of this fight).
+        for name in ("Frank", "Teddy"):
+            tablet.get_by_role("button", name=f"Take {name} out of the fight").click()
+            expect(tablet.locator("#combat .initiative")).to_contain_text(
+                "out of the fight", timeout=PUSH
+            )
+        expect(tablet.get_by_role("button", name="Bring Teddy back into the fight")).to_be_visible()
+        tablet.get_by_role("button", name="Start the round").click()
+        expect(tablet.locator("#combat")).to_contain_text("Waiting on Jane", timeout=PUSH)
+        expect(jane.locator("#round-prompts form.declare-form")).to_be_visible(timeout=PUSH)
+        tablet.get_by_role("button", name="Pass over Jane").first.click()
+        expect(jane.locator("#round-prompts")).to_contain_text(
+            "Jane declared: Nothing", timeout=PUSH
+        )
+        expect(jane.locator("#scene-notices li")).to_have_count(0)  # nor after her sent die
     finally:
         for context in contexts.values():
             context.close()
