@@ -475,3 +475,19 @@ def test_c12_the_storyteller_may_rule_a_defender_surprised_the_attacker_did_not_
     t.refresh()
     challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="surprise", side="yes")
     assert "You are surprised (C12)" in t.phone(t.d_user)
+
+
+@pytest.mark.rules("C12")
+def test_c12_a_surprise_ruling_without_yes_or_no_is_refused_and_changes_nothing(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    step, options = t.ch(ch).step, dict(t.ch(ch).options)
+    t.refresh()
+    with pytest.raises(ChallengeError, match=r"Say whether the defender is surprised.*C12"):
+        challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="surprise", side="maybe")
+    assert (t.ch(ch).step, t.ch(ch).options) == (step, options)
+    url = reverse("challenge_st", args=[t.scene.pk, ch.pk])
+    data = {"action": "surprise", "side": "yes", "step": step, "key": "c12-by-a-player"}
+    r = client_for(t.d_user).post(url, data, HTTP_HX_REQUEST="true")
+    assert r.status_code in (403, 404)  # a player does not rule
+    assert t.ch(ch).options == options
