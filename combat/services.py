@@ -174,18 +174,7 @@ def scene_open(
 
 def scene_close(*, scene: Scene, by: AbstractBaseUser) -> Scene:
     require_storyteller(by, scene.chronicle)
-    with transaction.atomic():
-        scene = lock_open_scene(scene)
-        scene.closed_at = timezone.now()
-        record_change(
-            scene,
-            by=by,
-            kind=LogKind.SCENE,
-            text="Scene closed",
-            public=True,
-            private_user_ids=_every_player(scene),
-        )
-    return scene
+    return _close(scene, by=by, text="Scene closed")
 
 
 def scenes_close_with_night(
@@ -197,21 +186,28 @@ def scenes_close_with_night(
     closed = []
     for scene in Scene.objects.filter(game_night=night, closed_at__isnull=True).order_by("pk"):
         try:
-            with transaction.atomic():
-                scene = lock_open_scene(scene)
-                scene.closed_at = timezone.now()
-                record_change(
-                    scene,
-                    by=by,
-                    kind=LogKind.SCENE,
-                    text=f"Scene closed: game night {night.number} ended",
-                    public=True,
-                    private_user_ids=_every_player(scene),
-                )
+            closed.append(
+                _close(scene, by=by, text=f"Scene closed: game night {night.number} ended")
+            )
         except SceneError:
             continue  # closed meanwhile
-        closed.append(scene)
     return closed
+
+
+def _close(scene: Scene, *, by: AbstractBaseUser | None, text: str) -> Scene:
+    """Close an open scene; every player's own part changes (its start forms go)."""
+    with transaction.atomic():
+        scene = lock_open_scene(scene)
+        scene.closed_at = timezone.now()
+        record_change(
+            scene,
+            by=by,
+            kind=LogKind.SCENE,
+            text=text,
+            public=True,
+            private_user_ids=_every_player(scene),
+        )
+    return scene
 
 
 def _every_player(scene: Scene) -> list[int]:
