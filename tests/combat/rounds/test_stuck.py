@@ -71,9 +71,9 @@ def test_an_incapacitated_member_sits_out_and_the_storyteller_takes_one_out_and_
         rounds.combat_begin_round(combat=combat, by=st)
 
 
-def test_an_abort_with_no_new_action_is_declared_for_or_passed_over(cast, clients):
-    """D16: Frank aborts against Teddy's later attack and names nothing: the round waits on
-    the storyteller, who declares for him or passes over him (no action)."""
+def _frank_aborts_against_teddy(cast) -> None:
+    """D16: Frank (1) moves, Teddy (4) attacks him, Frank aborts against that later attack
+    (Willpower 9 9 9 9 9) and names no new action: the round waits on the storyteller."""
     st, p, users = cast.storyteller, cast.p, cast.users
     combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Frank"], p["Teddy"]])
     for name, die in (("Frank", 1), ("Teddy", 4)):
@@ -95,6 +95,13 @@ def test_an_abort_with_no_new_action_is_declared_for_or_passed_over(cast, client
         attacker=p["Teddy"],
         dice="9 9 9 9 9",
     )
+
+
+def test_an_abort_with_no_new_action_is_declared_for_or_passed_over(cast, clients):
+    """D16: Frank aborts against Teddy's later attack and names nothing: the round waits on
+    the storyteller, who declares for him or passes over him (no action)."""
+    st, p = cast.storyteller, cast.p
+    _frank_aborts_against_teddy(cast)
     board = _tablet(clients, cast)
     assert "Declare anew for Frank" in board and "Pass over Frank" in board
     rounds.combat_resolve(combat=_fresh(), by=st, participant=p["Teddy"], rng=random.Random(1))
@@ -110,27 +117,8 @@ def test_an_abort_with_no_new_action_is_declared_for_or_passed_over(cast, client
 
 
 def test_the_storyteller_declares_anew_for_an_aborted_character(cast):
-    st, p, users = cast.storyteller, cast.p, cast.users
-    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Frank"], p["Teddy"]])
-    for name, die in (("Frank", 1), ("Teddy", 4)):
-        rounds.combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
-    rounds.combat_begin_round(combat=combat, by=st)
-    rounds.combat_declare(combat=_fresh(), by=users["Frank"], participant=p["Frank"], action="move")
-    rounds.combat_declare(
-        combat=_fresh(),
-        by=users["Teddy"],
-        participant=p["Teddy"],
-        action="attack",
-        target=p["Frank"],
-    )
-    rounds.combat_abort(
-        combat=_fresh(),
-        by=users["Frank"],
-        participant=p["Frank"],
-        reason="later_attack",
-        attacker=p["Teddy"],
-        dice="9 9 9 9 9",
-    )
+    st, p = cast.storyteller, cast.p
+    _frank_aborts_against_teddy(cast)
     rounds.combat_declare(combat=_fresh(), by=st, participant=p["Frank"], action="dodge")
     assert rounds._round(_fresh()).declaration(str(p["Frank"].pk)).action == "dodge"
 
