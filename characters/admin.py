@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
+from django.db import models
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
@@ -74,6 +76,8 @@ class ChronicleScopedAdmin(admin.ModelAdmin):
 
 class SheetInline(admin.TabularInline):
     extra = 0
+    # Notes and reasons are long texts (real Grapevine files); one line until typed into.
+    formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 1})}}
 
 
 class TraitInline(SheetInline):

@@ -13,10 +13,9 @@ from django.db import DatabaseError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.text import slugify
 
 from characters.access import chronicles_run_by
-from characters.grapevine import GrapevineError, parse_grapevine
+from characters.grapevine import GrapevineError, read_grapevine
 from characters.sheet_io import SheetError, chronicle_export, sheets_clean, sheets_write
 
 log = logging.getLogger(__name__)
@@ -45,34 +44,42 @@ class GrapevineUploadForm(forms.Form):
                 f"The file is {upload.size} bytes; the limit is {limit} bytes."
             )
         try:
-            sheets = parse_grapevine(upload.read(), max_bytes=limit)
+            read = read_grapevine(upload.read(), max_bytes=limit)
         except GrapevineError as error:
             reason = str(error).rstrip(".")
             raise forms.ValidationError(f"{upload.name}: {reason}. Nothing was imported.") from None
+        self.notes = read.notes
         try:
-            self.sheets = sheets_clean(sheets, source=upload.name)
+            self.sheets = sheets_clean(read.sheets, source=upload.name)
         except SheetError as error:
             raise forms.ValidationError(f"{error}. Nothing was imported.") from None
         return upload
 
 
 def grapevine_upload_view(request: HttpRequest, chronicle_id: int) -> HttpResponse:
-    """Upload a .gex into a chronicle the storyteller runs (admin URL, staff only)."""
+    """Upload a .gex into a chronicle the storyteller runs (admin URL, staff only).
+
+    Players named in the file are matched within the chronicles this storyteller runs, or
+    get a new account (:mod:`characters.import_players`).
+    """
     chronicle = get_object_or_404(chronicles_run_by(request.user), pk=chronicle_id)
     form = GrapevineUploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
-            report = sheets_write(chronicle=chronicle, sheets=form.sheets)
+            report = sheets_write(
+                chronicle=chronicle,
+                sheets=form.sheets,
+                players_from=chronicles_run_by(request.user),
+                notes=form.notes,
+            )
         except (SheetError, DatabaseError) as error:
             log.exception("Grapevine upload into %s refused", chronicle)
             detail = error if isinstance(error, SheetError) else "the database refused it"
             form.add_error("file", f"{detail}. Nothing was imported.")
         else:
             messages.success(request, f"{chronicle}: {report}.")
-            for player in report.unknown_players:
-                messages.warning(
-                    request, f"No user named {slugify(player)!r}: left without player."
-                )
+            for line in report.lines():
+                messages.info(request, line)
             return redirect("admin:characters_character_changelist")
     context = {
         **admin.site.each_context(request),

@@ -130,7 +130,7 @@ class Trait(models.Model):
         help_text="A physical trait of Stamina (C12, C15: all a surprised defender may bid). "
         "Unknown: the storyteller decides at the table.",
     )
-    note = models.CharField(max_length=200, blank=True)
+    note = models.TextField(blank=True)
 
     class Meta:
         ordering = ["category", "negative", "name"]
@@ -150,7 +150,7 @@ class Ability(models.Model):
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="abilities")
     name = models.CharField(max_length=80)
     rating = models.PositiveSmallIntegerField(default=1)
-    note = models.CharField(max_length=200, blank=True)
+    note = models.TextField(blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -167,7 +167,7 @@ class Power(models.Model):
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="powers")
     name = models.CharField(max_length=120)
     level = models.PositiveSmallIntegerField(default=1)
-    note = models.CharField(max_length=200, blank=True)
+    note = models.TextField(blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -200,8 +200,8 @@ class SheetEntry(models.Model):
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="entries")
     list_name = models.CharField(max_length=40)
     name = models.CharField(max_length=120)
-    value = models.CharField(max_length=40, blank=True)
-    note = models.CharField(max_length=200, blank=True)
+    value = models.CharField(max_length=200, blank=True)
+    note = models.TextField(blank=True)
 
     class Meta:
         ordering = ["list_name", "name"]
@@ -265,7 +265,7 @@ class Equipment(models.Model):
     range = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Yards.")
     armor = models.PositiveSmallIntegerField(default=0, help_text="Armor rating (soak dice).")
     concealable = models.BooleanField(default=False)
-    note = models.CharField(max_length=200, blank=True)
+    note = models.TextField(blank=True)
 
     class Meta:
         ordering = ["kind", "name"]
@@ -275,21 +275,31 @@ class Equipment(models.Model):
         return self.name
 
 
+# Experience comes in half points and quarter points (``change="0.5"``): two decimals.
+XP_DIGITS, XP_DECIMALS = 8, 2
+
+
+def _xp() -> models.DecimalField:
+    return models.DecimalField(max_digits=XP_DIGITS, decimal_places=XP_DECIMALS, default=0)
+
+
 class ExperienceEntry(models.Model):
+    """One line of a sheet's experience history, as Grapevine keeps it."""
+
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="experience")
     date = models.DateTimeField(null=True, blank=True)
-    change = models.IntegerField(default=0)
+    change = _xp()
     kind = models.CharField(max_length=20, blank=True)
-    reason = models.CharField(max_length=300, blank=True)
-    unspent = models.IntegerField(default=0)
-    earned = models.IntegerField(default=0)
+    reason = models.TextField(blank=True)
+    unspent = _xp()
+    earned = _xp()
 
     class Meta:
         ordering = ["date", "pk"]
         verbose_name_plural = "experience entries"
 
     def __str__(self) -> str:
-        return f"{self.change:+d} {self.reason}".strip()
+        return f"{self.change:+} {self.reason[:60]}".strip()
 
 
 class GameNight(models.Model):

@@ -5,6 +5,7 @@ The shape (one dict per character)::
     {"name", "creature", "affiliation", "player", "npc", "generation", "willpower", "blood",
      "blood_per_turn", "rage", "gnosis", "nature", "demeanor", "narrator", "notes",
      "traits": {"physical": {"Quick": 2}, "social": {}, "mental": {}},
+     (a trait with a note: {"Brawny": {"count": 2, "note": "str"}}),
      "negative_traits": {same}, "abilities": {"Dodge": 2}, "powers": {"Celerity: Alacrity": 1},
      (an ability or power with a note: {"Academics": {"rating": 3, "note": "Anthropology"}},
       {"Auspex: Spirit's Touch": {"level": 6, "note": "int."}}),
@@ -12,27 +13,33 @@ The shape (one dict per character)::
      "equipment": [{"name", "kind", "bonus_traits", "damage", "damage_type", …}],
      "lists": {"Backgrounds": [{"name", "value", "note"}]},
      "experience": [{"date", "change", "kind", "reason", "earned", "unspent"}]}
+     (experience points are numbers with up to two decimals: 0.5, 4.5)
 
 Grapevine import and the JSON import both end in :func:`sheets_write`: one transaction, a
 fixed number of queries whatever the number of characters or traits. Before anything is
 written, :func:`sheets_clean` checks every value against the columns it will land in (types,
 ranges, lengths, choices, no NUL characters), the same on SQLite and PostgreSQL, and refuses
-the whole file naming the character, the field and why.
+the whole file naming the character, the field and why. Players named in the file are
+matched or given accounts by :mod:`characters.import_players`, within the importing
+storyteller's chronicles only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.validators import MinValueValidator
 from django.db import models, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
+from django.db.models import QuerySet
 from django.utils import timezone
-from django.utils.text import slugify
 
+from characters.access import chronicles_run_by
+from characters.import_players import PlayerLinks, players_resolve
 from characters.models import (
     Ability,
     Attribute,
@@ -87,21 +94,38 @@ class SheetError(ValueError):
 
 @dataclass
 class ImportReport:
+    """What an import did: counts (``str``), then the lines of its summary (:meth:`lines`)."""
+
     total: int = 0
     new: int = 0
     updated: int = 0
-    unknown_players: list[str] = field(default_factory=list)
+    players: PlayerLinks = field(default_factory=PlayerLinks)
+    notes: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         return f"imported {self.total} characters ({self.new} new, {self.updated} updated)"
 
+    def lines(self) -> list[str]:
+        """The players linked, made or left unlinked, then what reading the file kept or left."""
+        return [*self.players.lines(), *self.notes]
+
+
+def _points_out(value: Decimal) -> int | float:
+    """Experience as a JSON number: 2, not 2.00; 0.5 as 0.5."""
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def _counted_out(count: int, note: str) -> int | dict[str, Any]:
+    return {"count": count, "note": note} if note else count
+
 
 def sheet_read(character: Character) -> dict[str, Any]:
     """One character in the export shape (parts prefetched by the caller for many)."""
-    traits: dict[str, dict[str, int]] = {"physical": {}, "social": {}, "mental": {}}
-    negatives: dict[str, dict[str, int]] = {"physical": {}, "social": {}, "mental": {}}
+    traits: dict[str, dict[str, Any]] = {"physical": {}, "social": {}, "mental": {}}
+    negatives: dict[str, dict[str, Any]] = {"physical": {}, "social": {}, "mental": {}}
     for trait in character.traits.all():
-        (negatives if trait.negative else traits)[trait.category][trait.name] = trait.count
+        bucket = (negatives if trait.negative else traits)[trait.category]
+        bucket[trait.name] = _counted_out(trait.count, trait.note)
     lists: dict[str, list[dict[str, str]]] = {}
     for entry in character.entries.all():
         lists.setdefault(entry.list_name, []).append(
@@ -132,11 +156,11 @@ def sheet_read(character: Character) -> dict[str, Any]:
         "experience": [
             {
                 "date": x.date.isoformat() if x.date else None,
-                "change": x.change,
+                "change": _points_out(x.change),
                 "kind": x.kind,
                 "reason": x.reason,
-                "earned": x.earned,
-                "unspent": x.unspent,
+                "earned": _points_out(x.earned),
+                "unspent": _points_out(x.unspent),
             }
             for x in character.experience.all()
         ],
@@ -184,6 +208,8 @@ def _check(model: type[models.Model], name: str, value: Any) -> Any:
         if column.null:
             return None
         raise _Refused("is missing")
+    if isinstance(column, models.DecimalField):
+        return _decimal(column, value)
     if isinstance(column, models.BooleanField):
         if not isinstance(value, bool):
             raise _Refused(f"must be true or false, not {_shown(value)}")
@@ -216,12 +242,33 @@ def _check(model: type[models.Model], name: str, value: Any) -> Any:
     return value
 
 
+def _decimal(column: models.DecimalField, value: Any) -> Decimal:
+    """A number the column holds exactly: finite, within its digits, at most its decimals."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        raise _Refused(f"must be a number, not {_shown(value)}")
+    try:
+        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    except InvalidOperation:
+        raise _Refused(f"must be a number, not {_shown(value)}") from None
+    if not number.is_finite():
+        raise _Refused(f"must be a number, not {_shown(value)}")
+    step = Decimal(1).scaleb(-column.decimal_places)
+    limit = Decimal(10) ** (column.max_digits - column.decimal_places) - step
+    if not -limit <= number <= limit:
+        raise _Refused(f"must be from {-limit} to {limit}, not {_shown(value)}")
+    if number != number.quantize(step):
+        raise _Refused(f"has more than {column.decimal_places} decimals: {_shown(value)}")
+    return number.quantize(step)
+
+
 def _shown(value: Any) -> str:
     if isinstance(value, str):
         text = value if len(value) <= 40 else value[:40] + "…"
         return repr(text)
     if isinstance(value, (dict, list)):
         return "a list" if isinstance(value, list) else "an object"
+    if isinstance(value, Decimal):
+        return str(value)
     return repr(value)
 
 
@@ -269,7 +316,8 @@ def _listing(value: Any, what: str) -> list[Any]:
 
 
 def _rated(model: type[models.Model], number: str, value: Any) -> dict[str, Any]:
-    """``{"Dodge": 2}`` or ``{"Academics": {"rating": 3, "note": "Anthropology"}}``."""
+    """``{"Dodge": 2}`` or ``{"Academics": {"rating": 3, "note": "Anthropology"}}``; a trait's
+    ``{"Quick": 2}`` or ``{"Brawny": {"count": 2, "note": "str"}}`` the same way."""
     if isinstance(value, dict):
         unknown = set(value) - {number, "note"}
         if unknown:
@@ -345,7 +393,7 @@ def _sheet_clean(sheet: dict[str, Any], name: str, who: str, problems: _Problems
                 trait_name = attempt(where, _name, Trait, "name", trait)
                 if trait_name is not None:
                     bucket[trait_name] = attempt(
-                        f"{where} {_shown(trait_name)}", _check, Trait, "count", count
+                        f"{where} {_shown(trait_name)}", _rated, Trait, "count", count
                     )
 
     for key, model, number in (("abilities", Ability, "rating"), ("powers", Power, "level")):
@@ -483,27 +531,58 @@ def chronicle_name_clean(name: Any) -> str:
         raise SheetError(f"the chronicle name {error}") from None
 
 
-def sheets_import(*, chronicle_name: str, sheets: Any, source: str = "") -> ImportReport:
+def sheets_import(
+    *,
+    chronicle_name: str,
+    sheets: Any,
+    source: str = "",
+    storyteller: Any = None,
+    notes: list[str] | None = None,
+) -> ImportReport:
     """Check every sheet, then make the chronicle if needed and write, all in one transaction:
-    a refused file leaves nothing behind, not even an empty chronicle."""
+    a refused file leaves nothing behind, not even an empty chronicle.
+
+    ``storyteller``: who imports; players are matched within the chronicles they run, and a
+    chronicle the import makes is theirs. Without one, within the chronicle alone.
+    """
     name = chronicle_name_clean(chronicle_name)
     cleaned = sheets_clean(sheets, source=source)
     with transaction.atomic():
-        chronicle, _ = Chronicle.objects.get_or_create(name=name)
-        return sheets_write(chronicle=chronicle, sheets=cleaned, source=source)
+        chronicle, made = Chronicle.objects.get_or_create(name=name)
+        scope = None
+        if storyteller is not None:
+            if made:
+                chronicle.storytellers.add(storyteller)
+            scope = chronicles_run_by(storyteller)
+        return sheets_write(
+            chronicle=chronicle, sheets=cleaned, source=source, players_from=scope, notes=notes
+        )
 
 
-def sheets_write(*, chronicle: Chronicle, sheets: Any, source: str = "") -> ImportReport:
+def sheets_write(
+    *,
+    chronicle: Chronicle,
+    sheets: Any,
+    source: str = "",
+    players_from: QuerySet[Chronicle] | None = None,
+    notes: list[str] | None = None,
+) -> ImportReport:
     """Create or update (by name) every sheet in the chronicle, replacing its parts whole.
 
-    Every sheet is checked first (:func:`sheets_clean`); a bad one writes nothing.
+    Every sheet is checked first (:func:`sheets_clean`); a bad one writes nothing. Players are
+    matched among the players of ``players_from`` (the chronicles the importing storyteller
+    runs; this chronicle alone when None) or get a new account (:mod:`import_players`). A
+    sheet that names no player keeps the player it has.
     """
     sheets = sheets_clean(sheets, source=source)
-    report = ImportReport(total=len(sheets))
+    report = ImportReport(total=len(sheets), notes=list(notes or []))
     by_name = {str(s["name"]).strip(): s for s in sheets}
-    wanted_players = {slugify(s.get("player") or "") for s in sheets} - {""}
-    users = {u.username: u for u in get_user_model().objects.filter(username__in=wanted_players)}
     with transaction.atomic():
+        report.players = players_resolve(
+            chronicle=chronicle,
+            names=[s["player"] for s in sheets if s.get("player")],
+            scope=players_from,
+        )
         existing = {
             c.name: c
             for c in Character.objects.select_for_update().filter(
@@ -518,10 +597,9 @@ def sheets_write(*, chronicle: Chronicle, sheets: Any, source: str = "") -> Impo
                     setattr(character, key, sheet[key])
                 elif key == "generation":
                     character.generation = None
-            player_name = slugify(sheet.get("player") or "")
-            character.player = users.get(player_name)
-            if player_name and character.player is None:
-                report.unknown_players.append(sheet.get("player"))
+            player_name = (sheet.get("player") or "").strip()
+            if player_name:
+                character.player = report.players.users.get(player_name)
             (changed if name in existing else new).append(character)
         Character.objects.bulk_create(new)
         if changed:
@@ -543,13 +621,14 @@ def _write_parts(ids: dict[str, int], by_name: dict[str, dict[str, Any]]) -> Non
         pk = ids[name]
         for key, negative in (("traits", False), ("negative_traits", True)):
             for category, traits in (sheet.get(key) or {}).items():
-                for trait, count in traits.items():
+                for trait, counted in traits.items():
                     rows[Trait].append(
                         Trait(
                             character_id=pk,
                             category=category,
                             name=trait,
-                            count=count,
+                            count=counted["count"],
+                            note=counted["note"],
                             negative=negative,
                         )
                     )

@@ -13,7 +13,6 @@ from django.test.utils import CaptureQueriesContext
 
 from characters.models import Character, Chronicle, Trait
 from characters.sheet_io import chronicle_export, sheets_write
-from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 DATA = Path(__file__).parent / "data" / "grapevine"
@@ -27,7 +26,7 @@ def _run(*args: str) -> str:
 
 
 def test_it_imports_a_chronicle_and_reports_counts() -> None:
-    assert _run("import_grapevine", str(FIVE), "--chronicle", "Phoenix").strip() == (
+    assert _run("import_grapevine", str(FIVE), "--chronicle", "Phoenix").splitlines()[0] == (
         "imported 5 characters (5 new, 0 updated)"
     )
     adam = Character.objects.get(name="Adam St. Charles")
@@ -59,12 +58,6 @@ def test_it_imports_every_sample_or_refuses_it_whole(name: str) -> None:
 def test_it_says_when_the_file_cannot_be_read(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="cannot read"):
         _run("import_grapevine", str(tmp_path / "missing.gex"), "--chronicle", "X")
-
-
-def test_it_links_a_grapevine_player_to_the_user_of_that_name() -> None:
-    nobody = UserFactory(username="nobody")
-    _run("import_grapevine", str(DATA / "israeli_datetime_xml.gex"), "--chronicle", "Israel")
-    assert Character.objects.get(name="Rand McDom").player == nobody
 
 
 def test_it_round_trips_through_json(tmp_path: Path) -> None:

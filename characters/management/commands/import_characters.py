@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
+from characters.management.importer import read_capped, storyteller_named
 from characters.sheet_io import SheetError, sheets_import
 
 log = logging.getLogger(__name__)
@@ -24,12 +25,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--chronicle", required=True, help="chronicle name")
+        parser.add_argument(
+            "--storyteller",
+            help="who imports (a username): players are matched within the chronicles they "
+            "run, and a chronicle the import makes is theirs; without it, players are matched "
+            "within this chronicle alone",
+        )
 
-    def handle(self, *args: Any, file: Path, chronicle: str, **options: Any) -> None:
-        try:
-            raw = file.read_bytes()
-        except OSError as error:
-            raise CommandError(f"cannot read {file}: {error.strerror}") from None
+    def handle(
+        self, *args: Any, file: Path, chronicle: str, storyteller: str | None, **options: Any
+    ) -> None:
+        importer = storyteller_named(storyteller, chronicle) if storyteller else None
+        raw = read_capped(file)
         try:
             document = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as error:
@@ -44,7 +51,9 @@ class Command(BaseCommand):
         except RecursionError:
             raise CommandError(f"{file}: nested too deeply; nothing was imported") from None
         try:
-            report = sheets_import(chronicle_name=chronicle, sheets=document, source=str(file))
+            report = sheets_import(
+                chronicle_name=chronicle, sheets=document, source=str(file), storyteller=importer
+            )
         except SheetError as error:
             raise CommandError(f"{error}; nothing was imported") from None
         except DatabaseError as error:
@@ -54,5 +63,5 @@ class Command(BaseCommand):
                 "nothing was imported"
             ) from None
         self.stdout.write(str(report))
-        for player in report.unknown_players:
-            self.stderr.write(f"no user named {player!r}: the character was left without player")
+        for line in report.lines():
+            self.stdout.write(line)

@@ -10,7 +10,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
-from characters.grapevine import GrapevineError, parse_grapevine
+from characters.grapevine import GrapevineError, read_grapevine
+from characters.management.importer import read_capped, storyteller_named
 from characters.sheet_io import SheetError, sheets_import
 
 log = logging.getLogger(__name__)
@@ -27,18 +28,30 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--chronicle", required=True, help="chronicle name")
+        parser.add_argument(
+            "--storyteller",
+            help="who imports (a username): players are matched within the chronicles they "
+            "run, and a chronicle the import makes is theirs; without it, players are matched "
+            "within this chronicle alone",
+        )
 
-    def handle(self, *args: Any, file: Path, chronicle: str, **options: Any) -> None:
+    def handle(
+        self, *args: Any, file: Path, chronicle: str, storyteller: str | None, **options: Any
+    ) -> None:
+        importer = storyteller_named(storyteller, chronicle) if storyteller else None
+        data = read_capped(file)
         try:
-            data = file.read_bytes()
-        except OSError as error:
-            raise CommandError(f"cannot read {file}: {error.strerror}") from None
-        try:
-            sheets = parse_grapevine(data, max_bytes=settings.GRAPEVINE_MAX_BYTES)
+            read = read_grapevine(data, max_bytes=settings.GRAPEVINE_MAX_BYTES)
         except GrapevineError as error:
             raise CommandError(f"{file}: {error}; nothing was imported") from None
         try:
-            report = sheets_import(chronicle_name=chronicle, sheets=sheets, source=str(file))
+            report = sheets_import(
+                chronicle_name=chronicle,
+                sheets=read.sheets,
+                source=str(file),
+                storyteller=importer,
+                notes=read.notes,
+            )
         except SheetError as error:
             raise CommandError(f"{error}; nothing was imported") from None
         except DatabaseError as error:
@@ -48,5 +61,5 @@ class Command(BaseCommand):
                 "nothing was imported"
             ) from None
         self.stdout.write(str(report))
-        for player in report.unknown_players:
-            self.stderr.write(f"no user named {player!r}: the character was left without player")
+        for line in report.lines():
+            self.stdout.write(line)
