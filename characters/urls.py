@@ -11,6 +11,16 @@ urlpatterns = [
     path(
         "chronicles/<int:pk>/nights/refresh/", views.game_night_refresh, name="game_night_refresh"
     ),
+    path(
+        "chronicles/<int:pk>/nights/<int:number>/report/",
+        views.night_report_page,
+        name="night_report",
+    ),
+    path(
+        "chronicles/<int:pk>/nights/<int:number>/report.json",
+        views.night_report_json,
+        name="night_report_json",
+    ),
     path("chronicles/<int:pk>/ledger/", views.ledger_record, name="ledger_record"),
     path(
         "chronicles/<int:pk>/ledger/<int:entry_pk>/reverse/",

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from characters import selectors, services
 from characters.forms import GameNightForm, LedgerRecordForm, ReverseForm, subject_choices
 from characters.idempotency import KeyReused
 from characters.models import Character, Chronicle, GameNight, LedgerEntry, LedgerKind
+from characters.night_report import night_report
+
+# Ids and numbers in URLs beyond what the columns hold name nothing: a 404, never a 500.
+_MAX_ID = 2**31 - 1
 
 
 def _get_character_for_viewer(request: HttpRequest, pk: int) -> Character:
@@ -24,6 +29,16 @@ def _get_character_for_viewer(request: HttpRequest, pk: int) -> Character:
 
 def _get_chronicle_for_storyteller(request: HttpRequest, pk: int) -> Chronicle:
     return get_object_or_404(selectors.chronicles_run_by(request.user), pk=pk)
+
+
+def _get_night_for_storyteller(request: HttpRequest, pk: int, number: int) -> GameNight:
+    """A game night of a chronicle the user storytells; 404 for anyone else."""
+    if pk > _MAX_ID or number > _MAX_ID:
+        raise Http404("No such game night.")
+    chronicle = _get_chronicle_for_storyteller(request, pk)
+    return get_object_or_404(
+        GameNight.objects.select_related("chronicle"), chronicle=chronicle, number=number
+    )
 
 
 @login_required
@@ -64,6 +79,7 @@ def _desk(
     else:
         form.fields["subject"].choices = subject_choices(characters, now)
     night = GameNight.objects.filter(chronicle=chronicle, closed_at__isnull=True).first()
+    nights = GameNight.objects.filter(chronicle=chronicle).order_by("-number")[:20]
     ledger = (
         LedgerEntry.objects.filter(character__chronicle=chronicle)
         .select_related("character", "game_night", "reverses")
@@ -73,6 +89,7 @@ def _desk(
     context = {
         "chronicle": chronicle,
         "night": night,
+        "nights": nights,
         "characters": characters,
         "ledger": ledger,
         "record_form": form,
@@ -84,6 +101,31 @@ def _desk(
 def chronicle_desk(request: HttpRequest, pk: int) -> HttpResponse:
     """The storyteller's page for a chronicle: its characters, game night and ledger."""
     return _desk(request, _get_chronicle_for_storyteller(request, pk))
+
+
+@login_required
+@require_GET
+def night_report_page(request: HttpRequest, pk: int, number: int) -> HttpResponse:
+    """The night report, made to print: every scene's log, each character's ledger."""
+    night = _get_night_for_storyteller(request, pk, number)
+    context = {
+        "report": night_report(night),
+        "chronicle_pk": night.chronicle_id,
+        "opened": night.opened_at,
+        "closed": night.closed_at,
+    }
+    return render(request, "characters/night_report.html", context)
+
+
+@login_required
+@require_GET
+def night_report_json(request: HttpRequest, pk: int, number: int) -> HttpResponse:
+    night = _get_night_for_storyteller(request, pk, number)
+    body = json.dumps(night_report(night), indent=2, ensure_ascii=False)
+    response = HttpResponse(body, content_type="application/json")
+    filename = f"chronicle-{night.chronicle_id}-night-{night.number}.json"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 # Where a refusal of the services shows on the form: their arguments by form field.

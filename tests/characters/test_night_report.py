@@ -1,0 +1,107 @@
+"""The night report: every scene's log and each character's ledger for one game night, as a
+page made to print and as JSON, for the chronicle's storytellers only."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from characters import services
+from characters.models import GameNight, LedgerKind
+from combat.models import SceneLogEntry
+from tests.conftest import client_for
+from tests.factories import ChronicleFactory, SceneFactory, StorytellerFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _log(scene, seq: int, text: str, *, public: bool = True) -> None:
+    SceneLogEntry.objects.create(
+        scene=scene, seq=seq, game_time=seq * 60, kind="scene", text=text, public=public
+    )
+
+
+@pytest.fixture
+def night(chronicle, character, storyteller) -> GameNight:
+    """Night 1: two scenes with their logs, Janet spends willpower and loses a trait (then
+    the trait loss is reversed); night 2 opens after it with a scene of its own."""
+    night = chronicle.game_nights.get(number=1)
+    docks = SceneFactory(chronicle=chronicle, storyteller=storyteller, name="The docks")
+    _log(docks, 1, "Janet joined.")
+    _log(docks, 2, "A hidden Nosferatu watches.", public=False)
+    elysium = SceneFactory(chronicle=chronicle, storyteller=storyteller, name="Elysium")
+    _log(elysium, 1, "Janet challenges the Harpy.")
+    services.ledger_spend(
+        character=character, kind=LedgerKind.WILLPOWER_SPENT, by=storyteller, reason="Retest"
+    )
+    lost = services.ledger_spend(
+        character=character,
+        kind=LedgerKind.TRAIT_LOST,
+        subject="Quick",
+        category="physical",
+        by=storyteller,
+        reason="Lost a challenge",
+    )
+    services.ledger_reverse(entry=lost, by=storyteller, reason="Wrong trait")
+    services.game_night_open(chronicle=chronicle, by=storyteller)
+    later = SceneFactory(chronicle=chronicle, storyteller=storyteller, name="Next week")
+    _log(later, 1, "Not this night.")
+    return night
+
+
+def test_the_storyteller_reads_the_nights_report(night, storyteller) -> None:
+    response = client_for(storyteller).get(f"/chronicles/{night.chronicle_id}/nights/1/report/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "css/report.css" in html
+    for text in ("The docks", "Elysium", "Janet joined.", "A hidden Nosferatu watches."):
+        assert text in html
+    assert "Janet challenges the Harpy." in html
+    assert "Next week" not in html and "Not this night." not in html
+    assert "Willpower spent" in html and "Retest" in html
+    assert "(reversed)" in html and "(reversal)" in html
+
+
+def test_the_json_has_every_scene_log_and_each_characters_ledger_and_net(night, storyteller):
+    response = client_for(storyteller).get(f"/chronicles/{night.chronicle_id}/nights/1/report.json")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    report = json.loads(response.content)
+    assert report["night"] == 1 and report["closed_at"] is not None
+    assert [s["name"] for s in report["scenes"]] == ["The docks", "Elysium"]
+    assert [row["text"] for row in report["scenes"][0]["log"]] == [
+        "Janet joined.",
+        "A hidden Nosferatu watches.",
+    ]
+    (janet,) = report["characters"]
+    assert janet["name"] == "Janet" and janet["player"] == "janet_player"
+    assert [e["kind"] for e in janet["ledger"]] == ["willpower_spent", "trait_lost", "trait_lost"]
+    assert janet["ledger"][1]["reversed"] is True
+    assert janet["net"] == [{"kind": "Willpower spent", "subject": "", "amount": 1}]
+
+
+def test_the_chronicle_page_links_each_nights_report(night, storyteller) -> None:
+    html = client_for(storyteller).get(f"/chronicles/{night.chronicle_id}/").content.decode()
+    assert f"/chronicles/{night.chronicle_id}/nights/1/report/" in html
+    assert f"/chronicles/{night.chronicle_id}/nights/2/report.json" in html
+
+
+@pytest.mark.parametrize("suffix", ["report/", "report.json"])
+def test_nobody_else_reads_it(night, player, suffix: str) -> None:
+    url = f"/chronicles/{night.chronicle_id}/nights/1/{suffix}"
+    other = ChronicleFactory()
+    other_st = StorytellerFactory(username="other_st")
+    other.storytellers.add(other_st)
+    assert client_for(player).get(url).status_code == 404
+    assert client_for(other_st).get(url).status_code == 404
+    assert Client().get(url).status_code == 302  # to the login page
+
+
+def test_a_night_or_chronicle_that_does_not_exist_is_a_404(night, storyteller) -> None:
+    client = client_for(storyteller)
+    assert client.get(f"/chronicles/{night.chronicle_id}/nights/9/report/").status_code == 404
+    huge = "9" * 30
+    assert client.get(f"/chronicles/{night.chronicle_id}/nights/{huge}/report/").status_code == 404
+    assert client.get(f"/chronicles/{huge}/nights/1/report.json").status_code == 404
