@@ -72,6 +72,13 @@ def test_it_exports_selected_characters_as_json(character, storyteller) -> None:
         (b'<trait name="Tough" val="2"/>', b'<trait name="Tough" val="1e9"/>', "&#x27;Tough&#x27;"),
         (b'name="Adam St. Charles"', b'name="' + b"A" * 50_000 + b'"', "the limit is 120"),
         (b'<?xml version="1.0"?>', b'<?xml version="1.0" encoding="klingon"?>', "klingon"),
+        (b'willpower="5"', b'willpower="-5"', "willpower must be from 0 to 32767, not -5"),
+        (
+            b'change="1" type="3" reason="oeaeu"',
+            b'change="NaN" type="3"',
+            "change must be a number",
+        ),
+        (b'<?xml version="1.0"?>', b'<?xml version="1.0"?><!DOCTYPE g [<!ENTITY a "b">]>', "DTD"),
     ],
 )
 def test_it_shows_why_an_upload_was_refused_and_writes_nothing(

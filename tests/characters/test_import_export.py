@@ -237,6 +237,12 @@ BAD_JSON = [
     ({"characters": [_sheet(lists={"Backgrounds": [{"name": ""}]})]}, "name is blank"),
     ({"characters": [_sheet(experience=[{"date": "yesterday"}])]}, "must be an ISO date"),
     ({"characters": [_sheet(experience=[{"change": 2**40}])]}, "change must be from"),
+    ({"characters": [_sheet(experience=[{"change": float("nan")}])]}, "change must be a number"),
+    ({"characters": [_sheet(experience=[{"earned": float("inf")}])]}, "earned must be a number"),
+    ({"characters": [_sheet(experience=[{"change": "0.5"}])]}, "change must be a number"),
+    ({"characters": [_sheet(experience=[{"change": 1e9}])]}, "must be from -999999.99"),
+    ({"characters": [_sheet(experience=[{"change": 0.125}])]}, "more than 2 decimals"),
+    ({"characters": [_sheet(traits={"physical": {"Quick": {"count": 2, "x": 1}}})]}, "unknown"),
     ({"characters": [_sheet(), _sheet()]}, "appears twice"),
 ]
 
