@@ -119,7 +119,7 @@ class Trait(models.Model):
 
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="traits")
     category = models.CharField(max_length=10, choices=Category.choices)
-    name = models.CharField(max_length=80)
+    name = models.CharField(max_length=120)
     count = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
     negative = models.BooleanField(default=False)
     stamina_based = models.BooleanField(
@@ -148,7 +148,7 @@ class Ability(models.Model):
     """An ability with its rating: MET ``Dodge x2`` and wod_dice dots share it."""
 
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="abilities")
-    name = models.CharField(max_length=80)
+    name = models.CharField(max_length=120)
     rating = models.PositiveSmallIntegerField(default=1)
     note = models.TextField(blank=True)
 
@@ -198,7 +198,7 @@ class SheetEntry(models.Model):
     """Lists the rules do not read: backgrounds, influences, merits, flaws…"""
 
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="entries")
-    list_name = models.CharField(max_length=40)
+    list_name = models.CharField(max_length=80)
     name = models.CharField(max_length=120)
     value = models.CharField(max_length=200, blank=True)
     note = models.TextField(blank=True)
@@ -215,7 +215,7 @@ class HealthLevel(models.Model):
     """One level of a character's health track, with its boxes and wound penalty (D2)."""
 
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="health")
-    name = models.CharField(max_length=40)
+    name = models.CharField(max_length=80)
     boxes = models.PositiveSmallIntegerField(default=1)
     penalty = models.SmallIntegerField(default=0)
     order = models.PositiveSmallIntegerField(default=0)

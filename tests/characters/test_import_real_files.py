@@ -130,6 +130,22 @@ def test_half_points_long_reasons_and_long_notes_import_and_round_trip(tmp_path:
     assert copy["characters"][0]["experience"] == exported["experience"]
 
 
+def test_long_trait_and_list_names_of_a_real_sheet_import(tmp_path: Path) -> None:
+    languages = (
+        "Linguistics: Latin, Greek, Hebrew, Aramaic, Arabic, Spanish, French, German, Italian"
+    )
+    assert 80 < len(languages) <= 120
+    text = _variant(FIVE, '<trait name="Dodge" val="2"/>', f'<trait name="{languages}" val="8"/>')
+    text = _variant(text, '<trait name="Energetic"/>', f'<trait name="Energetic{"!" * 100}"/>')
+    text = _variant(text, 'name="Locations"', 'name="Locations, havens and haunts of the city"')
+    real = tmp_path / "five.gex"
+    real.write_text(text)
+    _import(real)
+    adam = Character.objects.get(name="Adam St. Charles")
+    assert adam.abilities.get(name=languages).rating == 8
+    assert adam.traits.filter(name__startswith="Energetic!").exists()
+
+
 def test_unknown_attributes_and_elements_are_kept_and_said(tmp_path: Path) -> None:
     text = _variant(FIVE, 'name="Adam St. Charles"', 'name="Adam St. Charles" aura="+2"')
     text = _variant(text, "</vampire>", "<history>Came from Prague in 1742.</history></vampire>")
