@@ -46,9 +46,7 @@ def elsewhere():
     return nobody
 
 
-def test_an_upload_never_links_a_player_of_another_chronicle(
-    chronicle, storyteller, elsewhere
-) -> None:
+def test_it_never_links_a_player_of_another_chronicle(chronicle, storyteller, elsewhere) -> None:
     lines = _upload(storyteller, chronicle)
     assert _rand().player != elsewhere
     assert _rand().player.username == "nobody@chronicle-of-tests"
@@ -56,7 +54,7 @@ def test_an_upload_never_links_a_player_of_another_chronicle(
     assert any("new account nobody@chronicle-of-tests" in line for line in lines)
 
 
-def test_an_upload_reads_the_same_whether_or_not_another_chronicle_has_the_name(
+def test_it_says_the_same_whether_or_not_another_chronicle_has_the_name(
     chronicle, storyteller
 ) -> None:
     alone = _upload(storyteller, chronicle)
@@ -68,15 +66,13 @@ def test_an_upload_reads_the_same_whether_or_not_another_chronicle_has_the_name(
     assert beside == alone, "the summary must tell nothing of another chronicle's players"
 
 
-def test_an_upload_does_not_claim_an_account_no_chronicle_has_yet(chronicle, storyteller) -> None:
+def test_it_does_not_claim_an_account_no_chronicle_has_yet(chronicle, storyteller) -> None:
     newcomer = UserFactory(username="nobody")
     _upload(storyteller, chronicle)
     assert _rand().player != newcomer
 
 
-def test_an_upload_links_a_player_of_the_same_chronicle_by_name_or_username(
-    chronicle, storyteller
-) -> None:
+def test_it_links_a_player_of_the_same_chronicle_by_username(chronicle, storyteller) -> None:
     nobody = UserFactory(username="nobody")
     CharacterFactory(chronicle=chronicle, player=nobody)
     lines = _upload(storyteller, chronicle)
@@ -84,7 +80,7 @@ def test_an_upload_links_a_player_of_the_same_chronicle_by_name_or_username(
     assert "Player 'Nobody' is nobody (plays in your chronicles)." in lines
 
 
-def test_an_upload_links_a_player_of_another_chronicle_the_storyteller_runs(
+def test_it_links_a_player_of_another_chronicle_the_storyteller_runs_by_full_name(
     chronicle, storyteller
 ) -> None:
     mine_too = ChronicleFactory(name="Mine too")
@@ -95,7 +91,7 @@ def test_an_upload_links_a_player_of_another_chronicle_the_storyteller_runs(
     assert _rand().player == andrew
 
 
-def test_a_name_two_of_my_players_answer_to_is_left_unlinked(chronicle, storyteller) -> None:
+def test_it_leaves_unlinked_a_name_two_of_my_players_answer_to(chronicle, storyteller) -> None:
     CharacterFactory(chronicle=chronicle, player=UserFactory(username="nobody"))
     CharacterFactory(chronicle=chronicle, player=UserFactory(username="n2", first_name="NOBODY"))
     lines = _upload(storyteller, chronicle)
@@ -103,7 +99,7 @@ def test_a_name_two_of_my_players_answer_to_is_left_unlinked(chronicle, storytel
     assert any("left unlinked: two or more players of your chronicles" in x for x in lines)
 
 
-def test_a_second_import_finds_the_account_the_first_made(chronicle, storyteller) -> None:
+def test_it_finds_the_account_a_first_import_made(chronicle, storyteller) -> None:
     _upload(storyteller, chronicle)
     first = _rand().player
     _upload(storyteller, chronicle)
@@ -111,7 +107,7 @@ def test_a_second_import_finds_the_account_the_first_made(chronicle, storyteller
     assert get_user_model().objects.filter(username__startswith="nobody").count() == 1
 
 
-def test_a_sheet_naming_no_player_keeps_the_one_it_has(chronicle, storyteller) -> None:
+def test_it_keeps_the_player_of_a_sheet_naming_none(chronicle, storyteller) -> None:
     data = ISRAELI.read_bytes().replace(b' player="Nobody"', b"")
     _upload(storyteller, chronicle, data)
     janet = UserFactory(username="janet")
@@ -120,7 +116,7 @@ def test_a_sheet_naming_no_player_keeps_the_one_it_has(chronicle, storyteller) -
     assert _rand().player == janet
 
 
-def test_a_refused_file_makes_no_account(chronicle, storyteller) -> None:
+def test_it_makes_no_account_for_a_refused_file(chronicle, storyteller) -> None:
     data = ISRAELI.read_bytes().replace(b'willpower="2"', b'willpower="-2"')
     url = f"/admin/characters/chronicle/{chronicle.pk}/grapevine/"
     response = client_for(storyteller).post(url, {"file": SimpleUploadedFile("rand.gex", data)})
@@ -137,30 +133,26 @@ def _run(*args: str) -> str:
     return out.getvalue()
 
 
-def test_the_command_alone_matches_within_the_chronicle_only(elsewhere) -> None:
+def test_it_matches_within_the_chronicle_alone_from_the_command(elsewhere) -> None:
     out = _run("import_grapevine", str(ISRAELI), "--chronicle", "Israel")
     assert _rand().player != elsewhere
     assert "new account nobody@israel" in out
     assert "Elsewhere" not in out and "other_st" not in out
 
 
-def test_the_command_as_a_storyteller_matches_within_their_chronicles(elsewhere) -> None:
+def test_it_matches_within_the_storytellers_chronicles_from_the_command(elsewhere) -> None:
     other_st = get_user_model().objects.get(username="other_st")
     _run("import_grapevine", str(ISRAELI), "--chronicle", "Israel", "--storyteller", "other_st")
     assert _rand().player == elsewhere
     assert list(Chronicle.objects.get(name="Israel").storytellers.all()) == [other_st]
 
 
-def test_the_command_as_a_storyteller_never_reaches_another_chronicle(
-    elsewhere, storyteller
-) -> None:
+def test_it_never_reaches_another_chronicle_from_the_command(elsewhere, storyteller) -> None:
     _run("import_grapevine", str(ISRAELI), "--chronicle", "Israel", "--storyteller", "st")
     assert _rand().player != elsewhere
 
 
-def test_the_command_refuses_a_storyteller_who_does_not_run_the_chronicle(
-    chronicle, elsewhere
-) -> None:
+def test_it_refuses_a_storyteller_who_does_not_run_the_chronicle(chronicle, elsewhere) -> None:
     with pytest.raises(CommandError, match="'other_st' does not run the chronicle"):
         _run(
             "import_grapevine",
@@ -175,7 +167,7 @@ def test_the_command_refuses_a_storyteller_who_does_not_run_the_chronicle(
     assert not Character.objects.filter(name="Rand McDom").exists()
 
 
-def test_the_json_command_scopes_players_the_same_way(tmp_path: Path, elsewhere) -> None:
+def test_it_scopes_the_json_commands_players_the_same_way(tmp_path: Path, elsewhere) -> None:
     sheet = tmp_path / "one.json"
     sheet.write_text('{"characters": [{"name": "Rand McDom", "player": "nobody"}]}')
     out = _run("import_characters", str(sheet), "--chronicle", "Israel")

@@ -39,14 +39,14 @@ def _import(path: Path, chronicle: str = "Real") -> str:
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="no shared data folder on this machine")
-def test_the_projects_copies_are_the_shared_files() -> None:
+def test_it_keeps_the_projects_copies_the_same_as_the_shared_files() -> None:
     shared = {p.name: p.read_bytes() for p in SHARED.iterdir() if p.is_file()}
     ours = {p.name: p.read_bytes() for p in DATA.iterdir() if p.is_file()}
     assert ours == shared
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
-def test_every_real_file_imports_whole(path: Path) -> None:
+def test_it_imports_every_real_file_whole(path: Path) -> None:
     """Every character, every trait of every list, every experience entry and every
     attribute of the file lands somewhere."""
     _import(path)
@@ -76,7 +76,7 @@ def test_every_real_file_imports_whole(path: Path) -> None:
         assert set(element.attrib) - columns <= grapevine
 
 
-def test_the_day_first_file_keeps_its_dates() -> None:
+def test_it_keeps_the_dates_of_the_day_first_file() -> None:
     _import(ISRAELI)
     dates = {x.date.date().isoformat() for x in ExperienceEntry.objects.all()}
     assert {"2008-10-31", "2009-01-06", "2009-05-04"} <= dates
@@ -88,7 +88,9 @@ def _variant(path: Path | str, old: str, new: str) -> str:
     return text.replace(old, new, 1)
 
 
-def test_half_points_long_reasons_and_long_notes_import_and_round_trip(tmp_path: Path) -> None:
+def test_it_imports_half_points_long_reasons_and_notes_and_exports_them_back(
+    tmp_path: Path,
+) -> None:
     reason = "Purchased " + ", ".join(f"Lore: Kindred {i}" for i in range(90))
     assert len(reason) >= 1400
     text = _variant(
@@ -130,7 +132,7 @@ def test_half_points_long_reasons_and_long_notes_import_and_round_trip(tmp_path:
     assert copy["characters"][0]["experience"] == exported["experience"]
 
 
-def test_long_trait_and_list_names_of_a_real_sheet_import(tmp_path: Path) -> None:
+def test_it_imports_long_trait_and_list_names(tmp_path: Path) -> None:
     languages = (
         "Linguistics: Latin, Greek, Hebrew, Aramaic, Arabic, Spanish, French, German, Italian"
     )
@@ -146,7 +148,7 @@ def test_long_trait_and_list_names_of_a_real_sheet_import(tmp_path: Path) -> Non
     assert adam.traits.filter(name__startswith="Energetic!").exists()
 
 
-def test_unknown_attributes_and_elements_are_kept_and_said(tmp_path: Path) -> None:
+def test_it_keeps_unknown_attributes_and_elements_and_says_so(tmp_path: Path) -> None:
     text = _variant(FIVE, 'name="Adam St. Charles"', 'name="Adam St. Charles" aura="+2"')
     text = _variant(text, "</vampire>", "<history>Came from Prague in 1742.</history></vampire>")
     text = _variant(text, "</grapevine>", '<item name="Heavy Pistol" bonus="2"/></grapevine>')
@@ -212,7 +214,7 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize(("path", "old", "new", "where", "why"), HOSTILE)
-def test_a_hostile_value_in_a_real_file_is_refused_naming_it_and_nothing_is_written(
+def test_it_refuses_a_hostile_value_naming_file_character_field_and_writes_nothing(
     tmp_path: Path, path: Path, old: str, new: str, where: str, why: str
 ) -> None:
     users = get_user_model().objects.count()
@@ -254,7 +256,7 @@ XML_ATTACKS = [
 
 
 @pytest.mark.parametrize(("what", "doctype", "old", "new"), XML_ATTACKS, ids=lambda v: v)
-def test_an_xml_bomb_in_a_real_file_is_refused(
+def test_it_refuses_an_xml_bomb(
     tmp_path: Path, what: str, doctype: str, old: str, new: str
 ) -> None:
     bad = tmp_path / "bomb.gex"
@@ -265,7 +267,7 @@ def test_an_xml_bomb_in_a_real_file_is_refused(
     assert not get_user_model().objects.exists()
 
 
-def test_an_absurdly_big_file_is_refused_before_it_is_read(tmp_path: Path, settings) -> None:
+def test_it_refuses_an_absurdly_big_file_before_reading_it(tmp_path: Path, settings) -> None:
     settings.GRAPEVINE_MAX_BYTES = 50_000
     big = tmp_path / "big.gex"
     big.write_text(_variant(ISRAELI, "</grapevine>", f"<!-- {'x' * 60_000} --></grapevine>"))
@@ -274,7 +276,7 @@ def test_an_absurdly_big_file_is_refused_before_it_is_read(tmp_path: Path, setti
     assert not Chronicle.objects.exists()
 
 
-def test_the_broken_real_file_is_refused_with_line_and_column() -> None:
+def test_it_refuses_the_broken_file_with_line_and_column() -> None:
     with pytest.raises(CommandError, match=r"line 68, column 5.*nothing was imported"):
         _import(DATA / "adamstcharles_broken_xml.gex", "Fresh Chronicle")
     assert not Chronicle.objects.exists()

@@ -51,7 +51,9 @@ def night(chronicle, character, storyteller) -> GameNight:
     return night
 
 
-def test_the_storyteller_reads_the_nights_report(night, storyteller) -> None:
+def test_it_shows_the_storyteller_every_scene_log_and_ledger_of_the_night(
+    night, storyteller
+) -> None:
     response = client_for(storyteller).get(f"/chronicles/{night.chronicle_id}/nights/1/report/")
     assert response.status_code == 200
     html = response.content.decode()
@@ -64,7 +66,7 @@ def test_the_storyteller_reads_the_nights_report(night, storyteller) -> None:
     assert "(reversed)" in html and "(reversal)" in html
 
 
-def test_the_json_has_every_scene_log_and_each_characters_ledger_and_net(night, storyteller):
+def test_it_gives_the_same_as_json_with_the_net_per_character(night, storyteller):
     response = client_for(storyteller).get(f"/chronicles/{night.chronicle_id}/nights/1/report.json")
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
@@ -82,14 +84,16 @@ def test_the_json_has_every_scene_log_and_each_characters_ledger_and_net(night, 
     assert janet["net"] == [{"kind": "Willpower spent", "subject": "", "amount": 1}]
 
 
-def test_the_chronicle_page_links_each_nights_report(night, storyteller) -> None:
+def test_it_is_linked_from_the_chronicle_page(night, storyteller) -> None:
     html = client_for(storyteller).get(f"/chronicles/{night.chronicle_id}/").content.decode()
     assert f"/chronicles/{night.chronicle_id}/nights/1/report/" in html
     assert f"/chronicles/{night.chronicle_id}/nights/2/report.json" in html
 
 
 @pytest.mark.parametrize("suffix", ["report/", "report.json"])
-def test_nobody_else_reads_it(night, player, suffix: str) -> None:
+def test_it_is_not_found_for_a_player_or_another_chronicles_storyteller(
+    night, player, suffix: str
+) -> None:
     url = f"/chronicles/{night.chronicle_id}/nights/1/{suffix}"
     other = ChronicleFactory()
     other_st = StorytellerFactory(username="other_st")
@@ -99,9 +103,35 @@ def test_nobody_else_reads_it(night, player, suffix: str) -> None:
     assert Client().get(url).status_code == 302  # to the login page
 
 
-def test_a_night_or_chronicle_that_does_not_exist_is_a_404(night, storyteller) -> None:
+def test_it_answers_404_for_a_night_that_does_not_exist(night, storyteller) -> None:
     client = client_for(storyteller)
     assert client.get(f"/chronicles/{night.chronicle_id}/nights/9/report/").status_code == 404
     huge = "9" * 30
     assert client.get(f"/chronicles/{night.chronicle_id}/nights/{huge}/report/").status_code == 404
     assert client.get(f"/chronicles/{huge}/nights/1/report.json").status_code == 404
+
+
+def test_it_costs_the_same_queries_however_many_scenes_and_entries(
+    chronicle, character, storyteller
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    url = f"/chronicles/{chronicle.pk}/nights/1/report.json"
+    client = client_for(storyteller)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured.captured_queries)
+
+    scene = SceneFactory(chronicle=chronicle, storyteller=storyteller)
+    _log(scene, 1, "One line.")
+    services.ledger_spend(character=character, kind=LedgerKind.WILLPOWER_SPENT, by=storyteller)
+    few = queries()
+    for n in range(4):
+        more = SceneFactory(chronicle=chronicle, storyteller=storyteller)
+        for seq in range(1, 6):
+            _log(more, seq, f"Line {seq} of scene {n}.")
+    services.ledger_spend(character=character, kind=LedgerKind.WILLPOWER_SPENT, by=storyteller)
+    assert queries() == few

@@ -29,7 +29,7 @@ def _run(*args: str) -> str:
 
 @sqlite_only
 @pytest.mark.django_db(transaction=True)
-def test_the_backup_is_a_whole_sqlite_database_copy(tmp_path: Path) -> None:
+def test_it_backs_up_the_whole_sqlite_database(tmp_path: Path) -> None:
     ChronicleFactory(name="Phoenix by Night")
     out = tmp_path / "copy.sqlite3"
     assert f"to {out}" in _run("backup", "--output", str(out))
@@ -45,7 +45,7 @@ def test_the_backup_is_a_whole_sqlite_database_copy(tmp_path: Path) -> None:
 
 @sqlite_only
 @pytest.mark.django_db(transaction=True)
-def test_the_backup_goes_to_a_timestamped_file_under_var_backups(tmp_path, settings) -> None:
+def test_it_backs_up_to_a_timestamped_file_under_var_backups(tmp_path, settings) -> None:
     settings.BASE_DIR = tmp_path
     printed = _run("backup")
     (made,) = (tmp_path / "var" / "backups").iterdir()
@@ -56,7 +56,7 @@ def test_the_backup_goes_to_a_timestamped_file_under_var_backups(tmp_path, setti
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's answer")
 @pytest.mark.django_db
-def test_the_backup_on_postgresql_says_to_use_pg_dump(tmp_path, settings) -> None:
+def test_it_says_to_use_pg_dump_on_postgresql(tmp_path, settings) -> None:
     settings.BASE_DIR = tmp_path
     with pytest.raises(CommandError, match=r'pg_dump --format=custom .*"\$DATABASE_URL"'):
         _run("backup")
@@ -64,7 +64,7 @@ def test_the_backup_on_postgresql_says_to_use_pg_dump(tmp_path, settings) -> Non
 
 
 @pytest.mark.django_db
-def test_prune_removes_old_idempotency_keys_and_expired_sessions_only() -> None:
+def test_it_prunes_old_idempotency_keys_and_expired_sessions_only() -> None:
     user = UserFactory()
     for key in ("old", "older", "fresh"):
         claim = idempotency_claim(user=user, action="ledger.spend", key=key, payload={"k": key})
