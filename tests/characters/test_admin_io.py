@@ -25,7 +25,9 @@ def test_it_imports_an_uploaded_chronicle(chronicle, storyteller) -> None:
     client = client_for(storyteller)
     assert client.get(url).status_code == 200
     response = client.post(url, {"file": _upload("chronicle_camarilla_five_xml.gex")}, follow=True)
-    assert "imported 5 characters (5 new, 0 updated)" in response.content.decode()
+    html = response.content.decode()
+    assert "imported 5 characters (5 new, 0 updated)" in html
+    assert "Kept in each sheet&#x27;s &#x27;Grapevine&#x27; list" in html
     assert Character.objects.filter(chronicle=chronicle).count() == 5
 
 
