@@ -15,11 +15,17 @@ One run, on this machine, loopback only:
    each on one process with the in-memory layer, then (when PostgreSQL and Redis answer on
    loopback) on two processes with channels-redis and PostgreSQL (``storyteller_bench``), the
    phones split over both, the clock posted to the first;
-3. prints a table and, last, one JSON line ``{"fanout": [...]}``; removes its databases,
-   Redis keys and processes.
+3. with the largest N's phones still connected, the idle cost: the servers' CPU (% of a core)
+   and resident memory over ``--idle-seconds``;
+4. the challenge throughput (``bench/challenge_bench.py``) on the two-process setup (else on
+   one process, SQLite): ``--pairs`` pairs playing whole challenges, in scenes of their own and
+   in one shared scene;
+5. prints the tables, each goal met or not and, last, one JSON line ``{"load_average", "fanout",
+   "challenges", "idle", "goals"}``; removes its databases, Redis keys and processes.
 
 Options: ``--phones 100,300,1000 --rounds 20 --clients 2 --no-compression --one-process
---only floor,channels,app --keep-logs --max-minutes 30`` (``--help``).
+--only floor,channels,app,idle,challenges --pairs 1,4,16 --layouts separate,shared
+--challenge-seconds 10 --idle-seconds 30 --keep-logs --max-minutes 30`` (``--help``).
 """
 
 from __future__ import annotations
