@@ -47,7 +47,7 @@ fmt: setup-dev
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-## make bench: the import benchmark, then the live fan-out one (a few minutes; see bench/fanout.py)
+## make bench: the import benchmark, then the live one: fan-out, idle cost, challenge throughput (see bench/fanout.py)
 bench: setup-dev
 	$(PY) bench/import_grapevine.py
 	$(PY) bench/fanout.py $(BENCH_ARGS)

@@ -15,11 +15,17 @@ One run, on this machine, loopback only:
    each on one process with the in-memory layer, then (when PostgreSQL and Redis answer on
    loopback) on two processes with channels-redis and PostgreSQL (``storyteller_bench``), the
    phones split over both, the clock posted to the first;
-3. prints a table and, last, one JSON line ``{"fanout": [...]}``; removes its databases,
-   Redis keys and processes.
+3. with the largest N's phones still connected, the idle cost: the servers' CPU (% of a core)
+   and resident memory over ``--idle-seconds``;
+4. the challenge throughput (``bench/challenge_bench.py``) on the two-process setup (else on
+   one process, SQLite): ``--pairs`` pairs playing whole challenges, in scenes of their own and
+   in one shared scene;
+5. prints the tables, each goal met or not and, last, one JSON line ``{"load_average", "fanout",
+   "challenges", "idle", "goals"}``; removes its databases, Redis keys and processes.
 
 Options: ``--phones 100,300,1000 --rounds 20 --clients 2 --no-compression --one-process
---only floor,channels,app --keep-logs --max-minutes 30`` (``--help``).
+--only floor,channels,app,idle,challenges --pairs 1,4,16 --layouts separate,shared
+--challenge-seconds 10 --idle-seconds 30 --keep-logs --max-minutes 30`` (``--help``).
 """
 
 from __future__ import annotations
@@ -46,11 +52,13 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.challenge_bench import run_challenges  # noqa: E402
 from bench.minihttp import Client  # noqa: E402
 from bench.procs import PY, Pool, Server, free_port, settle  # noqa: E402
 
 SQLITE = ROOT / "var" / "bench_fanout.sqlite3"
-PG_NAME = "storyteller_bench"
+# Developers sharing a PostgreSQL server each name their own: BENCH_PG_NAME.
+PG_NAME = os.environ.get("BENCH_PG_NAME", "storyteller_bench")
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 SEQ = re.compile(r'data-seq="(\d+)"')
 WARMUP = 2
@@ -459,6 +467,13 @@ async def run_app(
             results.append(result)
             if result.note and not result.latencies_ms:
                 break  # the app cannot be measured here: do not try bigger N
+            if n == max(args.phones) and "idle" in args.only and args.idle_seconds > 0:
+                idle = await measure_idle(servers, n, layer, args.idle_seconds)
+                IDLE.append(idle)
+                log(
+                    f"    idle     N={n:<5} {idle['cpu_pct']}% of a core over {idle['seconds']} s,"
+                    f" RSS {' + '.join(f'{m:.0f}' for m in idle['rss_mb'])} MB"
+                )
     except AppMissing as missing:
         log(f"    app: {missing}")
     finally:
@@ -466,6 +481,26 @@ async def run_app(
         await pool.close()
         await asyncio.gather(*(s.stop() for s in servers))
     return results
+
+
+IDLE: list[dict[str, Any]] = []
+
+
+async def measure_idle(servers: list[Server], n: int, layer: str, seconds: float) -> dict:
+    """N phones connected, nothing happening: the servers' CPU (% of one core, all processes
+    together) and resident memory (each process, at the end)."""
+    await settle(servers)
+    cpu, began = sum(s.cpu for s in servers), time.monotonic()
+    await asyncio.sleep(seconds)
+    spent, took = sum(s.cpu for s in servers) - cpu, time.monotonic() - began
+    return {
+        "phones": n,
+        "procs": len(servers),
+        "layer": layer,
+        "seconds": round(took, 1),
+        "cpu_pct": round(100 * spent / took, 1),
+        "rss_mb": [round(s.rss, 1) for s in servers],
+    }
 
 
 class AppMissing(Exception):
@@ -548,17 +583,97 @@ def table(rows: list[dict[str, Any]]) -> None:
         "(ms from the storyteller's post to the last phone, p99 of floor and bare Channels "
         "alike;\n 1st p50: to the first phone; post p50: until the post's answer came back)"
     )
+
+
+def fanout_goals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fan-out p99 within 2x the floor: N=300 on one process, N=1,000 on two."""
+    goals = []
     for n, procs in ((300, 1), (1000, 2)):
         row = next((r for r in rows if r["n"] == n and r["procs"] == procs), None)
+        name = f"fan-out N={n}, {procs} process{'es' if procs > 1 else ''}: p99 <= 2 x floor"
         if row is None or row["p99_ms"] is None or not row["floor_p99_ms"]:
-            log(f"goal N={n} on {procs} process(es): not measured")
+            goals.append({"goal": name, "value": None, "met": None})
             continue
         met = row["p99_ms"] <= 2 * row["floor_p99_ms"] and row["dropped"] == 0
-        log(
-            f"goal N={n} on {procs} process(es): p99 {row['p99_ms']} ms vs 2 x floor "
-            f"{2 * row['floor_p99_ms']:.1f} ms, dropped {row['dropped']}: "
-            f"{'met' if met else 'NOT met'}"
+        value = (
+            f"p99 {row['p99_ms']} ms vs 2 x floor {2 * row['floor_p99_ms']:.1f} ms, "
+            f"dropped {row['dropped']}"
         )
+        goals.append({"goal": name, "value": value, "met": met})
+    return goals
+
+
+def challenge_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The challenge rows as a table, and the goals they answer (two processes, 16 pairs)."""
+    if not rows:
+        return []
+
+    def show(value: Any) -> str:
+        return "-" if value is None else str(value)
+
+    log("")
+    log(
+        f"{'pairs':>5} {'layout':<8} {'procs':>5} {'res/s':>6} {'throw p50':>9} {'p99':>7} "
+        f"{'tap p50':>8} {'p99':>7} {'post p50':>8} {'CPU/tap':>7} {'taps':>5} {'err':>4}"
+    )
+    for r in rows:
+        log(
+            f"{r['pairs']:>5} {r['layout']:<8} {r['procs']:>5} {show(r['resolutions_per_s']):>6} "
+            f"{show(r['throw_p50_ms']):>9} {show(r['throw_p99_ms']):>7} "
+            f"{show(r['tap_p50_ms']):>8} {show(r['tap_p99_ms']):>7} {show(r['post_p50_ms']):>8} "
+            f"{show(r['cpu_ms_per_tap']):>7} {r['taps']:>5} {r['errors'] + r['missing']:>4}"
+        )
+    log(
+        "(res/s: challenges resolved a second, all pairs; throw: ms from a throw's POST to the "
+        "other phone's push\n carrying it; tap: every step alike; CPU/tap: server ms, all "
+        "processes; err: error answers and pushes missing)"
+    )
+    goals = []
+    top = max(r["pairs"] for r in rows)
+    procs = max(r["procs"] for r in rows)
+    for layout in ("separate", "shared"):
+        r = next((r for r in rows if r["pairs"] == top and r["layout"] == layout), None)
+        if r is None:
+            continue
+        rate = r["resolutions_per_s"] or 0
+        goals.append(
+            {
+                "goal": f"challenges, {top} pairs {layout}, {procs} processes: >= 50 resolutions/s",
+                "value": f"{rate} resolutions/s",
+                "met": rate >= 50 and not r["errors"] and not r["missing"],
+            }
+        )
+        p99 = r["throw_p99_ms"]
+        goals.append(
+            {
+                "goal": f"challenges, {top} pairs {layout}, {procs} processes: throw on the "
+                "other phone p99 <= 250 ms",
+                "value": f"p99 {p99} ms",
+                "met": p99 is not None and p99 <= 250 and not r["missing"],
+            }
+        )
+    return goals
+
+
+def idle_table() -> list[dict[str, Any]]:
+    return [
+        {
+            "goal": f"idle cost, {i['phones']} phones on {i['procs']} process(es) (measured, "
+            "no target)",
+            "value": f"{i['cpu_pct']}% of a core, RSS {'+'.join(map(str, i['rss_mb']))} MB",
+            "met": None,
+        }
+        for i in IDLE
+    ]
+
+
+def goal_lines(goals: list[dict[str, Any]]) -> None:
+    log("")
+    for g in goals:
+        verdict = {True: "met", False: "NOT met", None: "not measured"}[g["met"]]
+        if g["met"] is None and g["value"]:
+            verdict = "measured"
+        log(f"goal {g['goal']}: {g['value'] or '-'}: {verdict}")
 
 
 async def main(args) -> None:
@@ -581,6 +696,7 @@ async def main(args) -> None:
     load_warning()
     began = time.monotonic()
     rows: list[dict[str, Any]] = []
+    challenges: list[dict[str, Any]] = []
     pool = await Pool.start(args.clients, not args.no_compression, logs)
     pg_made = False
     failed = False
@@ -607,6 +723,10 @@ async def main(args) -> None:
             reason = "--one-process given"
         if reason:
             log(f"two processes, channels-redis, PostgreSQL: SKIPPED ({reason})")
+            if "challenges" in args.only:
+                log("  challenges (one process, in-memory layer, SQLite):")
+                env = server_env({"SQLITE_PATH": str(SQLITE)}, None, prefix, secret)
+                challenges += await run_challenges(args, pool, logs, env, 1, "memory", log)
         else:
             log(f"two processes, channels-redis, PostgreSQL ({PG_NAME}), Redis prefix {prefix}:")
             postgres_admin(database_url, f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
@@ -624,6 +744,10 @@ async def main(args) -> None:
                 "redis",
             )
             rows += entries(floor, channels2, app2, 2, "redis", ns)
+            if "challenges" in args.only:
+                log("  challenges (two processes, channels-redis, PostgreSQL):")
+                env = server_env({"DATABASE_URL": database_url}, redis_url, prefix, secret)
+                challenges += await run_challenges(args, pool, logs, env, 2, "redis", log)
     except BaseException:
         failed = True
         raise
@@ -640,9 +764,23 @@ async def main(args) -> None:
         else:
             shutil.rmtree(logs, ignore_errors=True)
     table(rows)
+    goals = fanout_goals(rows) + challenge_table(challenges) + idle_table()
+    goal_lines(goals)
     log(f"bench took {time.monotonic() - began:.0f} s")
     public = [{k: v for k, v in row.items() if not k.startswith("_")} for row in rows]
-    print(json.dumps({"fanout": public}), flush=True)
+    one, five, _ = os.getloadavg()
+    print(
+        json.dumps(
+            {
+                "load_average": [round(one, 2), round(five, 2)],
+                "fanout": public,
+                "challenges": challenges,
+                "idle": IDLE,
+                "goals": goals,
+            }
+        ),
+        flush=True,
+    )
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -656,19 +794,41 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--one-process", action="store_true", help="skip the Redis/PostgreSQL setup"
     )
+    parser.add_argument(
+        "--pairs",
+        default="1,4,16",
+        type=lambda s: sorted({int(x) for x in s.split(",")}),
+        help="challenge bench: pairs playing at once (1..64)",
+    )
+    parser.add_argument(
+        "--layouts",
+        default="separate,shared",
+        type=lambda s: [x for x in ("separate", "shared") if x in s.split(",")],
+        help="challenge bench: pairs in scenes of their own, in one shared scene, or both",
+    )
+    parser.add_argument(
+        "--challenge-seconds", type=float, default=10, help="challenge bench: per set-up"
+    )
+    parser.add_argument(
+        "--idle-seconds", type=float, default=30, help="idle cost at the largest N (0: skip)"
+    )
     parser.add_argument("--keep-logs", action="store_true")
     parser.add_argument("--max-minutes", type=float, default=30, help="stop the run after this")
     parser.add_argument(
         "--only",
-        default="floor,channels,app",
+        default="floor,channels,app,idle,challenges",
         type=lambda s: set(s.split(",")),
-        help="which servers to measure (floor,channels,app)",
+        help="what to measure (floor,channels,app,idle,challenges)",
     )
     args = parser.parse_args(argv)
     args.rounds = max(1, min(args.rounds, 200))
     args.clients = max(1, min(args.clients, 8))
     if not args.phones or min(args.phones) < 1 or max(args.phones) > 5000:
         parser.error("--phones: between 1 and 5000")
+    if not args.pairs or min(args.pairs) < 1 or max(args.pairs) > 64:
+        parser.error("--pairs: between 1 and 64")
+    if not args.layouts:
+        parser.error("--layouts: separate, shared or both")
     return args
 
 

@@ -10,6 +10,9 @@ stdout, with the command's ``id``:
   clock for every process of the machine);
 - ``initial`` ``timeout``: wait for every phone's first message (the app sends the state);
 - ``tally`` ``seqs``: for each, how many phones have it by now and when (first, last);
+- ``frame`` ``label, above, timeout``: the challenge bench's phones carry a ``label`` and
+  note the arrival (and ``data-seq``) of each private part (``#scene-private``) they get:
+  when the first one with a ``data-seq`` above ``above`` came (waiting for it if need be);
 - ``usage``: CPU seconds this process used; ``close``: close every socket; ``quit``.
 
 A phone reads ``data-seq`` of each message (the first one in it) and counts a sequence number
@@ -24,13 +27,14 @@ import re
 import resource
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 SEQ = re.compile(r'data-seq="(\d+)"')
+PRIVATE = re.compile(r'id="scene-private"[^>]*?data-seq="(\d+)"')
 CONNECT_AT_ONCE = 25  # phones arrive a few at a time, as at a venue
 
 
@@ -41,6 +45,8 @@ class Phone:
     messages: int = 0
     closed: str = ""
     retired: bool = False
+    label: str = ""
+    private: list[tuple[int, int]] = field(default_factory=list)  # (arrival ns, data-seq)
 
 
 class Seen:
@@ -59,6 +65,7 @@ class Phones:
     def __init__(self, compression: str | None) -> None:
         self.compression = compression
         self.phones: list[Phone] = []
+        self.labelled: dict[str, Phone] = {}
         self.seen: dict[int, Seen] = {}
         self.closed = 0
         self.changed = asyncio.Event()
@@ -68,6 +75,11 @@ class Phones:
         phone.messages += 1
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
+        if phone.label:
+            private = PRIVATE.search(text)
+            if private is not None:
+                phone.private.append((now, int(private.group(1))))
+                self.changed.set()
         match = SEQ.search(text)
         if match is None:
             return
@@ -110,8 +122,10 @@ class Phones:
             )
         except Exception as error:
             return f"{type(error).__name__}: {error}"[:200]
-        phone = Phone(ws)
+        phone = Phone(ws, label=target.get("label", ""))
         self.phones.append(phone)
+        if phone.label:
+            self.labelled[phone.label] = phone
         asyncio.get_running_loop().create_task(self.read(phone))
         return None
 
@@ -174,6 +188,17 @@ class Phones:
             "closed": sum(1 for p in self.phones if p.closed),
         }
 
+    async def frame(self, label: str, above: int, timeout: float) -> dict[str, Any]:
+        """The first private part the labelled phone got with a ``data-seq`` above ``above``."""
+        phone = self.labelled[label]
+
+        def found() -> tuple[int, int] | None:
+            return next(((ns, seq) for ns, seq in phone.private if seq > above), None)
+
+        await self.until(lambda: found() is not None or bool(phone.closed), timeout)
+        hit = found()
+        return {"ns": hit[0] if hit else None, "seq": hit[1] if hit else None}
+
     def tally(self, seqs: list[int]) -> dict[str, Any]:
         """For each seq: how many phones have it by now, first and last arrival, size."""
         out = {}
@@ -185,6 +210,7 @@ class Phones:
 
     async def close(self) -> dict[str, Any]:
         phones, self.phones = self.phones, []
+        self.labelled = {}
         self.closed = 0
         for phone in phones:
             phone.retired = True
@@ -221,6 +247,8 @@ async def main() -> None:
             result = await phones.initial(command["timeout"])
         elif name == "wait":
             result = await phones.wait(command["seq"], command["timeout"])
+        elif name == "frame":
+            result = await phones.frame(command["label"], command["above"], command["timeout"])
         elif name == "tally":
             result = phones.tally(command["seqs"])
         elif name == "usage":

@@ -34,6 +34,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process in MB (0 when it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 class Server:
     """A server process on 127.0.0.1:port, in its own process group, logging to a file."""
 
@@ -72,6 +83,10 @@ class Server:
     @property
     def cpu(self) -> float:
         return cpu_seconds(self.proc.pid) if self.proc else 0.0
+
+    @property
+    def rss(self) -> float:
+        return rss_mb(self.proc.pid) if self.proc else 0.0
 
     async def stop(self) -> None:
         proc, self.proc = self.proc, None
@@ -170,6 +185,7 @@ class Pool:
     def __init__(self, workers: list[Worker]) -> None:
         self.workers = workers
         self.size = 0
+        self.where: dict[str, Worker] = {}  # a labelled phone's process
 
     @classmethod
     async def start(cls, processes: int, compression: bool, logs: Path) -> Pool:
@@ -178,7 +194,10 @@ class Pool:
     async def add(self, targets: list[dict[str, str]]) -> dict[str, Any]:
         chunks: list[list[dict[str, str]]] = [[] for _ in self.workers]
         for offset, target in enumerate(targets):
-            chunks[(self.size + offset) % len(self.workers)].append(target)
+            index = (self.size + offset) % len(self.workers)
+            chunks[index].append(target)
+            if target.get("label"):
+                self.where[target["label"]] = self.workers[index]
         answers = await asyncio.gather(
             *(w.call("connect", targets=c) for w, c in zip(self.workers, chunks, strict=True))
         )
@@ -214,6 +233,12 @@ class Pool:
             "closed": sum(a["closed"] for a in answers),
         }
 
+    async def frame(self, label: str, above: int, timeout: float) -> int | None:
+        """When the labelled phone got its first private part with ``data-seq`` > ``above``
+        (``perf_counter_ns``), or None (timeout, or the phone was closed)."""
+        answer = await self.where[label].call("frame", label=label, above=above, timeout=timeout)
+        return answer["ns"]
+
     async def tally(self, seqs: list[int]) -> dict[str, Any]:
         """Per seq, over every phone process: phones that have it, first and last arrival."""
         answers = await asyncio.gather(*(w.call("tally", seqs=seqs) for w in self.workers))
@@ -239,6 +264,7 @@ class Pool:
     async def close(self) -> None:
         await asyncio.gather(*(w.call("close") for w in self.workers))
         self.size = 0
+        self.where = {}
 
     async def stop(self) -> None:
         await asyncio.gather(*(w.stop() for w in self.workers), return_exceptions=True)

@@ -206,9 +206,10 @@ def entry_counts(entry: LedgerEntry) -> bool:
     return entry.pk in {e.pk for e in _cancel_reversals(counting)}
 
 
-def sheet(character: Character) -> dict[str, Any]:
-    """Everything a sheet page shows, in a fixed number of queries whatever its size."""
-    now = current_values(character)
+def sheet(character: Character, now: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Everything a sheet page shows, in a fixed number of queries whatever its size
+    (``now``: its :func:`current_values`, when the caller has them already)."""
+    now = current_values(character) if now is None else now
     categories = []
     for category in ("physical", "social", "mental"):
         rows = []

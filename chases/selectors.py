@@ -21,6 +21,7 @@ from characters.selectors import SHEET_PREFETCH, current_values_for
 from chases import rules
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side
 from combat.models import Participant, Scene
+from combat.render_cache import cached
 
 #: What the players see for a hidden NPC, by its role in the chase.
 UNSEEN = "An unseen pursuer"
@@ -182,16 +183,21 @@ def runner(
 
 
 def current_chase(scene: Scene) -> Chase | None:
-    """The scene's running chase, else the last one (its ending stays on every phone)."""
-    chases = Chase.objects.filter(scene=scene).prefetch_related(
-        Prefetch(
-            "sides",
-            queryset=Side.objects.select_related("participant", "participant__character").order_by(
-                "-role", "pk"
-            ),
+    """The scene's running chase, else the last one (its ending stays on every phone); read
+    once for all the renderings of a change."""
+
+    def read() -> Chase | None:
+        chases = Chase.objects.filter(scene=scene).prefetch_related(
+            Prefetch(
+                "sides",
+                queryset=Side.objects.select_related(
+                    "participant", "participant__character"
+                ).order_by("-role", "pk"),
+            )
         )
-    )
-    return chases.filter(ended_at__isnull=True).first() or chases.first()
+        return chases.filter(ended_at__isnull=True).first() or chases.first()
+
+    return cached(("current_chase", scene.pk), read)
 
 
 def engine(chase: Chase) -> rules.Chase:

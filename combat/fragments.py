@@ -22,7 +22,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.template.loader import render_to_string
 
-from combat import selectors
+from combat import render_cache, selectors
 from combat.models import Participant, Scene
 
 TABLET = "combat/scene_tablet.html"
@@ -71,7 +71,8 @@ _load = load
 
 def storyteller_state(scene: Scene) -> str:
     """Everything the storyteller's board shows live (the whole board: sent on connect)."""
-    return _partial(TABLET, "board", selectors.board_state(scene))
+    with render_cache.rendering(scene):
+        return _partial(TABLET, "board", selectors.board_state(scene))
 
 
 def board_regions(scene: Scene, regions: Collection[str] | None = None) -> str:
@@ -82,23 +83,26 @@ def board_regions(scene: Scene, regions: Collection[str] | None = None) -> str:
         raise ValueError(f"unknown board regions: {sorted(unknown)}")
     if not wanted:
         return ""
-    context = selectors.clock_state(scene)
-    if _NEEDS_PEOPLE & set(wanted):
-        context.update(selectors.people_state(scene))
-    if _NEEDS_LOG & set(wanted):
-        context.update(selectors.log_state(scene))
-    context = {**context, "oob": True}
-    return "".join(render_to_string(REGION_TEMPLATES[r], context) for r in wanted)
+    with render_cache.rendering(scene):
+        context = selectors.clock_state(scene)
+        if _NEEDS_PEOPLE & set(wanted):
+            context.update(selectors.people_state(scene))
+        if _NEEDS_LOG & set(wanted):
+            context.update(selectors.log_state(scene))
+        context = {**context, "oob": True}
+        return "".join(render_to_string(REGION_TEMPLATES[r], context) for r in wanted)
 
 
 def players_state(scene: Scene) -> str:
     """The public part every player of the scene sees."""
-    return _partial(PHONE, "public", selectors.public_state(scene))
+    with render_cache.rendering(scene):
+        return _partial(PHONE, "public", selectors.public_state(scene))
 
 
 def private_state(scene: Scene, user) -> str:
     """One player's own part."""
-    return _partial(PHONE, "private", selectors.private_state(scene, user))
+    with render_cache.rendering(scene):
+        return _partial(PHONE, "private", selectors.private_state(scene, user))
 
 
 def scene_change_fragments(
@@ -127,15 +131,25 @@ def scene_change_parts(
     regions: Collection[str] | None = None,
 ) -> Iterator[tuple[str, int | None, str]]:
     """The same renderings one at a time, ``(audience, user id, html)``, the players' part
-    first (the most sockets wait for it), so each can be sent as soon as it is rendered."""
+    first (the most sockets wait for it), so each can be sent as soon as it is rendered.
+
+    They share one :class:`RenderCache`: the scene's challenges, each sheet, are read once for
+    all of them (active only while a part renders, never while the caller sends it)."""
     scene = load(scene_id)
     if scene is None:
         return
-    yield "players", None, players_state(scene)
-    yield "storytellers", None, board_regions(scene, regions)
+    cache = render_cache.for_scene(scene)
+    with cache.active():
+        html = players_state(scene)
+    yield "players", None, html
+    with cache.active():
+        html = board_regions(scene, regions)
+    yield "storytellers", None, html
     ids = list(private_user_ids)
     for user in get_user_model().objects.filter(pk__in=ids) if ids else []:
-        yield "private", user.pk, private_state(scene, user)
+        with cache.active():
+            html = private_state(scene, user)
+        yield "private", user.pk, html
 
 
 def presence_fragment(scene_id: int) -> str:

@@ -12,9 +12,10 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Max, Q, QuerySet
 
 from characters.models import Character, Chronicle, GameNight, LedgerEntry
-from characters.selectors import SHEET_PREFETCH, chronicles_run_by, sheet
+from characters.selectors import chronicles_run_by, sheet
 from combat.hub import fresh_since
 from combat.models import Participant, Presence, Scene, SceneLogEntry
+from combat.render_cache import sheets_now
 from combat.services import format_game_time
 
 BOARD_LOG_LENGTH = 30
@@ -241,13 +242,8 @@ def sheet_seq(scene: Scene, character_ids: list[int]) -> str:
 def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
     """One player's own part: their characters' current sheets and prompts addressed to them."""
     own = player_participants(scene, user)
-    characters = {
-        c.pk: c
-        for c in Character.objects.filter(pk__in=[p.character_id for p in own]).prefetch_related(
-            *SHEET_PREFETCH
-        )
-    }
-    sheets = [{"participant": p, **sheet(characters[p.character_id])} for p in own]
+    characters = sheets_now(p.character_id for p in own)  # read once for the whole part
+    sheets = [{"participant": p, **sheet(*characters[p.character_id])} for p in own]
     removed = [] if own else player_participants(scene, user, removed=True)
     return {
         "scene": scene,

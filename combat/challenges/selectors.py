@@ -16,6 +16,7 @@ from django.db.models import Max, Q
 
 from combat.challenges import services, sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
+from combat.render_cache import cached
 from combat.rules.challenge import Phase
 from combat.rules.profiles import Family
 from combat.rules.terms import Health, RetestKind, Side
@@ -32,6 +33,12 @@ RETEST_WORDS = {
 
 
 def _challenges(scene: Scene, q: Q | None = None) -> list[Challenge]:
+    if q is None:  # every audience of a change shows the same ones: read once
+        return list(cached(("challenges", scene.pk), lambda: _read_challenges(scene)))
+    return _read_challenges(scene, q)
+
+
+def _read_challenges(scene: Scene, q: Q | None = None) -> list[Challenge]:
     rows = Challenge.objects.filter(scene=scene).select_related(
         "attacker__character", "defender__character", "scene"
     )
@@ -404,8 +411,12 @@ def last_started(scene: Scene) -> dict[int, int]:
     """Each attacker's latest challenge in the scene, in one query: a start form's idempotency
     key names it, so the key changes when a challenge starts and never with the scene's
     ``seq`` (a form rendered before a clock tap stays good)."""
-    rows = Challenge.objects.filter(scene=scene).values("attacker").annotate(last=Max("pk"))
-    return {row["attacker"]: row["last"] for row in rows}
+
+    def read() -> dict[int, int]:
+        rows = Challenge.objects.filter(scene=scene).values("attacker").annotate(last=Max("pk"))
+        return {row["attacker"]: row["last"] for row in rows}
+
+    return cached(("last_started", scene.pk), read)
 
 
 def start_choices(

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from characters.models import Character
-from characters.selectors import SHEET_PREFETCH, current_values
 from combat.models import Participant
+from combat.render_cache import sheets_now
 from combat.rules.challenge import Contender
 from combat.rules.terms import Health
 
@@ -121,11 +121,14 @@ class Sheet:
 
 
 def load(participant: Participant) -> Sheet:
-    """The participant's sheet with its current values (one ledger query)."""
+    """The participant's sheet with its current values (one ledger query; read once per
+    change's renderings, :mod:`combat.render_cache`)."""
     if participant.character_id is None:
         return Sheet(participant, None, None)
-    character = Character.objects.prefetch_related(*SHEET_PREFETCH).get(pk=participant.character_id)
-    return Sheet(participant, character, current_values(character))
+    found = sheets_now([participant.character_id]).get(participant.character_id)
+    if found is None:
+        raise Character.DoesNotExist(f"no character {participant.character_id}")
+    return Sheet(participant, *found)
 
 
 def bns_pool(

@@ -14,6 +14,7 @@ from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
 from combat import forms as scene_forms
+from combat import render_cache
 from combat import selectors as scene_selectors
 from combat.challenges import forms, services
 from combat.challenges.services import ChallengeError
@@ -63,7 +64,9 @@ def _region(
 ) -> HttpResponse:
     scene.refresh_from_db()
     context = {"scene": scene, "player": request.user, "challenge_error": error}
-    return render(request, BOARD if as_st else PROMPTS, context, status=status)
+    # the reads of this seq's pushes (when the step made them and the scene stayed there)
+    with render_cache.rendering(scene):
+        return render(request, BOARD if as_st else PROMPTS, context, status=status)
 
 
 def _unreadable(
@@ -91,6 +94,7 @@ def challenge_region(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@render_cache.one_request
 def challenge_start(request: HttpRequest, pk: int) -> HttpResponse:
     scene, as_st = _scene(request, pk)
     form = forms.StartForm(request.POST, scene=scene)
@@ -105,6 +109,7 @@ def challenge_start(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@render_cache.one_request
 def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     """A side's step: from the player's phone, or from the tablet for an NPC or static side."""
     scene, is_st = _scene(request, pk)
@@ -191,6 +196,7 @@ def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@render_cache.one_request
 def challenge_st(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     """The storyteller's calls on a challenge (from the tablet)."""
     scene, is_st = _scene(request, pk)
@@ -262,6 +268,7 @@ def challenge_odds(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@render_cache.one_request
 def challenge_regain(request: HttpRequest, pk: int) -> HttpResponse:
     """W7 from the phone: one willpower buys back a category's traits lost tonight."""
     scene, is_st = _scene(request, pk)
@@ -284,6 +291,7 @@ def challenge_regain(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@render_cache.one_request
 def challenge_mob(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     """C16: a mob member bids (or stays out) from its phone, or drops out of the formed mob
     when it cannot match the negatives named; the storyteller for an NPC (or an absent

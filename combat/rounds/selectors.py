@@ -14,6 +14,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from combat.models import Combat, CombatStage, Participant, Scene
+from combat.render_cache import cached
 from combat.rounds import met, services, wod
 from combat.rounds.sheets import stats_for
 from combat.rules.wod_round import Step, WodRound
@@ -22,7 +23,11 @@ DIRECTION = {"declare": "Declaring, slowest first ↑", "resolve": "Resolving, f
 
 
 def running(scene: Scene) -> Combat | None:
-    return Combat.objects.filter(scene=scene, ended_at__isnull=True).first()
+    """The scene's running combat (read once for all the renderings of a change)."""
+    return cached(
+        ("running_combat", scene.pk),
+        lambda: Combat.objects.filter(scene=scene, ended_at__isnull=True).first(),
+    )
 
 
 def _members(combat: Combat) -> dict[int, Participant]:

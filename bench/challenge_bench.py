@@ -1,0 +1,283 @@
+"""Challenge throughput, part of ``make bench``: pairs of players play whole challenges through
+the real HTTP endpoints while their phones listen on the real websockets.
+
+For each set-up of ``challenge_setup.py`` (P pairs, each in a scene of its own or all in one
+shared scene) every player loads its phone page (for the CSRF cookie and the ``seq``), opens
+its scene socket (``bench/phones.py``), and each pair plays challenges back to back for
+``--challenge-seconds`` (``challenge_play.py``: start, bid, two throws, the loser accepts),
+the attacker on the first server process, the defender on the second (so with two processes
+every push to the other phone crosses the channel layer). After each POST the pair waits
+until the other player's phone has a private part (``#scene-private``) rendered after the tap
+(a ``data-seq`` above every ``seq`` the pair's earlier answers carried: a push is rendered on
+commit, before the answer, so an older push never passes for a newer one); the time from
+sending the POST to that frame is the tap-to-other-screen latency (the throws' is the goal).
+
+Measured per set-up: challenges resolved per second, p50/p99 of the throws' (and every tap's)
+tap-to-other-screen latency, the POSTs' answer time, and the server processes' CPU per tap
+(``/proc``, before and after). Errors (an answer other than 200, a push that never came)
+are counted, never hidden.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import re
+import secrets
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.challenge_play import Pair
+from bench.minihttp import Client
+from bench.procs import PY, ROOT, Pool, Server, free_port, settle
+
+SEQ = re.compile(r'data-seq="(\d+)"')
+ACT = re.compile(r"/challenges/(\d+)/act/")
+FRAME_TIMEOUT = 10.0
+
+
+def pct(values: list[float], p: float) -> float | None:
+    """Nearest-rank percentile."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)], 1)
+
+
+@dataclass
+class Player:
+    label: str
+    client: Client
+    participant: int
+    traits: dict[str, dict[str, int]]
+
+
+@dataclass
+class Scenario:
+    pairs: int
+    layout: str
+    procs: int
+    layer: str
+    resolved: int = 0
+    taps: int = 0
+    seconds: float = 0.0
+    cpu_s: float = 0.0
+    throw_ms: list[float] = field(default_factory=list)
+    tap_ms: list[float] = field(default_factory=list)
+    post_ms: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    missing: int = 0  # taps whose push never reached the other phone within FRAME_TIMEOUT
+    exhausted: int = 0  # pairs that ran out of bids before the time was up
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "pairs": self.pairs,
+            "layout": self.layout,
+            "procs": self.procs,
+            "layer": self.layer,
+            "resolutions": self.resolved,
+            "seconds": round(self.seconds, 1),
+            "resolutions_per_s": round(self.resolved / self.seconds, 2) if self.seconds else None,
+            "taps": self.taps,
+            "throw_p50_ms": pct(self.throw_ms, 50),
+            "throw_p99_ms": pct(self.throw_ms, 99),
+            "tap_p50_ms": pct(self.tap_ms, 50),
+            "tap_p99_ms": pct(self.tap_ms, 99),
+            "post_p50_ms": pct(self.post_ms, 50),
+            "cpu_ms_per_tap": round(1000 * self.cpu_s / self.taps, 1) if self.taps else None,
+            "errors": len(self.errors),
+            "missing": self.missing,
+        }
+
+
+class Stop(Exception):
+    """The pair cannot go on (an error answer)."""
+
+
+class Table:
+    """One pair at its scene: the two players, the pair's bids, the newest seq it saw."""
+
+    def __init__(self, scene: int, a: Player, d: Player, above: int, result: Scenario):
+        self.scene, self.a, self.d, self.above, self.result = scene, a, d, above, result
+        self.play = Pair(traits={"attacker": a.traits, "defender": d.traits})
+
+    def side(self, name: str) -> tuple[Player, Player]:
+        return (self.a, self.d) if name == "attacker" else (self.d, self.a)
+
+    async def tap(self, pool: Pool, side: str, path: str, data: dict, kind: str) -> str:
+        me, other = self.side(side)
+        data = {**data, "key": uuid.uuid4().hex}
+        answer = await me.client.post(path, data, htmx=True)
+        self.result.post_ms.append((time.perf_counter_ns() - answer.sent_ns) / 1e6)
+        self.result.taps += 1
+        if answer.status != 200:
+            self.result.errors.append(f"{kind}: HTTP {answer.status}")
+            raise Stop(f"{kind} answered HTTP {answer.status}: {answer.text[:200]}")
+        got = await pool.frame(other.label, self.above, FRAME_TIMEOUT)
+        if got is None:
+            self.result.missing += 1
+        else:
+            ms = (got - answer.sent_ns) / 1e6
+            self.result.tap_ms.append(ms)
+            if kind == "throw":
+                self.result.throw_ms.append(ms)
+        seqs = [int(s) for s in SEQ.findall(answer.text)]
+        self.above = max([self.above, *seqs])
+        return answer.text
+
+    async def challenge(self, pool: Pool) -> bool:
+        ch = self.play.next()
+        if ch is None:
+            return False
+        base = f"/scenes/{self.scene}/challenges/"
+        text = await self.tap(
+            pool,
+            "attacker",
+            base,
+            {
+                "attacker": str(self.a.participant),
+                "defender": str(self.d.participant),
+                "mode": "contested",
+                "bid": f"{ch.category}:{ch.bids['attacker']}",
+                "effect": "bench",
+            },
+            "start",
+        )
+        cid = max((int(c) for c in ACT.findall(text)), default=None)
+        if cid is None:
+            raise Stop("the start's answer names no challenge")
+        act = f"{base}{cid}/act/"
+        bid = {"action": "answer", "side": "defender", "answer": "bid"}
+        await self.tap(pool, "defender", act, {**bid, "bid": ch.bids["defender"]}, "answer")
+        for side in ("attacker", "defender"):
+            throw = {"action": "throw", "side": side, "throw": ch.throws[side]}
+            await self.tap(pool, side, act, throw, "throw")
+        await self.tap(pool, ch.loser, act, {"action": "accept", "side": ch.loser}, "accept")
+        self.play.resolved()
+        self.result.resolved += 1
+        return True
+
+    async def run(self, pool: Pool, deadline: float) -> None:
+        try:
+            while time.monotonic() < deadline:
+                if not await self.challenge(pool):
+                    self.result.exhausted += 1
+                    return
+        except Stop as stop:
+            self.result.errors.append(str(stop))
+
+
+async def _page_seq(client: Client, scene: int) -> int:
+    """Load the phone page (the CSRF cookie comes with it); the scene's seq it shows."""
+    page = await client.request("GET", f"/scenes/{scene}/phone/")
+    if page.status != 200:
+        raise RuntimeError(f"GET /scenes/{scene}/phone/ answered {page.status}")
+    return max((int(s) for s in SEQ.findall(page.text)), default=0)
+
+
+async def scenario(
+    setup: dict[str, Any], pool: Pool, servers: list[Server], seconds: float, layer: str
+) -> Scenario:
+    result = Scenario(setup["pairs"], setup["label"].split("-", 1)[1], len(servers), layer)
+    tables, targets = [], []
+    for i, row in enumerate(setup["tables"]):
+        players = []
+        for side, server in (("attacker", servers[0]), ("defender", servers[-1])):
+            info = row[side]
+            client = Client("127.0.0.1", server.port, cookies={"sessionid": info["session"]})
+            label = f"{setup['label']}/{i}/{side}"
+            players.append(Player(label, client, info["participant"], info["traits"]))
+            targets.append(
+                {
+                    "url": f"ws://127.0.0.1:{server.port}/ws/scenes/{row['scene']}/",
+                    "cookie": f"sessionid={info['session']}",
+                    "origin": f"http://127.0.0.1:{server.port}",
+                    "label": label,
+                }
+            )
+        seqs = [await _page_seq(p.client, row["scene"]) for p in players]
+        tables.append(Table(row["scene"], players[0], players[1], max(seqs), result))
+    try:
+        added = await pool.add(targets)
+        if added["failed"]:
+            result.errors.append(f"{added['failed']} phones could not connect: {added['errors']}")
+            return result
+        state = await pool.initial(timeout=60)
+        if state["with_state"] < state["phones"]:
+            result.errors.append(f"{state['phones'] - state['with_state']} phones got no state")
+            return result
+        await settle(servers)
+        cpu = sum(s.cpu for s in servers)
+        began = time.monotonic()
+        await asyncio.gather(*(t.run(pool, began + seconds) for t in tables))
+        result.seconds = time.monotonic() - began
+        result.cpu_s = sum(s.cpu for s in servers) - cpu
+    finally:
+        for table in tables:
+            await table.a.client.close()
+            await table.d.client.close()
+        await pool.close()
+    return result
+
+
+def report(result: Scenario) -> str:
+    r = result.row()
+    line = (
+        f"    {r['pairs']:>2} pairs, {r['layout']:<8}: {r['resolutions_per_s']} resolutions/s "
+        f"({r['resolutions']} in {r['seconds']} s); throw to the other phone p50 "
+        f"{r['throw_p50_ms']} ms, p99 {r['throw_p99_ms']} ms (every tap p50 {r['tap_p50_ms']}, "
+        f"p99 {r['tap_p99_ms']}); post answered p50 {r['post_p50_ms']} ms; server CPU "
+        f"{r['cpu_ms_per_tap']} ms a tap over {r['taps']} taps"
+    )
+    if r["errors"] or r["missing"]:
+        line += f"; {r['errors']} errors, {r['missing']} pushes missing"
+        line += "".join(f"\n      {e}" for e in result.errors[:3])
+    if result.exhausted:
+        line += f"; {result.exhausted} pairs ran out of bids"
+    return line
+
+
+async def run_challenges(
+    args: Any,
+    pool: Pool,
+    logs: Path,
+    env: dict[str, str],
+    procs: int,
+    layer: str,
+    log: Any,
+) -> list[dict[str, Any]]:
+    """Build the tables, start ``procs`` servers, play every set-up; the rows."""
+    out = logs / f"challenges-{secrets.token_hex(4)}.json"
+    argv = [PY, str(ROOT / "bench" / "challenge_setup.py"), str(out)]
+    argv += ["--pairs", ",".join(map(str, args.pairs)), "--layouts", ",".join(args.layouts)]
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    text, _ = await asyncio.wait_for(proc.communicate(), 300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"building the challenge tables failed:\n{text.decode()[-2000:]}")
+    setups = json.loads(out.read_text(encoding="utf-8"))["setups"]
+    servers = [
+        Server(
+            f"challenges-{layer}-{i}",
+            [PY, "manage.py", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env,
+            port,
+            logs,
+        )
+        for i, port in enumerate(free_port() for _ in range(procs))
+    ]
+    rows = []
+    try:
+        await asyncio.gather(*(s.start() for s in servers))
+        for setup in setups:
+            result = await scenario(setup, pool, servers, args.challenge_seconds, layer)
+            log(report(result))
+            rows.append(result.row())
+    finally:
+        await asyncio.gather(*(s.stop() for s in servers))
+    return rows

@@ -1,0 +1,121 @@
+"""Reads shared by the renderings of one change: each sheet, each list read once.
+
+A change is rendered once per audience (the players' public part, the board's regions, the
+private part of each player concerned), and each rendering used to read the same rows again:
+the scene's challenges for every audience, a player's sheet (with its ledger) for its private
+part, then again for its start form and for its card's bids. Inside :meth:`RenderCache.active`
+the selectors read each through :func:`cached` once; outside any (the services, which write
+and must read what they wrote) they read every time.
+
+A cache lives for one change's renderings (``combat.fragments.scene_change_parts``) or one
+answer's region, a few milliseconds after the commit it shows, and is then dropped: nothing
+is ever read from a cache of an earlier change. What it holds must not be changed by its
+readers (the template tags and selectors only read).
+
+Inside a view wrapped in :func:`one_request` (a challenge step: one service call, one commit,
+then the answer) the renderings of the scene at one ``seq`` share one cache: the pushes the
+commit makes (a sheet change's, then the scene change's) and the answer's region. A region
+rendered after the scene moved on (another ``seq``) reads afresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import wraps
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_values: ContextVar[dict[Hashable, Any] | None] = ContextVar("render_cache", default=None)
+# Inside one_request: (scene id, seq) -> the cache of that scene's renderings at that seq.
+_request: ContextVar[dict[tuple[int, int], RenderCache] | None] = ContextVar(
+    "render_cache_request", default=None
+)
+
+
+class RenderCache:
+    """The reads of one change's renderings (activate it around each rendering)."""
+
+    def __init__(self) -> None:
+        self.values: dict[Hashable, Any] = {}
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        token = _values.set(self.values)
+        try:
+            yield
+        finally:
+            _values.reset(token)
+
+
+def for_scene(scene: Any) -> RenderCache:
+    """The cache for renderings of ``scene`` at its ``seq``: inside :func:`one_request` the
+    one every rendering of that scene at that seq shares, else a new one."""
+    shared = _request.get()
+    if shared is None:
+        return RenderCache()
+    key = (scene.pk, scene.seq)
+    if key not in shared:
+        shared.clear()  # an older seq's reads are never used again
+        shared[key] = RenderCache()
+    return shared[key]
+
+
+@contextmanager
+def rendering(scene: Any) -> Iterator[None]:
+    """Render ``scene`` with its cache (:func:`for_scene`), unless one is active already."""
+    if _values.get() is not None:
+        yield
+        return
+    with for_scene(scene).active():
+        yield
+
+
+def one_request(view: Callable[..., T]) -> Callable[..., T]:
+    """A view of one step (one service call, one commit, then its answer): its pushes and its
+    answer's region share their reads (:func:`for_scene`)."""
+
+    @wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> T:
+        token = _request.set({})
+        try:
+            return view(*args, **kwargs)
+        finally:
+            _request.reset(token)
+
+    return wrapped
+
+
+def cached(key: Hashable, read: Callable[[], T]) -> T:
+    """``read()``, once per active cache (every time when none is active)."""
+    values = _values.get()
+    if values is None:
+        return read()
+    if key not in values:
+        values[key] = read()
+    return values[key]
+
+
+def sheets_now(character_ids: Iterable[int]) -> dict[int, tuple[Any, dict[str, Any]]]:
+    """Characters (with ``SHEET_PREFETCH``) and their current values, by id: the ones not read
+    yet in the active cache in one go (one ledger query for them all)."""
+    from characters.models import Character
+    from characters.selectors import SHEET_PREFETCH, current_values_for
+
+    ids = list(dict.fromkeys(character_ids))
+    values = _values.get()
+    known = values or {}
+    found = {i: known[("sheet", i)] for i in ids if ("sheet", i) in known}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        rows = Character.objects.filter(pk__in=missing).select_related("player")
+        rows = rows.prefetch_related(*SHEET_PREFETCH)
+        characters = list(rows)
+        now = current_values_for(characters)
+        for character in characters:
+            found[character.pk] = (character, now[character.pk])
+            if values is not None:
+                values[("sheet", character.pk)] = found[character.pk]
+    return found

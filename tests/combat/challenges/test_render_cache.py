@@ -1,0 +1,95 @@
+"""One change's renderings read each sheet and the scene's challenges once (combat.render_cache);
+a step's answer shares its pushes' reads while the scene stays at that seq; nothing is ever
+read from the cache of another change."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from combat import fragments, render_cache
+from combat.challenges import services, sheets
+
+pytestmark = pytest.mark.django_db
+
+
+def _sheet_reads(captured: CaptureQueriesContext) -> int:
+    return sum('FROM "characters_character"' in q["sql"] for q in captured.captured_queries)
+
+
+def _challenge_lists(captured: CaptureQueriesContext) -> int:
+    return sum(
+        'FROM "combat_challenge"' in q["sql"] and "GROUP BY" not in q["sql"]
+        for q in captured.captured_queries
+    )
+
+
+def test_one_change_reads_each_sheet_and_the_challenges_once_for_every_audience(classic):
+    t = classic
+    t.start(category="physical", bid="Strong")  # the defender's turn: the board reads its sheet
+    t.refresh()
+    users = [t.a_user.pk, t.d_user.pk]
+    with CaptureQueriesContext(connection) as captured:
+        out = fragments.scene_change_fragments(t.scene.pk, private_user_ids=users)
+    assert _sheet_reads(captured) == 2  # Marcus's and Sophia's, whoever shows them
+    assert _challenge_lists(captured) == 1  # the public part, the board, both private parts
+    assert "Marcus vs Sophia" in out.players and 'id="challenge-board"' in out.storytellers
+    assert "Nothing to bid" in out.private[t.d_user.pk]  # the card's bids: Sophia's sheet
+    assert "Tough" in out.private[t.d_user.pk] and "Strong" in out.private[t.a_user.pk]
+
+
+def test_a_step_answer_shares_its_pushes_reads_until_the_scene_moves_on(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    t.refresh()
+
+    @render_cache.one_request
+    def step() -> tuple[int, int]:
+        fragments.private_state(t.scene, t.a_user)  # the push, on commit
+        with CaptureQueriesContext(connection) as answer:
+            fragments.private_state(t.scene, t.a_user)  # the answer's region, same seq
+        services.challenge_answer(  # the next step (its pushes wait for a commit)
+            scene=t.refresh().scene,
+            challenge=t.ch(ch),
+            by=t.d_user,
+            side="defender",
+            answer="bid",
+            bid="Tough",
+        )
+        with CaptureQueriesContext(connection) as moved:
+            fragments.private_state(t.refresh().scene, t.a_user)  # another seq: afresh
+        return _sheet_reads(answer), _sheet_reads(moved)
+
+    assert step() == (0, 1)
+
+
+def test_outside_a_rendering_every_read_is_fresh(classic):
+    """The services (and a socket's whole state) read what is there now: a loss written
+    between two reads shows in the second."""
+    t = classic
+    with CaptureQueriesContext(connection) as captured:
+        fragments.private_state(t.scene, t.d_user)
+        fragments.private_state(t.scene, t.d_user)
+    assert _sheet_reads(captured) == 2
+    before = sheets.load(t.d).traits("physical")["Tough"]
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.throw(ch, "rock", "scissors")
+    t.do("accept", ch, t.d_user, side="defender")
+    assert sheets.load(t.d).traits("physical")["Tough"] == before - 1
+
+
+def test_a_cache_is_never_shared_by_two_seqs_of_a_scene(classic):
+    t = classic
+    t.refresh()
+
+    @render_cache.one_request
+    def caches() -> tuple[bool, bool]:
+        first = render_cache.for_scene(t.scene)
+        same = render_cache.for_scene(t.scene) is first
+        t.scene.seq += 1
+        return same, render_cache.for_scene(t.scene) is first
+
+    assert caches() == (True, False)
+    assert render_cache.for_scene(t.scene) is not render_cache.for_scene(t.scene)
