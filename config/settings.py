@@ -26,7 +26,7 @@ if not SECRET_KEY:
     raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
 
 # On a laptop phones reach the app by its LAN address; never "*", because the websocket
-# origin check (AllowedHostsOriginValidator) trusts exactly these hosts.
+# origin check (config/origin.py) trusts exactly these hosts.
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", local_hostnames() if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
