@@ -28,6 +28,7 @@ from characters.models import Equipment, LedgerEntry, LedgerKind
 from characters.selectors import entry_counts
 from characters.services import LedgerError, ledger_regain, ledger_reverse, ledger_spend
 from combat.challenges import sheets
+from combat.logtext import one_line
 from combat.models import (
     Challenge,
     ChallengeLock,
@@ -296,7 +297,7 @@ def _log_outcome(scene: Scene, challenge: Challenge, by: AbstractBaseUser) -> No
             seq=scene.seq,
             game_time=scene.game_time,
             kind=LogKind.CHALLENGE,
-            text=text[:500],
+            text=one_line(text)[:500],
             public=public and not _hidden(challenge),
             data={"challenge": challenge.pk, "outcome": True},
             created_by=by if by is not None and by.is_authenticated else None,
