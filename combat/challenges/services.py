@@ -202,9 +202,20 @@ def _without(mapping: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in mapping.items() if k not in keys}
 
 
-def _note(challenge: Challenge, text: str) -> None:
-    """A line both sides (and the storyteller) see in the challenge's history."""
-    challenge.history = [*challenge.history, {"step": challenge.step + 1, "text": text}]
+def _note(challenge: Challenge, text: str, *, repeats: str = "") -> None:
+    """A line both sides (and the storyteller) see in the challenge's history.
+
+    A line of the same ``repeats`` kind as the last one (a side calling the storyteller once
+    more) replaces it and counts ``times``, so a challenge someone taps on and on keeps a
+    short history.
+    """
+    line = {"step": challenge.step + 1, "text": text} | ({"repeats": repeats} if repeats else {})
+    last = challenge.history[-1] if challenge.history else None
+    if repeats and last and last.get("repeats") == repeats:
+        line["times"] = last.get("times", 1) + 1
+        challenge.history = [*challenge.history[:-1], line]
+    else:
+        challenge.history = [*challenge.history, line]
 
 
 def _save(
@@ -245,13 +256,15 @@ def _tell(
     text: str,
     *,
     history: str | None = None,
+    repeats: str = "",
     public: bool = False,
     engine: Engine | None = None,
     also: list[int] | None = None,
 ) -> Challenge:
     """A step with no outcome to look for: the challenge's history says ``history`` (else
-    ``text``), the scene's log says ``text``; saved and announced."""
-    _note(challenge, text if history is None else history)
+    ``text``, :func:`_note` on ``repeats``), the scene's log says ``text``; saved and
+    announced."""
+    _note(challenge, text if history is None else history, repeats=repeats)
     _save(scene, challenge, by, text, public=public, engine=engine, also=also)
     return challenge
 
@@ -1981,6 +1994,7 @@ def challenge_dispute(
             by,
             f"{who} calls the storyteller",
             history=f"{who} calls the storyteller: {words}",
+            repeats=f"call-{side}",
         )
 
 
