@@ -182,3 +182,29 @@ def test_code_that_authenticates_without_a_request_is_not_locked(janet) -> None:
     from django.contrib.auth import authenticate
 
     assert authenticate(username="janet", password=PASSWORD) == janet
+
+
+def test_processes_share_the_buckets_through_redis(settings) -> None:
+    """With REDIS_URL each server process reads the same bucket (a fresh connection here
+    stands for another process)."""
+    import os
+    import uuid
+
+    from django.core.cache import cache
+
+    if not os.environ.get("REDIS_URL"):
+        pytest.skip("REDIS_URL is not set: each process keeps its own buckets")
+    redis = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": os.environ["REDIS_URL"],
+        "KEY_PREFIX": f"{settings.CACHES['default'].get('KEY_PREFIX', 'test')}-{uuid.uuid4()}",
+    }
+    settings.CACHES = {"default": dict(redis)}
+    bucket = Bucket("shared", rate=0.01, burst=3)
+    assert [bucket.wait("u1") for _ in range(3)] == [0.0] * 3
+    settings.CACHES = {"default": dict(redis)}  # another process, another connection
+    try:
+        assert bucket.wait("u1") > 0
+    finally:
+        bucket.reset("u1")
+        cache.close()
