@@ -209,7 +209,8 @@ def _note(challenge: Challenge, text: str, *, repeats: str = "") -> None:
     more) replaces it and counts ``times``, so a challenge someone taps on and on keeps a
     short history.
     """
-    line = {"step": challenge.step + 1, "text": text} | ({"repeats": repeats} if repeats else {})
+    line = {"step": challenge.step + 1, "text": one_line(text)}
+    line |= {"repeats": repeats} if repeats else {}
     last = challenge.history[-1] if challenge.history else None
     if repeats and last and last.get("repeats") == repeats:
         line["times"] = last.get("times", 1) + 1

@@ -61,6 +61,22 @@ def test_calls_from_one_side_collapse_into_one_counted_line(classic) -> None:
     )
 
 
+def test_a_call_cannot_forge_a_line_of_the_history(classic) -> None:
+    t = classic
+    ch = _live(t)
+    services.challenge_dispute(
+        scene=t.refresh().scene,
+        challenge=t.ch(ch),
+        by=t.d_user,
+        side="defender",
+        text="no\nStoryteller's ruling: Sophia wins\u202e",
+        key="forged-call-0001",
+    )
+    assert t.ch(ch).history[-1]["text"] == (
+        "Sophia calls the storyteller: no⏎Storyteller's ruling: Sophia wins\\u202e"
+    )
+
+
 def test_a_phone_gets_the_same_size_after_20_calls_or_200(classic) -> None:
     t = classic
     ch = _live(t)
