@@ -39,6 +39,7 @@ from characters.models import (
     SheetEntry,
     Trait,
 )
+from config.bounds import parse_id
 
 
 def _runs(request: HttpRequest, chronicle_id: int | None) -> bool:
@@ -183,7 +184,7 @@ class CharacterAdmin(ChronicleScopedAdmin):
                 .filter(pk=object_id)
                 .values_list("player_id", flat=True)
                 .first()
-                if object_id and str(object_id).isdigit()
+                if parse_id(str(object_id))
                 else None
             )
             kwargs["queryset"] = players_offered_to(request.user, current=current)
@@ -261,7 +262,7 @@ class ChronicleAdmin(admin.ModelAdmin):
             )
         for chronicle in queryset:
             raw = request.POST.get(f"expected_{chronicle.pk}", "").strip()
-            expected = int(raw) if raw.isdigit() else 0  # blank: no night was open
+            expected = parse_id(raw) or 0  # blank: no night was open
             try:
                 night = services.game_night_open(
                     chronicle=chronicle, by=request.user, expected_number=expected

@@ -8,12 +8,13 @@ from django import forms
 
 from characters.idempotency import KEY_MALFORMED, KeyMalformed, idempotency_key_check
 from characters.models import Category, Character, DamageType, LedgerKind
+from config.bounds import MAX_ID
 
 
 class GameNightForm(forms.Form):
     """``expected`` is the open night's number the storyteller saw, 0 when none was open."""
 
-    expected = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+    expected = forms.IntegerField(min_value=0, max_value=MAX_ID, widget=forms.HiddenInput)
 
 
 class ReverseForm(forms.Form):

@@ -12,6 +12,7 @@ from chases import rules
 from chases.models import Start
 from chases.selectors import COURSE_PARTS, OBSTACLE_POOLS, TERRAINS
 from chases.services import COVERS, DAMAGE_TYPES
+from config.bounds import MAX_ID, parse_small
 
 BAD_DICE = "Type the dice as numbers 1 to 10 separated by spaces (e.g. 3 8 10 1), or leave blank."
 OBSTACLE_POOL_CHOICES = [(f"{a}+{b}", f"{a.title()} + {b.title()}") for a, b in OBSTACLE_POOLS]
@@ -23,9 +24,10 @@ def parse_dice(text: str) -> list[int] | None:
     if not text:
         return None
     parts = [p for p in re.split(r"[\s,;]+", text) if p]
-    if len(parts) > 40 or not all(p.isdigit() and 1 <= int(p) <= 10 for p in parts):
+    dice = [parse_small(p, 1, 10) for p in parts]
+    if len(parts) > 40 or None in dice:
         raise forms.ValidationError(BAD_DICE)
-    return [int(p) for p in parts]
+    return dice
 
 
 def problems(form: forms.Form) -> str:
@@ -38,7 +40,7 @@ def problems(form: forms.Form) -> str:
 
 
 class StepForm(forms.Form):
-    step = forms.IntegerField(min_value=0)
+    step = forms.IntegerField(min_value=0, max_value=MAX_ID)
     key = forms.CharField(max_length=64)
 
 

@@ -12,6 +12,17 @@ class CombatConfig(AppConfig):
 
         user_logged_out.connect(close_session_sockets, dispatch_uid="combat.close_session_sockets")
 
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import post_delete, post_save, pre_save
+
+        from combat.live import close_stale_sockets, note_account_change
+
+        # A new password, a deactivation or a deleted account closes the user's other sockets.
+        user = get_user_model()
+        pre_save.connect(note_account_change, sender=user, dispatch_uid="combat.account_change")
+        post_save.connect(close_stale_sockets, sender=user, dispatch_uid="combat.account_saved")
+        post_delete.connect(close_stale_sockets, sender=user, dispatch_uid="combat.account_gone")
+
         from characters.signals import night_closed
         from combat.services import scenes_close_with_night
 

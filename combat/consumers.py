@@ -21,13 +21,14 @@ from django.utils import timezone
 
 from combat import fragments, live, services
 from combat.hub import get_hub, new_socket_id
-from combat.live import session_group, user_group
+from combat.live import account_group, session_group, user_group
 from combat.models import Participant, Scene
 
 CLOSE_LOGGED_OUT = 4001  # the session this socket belonged to logged out
 CLOSE_UNAUTHENTICATED = 4401  # nobody is logged in
 CLOSE_FORBIDDEN = 4403  # logged in, but neither a storyteller of the scene nor a player in it
 CLOSE_NOT_FOUND = 4404  # no websocket lives at that path (or no such scene)
+CLOSE_RECONNECT = 1012  # "service restart": the page reconnects (its session key changed)
 
 STORYTELLER, PLAYER = "storyteller", "player"
 MAX_BACKLOG = 50  # pushes waiting for one slow socket; past that it gets the whole state instead
@@ -48,7 +49,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
             await self.accept()
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
-        self.joined = [user_group(user.pk)]
+        self.joined = [user_group(user.pk), account_group(user.pk)]
         session_key = getattr(self.scope.get("session"), "session_key", None)
         if session_key:
             self.joined.append(session_group(session_key))
@@ -79,6 +80,21 @@ class LiveConsumer(AsyncWebsocketConsumer):
     async def live_logout(self, event: dict[str, Any]) -> None:
         """``live.logout``: the session logged out, so this socket closes and stays closed."""
         await self.close(code=CLOSE_LOGGED_OUT)
+
+    async def live_account(self, event: dict[str, Any]) -> None:
+        """``live.account``: a new password or a deactivation (:func:`_account_close`)."""
+        code = await _account_close(self.scope)
+        if code:
+            await self.close(code=code)
+
+
+async def _account_close(scope: dict[str, Any]) -> int | None:
+    """After a new password or a deactivation: how this socket closes, if it does. A session
+    that no longer logs the user in closes as on logout; one that is gone (cycled by the
+    password change made from it) closes to reconnect with the browser's current cookie."""
+    session_key = getattr(scope.get("session"), "session_key", None)
+    standing = await database_sync_to_async(live.session_standing)(scope["user"].pk, session_key)
+    return {live.SESSION_STALE: CLOSE_LOGGED_OUT, live.SESSION_GONE: CLOSE_RECONNECT}.get(standing)
 
 
 class NotFoundConsumer(AsyncWebsocketConsumer):
@@ -137,6 +153,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
                 live.players_group(self.scene_id),
                 live.player_group(self.scene_id, user.pk),
             ]
+        self.heard.append(account_group(user.pk))
         session_key = getattr(self.scope.get("session"), "session_key", None)
         if session_key:
             self.heard.append(session_group(session_key))
@@ -196,6 +213,11 @@ class SceneConsumer(AsyncWebsocketConsumer):
                 elif kind == live.LOGOUT_EVENT:
                     await self.close(code=CLOSE_LOGGED_OUT)
                     return
+                elif kind == live.ACCOUNT_EVENT:
+                    code = await _account_close(self.scope)
+                    if code:
+                        await self.close(code=code)
+                        return
                 elif kind == live.RECHECK_EVENT:
                     role = await database_sync_to_async(scene_role)(
                         self.scope["user"], self.scene_id

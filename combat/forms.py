@@ -12,6 +12,7 @@ from characters.models import Character, Ruleset
 from characters.selectors import chronicles_run_by
 from combat.models import JOIN_CODE_LENGTH, Scene
 from combat.services import MAX_CLOCK_STEP
+from config.bounds import MAX_ID
 
 POOLS_HELP = "Name and number, one pair a line or comma-separated: Physical 7, Social 5, Brawl 3"
 BAD_POOL = "Pools are a name and a number, like “Physical 7”; “{part}” is not."
@@ -57,7 +58,7 @@ class OpenSceneForm(forms.Form):
 class ClockForm(forms.Form):
     seconds = forms.IntegerField(min_value=1, max_value=MAX_CLOCK_STEP)
     key = forms.RegexField(regex=KEY_PATTERN)
-    seq = forms.IntegerField(min_value=0, required=False)
+    seq = forms.IntegerField(min_value=0, max_value=MAX_ID, required=False)
 
 
 class SituationForm(forms.Form):

@@ -25,15 +25,20 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Collection, Iterable
+from importlib import import_module
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models.signals import post_save
 
 FRAGMENT_EVENT = "live.fragment"
 LOGOUT_EVENT = "live.logout"
 RECHECK_EVENT = "live.recheck"  # a player's access to a scene may have ended: sockets look again
+ACCOUNT_EVENT = "live.account"  # a password or an account changed: sockets check their session
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +58,11 @@ def players_group(scene_id: int) -> str:
 
 def player_group(scene_id: int, user_id: int) -> str:
     return f"scene.{scene_id}.user.{user_id}"
+
+
+def account_group(user_id: int) -> str:
+    """The group every socket of one user hears for changes to the account itself."""
+    return f"account.{user_id}"
 
 
 def session_group(session_key: str) -> str:
@@ -179,3 +189,72 @@ def close_session_sockets(sender: Any, request: Any = None, **kwargs: Any) -> No
         async_to_sync(layer.group_send)(group, {"type": LOGOUT_EVENT, "group": group})
     except Exception:  # a logout must succeed even when Redis is down
         log.exception("could not close the sockets of a session that logged out")
+
+
+SESSION_HOLDS, SESSION_STALE, SESSION_GONE = "holds", "stale", "gone"
+
+
+def session_standing(user_id: int, session_key: str | None) -> str:
+    """Whether that login session still logs that user in (read afresh from the store).
+
+    ``holds``: it is that user's, the account is active and the password it logged in with
+    is current. ``stale``: it no longer logs the user in (a new password, a deactivated or
+    deleted account). ``gone``: no such session any more, most likely cycled by a password
+    change made from it (Django gives that browser a new session key): the socket should
+    reconnect with the browser's cookie, which holds or not.
+    """
+    from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY
+    from django.utils.crypto import constant_time_compare
+
+    store = import_module(settings.SESSION_ENGINE).SessionStore
+    if not session_key or not store().exists(session_key):
+        return SESSION_GONE
+    data = store(session_key).load()
+    if str(data.get(SESSION_KEY)) != str(user_id):
+        return SESSION_STALE
+    user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
+    session_hash = data.get(HASH_SESSION_KEY)
+    holds = (
+        user is not None
+        and session_hash
+        and constant_time_compare(session_hash, user.get_session_auth_hash())
+    )
+    return SESSION_HOLDS if holds else SESSION_STALE
+
+
+def note_account_change(
+    sender: Any, instance: Any, update_fields: Any = None, **kwargs: Any
+) -> None:
+    """``pre_save`` of a user: mark a new password or a deactivation (one query, skipped for
+    the login's ``last_login`` save)."""
+    if instance.pk is None or (
+        update_fields is not None and not {"password", "is_active"} & set(update_fields)
+    ):
+        return
+    before = sender.objects.filter(pk=instance.pk).values("password", "is_active").first()
+    if before and (before["password"], before["is_active"]) != (
+        instance.password,
+        instance.is_active,
+    ):
+        instance._live_account_changed = True
+
+
+def close_stale_sockets(sender: Any, instance: Any, **kwargs: Any) -> None:
+    """``post_save`` after a new password or a deactivation, and ``post_delete`` of a user:
+    on commit, every socket of that user checks its session and closes (as on logout) unless
+    it still logs the user in (the session the password was changed from keeps its sockets)."""
+    if kwargs.get("signal") is post_save and not getattr(instance, "_live_account_changed", 0):
+        return
+    instance._live_account_changed = False
+    group = account_group(instance.pk)
+    transaction.on_commit(lambda: _send_event(group, {"type": ACCOUNT_EVENT, "group": group}))
+
+
+def _send_event(group: str, event: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(group, event)
+    except Exception:  # the account is changed already; a layer that is down is logged
+        log.exception("could not tell %s", group)

@@ -14,6 +14,7 @@ from django.db.models import Count, Max, Q, QuerySet
 from characters.models import Character, Chronicle, GameNight, LedgerEntry
 from characters.selectors import chronicles_run_by, sheet
 from combat.hub import fresh_since
+from combat.logtext import one_line
 from combat.models import Participant, Presence, Scene, SceneLogEntry
 from combat.render_cache import sheets_now
 from combat.services import format_game_time
@@ -165,7 +166,7 @@ def log_rows(entries: list[SceneLogEntry]) -> list[dict[str, Any]]:
             "game_time": e.game_time,
             "clock": format_game_time(e.game_time),
             "kind": e.kind,
-            "text": e.text,
+            "text": one_line(e.text),  # rows written before lines were made one line
             "public": e.public,
             "at": e.created_at.isoformat(),
         }

@@ -21,6 +21,7 @@ from characters.access import chronicles_run_by
 from characters.idempotency import idempotency_claim
 from characters.models import Character, Chronicle, GameNight, Ruleset
 from combat import live
+from combat.logtext import one_line
 from combat.models import (
     JOIN_CODE_ALPHABET,
     JOIN_CODE_LENGTH,
@@ -111,7 +112,7 @@ def record_change(
             seq=scene.seq,
             game_time=scene.game_time,
             kind=kind,
-            text=text[:500],
+            text=one_line(text)[:500],
             public=public,
             data=data or {},
             created_by=by if by is not None and by.is_authenticated else None,

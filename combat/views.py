@@ -25,6 +25,7 @@ from combat import forms, fragments, selectors, services
 from combat.models import Participant, Scene
 from combat.services import SceneError
 from config.network import lan_addresses
+from config.throttle import by_address, by_user, guarded
 
 NO_CHARACTER_IN_CHRONICLE = (
     "You have no character in {chronicle}, the chronicle of this scene: "
@@ -327,6 +328,7 @@ def _join_page(
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@guarded(("join_user", by_user), ("join_address", by_address))  # wrong codes are throttled
 def scene_join(request: HttpRequest, code: str = "") -> HttpResponse:
     """GET: the code form (prefilled from a scanned link). POST: join with a character."""
     if request.method != "POST":

@@ -1,7 +1,8 @@
 """ASGI entry point: one process serves pages, static files and websockets.
 
-Websockets pass through ``AllowedHostsOriginValidator`` (a foreign ``Origin`` is refused) and
-``AuthMiddlewareStack`` (the session's user is on ``scope["user"]``).
+Websockets pass through ``SameOriginValidator`` (an ``Origin`` other than the page's own, by
+scheme, host and port, is refused: config/origin.py) and ``AuthMiddlewareStack`` (the
+session's user is on ``scope["user"]``).
 """
 
 import os
@@ -14,15 +15,13 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from config.origin import SameOriginValidator  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -34,8 +34,8 @@ class CredentialsHidingFilter(SafeExceptionReporterFilter):
 
     def cleanse_setting(self, key: Any, value: Any) -> Any:
         cleansed = super().cleanse_setting(key, value)
-        if isinstance(cleansed, str):
-            return mask_url_passwords(cleansed)
+        if isinstance(cleansed, str):  # lazy strings too (django-axes' settings)
+            return mask_url_passwords(str(cleansed))
         return cleansed
 
     def get_safe_request_meta(self, request: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ Everything comes from the environment; with nothing set you get a laptop default
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -26,7 +27,7 @@ if not SECRET_KEY:
     raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
 
 # On a laptop phones reach the app by its LAN address; never "*", because the websocket
-# origin check (AllowedHostsOriginValidator) trusts exactly these hosts.
+# origin check (config/origin.py) trusts exactly these hosts.
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", local_hostnames() if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
@@ -201,4 +202,62 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+}
+
+# Safe by default (README, Settings): throttles, the Content-Security-Policy, headers.
+# Logins: django-axes locks a user name from one address after AXES_FAILURE_LIMIT failures,
+# for AXES_COOLOFF_MINUTES. Taps and join codes: token buckets in the cache (config/throttle.py)
+# as (tokens a second, burst); the cache is Redis when REDIS_URL is set, so processes share it.
+INSTALLED_APPS += ["axes"]
+MIDDLEWARE = [
+    *MIDDLEWARE[:1],
+    "csp.middleware.CSPMiddleware",
+    "config.security.SecurityHeadersMiddleware",
+    *MIDDLEWARE[1:],
+    "config.throttle.ActionThrottleMiddleware",
+    "axes.middleware.AxesMiddleware",
+]
+AUTHENTICATION_BACKENDS = [
+    "config.throttle.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "config.throttle.login_locked_out"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
+LOGGING["loggers"] = {**LOGGING.get("loggers", {}), "axes": {"level": "WARNING"}}
+THROTTLE = envbool("THROTTLE", True)
+THROTTLES = {
+    "player": (4, 20),  # a player taps a few times a second at most
+    "storyteller": (10, 60),
+    "join_user": (1 / 6, 10),  # wrong join codes
+    "join_address": (1, 30),  # several players behind one address
+    "card_address": (1, 30),  # login cards, when a view is guarded with it
+    "csp_reports": (2, 20),
+}
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": envstr("CACHE_PREFIX", envstr("CHANNELS_PREFIX", "storyteller")),
+        }
+    }
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'"],
+        "media-src": ["'self'", "data:", "blob:"],  # the wake-lock video fallback
+        "connect-src": ["'self'"],  # CSP 3: 'self' is also ws:// and wss:// of this host
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "report-uri": "/csp-report/",
+    }
 }

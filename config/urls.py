@@ -3,7 +3,10 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from config.security import csp_report
+
 urlpatterns = [
+    path("csp-report/", csp_report, name="csp_report"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("characters.urls")),

@@ -9,6 +9,7 @@ from django import forms
 from combat.challenges.services import MODES, THROWS
 from combat.forms import KEY_PATTERN
 from combat.models import Participant, Scene
+from config.bounds import MAX_ID
 
 SIDES = [("attacker", "attacker"), ("defender", "defender")]
 
@@ -33,7 +34,7 @@ class StartForm(forms.Form):
     attack = forms.BooleanField(required=False)
     mind_control = forms.BooleanField(required=False)
     celerity = forms.IntegerField(min_value=0, max_value=4, required=False)
-    weapon = forms.IntegerField(required=False)
+    weapon = forms.IntegerField(max_value=MAX_ID, required=False)
     attribute = forms.CharField(max_length=40, required=False)
     skill = forms.CharField(max_length=80, required=False)
     bonus = forms.IntegerField(min_value=0, max_value=10, required=False)
@@ -42,7 +43,7 @@ class StartForm(forms.Form):
         choices=[("attacker", "they attack with me"), ("defender", "they defend with my target")],
         required=False,
     )
-    seq = forms.IntegerField(min_value=0, required=False)
+    seq = forms.IntegerField(min_value=0, max_value=MAX_ID, required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
     def __init__(self, *args: Any, scene: Scene, **kwargs: Any) -> None:
@@ -118,7 +119,7 @@ class ActForm(forms.Form):
 
     action = forms.ChoiceField(choices=[(a, a) for a in ACTIONS])
     side = forms.ChoiceField(choices=SIDES)
-    step = forms.IntegerField(min_value=0, required=False)
+    step = forms.IntegerField(min_value=0, max_value=MAX_ID, required=False)
     round = forms.CharField(max_length=40, required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
     answer = forms.ChoiceField(
@@ -128,7 +129,7 @@ class ActForm(forms.Form):
     ability = forms.CharField(max_length=80, required=False)
     power = forms.CharField(max_length=120, required=False)
     effect = forms.CharField(max_length=300, required=False)
-    weapon = forms.IntegerField(required=False)
+    weapon = forms.IntegerField(max_value=MAX_ID, required=False)
     attribute = forms.CharField(max_length=40, required=False)
     skill = forms.CharField(max_length=80, required=False)
     bonus = forms.IntegerField(min_value=0, max_value=10, required=False)
@@ -182,7 +183,7 @@ ST_ACTIONS = (
 
 class StForm(forms.Form):
     action = forms.ChoiceField(choices=[(a, a) for a in ST_ACTIONS])
-    step = forms.IntegerField(min_value=0, required=False)
+    step = forms.IntegerField(min_value=0, max_value=MAX_ID, required=False)
     seconds = forms.IntegerField(min_value=1, max_value=600, required=False)
     side = forms.CharField(max_length=10, required=False)
     text = forms.CharField(max_length=300, required=False)
@@ -207,7 +208,7 @@ class MobForm(forms.Form):
     drop = forms.BooleanField(required=False)
     drop_out = forms.BooleanField(required=False, help_text="C16: leave a formed mob.")
     step_in = forms.BooleanField(required=False, help_text="C16: take a place left by a drop-out.")
-    step = forms.IntegerField(min_value=0, required=False)
+    step = forms.IntegerField(min_value=0, max_value=MAX_ID, required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
     def __init__(self, *args: Any, scene: Scene, **kwargs: Any) -> None:

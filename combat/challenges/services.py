@@ -28,6 +28,7 @@ from characters.models import Equipment, LedgerEntry, LedgerKind
 from characters.selectors import entry_counts
 from characters.services import LedgerError, ledger_regain, ledger_reverse, ledger_spend
 from combat.challenges import sheets
+from combat.logtext import one_line
 from combat.models import (
     Challenge,
     ChallengeLock,
@@ -201,9 +202,21 @@ def _without(mapping: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in mapping.items() if k not in keys}
 
 
-def _note(challenge: Challenge, text: str) -> None:
-    """A line both sides (and the storyteller) see in the challenge's history."""
-    challenge.history = [*challenge.history, {"step": challenge.step + 1, "text": text}]
+def _note(challenge: Challenge, text: str, *, repeats: str = "") -> None:
+    """A line both sides (and the storyteller) see in the challenge's history.
+
+    A line of the same ``repeats`` kind as the last one (a side calling the storyteller once
+    more) replaces it and counts ``times``, so a challenge someone taps on and on keeps a
+    short history.
+    """
+    line = {"step": challenge.step + 1, "text": one_line(text)}
+    line |= {"repeats": repeats} if repeats else {}
+    last = challenge.history[-1] if challenge.history else None
+    if repeats and last and last.get("repeats") == repeats:
+        line["times"] = last.get("times", 1) + 1
+        challenge.history = [*challenge.history[:-1], line]
+    else:
+        challenge.history = [*challenge.history, line]
 
 
 def _save(
@@ -244,13 +257,15 @@ def _tell(
     text: str,
     *,
     history: str | None = None,
+    repeats: str = "",
     public: bool = False,
     engine: Engine | None = None,
     also: list[int] | None = None,
 ) -> Challenge:
     """A step with no outcome to look for: the challenge's history says ``history`` (else
-    ``text``), the scene's log says ``text``; saved and announced."""
-    _note(challenge, text if history is None else history)
+    ``text``, :func:`_note` on ``repeats``), the scene's log says ``text``; saved and
+    announced."""
+    _note(challenge, text if history is None else history, repeats=repeats)
     _save(scene, challenge, by, text, public=public, engine=engine, also=also)
     return challenge
 
@@ -296,7 +311,7 @@ def _log_outcome(scene: Scene, challenge: Challenge, by: AbstractBaseUser) -> No
             seq=scene.seq,
             game_time=scene.game_time,
             kind=LogKind.CHALLENGE,
-            text=text[:500],
+            text=one_line(text)[:500],
             public=public and not _hidden(challenge),
             data={"challenge": challenge.pk, "outcome": True},
             created_by=by if by is not None and by.is_authenticated else None,
@@ -1980,6 +1995,7 @@ def challenge_dispute(
             by,
             f"{who} calls the storyteller",
             history=f"{who} calls the storyteller: {words}",
+            repeats=f"call-{side}",
         )
 
 

@@ -8,12 +8,13 @@ from django import forms
 
 from combat.forms import KEY_PATTERN
 from combat.rounds import wod
+from config.bounds import MAX_ID
 
 _KEY = forms.RegexField(regex=KEY_PATTERN, required=False)
 
 
 class _Base(forms.Form):
-    participant = forms.IntegerField(min_value=1)
+    participant = forms.IntegerField(min_value=1, max_value=MAX_ID)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
     at = forms.CharField(max_length=80, required=False)
 
@@ -45,7 +46,7 @@ class SplitField(forms.Field):
 
 class DeclareForm(_Base):
     action = forms.ChoiceField(choices=[(a, a) for a in wod.ACTIONS])
-    target = forms.IntegerField(min_value=1, required=False)
+    target = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False)
     maneuver = forms.ChoiceField(choices=[(m, m) for m in wod.MANEUVERS], required=False)
     weapon = forms.CharField(max_length=120, required=False)
     actions = forms.IntegerField(min_value=1, max_value=10, required=False)
@@ -76,7 +77,7 @@ class AbortForm(_Base):
 
 class CommittedForm(_Base):
     # Empty: the unseen (hidden) attacker's committed attack, answered without its name (D5).
-    attacker = forms.IntegerField(min_value=1, required=False)
+    attacker = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False)
     answer = forms.ChoiceField(
         choices=[("accept", "accept"), ("harder", "harder"), ("abort", "abort")]
     )
@@ -120,13 +121,13 @@ class AtForm(forms.Form):
 class BnsActForm(_Base):
     standard = forms.CharField(max_length=40, required=False)
     simple = forms.CharField(max_length=40, required=False)
-    target = forms.IntegerField(min_value=1, required=False)
+    target = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False)
     against_physical = forms.BooleanField(required=False)
     ranged_far = forms.BooleanField(required=False)  # B10: ranged, from more than 3 steps
     # B1: the test pool of a challenge the action opens (blank: the action's own attribute).
     attribute = forms.CharField(max_length=40, required=False)
     skill = forms.CharField(max_length=80, required=False)
-    weapon = forms.IntegerField(min_value=1, required=False)
+    weapon = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False)
 
 
 class MediateForm(forms.Form):
@@ -134,7 +135,7 @@ class MediateForm(forms.Form):
 
 
 class AssessForm(forms.Form):
-    started_by = forms.IntegerField(min_value=1, required=False)
+    started_by = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False)
 
 
 class CelerityForm(_Base):

@@ -23,6 +23,7 @@ from combat.forms import problems
 from combat.models import Participant, Scene
 from combat.rounds import bns, forms, met, services
 from combat.rounds.services import RoundError
+from config.bounds import parse_id
 
 NO_FIGHT = services.NO_COMBAT
 
@@ -108,7 +109,7 @@ def round_start(request: HttpRequest, *, scene: Scene, combat, data) -> None:
 
 
 def _chosen(request: HttpRequest, scene: Scene) -> list[Participant]:
-    ids = [int(x) for x in request.POST.getlist("who") if x.isdigit()]
+    ids = [pk for pk in map(parse_id, request.POST.getlist("who")) if pk]
     return list(Participant.objects.filter(scene=scene, pk__in=ids, removed_at__isnull=True))
 
 
@@ -190,7 +191,7 @@ def round_abort(request, *, scene, combat, data) -> None:
         by=request.user,
         participant=_participant(scene, data["participant"]),
         reason=reason,
-        attacker=_participant(scene, int(attacker)) if attacker.isdigit() else None,
+        attacker=_participant(scene, parse_id(attacker)),
         dice=data["dice"] or None,
         key=data["key"] or None,
     )
@@ -392,8 +393,9 @@ def round_met_take(request, *, scene, combat, data) -> None:
 def round_met_mob(request, *, scene, combat, data) -> None:
     targets = {}
     for key, value in request.POST.items():
-        if key.startswith("target_") and value.isdigit() and key[7:].isdigit():
-            targets[_participant(scene, int(key[7:]))] = _participant(scene, int(value))
+        attacker, target = parse_id(key.removeprefix("target_")), parse_id(value)
+        if key.startswith("target_") and attacker and target:
+            targets[_participant(scene, attacker)] = _participant(scene, target)
     met.met_mob(combat=combat, by=request.user, targets=targets, agreed=data["agreed"])
 
 

@@ -17,6 +17,7 @@ from combat.rules.dice import RollKind, RollResult, count, roll_d10s
 from combat.rules.errors import RuleError
 from combat.rules.health import apply_penalty
 from combat.rules.soak import DamageType, soak_pool
+from config.bounds import parse_small
 
 ATTACK_ACTIONS = ("attack", "grapple", "guard")
 DEFENSE_ACTIONS = ("block", "dodge", "escape", "grapple_defense")
@@ -169,9 +170,9 @@ def parse_dice(text: str | None) -> tuple[int, ...] | None:
         return None
     dice = []
     for part in str(text).replace(",", " ").split():
-        if not part.isdigit():
+        value = parse_small(part, 0, 999_999)
+        if value is None:
             raise RuleError("D1", f"Type the dice as numbers 1 to 10, not {part[:8]!r}.")
-        value = int(part)
         value = 10 if value == 0 else value
         if not 1 <= value <= 10:
             raise RuleError("D1", "A d10 shows 1 to 10.")

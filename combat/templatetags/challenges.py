@@ -45,3 +45,14 @@ def words(text: str) -> list[str]:
 @register.filter
 def get_side(names: dict[str, str], side: str) -> str:
     return names.get(side, "")
+
+
+HISTORY_SHOWN = 12  # lines of a challenge's history a card shows; the log keeps them all
+
+
+@register.filter
+def history_tail(history: list[dict[str, Any]]) -> dict[str, Any]:
+    """The last lines of a challenge's history and how many earlier ones are not shown, so
+    what a phone receives stays bounded however long the challenge runs."""
+    history = history or []
+    return {"lines": history[-HISTORY_SHOWN:], "earlier": max(len(history) - HISTORY_SHOWN, 0)}
