@@ -16,9 +16,10 @@ from django.db.models import Max, Q
 
 from combat.challenges import services, sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
-from combat.rules.challenge import Phase
+from combat.rules import night
+from combat.rules.challenge import Phase, has_werewolf_tests, kinds_of_test
 from combat.rules.profiles import Family
-from combat.rules.terms import Health, RetestKind, Side
+from combat.rules.terms import RetestKind, Side
 
 RECENT = 3  # finished challenges a card list keeps showing
 
@@ -426,7 +427,7 @@ def start_choices(
     return {
         "participant": participant,
         # C7: an Incapacitated character cannot start a challenge: the form says why instead
-        "incapacitated": sheet.health() is Health.INCAPACITATED,
+        "incapacitated": sheet.health().down,
         "bids": bids,
         "tempers": tempers,
         "abilities": sorted(sheet.abilities().items()),
@@ -434,7 +435,7 @@ def start_choices(
         "attributes": sorted(sheet.attributes()),
         "powers": sheet.powers(),
         "celerity": sheet.has_power("Celerity"),
-        "regain": _regainable(sheet),
+        "regain": _regainable(sheet) if night.regains_traits(scene.ruleset) else [],
         "targets": [t for t in targets if t.pk != participant.pk],
         "key": f"start-{scene.pk}-{participant.pk}-{last}",
         "bns": scene.ruleset == "met_bns",
@@ -480,7 +481,7 @@ def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
         if scene.is_open and scene.ruleset != "wod_dice"
         else []
     )
-    return {"cards": cards, "starts": starts, "modes": services.MODES}
+    return {"cards": cards, "starts": starts, "modes": modes_of(scene)}
 
 
 def board_cards(scene: Scene) -> dict[str, Any]:
@@ -535,8 +536,19 @@ def board_cards(scene: Scene) -> dict[str, Any]:
         # The storyteller's test form: its key (and kept form's id) changes when any challenge
         # of the scene starts, never with the scene's seq.
         "test_key": f"start-{scene.pk}-test-{max(last.values(), default=0)}",
-        "modes": services.MODES,
+        "modes": modes_of(scene),
+        # W0: target counts and races (W13), a required bid (W14) are met_werewolf's
+        "werewolf_tests": scene.ruleset != "wod_dice" and has_werewolf_tests(scene.ruleset),
     }
+
+
+def modes_of(scene: Scene) -> list[str]:
+    """The kinds of challenge the scene's ruleset has, in the services' order (W0: no
+    extended challenge outside met_werewolf)."""
+    if scene.ruleset == "wod_dice":
+        return []
+    kinds = {mode.value for mode in kinds_of_test(scene.ruleset)}
+    return [m for m in services.MODES if m in kinds]
 
 
 def public_lines(scene: Scene) -> list[dict[str, Any]]:

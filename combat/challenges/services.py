@@ -38,11 +38,11 @@ from combat.models import (
     SceneLogEntry,
 )
 from combat.rules.celerity import LEVELS, CelerityRound
-from combat.rules.challenge import CHOICE, MOB_MOST, Phase
+from combat.rules.challenge import CHOICE, MOB_MOST, Phase, check_kind
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.errors import RuleError
-from combat.rules.night import Lock, Locks
-from combat.rules.terms import Category, Health, Mode, RetestKind, Side, Throw
+from combat.rules.night import Lock, Locks, require_regain
+from combat.rules.terms import Category, Mode, RetestKind, Side, Throw
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
 
 #: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
@@ -477,6 +477,8 @@ def challenge_start(
         raise ChallengeError(f"Unknown category {category}.")
     if ruleset == "met_bns" and not category:
         category = (attribute or "physical").casefold()
+    with _by_the_rules():
+        check_kind(ruleset, mode, race=race, bid_required=bid_required)  # W0: W13, W14
     if mode in {"simple", "difficult"}:
         difficulty = 0  # C13, W14: a throw against the storyteller, no difficulty to show
     if bid_required and not category:
@@ -661,7 +663,7 @@ def is_surprised(options: dict[str, Any], defender: sheets.Sheet) -> bool:
     ruling = options.get("surprise_ruling")
     if ruling is not None:
         return bool(ruling)
-    return bool(options.get("surprise")) or defender.health() is Health.INCAPACITATED
+    return bool(options.get("surprise")) or defender.health().down
 
 
 def is_outpaced(options: dict[str, Any], defender: sheets.Sheet) -> bool:
@@ -1002,7 +1004,7 @@ def _wounded_draw(ch: Challenge, before: Engine, a: str, d: str) -> str:
         side
         for side in ("attacker", "defender")
         if (side == "attacker" or before.defender is not None)
-        and before.side(Side(side)).health is Health.WOUNDED
+        and before.side(Side(side)).health.wounded
     ]
     if len(hurt) != 1:
         return ""
@@ -2022,6 +2024,8 @@ def challenge_regain(
         or participant.character.player_id != by.pk
     ):
         raise ChallengeError(NOT_YOURS)
+    with _by_the_rules():
+        require_regain(scene.ruleset)  # W0: W7 is met_werewolf's
     with transaction.atomic():
         try:
             scene = lock_open_scene(scene)

@@ -258,7 +258,7 @@ def test_c6_in_met_werewolf_the_free_retest_is_offered_once(werewolf):
         {"category": "physical", "bid": "Strong"},
         {"category": "physical", "bid": "Strong", "celerity": 1},  # C15 blood is not spent
         {"category": "mental", "bid": "Alert", "defender": None, "mode": "static"},
-        {"category": "mental", "bid": "Alert", "defender": None, "mode": "extended"},
+        {"category": "physical", "bid": "Strong", "defender": None, "mode": "static"},
     ],
 )
 def test_c7_an_incapacitated_character_cannot_start_and_nothing_changes(classic, boxes, start):

@@ -104,9 +104,18 @@ def test_fragments_render_for_every_audience(classic):
     assert 'id="challenge-prompts"' in out.private[t.d_user.pk]
 
 
-@pytest.mark.parametrize("mode", ["static", "simple", "extended"])
-def test_every_audience_renders_at_every_step_of_a_test_against_the_storyteller(classic, mode):
-    t = classic
+@pytest.mark.parametrize(
+    ("ruleset", "mode", "bid"),
+    [
+        ("classic", "static", "Alert"),
+        ("classic", "simple", "Alert"),
+        ("werewolf", "extended", "Clever"),  # W0: extended challenges are met_werewolf's
+    ],
+)
+def test_every_audience_renders_at_every_step_of_a_test_against_the_storyteller(
+    request, ruleset, mode, bid
+):
+    t = request.getfixturevalue(ruleset)
     users = [t.a_user.pk, t.d_user.pk]
 
     def render():
@@ -118,7 +127,7 @@ def test_every_audience_renders_at_every_step_of_a_test_against_the_storyteller(
     ch = t.start(by=t.st, defender=None, mode=mode, category="mental", difficulty=3)
     render()
     if ch.status == "answer":
-        ch = t.do("answer", ch, t.a_user, side="attacker", answer="bid", bid="Alert")
+        ch = t.do("answer", ch, t.a_user, side="attacker", answer="bid", bid=bid)
         render()
     ch = t.do("throw", ch, t.a_user, side="attacker", throw="rock")
     render()
