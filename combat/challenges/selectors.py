@@ -160,7 +160,8 @@ def _announced(ch: Challenge, engine: Any) -> str:
     if engine is None or engine.announced is None or engine.phase is not Phase.THROWS:
         return ""
     r = engine.announced
-    what = r.ability or r.power or ""
+    # each retest is announced under what it uses: a power's name, an ability's
+    what = (r.power if r.kind is RetestKind.POWER else r.ability) or ""
     detail = f"{r.kind.value}: {what}" if what else r.kind.value
     return f"{services.name_of(ch, r.by.value)} is retesting ({detail})"
 
@@ -175,8 +176,11 @@ def moves(ch: Challenge, engine: Any, side: str) -> dict[str, Any]:
     if not ch.is_open:
         return out
     if ch.status == ChallengeStatus.ANSWER:
-        if ch.options.get("awaiting") == side and me is not None:
+        awaiting = ch.options.get("awaiting")
+        if awaiting == side and me is not None:
             out["answer"] = answer_choices(ch, me)
+        elif awaiting == "defender" and side == "attacker" and me is not None:
+            out["relent"] = True  # C2, W5: either side, before the test
         return out
     if engine is None or engine.phase is Phase.OVER:
         return out
@@ -341,6 +345,9 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
     me = ch.attacker if side is Side.ATTACKER else ch.defender
     sheet = sheets.load(me)
     family = engine.profile.family
+    # C8: the ability the other side uses is the one a met_classic ability retest opposes
+    opposing = engine.side(side.other).ability if engine.defender is not None else None
+    named = engine.side(side).ability or ""  # the ability the bid named
     out = []
     for kind, rule in engine.allowed_retests(side):
         item: dict[str, Any] = {"kind": kind.value, "label": RETEST_WORDS[kind], "rule": rule}
@@ -361,14 +368,13 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
                 item["abilities"] = options
                 item["cost"] = "1 point of the ability (W10); the other side may cancel"
             else:
-                mine = engine.side(side)
                 options = [
                     (n, r)
                     for n, r in sorted(sheet.abilities().items())
-                    if r > 0 and engine.may_retest_with(side, n)
+                    if r > 0 and engine.may_retest_with(side, n, opposing=opposing)
                 ]
                 if not options:
-                    continue
+                    continue  # C8: no rating of this side's can beat theirs
                 item["abilities"] = options
                 # C8: the opposing rating is named when the retest is called, not before
                 item["cost"] = (
@@ -377,7 +383,6 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
                     if engine.defender is not None
                     else "nothing spent; any rating above 0 retests a difficulty (C8)"
                 )
-                item["default"] = mine.ability or ""
         elif kind is RetestKind.OVERBID:
             if family is Family.POOLS:
                 item["cost"] = "your pool is at least double theirs (B2)"
@@ -390,6 +395,12 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
                 )
                 if family is Family.WEREWOLF and not engine._temper:
                     item["traits"] = sorted(sheet.traits(ch.category).items())
+                    # W11: said before the tap: the named trait is at risk either way
+                    item["label"] = "Overbid (risks a trait)"
+                    item["cost"] = (
+                        "you name another trait to risk: lost at once unless your total is at"
+                        " least double theirs; if it is, it and your bid are both at risk (W11)"
+                    )
         elif kind is RetestKind.POWER:
             if not sheet.powers():
                 continue
@@ -397,6 +408,10 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
             item["cost"] = "a power that retests this; an identical power cancels it (C8)"
         elif kind is RetestKind.FREE:
             item["cost"] = "free: your opponent is Wounded (C6)"
+        if "abilities" in item:
+            # the ability the bid named comes preselected (else the first one offered)
+            offered = [n for n, _v in item["abilities"]]
+            item["default"] = next((n for n in offered if n.casefold() == named.casefold()), "")
         out.append(item)
     return out
 

@@ -842,12 +842,17 @@ class Challenge:
             allowed.append((kind, _RETEST_RULES[self.profile.family][kind]))
         return allowed
 
-    def may_retest_with(self, side: Side | str, ability: str) -> bool:
+    def may_retest_with(self, side: Side | str, ability: str, opposing: str | None = None) -> bool:
         """Whether this side may call an ability retest with ``ability`` now (C8; C12: not
-        Brawl, Melee or Dodge when surprised; C14: Dodge alone against a ranged attack)."""
+        Brawl, Melee or Dodge when surprised; C14: Dodge alone against a ranged attack).
+
+        C8 in met_classic: a rating that is not higher than the other side's in the
+        ``opposing`` ability (the one it uses; none: 0) would be refused, so it is not allowed
+        here either."""
+        side = Side(side)
         try:
             self._check_retest(
-                Side(side),
+                side,
                 RetestKind.ABILITY,
                 ability=ability,
                 power=None,
@@ -857,6 +862,10 @@ class Challenge:
             )
         except RuleError:
             return False
+        if self.profile.family is Family.CLASSIC:
+            mine = self.side(side).rating(ability)
+            theirs = self.side(side.other).rating(opposing) if self.defender is not None else 0
+            return mine > theirs
         return True
 
     def _rule(self, kind: RetestKind) -> str:
@@ -1012,8 +1021,13 @@ class Challenge:
             used=used,
             spent=spent,
             phase=Phase.THROWS,
+            # A power retest is announced under the power's name, an ability retest under
+            # the ability's: each kind names only what it uses.
             announced=Retest(
-                kind, side, ability=ability or contender.ability, power=source or power
+                kind,
+                side,
+                ability=(ability or contender.ability) if kind is RetestKind.ABILITY else None,
+                power=(source or power) if kind is RetestKind.POWER else None,
             ),
             final=self.final or (kind is RetestKind.WILLPOWER and family is Family.CLASSIC),
         )
