@@ -407,7 +407,9 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
             item["powers"] = sheet.powers()
             item["cost"] = "a power that retests this; an identical power cancels it (C8)"
         elif kind is RetestKind.FREE:
-            item["cost"] = "free: your opponent is Wounded (C6)"
+            # C6 (clarified 2026-11-26): Wounded or worse
+            hurt = engine.side(side.other).health.value.capitalize()
+            item["cost"] = f"free: your opponent is {hurt} (C6)"
         if "abilities" in item:
             # the ability the bid named comes preselected (else the first one offered)
             offered = [n for n, _v in item["abilities"]]

@@ -1017,7 +1017,8 @@ def _wounded_draw(ch: Challenge, before: Engine, a: str, d: str) -> str:
     ]
     if len(hurt) != 1:
         return ""
-    return f" ({name_of(ch, hurt[0])} is Wounded and loses the draw, C6)"
+    level = before.side(Side(hurt[0])).health.value.capitalize()
+    return f" ({name_of(ch, hurt[0])} is {level} and loses the draw, C6)"
 
 
 def _standing(ch: Challenge, before: Engine, engine: Engine) -> str:
