@@ -151,12 +151,13 @@ def test_the_odds_come_from_the_engine_for_ones_own_side_only(classic):
 @pytest.mark.rules("C8")
 def test_an_ability_retest_does_not_show_the_opposing_rating_before_it_is_named(classic):
     """C8: the opponent names its rating when the retest is called; the card offering the
-    retest does not carry it (Marcus's Brawl 3 here)."""
+    retest does not carry it (Marcus's Melee 1 here; only Sophia's ratings above it are
+    offered, test_card_offers)."""
     t = classic
-    ch = t.start(category="physical", bid="Strong", ability="Brawl")
+    ch = t.start(category="physical", bid="Strong", ability="Melee")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough", ability="Dodge")
     ch = t.throw(ch, "rock", "scissors")
     phone = client_for(t.d_user).get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
     assert "retest-ability" in phone
     assert "named when you retest (C8)" in phone
-    assert "theirs (3)" not in phone and "theirs (" not in phone
+    assert "theirs (1)" not in phone and "theirs (" not in phone
