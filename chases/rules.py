@@ -120,6 +120,18 @@ _PREDATOR_GAIN = {
 }
 
 
+_NEW_COURSE = {PreyManeuver.IN_THERE, PredatorManeuver.HERD}
+
+
+def changes_course(by: str, name: PreyManeuver | PredatorManeuver | str) -> bool:
+    """K7 In there!, K8 Herd: the maneuvers that set a new course, for which the tablet asks
+    the winner to pick the part of the chase pool it uses."""
+    try:
+        return _maneuver(by, name) in _NEW_COURSE
+    except RuleError:
+        return False
+
+
 class Effect(Enum):
     """K7, K8: what a maneuver does to the next round."""
 
@@ -615,10 +627,13 @@ class Chase:
         """K7, K8: the winner of the round just rolled makes one maneuver.
 
         ``by`` is ``"prey"`` or a Predator's name; ``against`` names the Predator a Prey
-        maneuver works on when there are several; In there! and Herd need the ``pick`` (the
-        part of the chase pool the new course uses, for both sides) and may set the new
-        course's ``difficulty``; any other maneuver given a ``pick`` is refused. A Prey
-        maneuver that would bring the Lead to 0 or below is refused.
+        maneuver works on when there are several; In there! and Herd may carry the ``pick``
+        (the part of the chase pool the new course uses, for both sides) and may set the new
+        course's ``difficulty``; without them the Lead moves by the maneuver's cost and the
+        course is left as it was (a table may settle the new course by word; the tablet asks
+        for the pick, see :func:`changes_course`). Any other maneuver given a ``pick`` or a
+        ``difficulty`` is refused. A Prey maneuver that would bring the Lead to 0 or below is
+        refused.
         """
         self._require_running()
         move = _maneuver(by, name)
@@ -635,16 +650,14 @@ class Chase:
         lead = pursuit.lead + move.lead
         if role is Role.PREY and lead <= 0:
             raise RuleError("K8", "That maneuver would cost the Prey its whole Lead")
-        new_course = move in {PreyManeuver.IN_THERE, PredatorManeuver.HERD}
-        if new_course and not pick:
-            raise RuleError("K7", "Pick the part of the chase pool the new course uses")
+        new_course = move in _NEW_COURSE
+        rule = "K7" if role is Role.PREY else "K8"
         if pick is not None and not new_course:
             raise RuleError(
-                "K7" if role is Role.PREY else "K8",
-                "Only In there! and Herd pick a part of the chase pool for a new course",
+                rule, "Only In there! and Herd pick a part of the chase pool for a new course"
             )
-        if pick is None and difficulty is not None:
-            raise RuleError("K7", "Only a new course changes the difficulty")
+        if difficulty is not None and not new_course:
+            raise RuleError(rule, "Only a new course changes the difficulty")
         pursuit = replace(pursuit, lead=lead, maneuvered=True)
         if move in _EFFECTS:
             pursuit = replace(pursuit, effects=pursuit.effects | {_EFFECTS[move]})
@@ -655,10 +668,10 @@ class Chase:
             chase = chase._facing(pursuit.predator)
         elif move is PreyManeuver.NEVER_TELL_ME_THE_ODDS:
             chase = chase._facing(PREY, pursuit.predator)
-        elif pick is not None:
+        elif new_course and (pick is not None or difficulty is not None):
             course = replace(
                 self.course,
-                pool=self.course.chase_pool.with_part(pick),
+                pool=self.course.pool if pick is None else self.course.chase_pool.with_part(pick),
                 difficulty=self.course.difficulty if difficulty is None else difficulty,
             )
             chase = replace(chase, course=course)

@@ -766,6 +766,12 @@ def chase_maneuver(
                 "Only In there! and Herd pick a part of the chase pool (K7, K8).",
                 rule="K7" if role == Role.PREY else "K8",
             )
+        if maneuver is not None and pick is None and rules.changes_course(who, maneuver):
+            # K7, K8: the engine takes In there! and Herd without a pick; the tablet asks.
+            raise ChaseError(
+                "Pick the part of the chase pool the new course uses (K7, K8).",
+                rule="K7" if role == Role.PREY else "K8",
+            )
         if pick is not None and pick not in selectors.COURSE_PARTS:
             raise ChaseError(
                 f"A new course uses one part of a chase pool; {pick!r} is not one (K7, K8).",

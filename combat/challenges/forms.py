@@ -33,6 +33,7 @@ class StartForm(forms.Form):
     surprise = forms.BooleanField(required=False)
     attack = forms.BooleanField(required=False)
     mind_control = forms.BooleanField(required=False)
+    effect_public = forms.BooleanField(required=False)
     celerity = forms.IntegerField(min_value=0, max_value=4, required=False)
     weapon = forms.IntegerField(max_value=MAX_ID, required=False)
     attribute = forms.CharField(max_length=40, required=False)
@@ -86,6 +87,7 @@ class StartForm(forms.Form):
             "surprise": d.get("surprise", False),
             "attack": d.get("attack", False),
             "mind_control": d.get("mind_control", False),
+            "effect_public": d.get("effect_public", False),
             "celerity": d.get("celerity") or 0,
             "weapon": d.get("weapon"),
             "attribute": d.get("attribute") or "",

@@ -17,9 +17,10 @@ from django.db.models import Max, Q
 from combat.challenges import services, sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.render_cache import cached
-from combat.rules.challenge import Phase
+from combat.rules import night
+from combat.rules.challenge import Phase, has_werewolf_tests, kinds_of_test
 from combat.rules.profiles import Family
-from combat.rules.terms import Health, RetestKind, Side
+from combat.rules.terms import RetestKind, Side
 
 RECENT = 3  # finished challenges a card list keeps showing
 
@@ -166,7 +167,8 @@ def _announced(ch: Challenge, engine: Any) -> str:
     if engine is None or engine.announced is None or engine.phase is not Phase.THROWS:
         return ""
     r = engine.announced
-    what = r.ability or r.power or ""
+    # each retest is announced under what it uses: a power's name, an ability's
+    what = (r.power if r.kind is RetestKind.POWER else r.ability) or ""
     detail = f"{r.kind.value}: {what}" if what else r.kind.value
     return f"{services.name_of(ch, r.by.value)} is retesting ({detail})"
 
@@ -181,8 +183,11 @@ def moves(ch: Challenge, engine: Any, side: str) -> dict[str, Any]:
     if not ch.is_open:
         return out
     if ch.status == ChallengeStatus.ANSWER:
-        if ch.options.get("awaiting") == side and me is not None:
+        awaiting = ch.options.get("awaiting")
+        if awaiting == side and me is not None:
             out["answer"] = answer_choices(ch, me)
+        elif awaiting == "defender" and side == "attacker" and me is not None:
+            out["relent"] = True  # C2, W5: either side, before the test
         return out
     if engine is None or engine.phase is Phase.OVER:
         return out
@@ -347,6 +352,9 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
     me = ch.attacker if side is Side.ATTACKER else ch.defender
     sheet = sheets.load(me)
     family = engine.profile.family
+    # C8: the ability the other side uses is the one a met_classic ability retest opposes
+    opposing = engine.side(side.other).ability if engine.defender is not None else None
+    named = engine.side(side).ability or ""  # the ability the bid named
     out = []
     for kind, rule in engine.allowed_retests(side):
         item: dict[str, Any] = {"kind": kind.value, "label": RETEST_WORDS[kind], "rule": rule}
@@ -367,14 +375,13 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
                 item["abilities"] = options
                 item["cost"] = "1 point of the ability (W10); the other side may cancel"
             else:
-                mine = engine.side(side)
                 options = [
                     (n, r)
                     for n, r in sorted(sheet.abilities().items())
-                    if r > 0 and engine.may_retest_with(side, n)
+                    if r > 0 and engine.may_retest_with(side, n, opposing=opposing)
                 ]
                 if not options:
-                    continue
+                    continue  # C8: no rating of this side's can beat theirs
                 item["abilities"] = options
                 # C8: the opposing rating is named when the retest is called, not before
                 item["cost"] = (
@@ -383,7 +390,6 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
                     if engine.defender is not None
                     else "nothing spent; any rating above 0 retests a difficulty (C8)"
                 )
-                item["default"] = mine.ability or ""
         elif kind is RetestKind.OVERBID:
             if family is Family.POOLS:
                 item["cost"] = "your pool is at least double theirs (B2)"
@@ -396,13 +402,25 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
                 )
                 if family is Family.WEREWOLF and not engine._temper:
                     item["traits"] = sorted(sheet.traits(ch.category).items())
+                    # W11: said before the tap: the named trait is at risk either way
+                    item["label"] = "Overbid (risks a trait)"
+                    item["cost"] = (
+                        "you name another trait to risk: lost at once unless your total is at"
+                        " least double theirs; if it is, it and your bid are both at risk (W11)"
+                    )
         elif kind is RetestKind.POWER:
             if not sheet.powers():
                 continue
             item["powers"] = sheet.powers()
             item["cost"] = "a power that retests this; an identical power cancels it (C8)"
         elif kind is RetestKind.FREE:
-            item["cost"] = "free: your opponent is Wounded (C6)"
+            # C6 (clarified 2026-11-26): Wounded or worse
+            hurt = engine.side(side.other).health.value.capitalize()
+            item["cost"] = f"free: your opponent is {hurt} (C6)"
+        if "abilities" in item:
+            # the ability the bid named comes preselected (else the first one offered)
+            offered = [n for n, _v in item["abilities"]]
+            item["default"] = next((n for n in offered if n.casefold() == named.casefold()), "")
         out.append(item)
     return out
 
@@ -437,7 +455,7 @@ def start_choices(
     return {
         "participant": participant,
         # C7: an Incapacitated character cannot start a challenge: the form says why instead
-        "incapacitated": sheet.health() is Health.INCAPACITATED,
+        "incapacitated": sheet.health().down,
         "bids": bids,
         "tempers": tempers,
         "abilities": sorted(sheet.abilities().items()),
@@ -445,7 +463,7 @@ def start_choices(
         "attributes": sorted(sheet.attributes()),
         "powers": sheet.powers(),
         "celerity": sheet.has_power("Celerity"),
-        "regain": _regainable(sheet),
+        "regain": _regainable(sheet) if night.regains_traits(scene.ruleset) else [],
         "targets": [t for t in targets if t.pk != participant.pk],
         "key": f"start-{scene.pk}-{participant.pk}-{last}",
         "bns": scene.ruleset == "met_bns",
@@ -491,7 +509,7 @@ def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
         if scene.is_open and scene.ruleset != "wod_dice"
         else []
     )
-    return {"cards": cards, "starts": starts, "modes": services.MODES}
+    return {"cards": cards, "starts": starts, "modes": modes_of(scene)}
 
 
 def board_cards(scene: Scene) -> dict[str, Any]:
@@ -546,8 +564,19 @@ def board_cards(scene: Scene) -> dict[str, Any]:
         # The storyteller's test form: its key (and kept form's id) changes when any challenge
         # of the scene starts, never with the scene's seq.
         "test_key": f"start-{scene.pk}-test-{max(last.values(), default=0)}",
-        "modes": services.MODES,
+        "modes": modes_of(scene),
+        # W0: target counts and races (W13), a required bid (W14) are met_werewolf's
+        "werewolf_tests": scene.ruleset != "wod_dice" and has_werewolf_tests(scene.ruleset),
     }
+
+
+def modes_of(scene: Scene) -> list[str]:
+    """The kinds of challenge the scene's ruleset has, in the services' order (W0: no
+    extended challenge outside met_werewolf)."""
+    if scene.ruleset == "wod_dice":
+        return []
+    kinds = {mode.value for mode in kinds_of_test(scene.ruleset)}
+    return [m for m in services.MODES if m in kinds]
 
 
 def public_lines(scene: Scene) -> list[dict[str, Any]]:

@@ -39,11 +39,11 @@ from combat.models import (
     SceneLogEntry,
 )
 from combat.rules.celerity import LEVELS, CelerityRound
-from combat.rules.challenge import CHOICE, MOB_MOST, Phase
+from combat.rules.challenge import CHOICE, MOB_MOST, Phase, check_kind
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.errors import RuleError
-from combat.rules.night import Lock, Locks
-from combat.rules.terms import Category, Health, Mode, RetestKind, Side, Throw
+from combat.rules.night import Lock, Locks, require_regain
+from combat.rules.terms import Category, Mode, RetestKind, Side, Throw
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
 
 #: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
@@ -443,6 +443,7 @@ def challenge_start(
     key: str | None = None,
     in_round: bool = False,
     defender_prone: bool | None = None,
+    effect_public: bool = False,
 ) -> Challenge:
     """C1: a player (for their own character) or the storyteller (for an NPC, or a test of a
     player's character from the tablet) starts a challenge. A contested challenge waits for
@@ -452,7 +453,9 @@ def challenge_start(
     ``in_round``: a met_bns round's action opens it (B6); the round's service has checked
     that ``by`` may act for the attacker (the storyteller may act for any character there).
     ``defender_prone``: the defender's prone state in that round (B10), which its pool then
-    counts instead of the answer's own "I am prone"."""
+    counts instead of the answer's own "I am prone".
+    ``effect_public``: the effect of a test the storyteller sets on a player's character
+    reaches every phone; otherwise only that player and the storyteller hear it."""
     as_st = is_storyteller_of_scene(by, scene)
     if mode not in MODES:
         raise ChallengeError(f"Unknown kind of challenge: {mode}.")
@@ -492,6 +495,8 @@ def challenge_start(
         raise ChallengeError(f"Unknown category {category}.")
     if ruleset == "met_bns" and not category:
         category = (attribute or "physical").casefold()
+    with _by_the_rules():
+        check_kind(ruleset, mode, race=race, bid_required=bid_required)  # W0: W13, W14
     if mode in {"simple", "difficult"}:
         difficulty = 0  # C13, W14: a throw against the storyteller, no difficulty to show
     if bid_required and not category:
@@ -548,6 +553,12 @@ def challenge_start(
             # C7: a test the storyteller calls on a player's character is not the character's
             # to initiate (an Incapacitated one still takes it)
             "called": as_st and is_player_side and defender is None,
+            # a test's effect the storyteller set is for that player, unless made public
+            "effect_private": bool(effect)
+            and as_st
+            and is_player_side
+            and defender is None
+            and not effect_public,
         }
         if defender_prone is not None:
             options["round_prone"] = bool(defender_prone)  # B10, from the round's state
@@ -676,7 +687,7 @@ def is_surprised(options: dict[str, Any], defender: sheets.Sheet) -> bool:
     ruling = options.get("surprise_ruling")
     if ruling is not None:
         return bool(ruling)
-    return bool(options.get("surprise")) or defender.health() is Health.INCAPACITATED
+    return bool(options.get("surprise")) or defender.health().down
 
 
 def is_outpaced(options: dict[str, Any], defender: sheets.Sheet) -> bool:
@@ -1017,11 +1028,12 @@ def _wounded_draw(ch: Challenge, before: Engine, a: str, d: str) -> str:
         side
         for side in ("attacker", "defender")
         if (side == "attacker" or before.defender is not None)
-        and before.side(Side(side)).health is Health.WOUNDED
+        and before.side(Side(side)).health.wounded
     ]
     if len(hurt) != 1:
         return ""
-    return f" ({name_of(ch, hurt[0])} is Wounded and loses the draw, C6)"
+    level = before.side(Side(hurt[0])).health.value.capitalize()
+    return f" ({name_of(ch, hurt[0])} is {level} and loses the draw, C6)"
 
 
 def _standing(ch: Challenge, before: Engine, engine: Engine) -> str:
@@ -1374,13 +1386,28 @@ def challenge_relent(
         if replay:
             return ch
         if ch.status == ChallengeStatus.ANSWER:
-            raise ChallengeError("Answer the challenge with Relent.")
-        engine = _require_live(ch)
+            engine = _before_the_answer(ch, side)
+        else:
+            engine = _require_live(ch)
         with _by_the_rules():
             engine = engine.relent(side)
         ch.sealed = {}
         text = f"{name_of(ch, side)} relents: nobody loses a trait"
         return _step_on(scene, ch, by, text, engine=engine, public=True)
+
+
+def _before_the_answer(ch: Challenge, side: str) -> Engine:
+    """C2, W5: the attacker relents while it waits for the defender's answer: the engine
+    starts with the defender's bid unsaid (the defender itself answers with Relent)."""
+    awaiting = ch.options.get("awaiting")
+    if awaiting == side or awaiting != "defender":
+        raise ChallengeError("Answer the challenge with Relent.")
+    options = {k: v for k, v in ch.options.items() if k != "awaiting"}
+    engine = _build_for_answer(ch, options, awaiting)
+    ch.options = options
+    ch.status = ChallengeStatus.LIVE
+    _clear_timer(ch)
+    return engine
 
 
 # -- after each step: costs, the end and its ledger ------------------------------------------
@@ -1584,10 +1611,12 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
     # The scene log: the public part (who won, the effect in words), then what the sheets
     # lose, for the players concerned only.
     against = name_of(ch, "defender")
-    said = " ".join(parts) + _tally(engine)
+    hide = bool(effect) and bool(ch.options.get("effect_private"))
+    said = " ".join(parts[:-1] if hide else parts) + _tally(engine)
     ch.options = {**ch.options, "public_outcome": said[:300]}
     lines = [(f"Outcome of {name_of(ch, 'attacker')} vs {against}: {said}", True)]
-    private = "; ".join(lost_words) + damage_text
+    told = [f"{name_of(ch, winner)}: {effect}"] if hide else []  # the effect, kept private
+    private = "; ".join(told + lost_words) + damage_text
     if private:
         lines.append((f"Outcome, for the players concerned: {private.lstrip('; ')}", False))
     ch._outcome_lines = lines
@@ -2038,6 +2067,8 @@ def challenge_regain(
         or participant.character.player_id != by.pk
     ):
         raise ChallengeError(NOT_YOURS)
+    with _by_the_rules():
+        require_regain(scene.ruleset)  # W0: W7 is met_werewolf's
     with transaction.atomic():
         try:
             scene = lock_open_scene(scene)

@@ -89,19 +89,21 @@ class Sheet:
 
     def health(self) -> Health:
         """C5-C7 reading of the MET track: the level a character is at is the first level
-        with an empty box (one box filled of Healthy: Bruised); a full track: Incapacitated."""
+        with an empty box (one box filled of Healthy: Bruised); a full track: the last of
+        Incapacitated or Torpor it passed (C6, C7 read both as Wounded or worse, and down)."""
         if self.now is None:
             return Health.HEALTHY
-        past_incapacitated = False  # a level after it (Torpor) is no better for a challenge
+        down: Health | None = None  # a level past Incapacitated is no better for a challenge
         for level in self.now["health"]["levels"]:
             name = level["name"].casefold()
             if any(box is None for box in level["boxes"]):
                 try:
                     return Health(name)
                 except ValueError:
-                    return Health.INCAPACITATED if past_incapacitated else Health.HEALTHY
-            past_incapacitated = past_incapacitated or name == Health.INCAPACITATED.value
-        return Health.INCAPACITATED
+                    return down or Health.HEALTHY
+            if name in {Health.INCAPACITATED.value, Health.TORPOR.value}:
+                down = Health(name)
+        return down or Health.INCAPACITATED
 
     def negatives(self, category: str) -> list[str]:
         if self.character is None:

@@ -382,7 +382,20 @@ class Combat:
         ``simple`` may not hold a standard action. A lone simple action goes into the
         standard slot once the simple one is spent. ``target`` is the target of the challenge
         (B9 watches physical attacks, and mental or social ones ``against_physical``).
+
+        B7: while the combat's starter has its opening action to take, that action is the one
+        it takes here: resolved first, outside initiative (:meth:`surprise`); its other action
+        comes on its initiative.
         """
+        if self.phase in _IN_ROUND and who == self.surprise_by:
+            if standard is not None and simple is not None:
+                raise RuleError(
+                    "B7", "The action that starts the combat is one action; the other comes later"
+                )
+            opening = standard if standard is not None else simple
+            if opening is None:
+                raise RuleError("B6", "Say which action to take")
+            return self.surprise(who, opening, target=target, against_physical=against_physical)
         state = self._turn_for(who)
         if standard is None and simple is None:
             raise RuleError("B6", "Say which action to take")
@@ -411,7 +424,9 @@ class Combat:
         return state._settle()
 
     def attack(self, by: str, target: str) -> Combat:
-        """B6: a physical attack on ``target`` with the standard action."""
+        """B6: a physical attack on ``target`` with the standard action (B7: the starter's
+        opening attack, resolved first; its target has been attacked before its initiative,
+        so a fair escape it declares this round fails, B9)."""
         return self.act(by, standard=Action.ATTACK, target=target)
 
     def finish(self, who: str) -> Combat:

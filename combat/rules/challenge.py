@@ -248,6 +248,7 @@ class Challenge:
             mob=mob,
             mob_side=mob_side,
         )
+        check_kind(prof, mode, race=race, bid_required=bid_required)
         if mode in {Mode.SIMPLE, Mode.DIFFICULT}:
             if bid_required and (not attacker.bid or not attacker.holds_bid()):
                 raise RuleError("W14", "The storyteller requires a bid: bid a trait you hold.")
@@ -257,7 +258,7 @@ class Challenge:
         for who in (attacker, defender):
             if who is not None and who.blood:
                 challenge._check_blood(who)
-        if attacker.health is Health.INCAPACITATED and not called:
+        if attacker.health.down and not called:
             raise RuleError("C7", "An Incapacitated character cannot start a challenge.")
         if prof.family is not Family.POOLS and challenge._current(Side.ATTACKER) <= 0:
             raise RuleError("W6", "With no traits left in this category you cannot challenge.")
@@ -778,10 +779,10 @@ class Challenge:
             # B1: the larger pool wins; equal pools: the defender.
             a, d = self.total(Side.ATTACKER), self._opponent_total(Side.ATTACKER)
             return self._lead(Side.ATTACKER if a > d else Side.DEFENDER)
-        a_hurt = self.attacker.health is Health.WOUNDED
+        a_hurt = self.attacker.health.wounded
         if self.defender is not None:
-            d_hurt = self.side(Side.DEFENDER).health is Health.WOUNDED
-            if a_hurt != d_hurt:  # C6: the Wounded side loses every draw
+            d_hurt = self.side(Side.DEFENDER).health.wounded
+            if a_hurt != d_hurt:  # C6: the side at Wounded or worse loses every draw
                 return self._lead(Side.DEFENDER if a_hurt else Side.ATTACKER)
         elif a_hurt:  # C6 with C11: against a difficulty too, without comparing totals
             return self._lead(Side.DEFENDER)
@@ -841,12 +842,17 @@ class Challenge:
             allowed.append((kind, _RETEST_RULES[self.profile.family][kind]))
         return allowed
 
-    def may_retest_with(self, side: Side | str, ability: str) -> bool:
+    def may_retest_with(self, side: Side | str, ability: str, opposing: str | None = None) -> bool:
         """Whether this side may call an ability retest with ``ability`` now (C8; C12: not
-        Brawl, Melee or Dodge when surprised; C14: Dodge alone against a ranged attack)."""
+        Brawl, Melee or Dodge when surprised; C14: Dodge alone against a ranged attack).
+
+        C8 in met_classic: a rating that is not higher than the other side's in the
+        ``opposing`` ability (the one it uses; none: 0) would be refused, so it is not allowed
+        here either."""
+        side = Side(side)
         try:
             self._check_retest(
-                Side(side),
+                side,
                 RetestKind.ABILITY,
                 ability=ability,
                 power=None,
@@ -856,6 +862,10 @@ class Challenge:
             )
         except RuleError:
             return False
+        if self.profile.family is Family.CLASSIC:
+            mine = self.side(side).rating(ability)
+            theirs = self.side(side.other).rating(opposing) if self.defender is not None else 0
+            return mine > theirs
         return True
 
     def _rule(self, kind: RetestKind) -> str:
@@ -937,8 +947,10 @@ class Challenge:
                 raise RuleError("C8", "You have no power that retests this.")
         elif kind is RetestKind.FREE:
             opponent = self.side(side.other) if self.defender is not None else None
-            if opponent is None or opponent.health is not Health.WOUNDED:
-                raise RuleError("C6", "A free retest is only against a Wounded opponent.")
+            if opponent is None or not opponent.health.wounded:
+                raise RuleError(
+                    "C6", "A free retest is only against an opponent at Wounded or worse."
+                )
             if self._current(side) <= self._current(side.other):
                 raise RuleError("C6", "The free retest needs more current traits than them.")
 
@@ -1009,8 +1021,13 @@ class Challenge:
             used=used,
             spent=spent,
             phase=Phase.THROWS,
+            # A power retest is announced under the power's name, an ability retest under
+            # the ability's: each kind names only what it uses.
             announced=Retest(
-                kind, side, ability=ability or contender.ability, power=source or power
+                kind,
+                side,
+                ability=(ability or contender.ability) if kind is RetestKind.ABILITY else None,
+                power=(source or power) if kind is RetestKind.POWER else None,
             ),
             final=self.final or (kind is RetestKind.WILLPOWER and family is Family.CLASSIC),
         )
@@ -1081,6 +1098,45 @@ class Challenge:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Challenge:
         return _load(data)
+
+
+def check_kind(
+    ruleset: str | Profile, mode: Mode | str, *, race: bool = False, bid_required: bool = False
+) -> None:
+    """W0 (clarified 2026-11-26): W13 extended challenges (and races) and W14's simple tests
+    with a required bid are met_werewolf's; met_classic has C11 static challenges and C13
+    simple and difficult tests. Refuses a kind of test the ruleset does not have."""
+    prof = ruleset if isinstance(ruleset, Profile) else profile(ruleset)
+    if prof.family is Family.WEREWOLF:
+        return
+    if Mode(mode) is Mode.EXTENDED or race:
+        raise RuleError(
+            "W13", f"Extended challenges are a met_werewolf rule (W0), not {prof.slug}'s."
+        )
+    if bid_required:
+        raise RuleError(
+            "W14",
+            f"A simple test with a required bid is a met_werewolf rule (W0), not {prof.slug}'s.",
+        )
+
+
+def kinds_of_test(ruleset: str | Profile) -> tuple[Mode, ...]:
+    """C1, C11, C13, W13, W14: the kinds of challenge a ruleset has (W0: extended challenges
+    are met_werewolf's), for a form to offer only those."""
+    kinds = []
+    for mode in Mode:
+        try:
+            check_kind(ruleset, mode)
+        except RuleError:
+            continue
+        kinds.append(mode)
+    return tuple(kinds)
+
+
+def has_werewolf_tests(ruleset: str | Profile) -> bool:
+    """W0: W13 (target counts, races) and W14 (a required bid) are met_werewolf's."""
+    prof = ruleset if isinstance(ruleset, Profile) else profile(ruleset)
+    return prof.family is Family.WEREWOLF
 
 
 _RETEST_RULES = {
@@ -1172,4 +1228,13 @@ def _load(data: dict[str, Any]) -> Challenge:
     return Challenge(**raw)
 
 
-__all__ = ["CHOICE", "Challenge", "Contender", "Phase", "Retest"]
+__all__ = [
+    "CHOICE",
+    "Challenge",
+    "Contender",
+    "Phase",
+    "Retest",
+    "check_kind",
+    "has_werewolf_tests",
+    "kinds_of_test",
+]

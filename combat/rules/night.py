@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from combat.rules.errors import RuleError
-from combat.rules.profiles import Family
+from combat.rules.profiles import Family, Profile, profile
 from combat.rules.terms import Category
 
 if TYPE_CHECKING:
@@ -18,9 +18,31 @@ FIVE_MINUTES = 5 * 60  # W9, in game-clock seconds
 TEN_MINUTES = 10 * 60  # C10
 
 
-def regain(category: str, *, already_regained: set[str], willpower: int) -> int:
-    """W7: once per game night per category, one willpower buys back every trait lost in it.
-    Returns the willpower left."""
+def regains_traits(ruleset: str | Profile) -> bool:
+    """W0 (clarified 2026-11-26): regaining traits for willpower (W7) is met_werewolf's."""
+    prof = ruleset if isinstance(ruleset, Profile) else profile(ruleset)
+    return prof.family is Family.WEREWOLF
+
+
+def require_regain(ruleset: str | Profile) -> None:
+    """W7 with W0: refuse regaining traits for willpower outside met_werewolf."""
+    if not regains_traits(ruleset):
+        slug = ruleset.slug if isinstance(ruleset, Profile) else ruleset
+        raise RuleError(
+            "W7", f"Regaining traits for willpower is a met_werewolf rule (W0), not {slug}'s."
+        )
+
+
+def regain(
+    category: str,
+    *,
+    already_regained: set[str],
+    willpower: int,
+    ruleset: str | Profile = "met_werewolf",
+) -> int:
+    """W7: once per game night per category, one willpower buys back every trait lost in it
+    (met_werewolf only, W0). Returns the willpower left."""
+    require_regain(ruleset)
     if category not in PHYSICAL_MENTAL_SOCIAL:
         raise RuleError("W7", "Only physical, social or mental traits can be regained.")
     if category in already_regained:

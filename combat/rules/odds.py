@@ -212,7 +212,7 @@ def _masked(state: Challenge, side: Side, total: int, rating: int) -> Challenge:
         abilities=((UNKNOWN_ABILITY, rating),),
         powers=shown,
         temper=tuple(sorted(temper.items())),
-        health=Health.WOUNDED if opponent.health is Health.WOUNDED else Health.HEALTHY,
+        health=Health.WOUNDED if opponent.health.wounded else Health.HEALTHY,
         negatives=_known_negatives(state, side, opponent),
         blood=opponent.blood,
         blood_per_turn=opponent.blood_per_turn,

@@ -75,12 +75,23 @@ class Side(Enum):
 
 
 class Health(Enum):
-    """C5–C7: the MET health levels that change a challenge."""
+    """C5–C7: the MET health levels that change a challenge (Torpor is past Incapacitated)."""
 
     HEALTHY = "healthy"
     BRUISED = "bruised"
     WOUNDED = "wounded"
     INCAPACITATED = "incapacitated"
+    TORPOR = "torpor"
+
+    @property
+    def wounded(self) -> bool:
+        """C6 (clarified 2026-11-26): Wounded or worse (Incapacitated, Torpor)."""
+        return self in {Health.WOUNDED, Health.INCAPACITATED, Health.TORPOR}
+
+    @property
+    def down(self) -> bool:
+        """C7: Incapacitated or worse (Torpor is no better for a challenge)."""
+        return self in {Health.INCAPACITATED, Health.TORPOR}
 
 
 class Mode(Enum):

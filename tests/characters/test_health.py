@@ -125,5 +125,7 @@ def test_a_met_track_names_the_level_whose_boxes_are_left_as_the_challenges_do(c
         "Torpor",
     ]
     bruised, wounded = [Health.BRUISED] * 3, [Health.WOUNDED] * 2
-    incapacitated = [Health.INCAPACITATED] * 3  # Torpor is no better (C7)
-    assert [health for _, health in seen] == [Health.HEALTHY, *bruised, *wounded, *incapacitated]
+    # C6 (clarified 2026-11-26), C7: Torpor is Wounded or worse and down, like Incapacitated
+    down = [Health.INCAPACITATED, Health.TORPOR, Health.TORPOR]
+    assert [health for _, health in seen] == [Health.HEALTHY, *bruised, *wounded, *down]
+    assert all(h.wounded and h.down for h in down)

@@ -244,6 +244,31 @@ def test_a_prey_maneuver_that_costs_the_whole_lead_is_refused(
     assert lead(chase, hound) == 3
 
 
+@pytest.mark.rules("K7", "K8")
+def test_the_tablet_asks_for_the_pick_of_a_new_course(scene, storyteller, janet, hound):
+    """The engine takes In there! and Herd without a pick (the course is left as it was);
+    the service still asks for it, and a refused Herd changes nothing."""
+    chase = escape(scene, storyteller, janet, hound)
+    round_(chase, storyteller, [2, 2, 2, 2, 2], **{key(hound): [9, 2, 2, 2, 2, 2, 2]})
+    step = Chase.objects.get(pk=chase.pk).step
+    with pytest.raises(ChaseError, match="Pick the part") as refused:
+        services.chase_maneuver(
+            chase=chase, by=storyteller, pursuit=key(hound), role="predator", maneuver="herd"
+        )
+    assert refused.value.rule == "K8"
+    assert lead(chase, hound) == 2 and Chase.objects.get(pk=chase.pk).step == step
+    services.chase_maneuver(
+        chase=chase,
+        by=storyteller,
+        pursuit=key(hound),
+        role="predator",
+        maneuver="herd",
+        pick="wits",
+    )
+    chase.refresh_from_db()
+    assert lead(chase, hound) == 4 and chase.state["course"]["pool"]["attribute"] == "wits"
+
+
 def test_the_storyteller_moves_on_without_a_maneuver(scene, storyteller, janet, hound):
     chase = escape(scene, storyteller, janet, hound)
     round_(chase, storyteller, [2, 2, 2, 2, 2], **{key(hound): [9, 2, 2, 2, 2, 2, 2]})

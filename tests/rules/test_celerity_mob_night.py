@@ -126,6 +126,21 @@ def test_it_regains_a_category_once_a_night_for_one_willpower() -> None:
         regain("mental", already_regained=set(), willpower=0)
 
 
+@pytest.mark.rules("W7", "W0")
+@pytest.mark.parametrize(
+    ("ruleset", "allowed"),
+    [("met_werewolf", True), ("met_classic", False), ("met_bns", False), ("wod_dice", False)],
+)
+def test_it_regains_traits_for_willpower_in_met_werewolf_only(ruleset, allowed) -> None:
+    """W0 (clarified 2026-11-26): W7 is a met_werewolf rule."""
+    if allowed:
+        assert regain("physical", already_regained=set(), willpower=2, ruleset=ruleset) == 1
+        return
+    with pytest.raises(RuleError, match="met_werewolf") as refused:
+        regain("physical", already_regained=set(), willpower=2, ruleset=ruleset)
+    assert refused.value.rule == "W7"
+
+
 @pytest.mark.rules("W9")
 def test_it_refuses_the_same_lost_challenge_for_five_game_minutes() -> None:
     locks = (five_minute_lock("Janet", "Cody", "Leadership", now=100),)

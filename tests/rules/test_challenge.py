@@ -29,13 +29,13 @@ def test_it_bars_a_surprised_defender_from_dodge_retests_and_from_harming() -> N
     )
     assert duel.leader is Side.DEFENDER
     losing = _duel(
-        surprised=True, stamina_based={"Tough": True}, abilities={"dodge": 4}
+        surprised=True, stamina_based={"Tough": True}, abilities={"dodge": 4, "occult": 1}
     ).throw_both("rock", "scissors")
     with pytest.raises(RuleError) as refused:
         losing.retest("defender", "ability", ability="dodge", opposing="brawl")
     assert refused.value.rule == "C12"
     assert not losing.may_retest_with("defender", "dodge")  # what the phone offers, C12
-    assert losing.may_retest_with("defender", "occult")
+    assert losing.may_retest_with("defender", "occult")  # C8: 1 beats the attacker's 0
     assert not losing.may_retest_with("attacker", "brawl")  # winning: nothing to retest (C8)
     won = duel.finish()
     assert won.winner is Side.DEFENDER and not won.harms(Side.DEFENDER)
@@ -225,3 +225,34 @@ def test_an_incapacitated_character_takes_a_test_the_storyteller_calls_but_start
     assert refused.value.rule == "C7"
     called = Challenge.start(**start, attacker=hurt, called=True)
     assert called.throw_both("rock", "scissors").leader is Side.ATTACKER
+
+
+@pytest.mark.rules("C8")
+def test_a_power_retest_is_announced_under_the_power_and_an_ability_retest_under_the_ability():
+    base = _duel(abilities={"dodge": 1}, powers=["Presence: Awe"])
+    lost = replace_ability(base, "dodge").throw_both("rock", "scissors")  # the defender loses
+    power = lost.retest(Side.DEFENDER, RetestKind.POWER, power="Presence: Awe").announced
+    assert power is not None and (power.power, power.ability) == ("Presence: Awe", None)
+    won = _duel().throw_both("scissors", "rock")  # the attacker loses
+    ability = won.retest(Side.ATTACKER, RetestKind.ABILITY, ability="brawl").announced
+    assert ability is not None and (ability.ability, ability.power) == ("brawl", None)
+
+
+@pytest.mark.rules("C8")
+@pytest.mark.parametrize(
+    ("theirs", "allowed"), [(None, True), ("dodge", True), ("brawl", False), ("melee", True)]
+)
+def test_an_ability_retest_is_allowed_only_with_a_higher_rating_than_the_opposing_one(
+    theirs, allowed
+):
+    """The defender's Dodge 3 against the attacker's brawl 3, melee 0: only a higher rating
+    retests (C8); with no opposing ability known, any rating above 0 may be tried."""
+    lost = _duel(abilities={"dodge": 3}).throw_both("rock", "scissors")
+    assert lost.may_retest_with(Side.DEFENDER, "dodge", opposing=theirs) is allowed
+    assert lost.may_retest_with(Side.DEFENDER, "brawl") is False  # no rating at all
+
+
+def replace_ability(challenge: Challenge, ability: str) -> Challenge:
+    from dataclasses import replace
+
+    return replace(challenge, defender=replace(challenge.defender, ability=ability))

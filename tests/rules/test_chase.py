@@ -100,6 +100,19 @@ def test_the_ending_does_not_depend_on_the_order_of_the_predators(order) -> None
     assert chase.over is not None and chase.over.value == "escaped"
 
 
+@pytest.mark.rules("K1", "K9", "K10")
+@pytest.mark.parametrize("order", [("Hound", "Hunter"), ("Hunter", "Hound")])
+def test_a_prey_that_escaped_one_while_the_other_crashed_first_has_escaped(order) -> None:
+    """K1 (clarified 2026-11-26): the Hunter crashes out first, then the Prey escapes the
+    Hound, the last one still after it: escaped (not predator_out), listed either way."""
+    leads = {"Hound": 10, "Hunter": 3}
+    chase = Chase.with_lead({name: leads[name] for name in order})
+    chase = chase.face_obstacle({"prey": True, "Hunter": False})
+    assert chase.running and chase.pursuit("Hunter").status.value == "out"
+    chase = chase.play_round(3, {"Hound": 1})
+    assert chase.over is not None and chase.over.value == "escaped"
+
+
 @pytest.mark.rules("K1", "K9")
 @pytest.mark.parametrize("order", [("Hound", "Hunter"), ("Hunter", "Hound")])
 def test_the_chase_ends_with_the_predators_out_only_when_every_one_crashed(order) -> None:

@@ -448,7 +448,7 @@ MET_MUTATIONS: tuple[Mutation, ...] = (
         ("W13",),
         "a lost throw of an extended challenge cannot be retested",
         _w13_lost_throw_ends_at_once,
-        cases=("m-w13-01", "m-w13-02", "m-w13-03", "m-w13-04", "m-w13-05", "m-w13-06"),
+        cases=("m-w13-01", "m-w13-02", "m-w13-03", "m-w13-04", "m-w13-05"),
         met=True,
     ),
     Mutation(

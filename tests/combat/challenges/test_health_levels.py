@@ -247,6 +247,26 @@ def test_c6_in_met_werewolf_the_free_retest_is_offered_once(werewolf):
     assert ledger_of(ch) == []
 
 
+@pytest.mark.rules("C6", "C12")
+def test_c6_an_incapacitated_defender_loses_a_draw_and_its_opponent_has_the_free_retest(classic):
+    """C6 (clarified 2026-11-26) holds at Wounded or worse: Sophia, Incapacitated (so
+    surprised, C12: she bids Tough, Stamina-based), loses a draw without totals, and Marcus
+    (10 traits to her 8) is offered the free retest when he loses a throw."""
+    t = classic
+    _hurt(t, t.d, INCAPACITATED)
+    _flag(t, t.d, Tough=True)
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.throw(ch, "rock", "rock")
+    assert engine_of(t.ch(ch)).leader.value == "attacker"
+    assert "(Sophia is Incapacitated and loses the draw, C6)" in ch.history[-1]["text"]
+    ch = t.do("retest", ch, t.d_user, side="defender", kind="power", power="Presence: Awe")
+    ch = t.throw(ch, "rock", "paper")
+    assert "free: your opponent is Incapacitated (C6)" in t.phone(t.a_user)
+    ch = t.do("retest", ch, t.a_user, side="attacker", kind="free")
+    assert engine_of(t.ch(ch)).announced.kind.value == "free"
+
+
 # -- C7: an Incapacitated character cannot start a challenge ------------------------------------
 
 
@@ -258,7 +278,7 @@ def test_c6_in_met_werewolf_the_free_retest_is_offered_once(werewolf):
         {"category": "physical", "bid": "Strong"},
         {"category": "physical", "bid": "Strong", "celerity": 1},  # C15 blood is not spent
         {"category": "mental", "bid": "Alert", "defender": None, "mode": "static"},
-        {"category": "mental", "bid": "Alert", "defender": None, "mode": "extended"},
+        {"category": "physical", "bid": "Strong", "defender": None, "mode": "static"},
     ],
 )
 def test_c7_an_incapacitated_character_cannot_start_and_nothing_changes(classic, boxes, start):

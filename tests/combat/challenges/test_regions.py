@@ -82,11 +82,11 @@ def test_a_loss_on_the_sheet_is_announced_with_the_sheet_regions(
 
 
 def test_a_regain_pushes_no_board_region_but_the_clock_and_the_log(
-    classic, sent, django_capture_on_commit_callbacks
+    werewolf, sent, django_capture_on_commit_callbacks
 ):
-    t = classic
+    t = werewolf  # W0: regaining traits (W7) is met_werewolf's
     with django_capture_on_commit_callbacks(execute=True):
-        ch = t.start(category="physical", bid="Strong")
+        ch = t.start(category="physical", bid="Quick")
         ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
         ch = t.throw(ch, "rock", "scissors")
         t.do("accept", ch, t.d_user, side="defender")

@@ -269,6 +269,71 @@ def test_w7_regain_from_the_phone_once_per_night(werewolf):
     assert r.status_code == 409 and "W7" in r.content.decode()
 
 
+@pytest.mark.rules("W7", "W0")
+def test_w7_a_met_classic_phone_offers_no_regain_and_a_forged_post_changes_nothing(classic):
+    """W0 (clarified 2026-11-26): regaining traits for willpower is met_werewolf's."""
+    from django.urls import reverse
+
+    from tests.conftest import client_for
+
+    t = classic
+    ch = t.start(category="physical", bid="Brawny")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.throw(ch, "paper", "scissors")
+    ch = t.do("accept", ch, t.a_user, side="attacker")
+    assert t.now(t.a)["traits"]["physical"]["Brawny"] == 2
+    a = client_for(t.a_user)
+    page = a.get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
+    assert "Regain" not in page and "cc-regain" not in page
+    before = (t.now(t.a)["willpower"], LedgerEntry.objects.count(), t.refresh().scene.seq)
+    url = reverse("challenge_regain", args=[t.scene.pk])
+    r = a.post(url, {"participant": t.a.pk, "category": "physical", "key": "regain-key-c1"})
+    assert r.status_code == 409 and "(W7)" in r.content.decode()
+    assert "met_werewolf" in r.content.decode()
+    after = (t.now(t.a)["willpower"], LedgerEntry.objects.count(), t.refresh().scene.seq)
+    assert after == before and t.now(t.a)["traits"]["physical"]["Brawny"] == 2
+
+
+@pytest.mark.rules("W13", "W14", "W0")
+@pytest.mark.parametrize(
+    ("options", "rule"),
+    [({"mode": "extended"}, "W13"), ({"mode": "simple", "bid_required": True}, "W14")],
+)
+def test_w13_w14_a_met_classic_scene_refuses_them_naming_the_rule(classic, options, rule):
+    t = classic
+    seq = t.refresh().scene.seq
+    with pytest.raises(ChallengeError) as refused:
+        t.start(by=t.st, defender=None, category="mental", bid="Alert", difficulty=3, **options)
+    assert refused.value.rule == rule
+    assert not Challenge.objects.exists() and t.refresh().scene.seq == seq
+
+
+@pytest.mark.rules("W13", "W14", "W0", "C11", "C13")
+@pytest.mark.parametrize(
+    ("ruleset", "offered", "not_offered"),
+    [
+        ("classic", ["static (C11)", "simple (C13)", "difficult (C13)"], ["W13", "W14"]),
+        ("bns", ["static (C11)", "simple (C13)"], ["W13", "W14"]),
+        (
+            "werewolf",
+            ["static (C11)", "simple (C13, W14)", "extended (W13)", "Race against me (W13)"],
+            [],
+        ),
+    ],
+)
+def test_the_board_and_the_phone_offer_only_the_tests_of_the_scenes_ruleset(
+    request, ruleset, offered, not_offered
+):
+    t = request.getfixturevalue(ruleset)
+    board, phone = t.board(), t.phone(t.a_user)
+    for label in offered:
+        assert label in board
+    for rule in not_offered:
+        assert rule not in board and rule not in phone
+    assert ('value="extended"' in board) == (ruleset == "werewolf")
+    assert ('value="extended"' in phone) == (ruleset == "werewolf")
+
+
 def test_c15_celerity_follow_ups_announced_up_front_spend_blood(classic):
     t = classic
     with pytest.raises(ChallengeError, match="C15"):

@@ -92,12 +92,15 @@ def test_w14_a_win_or_a_draw_succeeds_unless_a_win_outright_is_needed(
     said = {"attacker": "Janet wins — she climbs the wall", "defender": "the storyteller wins"}
     expected = said[winner]
     assert ch.outcome == expected
+    # the effect the storyteller set is Janet's to hear, not every phone's (unless made public)
+    public = {"attacker": "Janet wins", "defender": "the storyteller wins"}[winner]
     assert ledger_of(ch) == []  # usually nothing is bid: nothing is lost
     after = t.now(t.a)
     assert (after["traits"], after["abilities"]) == (before["traits"], before["abilities"])
     assert SceneLogEntry.objects.filter(
-        scene=t.scene, public=True, text=f"Outcome of Janet vs the storyteller: {expected}"
+        scene=t.scene, public=True, text=f"Outcome of Janet vs the storyteller: {public}"
     ).exists()
+    assert not SceneLogEntry.objects.filter(public=True, text__contains="climbs").exists()
 
 
 @pytest.mark.rules("W14")

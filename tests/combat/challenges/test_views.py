@@ -104,9 +104,18 @@ def test_fragments_render_for_every_audience(classic):
     assert 'id="challenge-prompts"' in out.private[t.d_user.pk]
 
 
-@pytest.mark.parametrize("mode", ["static", "simple", "extended"])
-def test_every_audience_renders_at_every_step_of_a_test_against_the_storyteller(classic, mode):
-    t = classic
+@pytest.mark.parametrize(
+    ("ruleset", "mode", "bid"),
+    [
+        ("classic", "static", "Alert"),
+        ("classic", "simple", "Alert"),
+        ("werewolf", "extended", "Clever"),  # W0: extended challenges are met_werewolf's
+    ],
+)
+def test_every_audience_renders_at_every_step_of_a_test_against_the_storyteller(
+    request, ruleset, mode, bid
+):
+    t = request.getfixturevalue(ruleset)
     users = [t.a_user.pk, t.d_user.pk]
 
     def render():
@@ -118,7 +127,7 @@ def test_every_audience_renders_at_every_step_of_a_test_against_the_storyteller(
     ch = t.start(by=t.st, defender=None, mode=mode, category="mental", difficulty=3)
     render()
     if ch.status == "answer":
-        ch = t.do("answer", ch, t.a_user, side="attacker", answer="bid", bid="Alert")
+        ch = t.do("answer", ch, t.a_user, side="attacker", answer="bid", bid=bid)
         render()
     ch = t.do("throw", ch, t.a_user, side="attacker", throw="rock")
     render()
@@ -142,12 +151,13 @@ def test_the_odds_come_from_the_engine_for_ones_own_side_only(classic):
 @pytest.mark.rules("C8")
 def test_an_ability_retest_does_not_show_the_opposing_rating_before_it_is_named(classic):
     """C8: the opponent names its rating when the retest is called; the card offering the
-    retest does not carry it (Marcus's Brawl 3 here)."""
+    retest does not carry it (Marcus's Melee 1 here; only Sophia's ratings above it are
+    offered, test_card_offers)."""
     t = classic
-    ch = t.start(category="physical", bid="Strong", ability="Brawl")
+    ch = t.start(category="physical", bid="Strong", ability="Melee")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough", ability="Dodge")
     ch = t.throw(ch, "rock", "scissors")
     phone = client_for(t.d_user).get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
     assert "retest-ability" in phone
     assert "named when you retest (C8)" in phone
-    assert "theirs (3)" not in phone and "theirs (" not in phone
+    assert "theirs (1)" not in phone and "theirs (" not in phone

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from chases.rules import PREDATOR, AttackMeans, Chase
+from chases.rules import PREDATOR, AttackMeans, Chase, Course
 from tests.rules.casekit import Case, adapter, check, started, step_through
 
 
 def _start(given: dict[str, Any]) -> Chase:
     runs = given.get("run", {})
-    setup = {"prey_run": runs.get("prey"), "predator_run": runs.get("predator")}
+    setup: dict[str, Any] = {"prey_run": runs.get("prey"), "predator_run": runs.get("predator")}
+    if given.get("difficulty") is not None:
+        # K6: a course difficulty set at the start holds for both sides until changed.
+        setup["course"] = Course(difficulty=int(given["difficulty"]))
     start = given["start"]
     if start == "cold":
         return Chase.cold(given["prey_successes"], botch=given.get("prey_botch", False), **setup)
@@ -26,6 +29,8 @@ def _observe(chase: Chase, allowed: bool | None = None) -> dict[str, Any]:
         "lead": chase.lead,
         "over": chase.over.value if chase.over else None,
         "difficulty": chase.difficulty(),
+        # beyond FORMAT.md, for the project's own cases: the chase pool of the next round
+        "pool": chase.pool.to_dict(),
     }
     if allowed is not None:
         observed["allowed"] = allowed
@@ -40,7 +45,9 @@ def _step(chase: Chase, step: dict[str, Any]) -> Chase:
     if "round" in step:
         return chase.play_round(step["round"]["prey"], step["round"]["predator"])
     if "maneuver" in step:
-        return chase.maneuver(_who(step["maneuver"]["by"]), step["maneuver"]["name"])
+        move = step["maneuver"]
+        # K7, K8: In there! and Herd may carry the pick of the new course's pool part.
+        return chase.maneuver(_who(move["by"]), move["name"], pick=move.get("pick"))
     if "obstacle" in step:
         return chase.face_obstacle({_who(k): v for k, v in step["obstacle"].items()})
     if "can_attack" in step:
