@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "characters",
     "combat",
     "chases",
+    "venue",
 ]
 
 MIDDLEWARE = [

@@ -11,4 +11,5 @@ urlpatterns = [
     path("", include("combat.challenges.urls")),
     path("", include("combat.rounds.urls")),
     path("", include("chases.urls")),
+    path("", include("venue.urls")),
 ]
