@@ -27,6 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="0.0.0.0", help="address to bind (default 0.0.0.0)")
         parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
         parser.add_argument("--no-access-log", action="store_true", help="do not log every request")
+        parser.add_argument(
+            "--no-demo-logins", action="store_true", help="never print the demo's logins"
+        )
 
     def handle(self, *args: Any, host: str, port: int, **options: Any) -> None:
         problem = database_problem()
