@@ -76,10 +76,13 @@ def _new_code() -> str:
 
 
 def players_of(chronicle: Chronicle) -> list[Any]:
-    """Active users who play a character of the chronicle, by name."""
+    """Active users who play a character of the chronicle, by name. Staff accounts (the
+    storytellers, the admin) get no card: a lost card must never open the admin."""
     return list(
         get_user_model()
         .objects.filter(is_active=True, characters__chronicle=chronicle, characters__npc=False)
+        .exclude(is_staff=True)
+        .exclude(is_superuser=True)
         .distinct()
         .order_by("username")
     )
@@ -169,7 +172,7 @@ def card_for_code(raw: str) -> LoginCard:
         if len(code) == CODE_LENGTH
         else None
     )
-    if card is None or not card.user.is_active:
+    if card is None or not card.user.is_active or card.user.is_staff or card.user.is_superuser:
         raise CardError(WRONG_CODE)
     return card
 

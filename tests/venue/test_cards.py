@@ -175,3 +175,14 @@ def test_no_card_without_an_open_night(storyteller, chronicle, character) -> Non
     response = client_for(storyteller).post(f"/chronicles/{chronicle.pk}/cards/print/", follow=True)
     assert cards.NO_OPEN_NIGHT.encode() in response.content
     assert not LoginCard.objects.exists()
+
+
+def test_a_staff_account_gets_no_card_and_a_card_never_opens_one(
+    storyteller, chronicle, character, player
+) -> None:
+    CharacterFactory(chronicle=chronicle, name="Prince", player=storyteller)
+    _response, codes = _print_cards(storyteller, chronicle)
+    assert len(codes) == 1, "Janet's player only, not the storyteller who plays the Prince"
+    player.is_staff = True  # made staff after the card was printed
+    player.save()
+    assert _card_login(codes[0])[1].status_code == 400
