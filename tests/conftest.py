@@ -51,6 +51,17 @@ def _fast_passwords(settings) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _static_names_as_written(settings) -> None:
+    """Pages link static files by the names in the source (``css/print.css``), whether or not
+    ``collectstatic`` (DEBUG off by default) wrote hashed ones; tests/config serves the hashed
+    names as deployed."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
 @pytest.fixture
 def storyteller(db):  # runs the chronicle
     return StorytellerFactory(username="st")

@@ -27,7 +27,15 @@ import pytest
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-GEX = Path("/work/shared/data/grapevine/chronicle_camarilla_five_xml.gex")
+# The shared real files beside the clone (../shared), as CI has them.
+GEX = next(
+    (
+        base / "data" / "grapevine" / "chronicle_camarilla_five_xml.gex"
+        for base in (ROOT.parent / "shared", ROOT.parent.parent / "shared")
+        if (base / "data" / "grapevine").is_dir()
+    ),
+    ROOT.parent / "shared" / "data" / "grapevine" / "chronicle_camarilla_five_xml.gex",
+)
 PHONE_HOST = "venue-phone.test"  # not localhost: Chromium gives it no secure context
 PASSWORD = "Night-Owl-2026"
 PHONE = {"width": 390, "height": 844}
