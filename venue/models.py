@@ -40,7 +40,3 @@ class LoginCard(models.Model):
 
     def __str__(self) -> str:
         return f"card of {self.user} for {self.night}"
-
-    @property
-    def is_valid(self) -> bool:
-        return self.revoked_at is None and self.night.closed_at is None
