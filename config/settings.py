@@ -51,7 +51,6 @@ INSTALLED_APPS = [
     "characters",
     "combat",
     "chases",
-    "venue",
 ]
 
 MIDDLEWARE = [

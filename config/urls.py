@@ -3,6 +3,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from config import health
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
@@ -11,5 +13,5 @@ urlpatterns = [
     path("", include("combat.challenges.urls")),
     path("", include("combat.rounds.urls")),
     path("", include("chases.urls")),
-    path("", include("venue.urls")),
+    path("healthz", health.healthz, name="healthz"),
 ]

@@ -24,8 +24,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from characters.models import Character, Chronicle, GameNight
-from venue.models import LoginCard
+from characters.models import Character, Chronicle, GameNight, LoginCard
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from characters import first_account
 from characters.access import is_storyteller
-from venue import first_account
 
 pytestmark = pytest.mark.django_db
 

@@ -11,12 +11,12 @@ import re
 import pytest
 from django.test import Client
 
+from characters import cards
 from characters import services as night_services
+from characters.models import LoginCard
 from combat.models import Participant
 from tests.conftest import client_for
 from tests.factories import CharacterFactory, SceneFactory
-from venue import cards
-from venue.models import LoginCard
 
 pytestmark = pytest.mark.django_db
 

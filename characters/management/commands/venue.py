@@ -13,8 +13,8 @@ from typing import Any
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from characters import first_account
 from config.dbcheck import database_problem
-from venue import first_account
 
 
 class Command(BaseCommand):

@@ -1,33 +1,21 @@
-"""Venue pages: login cards (the storyteller's list and printed sheet, the player's card login)
-and the health check."""
+"""Login card pages: the storyteller's list and printed sheet, and the player's card login."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
-
 import segno
-from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.cache import add_never_cache_headers, patch_cache_control
+from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from characters import cards
 from characters.access import chronicles_run_by
-from characters.models import Chronicle
+from characters.models import Chronicle, LoginCard
 from combat.views import _reachable_host  # the address phones on the venue's wifi reach
-from venue import cards
-from venue.models import LoginCard
-
-log = logging.getLogger(__name__)
-
-HEALTH_TIMEOUT = 3.0  # seconds each check may take before it counts as unreachable
 
 
 def _get_chronicle_for_storyteller(request: HttpRequest, pk: int) -> Chronicle:
@@ -53,7 +41,7 @@ def chronicle_cards(request: HttpRequest, pk: int) -> HttpResponse:
     return _private(
         render(
             request,
-            "venue/cards.html",
+            "characters/cards/list.html",
             {"chronicle": chronicle, "night": night, "rows": rows},
         )
     )
@@ -80,7 +68,7 @@ def chronicle_cards_print(request: HttpRequest, pk: int) -> HttpResponse:
     return _private(
         render(
             request,
-            "venue/cards_print.html",
+            "characters/cards/print.html",
             {
                 "chronicle": chronicle,
                 "night": cards.open_night(chronicle),
@@ -114,14 +102,17 @@ def card_login(request: HttpRequest) -> HttpResponse:
     the code after ``#``, which card.js sends), POST a code to log in for the night and go to
     the scene. Throttles wrap this view."""
     if request.method != "POST":
-        return _private(render(request, "venue/card_login.html", {"code": ""}))
+        return _private(render(request, "characters/cards/login.html", {"code": ""}))
     try:
         card = cards.card_for_code(request.POST.get("code", ""))
     except cards.CardError as error:
         posted = cards.normalize_code(request.POST.get("code", ""))[: cards.CODE_LENGTH]
         return _private(
             render(
-                request, "venue/card_login.html", {"code": posted, "error": str(error)}, status=400
+                request,
+                "characters/cards/login.html",
+                {"code": posted, "error": str(error)},
+                status=400,
             )
         )
     login(request, card.user, backend="django.contrib.auth.backends.ModelBackend")
@@ -129,54 +120,3 @@ def card_login(request: HttpRequest) -> HttpResponse:
     request.session.save()
     cards.card_used(card=card, session_key=request.session.session_key)
     return redirect(cards.card_destination(card))
-
-
-# Health --------------------------------------------------------------------------------------
-
-
-def _database_answers() -> bool:
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            return cursor.fetchone() == (1,)
-    except Exception:
-        log.warning("health: the database does not answer", exc_info=True)
-        return False
-    finally:
-        connection.close()
-
-
-async def _layer_answers() -> bool:
-    layer = get_channel_layer()
-    if layer is None:
-        return False
-    try:
-        channel = await layer.new_channel("healthz.")
-        await layer.send(channel, {"type": "health.ping"})
-        message = await asyncio.wait_for(layer.receive(channel), HEALTH_TIMEOUT)
-        return message.get("type") == "health.ping"
-    except Exception:
-        log.warning("health: the channel layer does not answer", exc_info=True)
-        return False
-
-
-async def _within(check, timeout: float) -> bool:
-    try:
-        return await asyncio.wait_for(check, timeout)
-    except TimeoutError:
-        return False
-
-
-@require_GET
-async def healthz(request: HttpRequest) -> HttpResponse:
-    """200 when the database and the channel layer answer, else 503; says nothing more."""
-    database = sync_to_async(_database_answers, thread_sensitive=False)()
-    database_ok, layer_ok = await asyncio.gather(
-        _within(database, HEALTH_TIMEOUT), _within(_layer_answers(), HEALTH_TIMEOUT + 1)
-    )
-    ok = database_ok and layer_ok
-    response = JsonResponse(
-        {"ok": ok, "database": database_ok, "channel_layer": layer_ok}, status=200 if ok else 503
-    )
-    add_never_cache_headers(response)
-    return response

@@ -23,7 +23,7 @@ def test_it_answers_200_when_the_database_and_the_layer_answer() -> None:
 def test_it_answers_503_when_the_channel_layer_does_not(monkeypatch) -> None:
     # a real Redis layer pointed at a port where nothing listens
     nowhere = RedisChannelLayer(hosts=[{"address": "redis://127.0.0.1:9/0"}])
-    monkeypatch.setattr("venue.views.get_channel_layer", lambda: nowhere)
+    monkeypatch.setattr("config.health.get_channel_layer", lambda: nowhere)
     response = Client().get("/healthz")
     assert response.status_code == 503
     assert json.loads(response.content) == {"ok": False, "database": True, "channel_layer": False}
