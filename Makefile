@@ -1,13 +1,22 @@
 # Two commands for a newcomer: `make run` (install, migrate, demo data, serve) and `make test`.
+# `make venue` runs a real game night (no demo data, its own database under var/venue/).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
+# The real night's database and secret key, never the demo's (db.sqlite3, var/secret_key).
+VENUE_ENV := SQLITE_PATH=var/venue/db.sqlite3 SECRET_KEY_FILE=var/venue/secret_key
 
-.PHONY: run test lint fmt bench setup setup-dev clean
+.PHONY: run venue test lint fmt bench setup setup-dev clean prerequisites
 
-$(VENV)/bin/python:
-	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed"'
+# Before installing anything: say plainly what this machine lacks.
+prerequisites:
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "make run needs Python 3.11 or newer as '$(PYTHON)' (apt-get install python3 python3-venv)"; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || { echo "make run needs Python 3.11 or newer; '$(PYTHON)' is $$($(PYTHON) -V 2>&1)"; exit 1; }
+	@test -x $(VENV)/bin/python || $(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || { echo "make run needs Python's venv module (apt-get install python3-venv)"; exit 1; }
+	@command -v npm >/dev/null 2>&1 || { echo "make run needs Node's npm for the pinned nosleep.js (apt-get install npm, or nodejs.org)"; exit 1; }
+
+$(VENV)/bin/python: | prerequisites
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.installed: $(VENV)/bin/python requirements.txt
@@ -18,19 +27,25 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $@
 
-node_modules/.installed: package.json package-lock.json
+node_modules/.installed: package.json package-lock.json | prerequisites
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-setup: $(VENV)/.installed node_modules/.installed
+setup: prerequisites $(VENV)/.installed node_modules/.installed
 
-setup-dev: $(VENV)/.installed-dev node_modules/.installed
+setup-dev: prerequisites $(VENV)/.installed-dev node_modules/.installed
 
-## make run: install, migrate, load the demo chronicle, serve on the LAN (SQLite, in-memory layer)
+## make run: install, migrate, load the demo chronicles, serve on the LAN (SQLite, in-memory layer)
 run: setup
+	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo --verbosity 0
 	$(PY) manage.py serve --port $(PORT)
+
+## make venue: run a real game night: no demo, its own database, the first storyteller on first run
+venue: setup
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(VENUE_ENV) $(PY) manage.py venue --port $(PORT)
 
 ## make test: install and run the whole suite (set DATABASE_URL / REDIS_URL for PostgreSQL / Redis)
 test: setup-dev

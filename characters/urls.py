@@ -1,6 +1,6 @@
 from django.urls import path
 
-from characters import views
+from characters import card_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -26,5 +26,17 @@ urlpatterns = [
         "chronicles/<int:pk>/ledger/<int:entry_pk>/reverse/",
         views.ledger_reverse,
         name="ledger_reverse",
+    ),
+    path("card/", card_views.card_login, name="card_login"),
+    path("chronicles/<int:pk>/cards/", card_views.chronicle_cards, name="chronicle_cards"),
+    path(
+        "chronicles/<int:pk>/cards/print/",
+        card_views.chronicle_cards_print,
+        name="chronicle_cards_print",
+    ),
+    path(
+        "chronicles/<int:pk>/cards/<int:card_pk>/revoke/",
+        card_views.card_revoke,
+        name="card_revoke",
     ),
 ]

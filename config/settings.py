@@ -1,9 +1,11 @@
 """Settings for the Storyteller app.
 
 Everything comes from the environment; with nothing set you get a laptop default: SQLite
-(WAL mode), the in-memory channel layer, DEBUG on. Production sets ``SECRET_KEY``,
-``DEBUG=0``, ``ALLOWED_HOSTS``, ``CSRF_TRUSTED_ORIGINS``, ``DATABASE_URL`` (PostgreSQL) and
-``REDIS_URL`` (channels-redis), and ``manage.py check --deploy --fail-level WARNING`` passes.
+(WAL mode), the in-memory channel layer, DEBUG off, plain HTTP on this machine's names and LAN
+addresses, a secret key made on first run in ``var/secret_key``. ``DEBUG=1`` only when asked
+for. Production sets ``SECRET_KEY``, ``ALLOWED_HOSTS``, ``CSRF_TRUSTED_ORIGINS``,
+``BEHIND_TLS_PROXY=1``, ``DATABASE_URL`` (PostgreSQL) and ``REDIS_URL`` (channels-redis), and
+``manage.py check --deploy --fail-level WARNING`` passes.
 """
 
 from __future__ import annotations
@@ -15,20 +17,25 @@ import dj_database_url
 
 from config.env import envbool, envint, envlist, envstr
 from config.network import local_hostnames
+from config.secret import read_or_make_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-DEBUG = envbool("DEBUG", True)
+# Never on unless asked for: its error pages show code and settings to any phone.
+DEBUG = envbool("DEBUG", False)
 _DEV_KEY = "dev-only-insecure-key-set-SECRET_KEY-in-production-0123456789abcdefghijklmnop"
-SECRET_KEY = envstr("SECRET_KEY", _DEV_KEY if DEBUG else "")
-if not SECRET_KEY:
-    from django.core.exceptions import ImproperlyConfigured
-
-    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+# No SECRET_KEY with DEBUG off: a key made on first run, kept in a file only its owner reads.
+SECRET_KEY = envstr("SECRET_KEY", "") or (
+    _DEV_KEY
+    if DEBUG
+    else read_or_make_secret_key(
+        Path(envstr("SECRET_KEY_FILE", str(BASE_DIR / "var" / "secret_key")))
+    )
+)
 
 # On a laptop phones reach the app by its LAN address; never "*", because the websocket
 # origin check (config/origin.py) trusts exactly these hosts.
-ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", local_hostnames() if DEBUG else [])
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", local_hostnames())
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
@@ -157,12 +164,12 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(envstr("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
-# htmx and its websocket extension come from npm (package-lock.json), never copied here.
+# htmx and its websocket extension are django-htmx's (django_htmx/htmx-2.min.js, ext/);
+# nosleep.js comes from npm (package-lock.json), never copied here.
 NODE_MODULES = BASE_DIR / "node_modules"
 STATICFILES_DIRS = [
     BASE_DIR / "static",
-    ("vendor/htmx", NODE_MODULES / "htmx.org" / "dist"),
-    ("vendor/htmx-ext-ws", NODE_MODULES / "htmx-ext-ws" / "dist"),
+    ("vendor/nosleep", NODE_MODULES / "nosleep.js" / "dist"),
 ]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -182,25 +189,30 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 GRAPEVINE_MAX_BYTES = envint("GRAPEVINE_MAX_BYTES", 5 * 1024 * 1024)
 
-# Production hardening, on whenever DEBUG is off.
-SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", not DEBUG)
-SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", not DEBUG)
-CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", not DEBUG)
-SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
-SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", not DEBUG)
-SECURE_PROXY_SSL_HEADER = (
-    ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_TLS_PROXY", False) else None
-)
+# HTTPS only (redirect, secure cookies, HSTS) behind a TLS-terminating proxy, as deployed. The
+# venue's wifi has no TLS: there secure-only cookies would keep every phone from logging in.
+BEHIND_TLS_PROXY = envbool("BEHIND_TLS_PROXY", False)
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", BEHIND_TLS_PROXY)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # a load balancer's probe may come in plain HTTP
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", BEHIND_TLS_PROXY)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", BEHIND_TLS_PROXY)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 31536000 if BEHIND_TLS_PROXY else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", BEHIND_TLS_PROXY)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", BEHIND_TLS_PROXY)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
 SESSION_COOKIE_AGE = envint("SESSION_COOKIE_AGE", 60 * 60 * 24 * 14)
 X_FRAME_OPTIONS = "DENY"
 # The DEBUG error page hides DATABASE_URL and REDIS_URL and masks any password in a URL.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "config.debug.CredentialsHidingFilter"
 
+# Every line with its time and level; uvicorn's access log (``serve``) goes through it too.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
 }
 

@@ -3,6 +3,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from config import health
 from config.security import csp_report
 
 urlpatterns = [
@@ -14,4 +15,5 @@ urlpatterns = [
     path("", include("combat.challenges.urls")),
     path("", include("combat.rounds.urls")),
     path("", include("chases.urls")),
+    path("healthz", health.healthz, name="healthz"),
 ]

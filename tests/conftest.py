@@ -64,6 +64,17 @@ def _a_cache_per_test(settings) -> None:
     }
 
 
+@pytest.fixture(autouse=True)
+def _static_names_as_written(settings) -> None:
+    """Pages link static files by the names in the source (``css/print.css``), whether or not
+    ``collectstatic`` (DEBUG off by default) wrote hashed ones; tests/config serves the hashed
+    names as deployed."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
 @pytest.fixture
 def storyteller(db):  # runs the chronicle
     return StorytellerFactory(username="st")

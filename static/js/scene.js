@@ -316,7 +316,8 @@
   // -- keep awake, buzz on a prompt -------------------------------------------------------
 
   async function keepAwake() {
-    if (!("wakeLock" in navigator) || document.visibilityState !== "visible") return;
+    if (document.visibilityState !== "visible") return;
+    if (!("wakeLock" in navigator)) return window.keepAwakeFallback?.(); // plain HTTP: awake.js
     if (wakeLock && !wakeLock.released) return;
     try {
       wakeLock = await navigator.wakeLock.request("screen");

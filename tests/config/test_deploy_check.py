@@ -33,6 +33,7 @@ def test_it_passes_check_deploy_with_production_values() -> None:
         SECRET_KEY=secrets.token_urlsafe(50),
         ALLOWED_HOSTS="storyteller.example.org",
         CSRF_TRUSTED_ORIGINS="https://storyteller.example.org",
+        BEHIND_TLS_PROXY="1",
         DATABASE_URL="postgres://storyteller@db.invalid:5432/storyteller",
         REDIS_URL="redis://redis.invalid:6379/0",
     )
@@ -40,13 +41,22 @@ def test_it_passes_check_deploy_with_production_values() -> None:
 
 
 def test_it_fails_check_deploy_with_laptop_defaults() -> None:
-    """The check is real: the laptop defaults (DEBUG, dev key) are refused."""
+    """The check is real: the laptop default serves plain HTTP (the venue's wifi), which a
+    deployment must not."""
     result = _manage("check", "--deploy", "--fail-level", "WARNING")
     assert result.returncode != 0
-    assert "DEBUG" in result.stderr + result.stdout
+    assert "SECURE_SSL_REDIRECT" in result.stderr + result.stdout
 
 
-def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off() -> None:
-    result = _manage("check", DEBUG="0", SECRET_KEY="", ALLOWED_HOSTS="x.example.org")
+def test_it_fails_check_deploy_with_debug_on() -> None:
+    result = _manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        DEBUG="1",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        BEHIND_TLS_PROXY="1",
+    )
     assert result.returncode != 0
-    assert "SECRET_KEY must be set" in result.stderr
+    assert "DEBUG" in result.stderr + result.stdout

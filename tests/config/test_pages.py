@@ -18,7 +18,7 @@ def test_it_renders_the_login_page(client: Client) -> None:
     response = client.get("/accounts/login/")
     assert response.status_code == 200
     assert b"Log in" in response.content
-    assert b"vendor/htmx/htmx.min.js" in response.content
+    assert b"django_htmx/htmx-2.min" in response.content
 
 
 def test_it_sends_a_visitor_to_the_login_page(client: Client) -> None:
@@ -43,12 +43,17 @@ def test_it_says_clearly_when_the_password_is_wrong(client: Client) -> None:
     assert b"do not match" in response.content
 
 
-def test_it_serves_htmx_and_its_websocket_extension_from_npm(client: Client) -> None:
-    for path in ("/static/vendor/htmx/htmx.min.js", "/static/vendor/htmx-ext-ws/ws.min.js"):
-        response = client.get(path)
-        assert response.status_code == 200, path
-        body = b"".join(response.streaming_content)
-        assert b"htmx" in body
+def test_it_serves_htmx_and_its_websocket_extension_from_django_htmx(client: Client) -> None:
+    """htmx 2.0.x and its ws extension 2.0.x, as django-htmx ships them (no npm)."""
+    from django.templatetags.static import static
+
+    for name, needle in (
+        ("django_htmx/htmx-2.min.js", b'version:"2.0.'),
+        ("django_htmx/ext/hx-ws-2.min.js", b'defineExtension("ws"'),
+    ):
+        response = client.get(static(name))
+        assert response.status_code == 200, name
+        assert needle in b"".join(response.streaming_content), name
 
 
 def test_it_runs_the_laptop_database_in_wal_mode(tmp_path: Path) -> None:

@@ -24,7 +24,10 @@ class Command(BaseCommand):
             where = f" · scene {scene.name} (code {scene.join_code})" if scene else ""
             count = chronicle.characters.count()
             self.stdout.write(
-                self.style.SUCCESS(f"Demo chronicle {chronicle}: {count} characters{where}.")
+                self.style.SUCCESS(
+                    f"Demo chronicle {chronicle} (ruleset {chronicle.ruleset}): "
+                    f"{count} characters{where}."
+                )
             )
         if options["verbosity"] < 1:
             return  # `make run` lets the server print the logins once

@@ -1,17 +1,22 @@
 """Serve pages, static files and websockets from one ASGI process (uvicorn).
 
-Binds 0.0.0.0 so phones on the venue's wifi reach it, and prints the addresses to type in.
+Binds 0.0.0.0 so phones on the venue's wifi reach it, and prints the addresses to type in (and
+a QR code of the first). Logs go through Django's LOGGING (time and level), uvicorn's access
+log included.
 """
 
 from __future__ import annotations
 
+import io
+import logging
 from typing import Any
 
+import segno
 import uvicorn
-from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from config.dbcheck import database_problem
 from config.network import lan_addresses
 
 
@@ -21,21 +26,39 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="0.0.0.0", help="address to bind (default 0.0.0.0)")
         parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+        parser.add_argument("--no-access-log", action="store_true", help="do not log every request")
+        parser.add_argument(
+            "--no-demo-logins", action="store_true", help="never print the demo's logins"
+        )
 
     def handle(self, *args: Any, host: str, port: int, **options: Any) -> None:
+        problem = database_problem()
+        if problem:
+            raise CommandError(problem)
         self.stdout.write(self.style.SUCCESS("Storyteller is up. Open one of these:"))
         self.stdout.write(f"  on this machine:  http://localhost:{port}/")
-        if host in {"0.0.0.0", "::"}:
-            for address in lan_addresses():
-                self.stdout.write(f"  on the venue LAN: http://{address}:{port}/")
-        self._print_demo_logins()
+        lan = lan_addresses() if host in {"0.0.0.0", "::"} else []
+        for address in lan:
+            self.stdout.write(f"  on the venue LAN: http://{address}:{port}/")
+        if lan:
+            self.stdout.write(
+                f"Phones on the venue's wifi can scan this for http://{lan[0]}:{port}/"
+            )
+            qr = io.StringIO()
+            segno.make(f"http://{lan[0]}:{port}/", error="m").terminal(out=qr, compact=True)
+            self.stdout.write(qr.getvalue(), ending="")
+        if not options["no_demo_logins"]:
+            self._print_demo_logins()
+        self.stdout.flush()
         uvicorn.run(
             "config.asgi:application",
             host=host,
             port=port,
             lifespan="off",
             ws="websockets-sansio",
-            log_level="info" if settings.DEBUG else "warning",
+            log_config=None,  # Django's LOGGING: every line with its time and level
+            log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower(),
+            access_log=not options["no_access_log"],
             proxy_headers=True,
         )
 
