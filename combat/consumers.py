@@ -20,7 +20,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from combat import fragments, live, services
-from combat.hub import get_hub, new_socket_id
+from combat.hub import LAYER_AWAY, RESYNC, get_hub, new_socket_id, seq_of
 from combat.live import session_group, user_group
 from combat.models import Participant, Scene
 
@@ -31,7 +31,8 @@ CLOSE_NOT_FOUND = 4404  # no websocket lives at that path (or no such scene)
 
 STORYTELLER, PLAYER = "storyteller", "player"
 MAX_BACKLOG = 50  # pushes waiting for one slow socket; past that it gets the whole state instead
-RESYNC = {"type": "live.resync"}
+# What a page is told when this process loses (and finds again) the channel layer.
+LAYER_NOTE = {False: "<!--live:away-->", True: "<!--live:back-->"}
 BIGINT = 2**63 - 1
 
 log = logging.getLogger(__name__)
@@ -52,14 +53,22 @@ class LiveConsumer(AsyncWebsocketConsumer):
         session_key = getattr(self.scope.get("session"), "session_key", None)
         if session_key:
             self.joined.append(session_group(session_key))
-        for group in self.joined:
-            await self.channel_layer.group_add(group, self.channel_name)
-        await self.accept()
-        await self.send(text_data=await self.current_state())
+        try:
+            for group in self.joined:
+                await self.channel_layer.group_add(group, self.channel_name)
+            await self.accept()
+            await self.send(text_data=await self.current_state())
+        except BaseException:  # Channels will not call disconnect: leave the groups now
+            await asyncio.shield(self.disconnect(1011))
+            raise
 
     async def disconnect(self, code: int) -> None:
-        for group in getattr(self, "joined", []):
-            await self.channel_layer.group_discard(group, self.channel_name)
+        joined, self.joined = getattr(self, "joined", []), []
+        for group in joined:
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except Exception:  # Redis away: the membership expires by itself
+                log.warning("could not leave %s", group, exc_info=True)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # Websockets only push. htmx's ws-send is not used: actions go over HTTP with CSRF.
@@ -119,6 +128,8 @@ class SceneConsumer(AsyncWebsocketConsumer):
         user = self.scope.get("user")
         self.heard: list[str] = []
         self.writer: asyncio.Task | None = None
+        self.hub = None
+        self.present = False
         if user is None or not user.is_authenticated:
             await self._refuse(CLOSE_UNAUTHENTICATED)
             return
@@ -131,50 +142,76 @@ class SceneConsumer(AsyncWebsocketConsumer):
             await self._refuse(CLOSE_FORBIDDEN)
             return
         if self.role == STORYTELLER:
-            self.heard = [live.storytellers_group(self.scene_id)]
+            self.seq_group = live.storytellers_group(self.scene_id)
+            self.heard = [self.seq_group]
         else:
-            self.heard = [
-                live.players_group(self.scene_id),
-                live.player_group(self.scene_id, user.pk),
-            ]
+            self.seq_group = live.players_group(self.scene_id)
+            self.heard = [self.seq_group, live.player_group(self.scene_id, user.pk)]
         session_key = getattr(self.scope.get("session"), "session_key", None)
         if session_key:
             self.heard.append(session_group(session_key))
         self.socket_id = new_socket_id()
         self.outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        await self.accept()
-        self.hub = get_hub()
-        # Hear first, then render: a change committed meanwhile is in the outbox, behind the
-        # state (the phone drops a fragment older than what it shows).
-        await self.hub.subscribe(self, self.heard)
-        await database_sync_to_async(services.presence_connect)(
-            scene_id=self.scene_id, user_id=user.pk, channel_name=self.socket_id, announce=False
-        )
-        self.hub.presence_soon(self.scene_id)
-        await self.send(text_data=await self.current_state())
-        self.writer = asyncio.ensure_future(self._write())
+        self.shown = self.behind = 0  # the seq last sent by the seq-carrying part (combat.hub)
+        # A socket can fail anywhere from here on (the phone gone right after the handshake,
+        # the first state unsendable): when connect raises, Channels never calls disconnect,
+        # so this cleans up itself, or the hub keeps a dead socket and its presence row.
+        try:
+            await self.accept()
+            self.hub = get_hub()
+            # Hear first, then render: a change committed meanwhile is in the outbox, behind
+            # the state (the phone drops a fragment older than what it shows).
+            await self.hub.subscribe(self, self.heard)
+            self.present = True
+            await database_sync_to_async(services.presence_connect)(
+                scene_id=self.scene_id, user_id=user.pk, channel_name=self.socket_id, announce=False
+            )
+            self.hub.presence_soon(self.scene_id)
+            state = await self.current_state()
+            self.shown = seq_of(state) or 0
+            self.hub.watch(self)
+            await self.send(text_data=state)
+            self.writer = asyncio.ensure_future(self._write())
+        except BaseException:
+            await asyncio.shield(self._forget())
+            raise
 
     async def _refuse(self, code: int) -> None:
         await self.accept()
         await self.close(code=code)
 
-    async def disconnect(self, code: int) -> None:
+    async def _forget(self) -> None:
+        """Leave no trace of this socket: its writer, the hub's audiences, its presence row."""
         if self.writer is not None:
             self.writer.cancel()
-        if not self.heard:
+            self.writer = None
+        heard, self.heard = self.heard, []
+        if self.hub is None:
             return
-        await self.hub.unsubscribe(self, self.heard)
-        self.heard = []
-        await database_sync_to_async(services.presence_disconnect)(
-            channel_name=self.socket_id, announce=False
-        )
-        self.hub.presence_soon(self.scene_id)
+        self.hub.unwatch(self)
+        if heard:
+            await self.hub.unsubscribe(self, heard)
+        if self.present:
+            self.present = False
+            try:
+                await database_sync_to_async(services.presence_disconnect)(
+                    channel_name=self.socket_id, announce=False
+                )
+            except Exception:  # the database away: the hub's heartbeat deletes the row
+                log.warning("could not forget a socket's presence", exc_info=True)
+            self.hub.presence_soon(self.scene_id)
+
+    async def disconnect(self, code: int) -> None:
+        await self._forget()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         return  # websockets only push; actions are HTTP posts
 
     def hub_message(self, message: dict[str, Any]) -> None:
         """From the hub: queue it for this socket's writer (never blocks the hub)."""
+        seq = message.get("seq")
+        if seq is not None and message.get("group") == self.seq_group and seq > self.shown:
+            self.shown = seq
         if self.outbox.qsize() >= MAX_BACKLOG:
             while not self.outbox.empty():
                 self.outbox.get_nowait()
@@ -192,7 +229,12 @@ class SceneConsumer(AsyncWebsocketConsumer):
                     # one line every push runs once per socket.
                     await self.base_send({"type": "websocket.send", "text": message["html"]})
                 elif kind == RESYNC["type"]:
-                    await self.send(text_data=await self.current_state())
+                    state = await self.current_state()
+                    self.shown = max(self.shown, seq_of(state) or 0)
+                    await self.send(text_data=state)
+                elif kind == LAYER_AWAY["type"]:
+                    # scene.js: the page says it is not live until the layer is back
+                    await self.send(text_data=LAYER_NOTE[message["live"]])
                 elif kind == live.LOGOUT_EVENT:
                     await self.close(code=CLOSE_LOGGED_OUT)
                     return

@@ -7,7 +7,9 @@ rendered once per audience (:mod:`combat.fragments`) and sent once per audience 
 channel layer; services call :func:`scene_changed` from ``transaction.on_commit`` so nobody
 is told about a change that rolled back. A push carries whole fragments (never diffs) and
 the scene's ``seq``, so a lost push costs nothing: a phone that sees a gap reconnects and
-gets the full state.
+gets the full state, and each process's hub sends the whole state to a socket it finds behind
+the database (:mod:`combat.hub`), so a push lost for good (a process killed between its commit
+and its publish) is made good within a couple of seconds by whichever process serves the phone.
 
 Every event names its ``group``: a server process reads the layer through one hub
 (:mod:`combat.hub`) subscribed once per audience, and the group tells it which of its sockets
@@ -30,6 +32,8 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.contrib.auth import get_user_model
+
+from combat import faults
 
 FRAGMENT_EVENT = "live.fragment"
 LOGOUT_EVENT = "live.logout"
@@ -98,16 +102,41 @@ def scene_changed(
     """
     from combat import fragments
 
-    parts = fragments.scene_change_parts(
-        scene_id, private_user_ids=private_user_ids, regions=regions
+    faults.point("kill_after_commit")
+    parts = list(
+        fragments.scene_change_parts(scene_id, private_user_ids=private_user_ids, regions=regions)
     )
-    for audience, user_id, html in parts:  # each sent as soon as it is rendered
+    # The parts that carry an audience's seq go last: a process killed halfway leaves every
+    # audience it did not finish behind by its seq, so the hubs catch them up (combat.hub);
+    # a private part sent after the public one would be lost without a trace.
+    order = {"private": 0, "storytellers": 1, "players": 2}
+    for sent, (audience, user_id, html) in enumerate(sorted(parts, key=lambda p: order[p[0]])):
+        if sent == 1:
+            faults.point("kill_mid_publish")
         if audience == "players":
             _send(players_group(scene_id), html)
         elif audience == "storytellers":
             _send(storytellers_group(scene_id), html)
         else:
             _send(player_group(scene_id, user_id), html)
+
+
+def audience_seq(scene: Any, role: str) -> int:
+    """The ``seq`` the seq-carrying part of an audience shows (``storyteller``: the board;
+    ``player``: the public part). Both are the scene's ``seq`` today; if the players' ever
+    stops counting what they cannot see (a hidden NPC's steps), this is the one place to say
+    so: the hubs compare each socket with it, and never tell a phone the number."""
+    return scene.seq
+
+
+def audience_seqs(scene_ids: Collection[int]) -> dict[int, dict[str, int]]:
+    """For each scene: the ``seq`` each audience's seq-carrying part shows now (one query)."""
+    from combat.models import Scene
+
+    return {
+        scene.pk: {role: audience_seq(scene, role) for role in ("storyteller", "player")}
+        for scene in Scene.objects.filter(pk__in=list(scene_ids)).only("pk", "seq")
+    }
 
 
 def recheck_player(scene_id: int, user_id: int) -> None:
