@@ -15,7 +15,9 @@ import logging
 from typing import Any
 
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -124,6 +126,31 @@ class SceneConsumer(AsyncWebsocketConsumer):
     channel_layer_alias = "__no_layer_channel__"  # the hub reads the layer for every socket
     groups: list[str] = []
 
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        # A socket whose writes stall (a phone that never reads) is given up on by its writer:
+        # it then hears a disconnect of its own, so it cleans up and ends like any other.
+        self.given_up = asyncio.get_running_loop().create_future()
+
+        async def receive_or_given_up() -> dict[str, Any]:
+            message = asyncio.ensure_future(receive())
+            await asyncio.wait({message, self.given_up}, return_when=asyncio.FIRST_COMPLETED)
+            if message.done():
+                return message.result()
+            message.cancel()
+            return {"type": "websocket.disconnect", "code": 1011}
+
+        await super().__call__(scope, receive_or_given_up, send)
+
+    async def _send_or_give_up(self, message: dict[str, Any]) -> None:
+        """Write one message, or give the socket up when the write stalls too long."""
+        try:
+            await asyncio.wait_for(self.base_send(message), settings.LIVE_SEND_TIMEOUT)
+        except TimeoutError:
+            log.info("a scene socket stopped reading; given up")
+            if not self.given_up.done():
+                self.given_up.set_result(True)
+            raise
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         self.heard: list[str] = []
@@ -170,8 +197,11 @@ class SceneConsumer(AsyncWebsocketConsumer):
             state = await self.current_state()
             self.shown = seq_of(state) or 0
             self.hub.watch(self)
-            await self.send(text_data=state)
+            await self._send_or_give_up({"type": "websocket.send", "text": state})
             self.writer = asyncio.ensure_future(self._write())
+        except TimeoutError:
+            await asyncio.shield(self._forget())
+            raise StopConsumer() from None
         except BaseException:
             await asyncio.shield(self._forget())
             raise
@@ -227,14 +257,15 @@ class SceneConsumer(AsyncWebsocketConsumer):
                 if kind == live.FRAGMENT_EVENT:
                     # What ``self.send(text_data=...)`` does, less two wrappers: this is the
                     # one line every push runs once per socket.
-                    await self.base_send({"type": "websocket.send", "text": message["html"]})
+                    await self._send_or_give_up({"type": "websocket.send", "text": message["html"]})
                 elif kind == RESYNC["type"]:
                     state = await self.current_state()
                     self.shown = max(self.shown, seq_of(state) or 0)
-                    await self.send(text_data=state)
+                    await self._send_or_give_up({"type": "websocket.send", "text": state})
                 elif kind == LAYER_AWAY["type"]:
                     # scene.js: the page says it is not live until the layer is back
-                    await self.send(text_data=LAYER_NOTE[message["live"]])
+                    note = LAYER_NOTE[message["live"]]
+                    await self._send_or_give_up({"type": "websocket.send", "text": note})
                 elif kind == live.LOGOUT_EVENT:
                     await self.close(code=CLOSE_LOGGED_OUT)
                     return
