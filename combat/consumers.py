@@ -179,7 +179,10 @@ class SceneConsumer(AsyncWebsocketConsumer):
             self.heard.append(session_group(session_key))
         self.socket_id = new_socket_id()
         self.outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.shown = self.behind = 0  # the seq last sent by the seq-carrying part (combat.hub)
+        # The seq every change up to which this socket was sent, and changes sent beyond a
+        # missing one (combat.hub catches up a socket that stays behind).
+        self.shown = self.behind = 0
+        self.ahead: set[int] = set()
         # A socket can fail anywhere from here on (the phone gone right after the handshake,
         # the first state unsendable): when connect raises, Channels never calls disconnect,
         # so this cleans up itself, or the hub keeps a dead socket and its presence row.
@@ -195,7 +198,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
             )
             self.hub.presence_soon(self.scene_id)
             state = await self.current_state()
-            self.shown = seq_of(state) or 0
+            self._caught_up(state)
             self.hub.watch(self)
             await self._send_or_give_up({"type": "websocket.send", "text": state})
             self.writer = asyncio.ensure_future(self._write())
@@ -240,14 +243,32 @@ class SceneConsumer(AsyncWebsocketConsumer):
     def hub_message(self, message: dict[str, Any]) -> None:
         """From the hub: queue it for this socket's writer (never blocks the hub)."""
         seq = message.get("seq")
-        if seq is not None and message.get("group") == self.seq_group and seq > self.shown:
-            self.shown = seq
+        if seq is not None and message.get("group") == self.seq_group:
+            self._note_change(seq)
         if self.outbox.qsize() >= MAX_BACKLOG:
             while not self.outbox.empty():
                 self.outbox.get_nowait()
             self.outbox.put_nowait(RESYNC)
             return
         self.outbox.put_nowait(message)
+
+    def _note_change(self, seq: int) -> None:
+        """A scene change's push: ``shown`` moves up to the newest seq with every change
+        before it sent (the board gets only the regions each change touched; the players'
+        public part is whole in each). Pushes of two processes may cross: a change ahead of
+        a missing one waits in ``ahead`` for it (the hub's catch-up fills a gap that stays)."""
+        if self.role == PLAYER or seq == self.shown + 1:
+            self.shown = max(self.shown, seq)
+            while self.ahead and min(self.ahead) <= self.shown + 1:
+                self.shown = max(self.shown, min(self.ahead))
+                self.ahead.discard(min(self.ahead))
+        elif seq > self.shown and len(self.ahead) < MAX_BACKLOG:
+            self.ahead.add(seq)
+
+    def _caught_up(self, state: str) -> None:
+        """The whole state went: everything up to its seq is shown."""
+        self.shown = max(self.shown, seq_of(state) or 0)
+        self.ahead = {s for s in self.ahead if s > self.shown}
 
     async def _write(self) -> None:
         while True:
@@ -260,7 +281,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
                     await self._send_or_give_up({"type": "websocket.send", "text": message["html"]})
                 elif kind == RESYNC["type"]:
                     state = await self.current_state()
-                    self.shown = max(self.shown, seq_of(state) or 0)
+                    self._caught_up(state)
                     await self._send_or_give_up({"type": "websocket.send", "text": state})
                 elif kind == LAYER_AWAY["type"]:
                     # scene.js: the page says it is not live until the layer is back

@@ -11,11 +11,12 @@ Pushes can be lost (a process killed between its commit and its publish, or half
 it; Redis restarted or away; a message dropped), so the hub does not trust them alone:
 
 - **Catching up** (:meth:`Hub._catch_up`): every ``CATCH_UP`` seconds it reads, in one query,
-  the ``seq`` of the scenes its sockets show and compares it with the ``seq`` each socket was
-  last sent by its audience's seq-carrying part (the board, or the players' public part, see
-  :func:`combat.live.audience_seq`). A socket still behind on the next look gets the whole
-  state again. The database is read, not the layer: a phone catches up even while Redis is
-  away. Nothing new reaches a phone: the whole state is what a reconnect sends.
+  the ``seq`` of the scenes its sockets show and compares it with the ``seq`` each socket has
+  been sent every change up to (``shown``: the scene changes' pushes name their ``seq``, see
+  :func:`combat.live.scene_changed`; the board must have each one, the players' public part is
+  whole in each). A socket still behind on the next look gets the whole state again. The
+  database is read, not the layer: a phone catches up even while Redis is away. Nothing new
+  reaches a phone: the whole state is what a reconnect sends.
 - **The layer's health** (:meth:`Hub._watch_layer`, channels-redis only): every
   ``LAYER_CHECK`` seconds it sets a marker key of its own in Redis. When Redis does not
   answer, its sockets are told the page is not live; when it answers again, or answers
@@ -216,8 +217,6 @@ class Hub:
         """Hand one layer message to every local socket of its group; how many got it."""
         group = message.get("group", "")
         members = self.local.get(group, ())
-        if members and "html" in message and "seq" not in message:
-            message["seq"] = seq_of(message["html"])  # once, not once per socket
         for subscriber in list(members):
             try:
                 subscriber.hub_message(message)

@@ -34,6 +34,7 @@ from channels.layers import get_channel_layer
 from django.contrib.auth import get_user_model
 
 from combat import faults
+from combat.hub import seq_of
 
 FRAGMENT_EVENT = "live.fragment"
 LOGOUT_EVENT = "live.logout"
@@ -67,20 +68,23 @@ def session_group(session_key: str) -> str:
     return "session." + hashlib.sha256(session_key.encode()).hexdigest()[:40]
 
 
-def fragment_event(html: str, group: str = "") -> dict[str, str]:
-    """The channel-layer event that carries out-of-band fragments to sockets."""
-    event = {"type": FRAGMENT_EVENT, "html": html}
+def fragment_event(html: str, group: str = "", seq: int | None = None) -> dict[str, Any]:
+    """The channel-layer event that carries out-of-band fragments to sockets. ``seq``: the
+    scene change it carries (a scene change's push of the board or the public part only)."""
+    event: dict[str, Any] = {"type": FRAGMENT_EVENT, "html": html}
     if group:
         event["group"] = group
+    if seq is not None:
+        event["seq"] = seq
     return event
 
 
-def _send(group: str, html: str) -> None:
+def _send(group: str, html: str, seq: int | None = None) -> None:
     layer = get_channel_layer()
     if layer is None or not html:
         return
     try:
-        async_to_sync(layer.group_send)(group, fragment_event(html, group))
+        async_to_sync(layer.group_send)(group, fragment_event(html, group, seq))
     except Exception:  # committed already: phones resync; a push must not fail the request
         log.exception("could not publish to %s", group)
 
@@ -114,9 +118,9 @@ def scene_changed(
         if sent == 1:
             faults.point("kill_mid_publish")
         if audience == "players":
-            _send(players_group(scene_id), html)
+            _send(players_group(scene_id), html, seq_of(html))
         elif audience == "storytellers":
-            _send(storytellers_group(scene_id), html)
+            _send(storytellers_group(scene_id), html, seq_of(html))
         else:
             _send(player_group(scene_id, user_id), html)
 

@@ -5,7 +5,6 @@ the sync test (a phone's state plus the pushes equals a fresh render)."""
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import AsyncIterator
 
 import pytest
@@ -13,7 +12,7 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.db import connection
 from django.test import Client
-from django.test.html import Element, RootElement, parse_html
+from django.test.html import Element
 from django.test.utils import CaptureQueriesContext
 
 from characters.services import ledger_spend
@@ -28,6 +27,7 @@ from combat.models import Participant, Presence, Scene
 from config.asgi import application
 from tests.conftest import client_for
 from tests.factories import CharacterFactory, ChronicleFactory, StorytellerFactory
+from tests.live_pages import apply, as_shown, pieces
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -237,54 +237,7 @@ async def test_it_shows_a_removed_player_the_removal_then_closes(
 # The sync test: the state a phone holds after the pushes is a fresh render ----------------
 
 
-def _pieces(html: str) -> list[Element]:
-    """The top-level elements of a message (parse_html unwraps a single one)."""
-    doc = parse_html(html)
-    children = doc.children if isinstance(doc, RootElement) else [doc]
-    return [c for c in children if isinstance(c, Element)]
-
-
-def _id(element: Element) -> str | None:
-    return dict(element.attributes).get("id")
-
-
-def _walk(tree: Element):
-    yield tree
-    for child in tree.children:
-        if isinstance(child, Element):
-            yield from _walk(child)
-
-
-def _apply(page: list[Element], html: str) -> None:
-    """What htmx's websocket extension does: each top-level element replaces its id's."""
-    for piece in _pieces(html):
-        for root in page:
-            for element in _walk(root):
-                if _id(element) == _id(piece):
-                    element.attributes, element.children = piece.attributes, piece.children
-                    break
-            else:
-                continue
-            break
-
-
-def _as_shown(page: list[Element], seq: int) -> str:
-    """The page as compared: scene.js keeps the board's own data-seq at the newest seq shown,
-    and a region or a private part not pushed keeps the seq it was rendered at (its content
-    is the same: the change did not touch it), so only the two parts every change reaches
-    (the board, the public part) keep their seq in the comparison."""
-    for root in page:
-        if _id(root) == "scene-board":
-            root.attributes = [(k, str(seq) if k == "data-seq" else v) for k, v in root.attributes]
-    return "".join(_without_region_seqs(root) for root in page)
-
-
-def _without_region_seqs(root: Element) -> str:
-    root = copy.deepcopy(root)
-    for element in _walk(root):
-        if _id(element) not in ("scene-board", "scene-public"):
-            element.attributes = [(k, v) for k, v in element.attributes if k != "data-seq"]
-    return str(root)
+_pieces, _apply, _as_shown = pieces, apply, as_shown
 
 
 async def _drain_until_equal(socket, page: list[Element], pk: int, fresh) -> None:
