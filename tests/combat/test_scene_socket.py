@@ -369,3 +369,45 @@ def test_the_heartbeat_forgets_the_sockets_of_a_process_that_is_gone(scene, play
     assert Presence.objects.filter(pk=gone.pk).exists() is False
     assert Presence.objects.filter(pk=mine.pk).exists()
     assert player.pk in selectors.connected_user_ids(scene)
+
+
+# A push lost for good (its process killed between the commit and the publish) -------------
+
+
+async def test_a_socket_whose_push_was_lost_gets_the_whole_state_again(
+    scene, storyteller, player, monkeypatch
+) -> None:
+    """Nothing published the change (as a process killed right after its commit): the hub
+    finds the tablet and the phone behind the database and sends each the whole state."""
+    tablet, _ = await _open(scene.pk, storyteller)
+    phone, _ = await _open(scene.pk, player)
+    await _until(tablet, "1 of 1 phones connected")  # the presence push, which carries the seq
+    with monkeypatch.context() as lost:
+        lost.setattr(live, "scene_changed", lambda *args, **kwargs: None)
+        await sync_to_async(services.scene_set_situation)(
+            scene=scene, by=storyteller, situation="Nobody was told"
+        )
+    state = (await _until(tablet, "Nobody was told"))[-1]
+    assert state.lstrip().startswith('<div id="scene-board"')  # the whole board again
+    assert f'data-seq="{scene.seq + 1}"' in state
+    public = (await _until(phone, "Nobody was told"))[-1]
+    assert 'id="scene-private"' in public  # the phone's whole state: both parts
+    await tablet.disconnect()
+    await phone.disconnect()
+
+
+async def test_a_presence_push_does_not_count_as_the_change_it_did_not_carry(
+    scene, storyteller, player, monkeypatch
+) -> None:
+    """The board's regions carry the seq they were rendered at: a presence push after a lost
+    change has the new seq but not the change, and the board is still caught up."""
+    tablet, _ = await _open(scene.pk, storyteller)
+    with monkeypatch.context() as lost:
+        lost.setattr(live, "scene_changed", lambda *args, **kwargs: None)
+        await sync_to_async(services.scene_advance_clock)(scene=scene, by=storyteller, seconds=600)
+    phone, _ = await _open(scene.pk, player)  # its presence push: the people region, new seq
+    await _until(tablet, "1 of 1 phones connected")
+    state = (await _until(tablet, "10m 00s"))[-1]
+    assert state.lstrip().startswith('<div id="scene-board"')
+    await tablet.disconnect()
+    await phone.disconnect()
