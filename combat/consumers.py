@@ -192,6 +192,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
             # Hear first, then render: a change committed meanwhile is in the outbox, behind
             # the state (the phone drops a fragment older than what it shows).
             await self.hub.subscribe(self, self.heard)
+            self.hub.watch(self)  # served: the heartbeat keeps its presence row from here
             self.present = True
             await database_sync_to_async(services.presence_connect)(
                 scene_id=self.scene_id, user_id=user.pk, channel_name=self.socket_id, announce=False
@@ -199,7 +200,6 @@ class SceneConsumer(AsyncWebsocketConsumer):
             self.hub.presence_soon(self.scene_id)
             state = await self.current_state()
             self._caught_up(state)
-            self.hub.watch(self)
             await self._send_or_give_up({"type": "websocket.send", "text": state})
             self.writer = asyncio.ensure_future(self._write())
         except TimeoutError:

@@ -126,16 +126,19 @@ def scene_change_parts(
     private_user_ids: Iterable[int] = (),
     regions: Collection[str] | None = None,
 ) -> Iterator[tuple[str, int | None, str]]:
-    """The same renderings one at a time, ``(audience, user id, html)``, the players' part
-    first (the most sockets wait for it), so each can be sent as soon as it is rendered."""
+    """The same renderings one at a time, ``(audience, user id, html)``, so each can be sent
+    as soon as it is rendered: the private parts first (the other side of a challenge waits
+    for its own), then the players' public part, which must come after them (it carries the
+    players' ``seq``: a publish cut short before it leaves every phone behind, and caught up,
+    see :mod:`combat.hub`), then the board's regions."""
     scene = load(scene_id)
     if scene is None:
         return
-    yield "players", None, players_state(scene)
-    yield "storytellers", None, board_regions(scene, regions)
     ids = list(private_user_ids)
     for user in get_user_model().objects.filter(pk__in=ids) if ids else []:
         yield "private", user.pk, private_state(scene, user)
+    yield "players", None, players_state(scene)
+    yield "storytellers", None, board_regions(scene, regions)
 
 
 def presence_fragment(scene_id: int) -> str:

@@ -193,7 +193,7 @@ class Hub:
 
     @property
     def socket_ids(self) -> set[str]:
-        return {s.socket_id for s in self.watched}
+        return {s.socket_id for s in list(self.watched)}
 
     def presence_soon(self, scene_id: int) -> None:
         """Tell the scene's board who is connected, once for a burst of (dis)connections."""
@@ -242,7 +242,7 @@ class Hub:
         while True:
             await asyncio.sleep(presence_heartbeat_seconds())
             try:
-                await database_sync_to_async(heartbeat)(self.socket_ids)
+                await database_sync_to_async(heartbeat)(served_sockets())
                 for group in list(self.local):
                     await self.layer.group_add(group, self.channel)
             except asyncio.CancelledError:
@@ -359,6 +359,12 @@ def get_hub() -> Hub:
     if hub is None or hub.layer is not layer:  # a test swapped the layer: a fresh hub
         hub = _hubs[loop] = Hub(layer)
     return hub
+
+
+def served_sockets() -> set[str]:
+    """The ids of the sockets every hub of this process serves (one hub in a server; a test
+    process runs several loops, each with its own)."""
+    return {socket_id for hub in list(_hubs.values()) for socket_id in hub.socket_ids}
 
 
 def heartbeat(alive: Iterable[str] | None = None) -> list[int]:

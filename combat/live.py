@@ -107,14 +107,13 @@ def scene_changed(
     from combat import fragments
 
     faults.point("kill_after_commit")
-    parts = list(
-        fragments.scene_change_parts(scene_id, private_user_ids=private_user_ids, regions=regions)
+    parts = fragments.scene_change_parts(
+        scene_id, private_user_ids=private_user_ids, regions=regions
     )
-    # The parts that carry an audience's seq go last: a process killed halfway leaves every
-    # audience it did not finish behind by its seq, so the hubs catch them up (combat.hub);
-    # a private part sent after the public one would be lost without a trace.
-    order = {"private": 0, "storytellers": 1, "players": 2}
-    for sent, (audience, user_id, html) in enumerate(sorted(parts, key=lambda p: order[p[0]])):
+    # Each part is sent as soon as it is rendered, the private parts before the public one
+    # (see scene_change_parts): a process killed halfway leaves every audience it did not
+    # finish behind by its seq, and the hubs catch them up (combat.hub).
+    for sent, (audience, user_id, html) in enumerate(parts):
         if sent == 1:
             faults.point("kill_mid_publish")
         if audience == "players":

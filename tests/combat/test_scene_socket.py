@@ -371,6 +371,17 @@ def test_the_heartbeat_forgets_the_sockets_of_a_process_that_is_gone(scene, play
     assert player.pk in selectors.connected_user_ids(scene)
 
 
+def test_the_heartbeat_deletes_the_rows_of_its_own_sockets_it_no_longer_serves(
+    scene, player
+) -> None:
+    """A socket that failed before it could clean up: its process's heartbeat forgets it."""
+    served = Presence.objects.create(scene=scene, user=player, channel_name=hub.new_socket_id())
+    leaked = Presence.objects.create(scene=scene, user=player, channel_name=hub.new_socket_id())
+    assert hub.heartbeat({served.channel_name}) == [scene.pk]
+    assert Presence.objects.filter(pk=leaked.pk).exists() is False
+    assert Presence.objects.filter(pk=served.pk).exists()
+
+
 # A push lost for good (its process killed between the commit and the publish) -------------
 
 
