@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Collection, Iterable
+from contextvars import ContextVar
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -46,6 +47,9 @@ log = logging.getLogger(__name__)
 def user_group(user_id: int) -> str:
     """The group of every open socket of one user."""
     return f"user.{user_id}"
+
+
+SEQ_GROUPS = (".st", ".players")  # the audiences whose part of a change carries its seq
 
 
 def storytellers_group(scene_id: int) -> str:
@@ -79,10 +83,17 @@ def fragment_event(html: str, group: str = "", seq: int | None = None) -> dict[s
     return event
 
 
-def _send(group: str, html: str, seq: int | None = None) -> None:
+# Set while scene_changed sends a change: its board and public parts then name their seq (a
+# presence or sheet push carries the seq too, but not a change). A flag rather than an
+# argument keeps _send(group, html) as the tests that capture pushes call it.
+_announcing: ContextVar[bool] = ContextVar("announcing", default=False)
+
+
+def _send(group: str, html: str) -> None:
     layer = get_channel_layer()
     if layer is None or not html:
         return
+    seq = seq_of(html) if _announcing.get() and group.endswith(SEQ_GROUPS) else None
     try:
         async_to_sync(layer.group_send)(group, fragment_event(html, group, seq))
     except Exception:  # committed already: phones resync; a push must not fail the request
@@ -113,15 +124,19 @@ def scene_changed(
     # Each part is sent as soon as it is rendered, the private parts before the public one
     # (see scene_change_parts): a process killed halfway leaves every audience it did not
     # finish behind by its seq, and the hubs catch them up (combat.hub).
-    for sent, (audience, user_id, html) in enumerate(parts):
-        if sent == 1:
-            faults.point("kill_mid_publish")
-        if audience == "players":
-            _send(players_group(scene_id), html, seq_of(html))
-        elif audience == "storytellers":
-            _send(storytellers_group(scene_id), html, seq_of(html))
-        else:
-            _send(player_group(scene_id, user_id), html)
+    announcing = _announcing.set(True)
+    try:
+        for sent, (audience, user_id, html) in enumerate(parts):
+            if sent == 1:
+                faults.point("kill_mid_publish")
+            if audience == "players":
+                _send(players_group(scene_id), html)
+            elif audience == "storytellers":
+                _send(storytellers_group(scene_id), html)
+            else:
+                _send(player_group(scene_id, user_id), html)
+    finally:
+        _announcing.reset(announcing)
 
 
 def audience_seq(scene: Any, role: str) -> int:
