@@ -22,7 +22,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from combat import fragments, live, services
-from combat.hub import LAYER_AWAY, RESYNC, get_hub, new_socket_id, seq_of
+from combat.hub import LAYER_AWAY, RESYNC, get_hub, new_socket_id, seq_of, sheet_seq_of
 from combat.live import session_group, user_group
 from combat.models import Participant, Scene
 
@@ -168,12 +168,15 @@ class SceneConsumer(AsyncWebsocketConsumer):
         if not self.role:
             await self._refuse(CLOSE_FORBIDDEN)
             return
+        self.user_id = user.pk
+        self.sheets = ""  # a player's: the data-sheet-seq of the private part last sent
         if self.role == STORYTELLER:
-            self.seq_group = live.storytellers_group(self.scene_id)
+            self.seq_group, self.own_group = live.storytellers_group(self.scene_id), ""
             self.heard = [self.seq_group]
         else:
             self.seq_group = live.players_group(self.scene_id)
-            self.heard = [self.seq_group, live.player_group(self.scene_id, user.pk)]
+            self.own_group = live.player_group(self.scene_id, user.pk)
+            self.heard = [self.seq_group, self.own_group]
         session_key = getattr(self.scope.get("session"), "session_key", None)
         if session_key:
             self.heard.append(session_group(session_key))
@@ -245,6 +248,8 @@ class SceneConsumer(AsyncWebsocketConsumer):
         seq = message.get("seq")
         if seq is not None and message.get("group") == self.seq_group:
             self._note_change(seq)
+        elif message.get("group") == self.own_group and "html" in message:
+            self.sheets = sheet_seq_of(message["html"]) or self.sheets
         if self.outbox.qsize() >= MAX_BACKLOG:
             while not self.outbox.empty():
                 self.outbox.get_nowait()
@@ -268,6 +273,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
     def _caught_up(self, state: str) -> None:
         """The whole state went: everything up to its seq is shown."""
         self.shown = max(self.shown, seq_of(state) or 0)
+        self.sheets = sheet_seq_of(state) or self.sheets
         self.ahead = {s for s in self.ahead if s > self.shown}
 
     async def _write(self) -> None:

@@ -62,6 +62,7 @@ LAYER_CHECK = 1.0  # seconds between two looks at the channel layer (channels-re
 LAYER_TIMEOUT = 2.0  # a layer that takes longer than this to answer is away
 MARKER_TTL = 600  # seconds the hub's marker key lives in Redis (renewed every check)
 SEQ = re.compile(r'data-seq="(\d+)"')
+SHEET_SEQ = re.compile(r'data-sheet-seq="([\d.]+)"')
 
 LAYER_AWAY = {"type": "live.layer", "live": False}
 LAYER_BACK = {"type": "live.layer", "live": True}
@@ -84,6 +85,8 @@ class Watched(Subscriber, Protocol):
     seq_group: str
     shown: int
     behind: int  # the scene's seq when it was first seen behind (0: it is not)
+    user_id: int
+    sheets: str  # a player's: the data-sheet-seq of the private part it was last sent
 
 
 def new_socket_id() -> str:
@@ -103,6 +106,13 @@ def seq_of(html: str) -> int | None:
     """The ``data-seq`` of a fragment (its first root's), or None."""
     match = SEQ.search(html, 0, 600)
     return int(match.group(1)) if match else None
+
+
+def sheet_seq_of(html: str) -> str | None:
+    """The ``data-sheet-seq`` of a player's private part in ``html``, or None."""
+    at = html.find('id="scene-private"')
+    match = SHEET_SEQ.search(html, at, at + 600) if at >= 0 else None
+    return match.group(1) if match else None
 
 
 class Hub:
@@ -273,7 +283,13 @@ class Hub:
         seqs = await database_sync_to_async(live.audience_seqs)({s.scene_id for s in sockets})
         sent = 0
         for s in sockets:
-            want = seqs.get(s.scene_id, {}).get(s.role)
+            scene = seqs.get(s.scene_id, {})
+            want = scene.get(s.role)
+            if want is not None and s.role == "player" and s.shown >= want:
+                # A sheet change (a cost: no seq) whose push was lost leaves the player's own
+                # part behind its data-sheet-seq: counted as one change behind.
+                sheets = scene["sheets"].get(s.user_id, "0.0")
+                want = want + 1 if getattr(s, "sheets", sheets) != sheets else want
             if want is None or s.shown >= want:
                 s.behind = 0
                 continue

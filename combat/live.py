@@ -147,14 +147,36 @@ def audience_seq(scene: Any, role: str) -> int:
     return scene.seq
 
 
-def audience_seqs(scene_ids: Collection[int]) -> dict[int, dict[str, int]]:
-    """For each scene: the ``seq`` each audience's seq-carrying part shows now (one query)."""
-    from combat.models import Scene
+def audience_seqs(scene_ids: Collection[int]) -> dict[int, dict[str, Any]]:
+    """For each scene: the ``seq`` each audience's seq-carrying part shows now, and under
+    ``sheets`` each player's ``data-sheet-seq`` (what ``selectors.sheet_seq`` gives their
+    private part: the newest game night, the newest ledger entry of their characters here).
+    Two queries, whatever the number of scenes and players."""
+    from django.db.models import Max
 
-    return {
-        scene.pk: {role: audience_seq(scene, role) for role in ("storyteller", "player")}
-        for scene in Scene.objects.filter(pk__in=list(scene_ids)).only("pk", "seq")
-    }
+    from combat.models import Participant, Scene
+
+    ids = list(scene_ids)
+    scenes = Scene.objects.filter(pk__in=ids).annotate(night=Max("chronicle__game_nights__pk"))
+    out: dict[int, dict[str, Any]] = {}
+    for scene in scenes.only("pk", "seq", "chronicle_id"):
+        out[scene.pk] = {role: audience_seq(scene, role) for role in ("storyteller", "player")}
+        out[scene.pk]["night"] = scene.night or 0
+        out[scene.pk]["sheets"] = {}
+    ledgers = (
+        Participant.objects.filter(
+            scene_id__in=ids, removed_at__isnull=True, character__player__isnull=False
+        )
+        .values("scene_id", "character__player_id")
+        .annotate(top=Max("character__ledger__pk"))
+    )
+    for row in ledgers:
+        if row["scene_id"] in out:
+            night = out[row["scene_id"]]["night"]
+            out[row["scene_id"]]["sheets"][row["character__player_id"]] = (
+                f"{night}.{row['top'] or 0}"
+            )
+    return out
 
 
 def private_changed(scene_id: int, user_id: int) -> None:

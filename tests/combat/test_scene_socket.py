@@ -422,3 +422,21 @@ async def test_a_presence_push_does_not_count_as_the_change_it_did_not_carry(
     assert state.lstrip().startswith('<div id="scene-board"')
     await tablet.disconnect()
     await phone.disconnect()
+
+
+async def test_a_phone_whose_sheet_push_was_lost_gets_the_whole_state_again(
+    scene, storyteller, player, character, monkeypatch
+) -> None:
+    """A cost is not a scene change (no seq): its push lost, the phone is behind by its
+    data-sheet-seq, and the hub sends it the whole state."""
+    phone, state = await _open(scene.pk, player)
+    assert "3<small>/3</small>" in state
+    with monkeypatch.context() as lost:
+        lost.setattr(live, "sheets_changed", lambda *args, **kwargs: None)
+        await sync_to_async(ledger_spend)(
+            character=character, kind="willpower_spent", amount=1, by=storyteller, reason="lost"
+        )
+    state = (await _until(phone, "2<small>/3</small>"))[-1]
+    assert state.lstrip().startswith('<section id="scene-public"')  # the whole state again
+    assert f'data-seq="{scene.seq}"' in state  # the scene did not move
+    await phone.disconnect()
