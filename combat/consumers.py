@@ -15,12 +15,14 @@ import logging
 from typing import Any
 
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 
 from combat import fragments, live, services
-from combat.hub import get_hub, new_socket_id
+from combat.hub import LAYER_AWAY, RESYNC, get_hub, new_socket_id, seq_of, sheet_seq_of
 from combat.live import account_group, session_group, user_group
 from combat.models import Participant, Scene
 
@@ -32,7 +34,8 @@ CLOSE_RECONNECT = 1012  # "service restart": the page reconnects (its session ke
 
 STORYTELLER, PLAYER = "storyteller", "player"
 MAX_BACKLOG = 50  # pushes waiting for one slow socket; past that it gets the whole state instead
-RESYNC = {"type": "live.resync"}
+# What a page is told when this process loses (and finds again) the channel layer.
+LAYER_NOTE = {False: "<!--live:away-->", True: "<!--live:back-->"}
 BIGINT = 2**63 - 1
 
 log = logging.getLogger(__name__)
@@ -53,14 +56,22 @@ class LiveConsumer(AsyncWebsocketConsumer):
         session_key = getattr(self.scope.get("session"), "session_key", None)
         if session_key:
             self.joined.append(session_group(session_key))
-        for group in self.joined:
-            await self.channel_layer.group_add(group, self.channel_name)
-        await self.accept()
-        await self.send(text_data=await self.current_state())
+        try:
+            for group in self.joined:
+                await self.channel_layer.group_add(group, self.channel_name)
+            await self.accept()
+            await self.send(text_data=await self.current_state())
+        except BaseException:  # Channels will not call disconnect: leave the groups now
+            await asyncio.shield(self.disconnect(1011))
+            raise
 
     async def disconnect(self, code: int) -> None:
-        for group in getattr(self, "joined", []):
-            await self.channel_layer.group_discard(group, self.channel_name)
+        joined, self.joined = getattr(self, "joined", []), []
+        for group in joined:
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except Exception:  # Redis away: the membership expires by itself
+                log.warning("could not leave %s", group, exc_info=True)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # Websockets only push. htmx's ws-send is not used: actions go over HTTP with CSRF.
@@ -131,10 +142,37 @@ class SceneConsumer(AsyncWebsocketConsumer):
     channel_layer_alias = "__no_layer_channel__"  # the hub reads the layer for every socket
     groups: list[str] = []
 
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        # A socket whose writes stall (a phone that never reads) is given up on by its writer:
+        # it then hears a disconnect of its own, so it cleans up and ends like any other.
+        self.given_up = asyncio.get_running_loop().create_future()
+
+        async def receive_or_given_up() -> dict[str, Any]:
+            message = asyncio.ensure_future(receive())
+            await asyncio.wait({message, self.given_up}, return_when=asyncio.FIRST_COMPLETED)
+            if message.done():
+                return message.result()
+            message.cancel()
+            return {"type": "websocket.disconnect", "code": 1011}
+
+        await super().__call__(scope, receive_or_given_up, send)
+
+    async def _send_or_give_up(self, message: dict[str, Any]) -> None:
+        """Write one message, or give the socket up when the write stalls too long."""
+        try:
+            await asyncio.wait_for(self.base_send(message), settings.LIVE_SEND_TIMEOUT)
+        except TimeoutError:
+            log.info("a scene socket stopped reading; given up")
+            if not self.given_up.done():
+                self.given_up.set_result(True)
+            raise
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         self.heard: list[str] = []
         self.writer: asyncio.Task | None = None
+        self.hub = None
+        self.present = False
         if user is None or not user.is_authenticated:
             await self._refuse(CLOSE_UNAUTHENTICATED)
             return
@@ -146,58 +184,114 @@ class SceneConsumer(AsyncWebsocketConsumer):
         if not self.role:
             await self._refuse(CLOSE_FORBIDDEN)
             return
+        self.user_id = user.pk
+        self.sheets = ""  # a player's: the data-sheet-seq of the private part last sent
         if self.role == STORYTELLER:
-            self.heard = [live.storytellers_group(self.scene_id)]
+            self.seq_group, self.own_group = live.storytellers_group(self.scene_id), ""
+            self.heard = [self.seq_group]
         else:
-            self.heard = [
-                live.players_group(self.scene_id),
-                live.player_group(self.scene_id, user.pk),
-            ]
+            self.seq_group = live.players_group(self.scene_id)
+            self.own_group = live.player_group(self.scene_id, user.pk)
+            self.heard = [self.seq_group, self.own_group]
         self.heard.append(account_group(user.pk))
         session_key = getattr(self.scope.get("session"), "session_key", None)
         if session_key:
             self.heard.append(session_group(session_key))
         self.socket_id = new_socket_id()
         self.outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        await self.accept()
-        self.hub = get_hub()
-        # Hear first, then render: a change committed meanwhile is in the outbox, behind the
-        # state (the phone drops a fragment older than what it shows).
-        await self.hub.subscribe(self, self.heard)
-        await database_sync_to_async(services.presence_connect)(
-            scene_id=self.scene_id, user_id=user.pk, channel_name=self.socket_id, announce=False
-        )
-        self.hub.presence_soon(self.scene_id)
-        await self.send(text_data=await self.current_state())
-        self.writer = asyncio.ensure_future(self._write())
+        # The seq every change up to which this socket was sent, and changes sent beyond a
+        # missing one (combat.hub catches up a socket that stays behind).
+        self.shown = self.behind = 0
+        self.ahead: set[int] = set()
+        # A socket can fail anywhere from here on (the phone gone right after the handshake,
+        # the first state unsendable): when connect raises, Channels never calls disconnect,
+        # so this cleans up itself, or the hub keeps a dead socket and its presence row.
+        try:
+            await self.accept()
+            self.hub = get_hub()
+            # Hear first, then render: a change committed meanwhile is in the outbox, behind
+            # the state (the phone drops a fragment older than what it shows).
+            await self.hub.subscribe(self, self.heard)
+            self.hub.watch(self)  # served: the heartbeat keeps its presence row from here
+            self.present = True
+            await database_sync_to_async(services.presence_connect)(
+                scene_id=self.scene_id, user_id=user.pk, channel_name=self.socket_id, announce=False
+            )
+            self.hub.presence_soon(self.scene_id)
+            state = await self.current_state()
+            self._caught_up(state)
+            await self._send_or_give_up({"type": "websocket.send", "text": state})
+            self.writer = asyncio.ensure_future(self._write())
+        except TimeoutError:
+            await asyncio.shield(self._forget())
+            raise StopConsumer() from None
+        except BaseException:
+            await asyncio.shield(self._forget())
+            raise
 
     async def _refuse(self, code: int) -> None:
         await self.accept()
         await self.close(code=code)
 
-    async def disconnect(self, code: int) -> None:
+    async def _forget(self) -> None:
+        """Leave no trace of this socket: its writer, the hub's audiences, its presence row."""
         if self.writer is not None:
             self.writer.cancel()
-        if not self.heard:
+            self.writer = None
+        heard, self.heard = self.heard, []
+        if self.hub is None:
             return
-        await self.hub.unsubscribe(self, self.heard)
-        self.heard = []
-        await database_sync_to_async(services.presence_disconnect)(
-            channel_name=self.socket_id, announce=False
-        )
-        self.hub.presence_soon(self.scene_id)
+        self.hub.unwatch(self)
+        if heard:
+            await self.hub.unsubscribe(self, heard)
+        if self.present:
+            self.present = False
+            try:
+                await database_sync_to_async(services.presence_disconnect)(
+                    channel_name=self.socket_id, announce=False
+                )
+            except Exception:  # the database away: the hub's heartbeat deletes the row
+                log.warning("could not forget a socket's presence", exc_info=True)
+            self.hub.presence_soon(self.scene_id)
+
+    async def disconnect(self, code: int) -> None:
+        await self._forget()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         return  # websockets only push; actions are HTTP posts
 
     def hub_message(self, message: dict[str, Any]) -> None:
         """From the hub: queue it for this socket's writer (never blocks the hub)."""
+        seq = message.get("seq")
+        if seq is not None and message.get("group") == self.seq_group:
+            self._note_change(seq)
+        elif message.get("group") == self.own_group and "html" in message:
+            self.sheets = sheet_seq_of(message["html"]) or self.sheets
         if self.outbox.qsize() >= MAX_BACKLOG:
             while not self.outbox.empty():
                 self.outbox.get_nowait()
             self.outbox.put_nowait(RESYNC)
             return
         self.outbox.put_nowait(message)
+
+    def _note_change(self, seq: int) -> None:
+        """A scene change's push: ``shown`` moves up to the newest seq with every change
+        before it sent (the board gets only the regions each change touched; the players'
+        public part is whole in each). Pushes of two processes may cross: a change ahead of
+        a missing one waits in ``ahead`` for it (the hub's catch-up fills a gap that stays)."""
+        if self.role == PLAYER or seq == self.shown + 1:
+            self.shown = max(self.shown, seq)
+            while self.ahead and min(self.ahead) <= self.shown + 1:
+                self.shown = max(self.shown, min(self.ahead))
+                self.ahead.discard(min(self.ahead))
+        elif seq > self.shown and len(self.ahead) < MAX_BACKLOG:
+            self.ahead.add(seq)
+
+    def _caught_up(self, state: str) -> None:
+        """The whole state went: everything up to its seq is shown."""
+        self.shown = max(self.shown, seq_of(state) or 0)
+        self.sheets = sheet_seq_of(state) or self.sheets
+        self.ahead = {s for s in self.ahead if s > self.shown}
 
     async def _write(self) -> None:
         while True:
@@ -207,9 +301,15 @@ class SceneConsumer(AsyncWebsocketConsumer):
                 if kind == live.FRAGMENT_EVENT:
                     # What ``self.send(text_data=...)`` does, less two wrappers: this is the
                     # one line every push runs once per socket.
-                    await self.base_send({"type": "websocket.send", "text": message["html"]})
+                    await self._send_or_give_up({"type": "websocket.send", "text": message["html"]})
                 elif kind == RESYNC["type"]:
-                    await self.send(text_data=await self.current_state())
+                    state = await self.current_state()
+                    self._caught_up(state)
+                    await self._send_or_give_up({"type": "websocket.send", "text": state})
+                elif kind == LAYER_AWAY["type"]:
+                    # scene.js: the page says it is not live until the layer is back
+                    note = LAYER_NOTE[message["live"]]
+                    await self._send_or_give_up({"type": "websocket.send", "text": note})
                 elif kind == live.LOGOUT_EVENT:
                     await self.close(code=CLOSE_LOGGED_OUT)
                     return

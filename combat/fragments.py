@@ -130,8 +130,11 @@ def scene_change_parts(
     private_user_ids: Iterable[int] = (),
     regions: Collection[str] | None = None,
 ) -> Iterator[tuple[str, int | None, str]]:
-    """The same renderings one at a time, ``(audience, user id, html)``, the players' part
-    first (the most sockets wait for it), so each can be sent as soon as it is rendered.
+    """The same renderings one at a time, ``(audience, user id, html)``, so each can be sent
+    as soon as it is rendered: the private parts first (the other side of a challenge waits
+    for its own), then the players' public part, which must come after them (it carries the
+    players' ``seq``: a publish cut short before it leaves every phone behind, and caught up,
+    see :mod:`combat.hub`), then the board's regions.
 
     They share one :class:`RenderCache`: the scene's challenges, each sheet, are read once for
     all of them (active only while a part renders, never while the caller sends it)."""
@@ -139,17 +142,17 @@ def scene_change_parts(
     if scene is None:
         return
     cache = render_cache.for_scene(scene)
+    ids = list(private_user_ids)
+    for user in get_user_model().objects.filter(pk__in=ids) if ids else []:
+        with cache.active():
+            html = private_state(scene, user)
+        yield "private", user.pk, html
     with cache.active():
         html = players_state(scene)
     yield "players", None, html
     with cache.active():
         html = board_regions(scene, regions)
     yield "storytellers", None, html
-    ids = list(private_user_ids)
-    for user in get_user_model().objects.filter(pk__in=ids) if ids else []:
-        with cache.active():
-            html = private_state(scene, user)
-        yield "private", user.pk, html
 
 
 def presence_fragment(scene_id: int) -> str:

@@ -7,10 +7,27 @@ channel, not each socket's, to the groups its local sockets watch. So the layer 
 message per audience per process, and the hub writes it to its own sockets of that audience.
 A socket never has a channel of its own; nothing is rendered per socket on a broadcast.
 
+Pushes can be lost (a process killed between its commit and its publish, or halfway through
+it; Redis restarted or away; a message dropped), so the hub does not trust them alone:
+
+- **Catching up** (:meth:`Hub._catch_up`): every ``CATCH_UP`` seconds it reads, in one query,
+  the ``seq`` of the scenes its sockets show and compares it with the ``seq`` each socket has
+  been sent every change up to (``shown``: the scene changes' pushes name their ``seq``, see
+  :func:`combat.live.scene_changed`; the board must have each one, the players' public part is
+  whole in each). A socket still behind on the next look gets the whole state again. The
+  database is read, not the layer: a phone catches up even while Redis is away. Nothing new
+  reaches a phone: the whole state is what a reconnect sends.
+- **The layer's health** (:meth:`Hub._watch_layer`, channels-redis only): every
+  ``LAYER_CHECK`` seconds it sets a marker key of its own in Redis. When Redis does not
+  answer, its sockets are told the page is not live; when it answers again, or answers
+  without the marker (it restarted and forgot the groups), the hub adds its channel to every
+  group again and sends every socket the whole state.
+
 The hub also keeps the scene presence of its process honest (see :func:`heartbeat`): every
-``HEARTBEAT`` seconds it touches its sockets' ``Presence`` rows, and rows nobody touched for
-``STALE_AFTER`` seconds (a process that crashed or was killed) are deleted, and the boards of
-their scenes told.
+``HEARTBEAT`` seconds it touches the ``Presence`` rows of the sockets it serves and deletes
+its process's other rows (a socket that failed before it could clean up), and rows nobody
+touched for ``STALE_AFTER`` seconds (a process that crashed or was killed) are deleted, and
+the boards of their scenes told.
 """
 
 from __future__ import annotations
@@ -19,6 +36,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import secrets
 import socket
 from collections.abc import Iterable
@@ -39,12 +57,36 @@ HEARTBEAT = 30  # seconds between two touches of this process's presence rows
 STALE_AFTER = 90  # a presence row untouched this long belongs to a process that is gone
 RETRY = 1.0  # seconds before the hub reads the layer again after an error
 PRESENCE_DELAY = 0.2  # (dis)connections within this many seconds make one presence push
+CATCH_UP = 1.0  # seconds between two looks at the seq of the scenes the sockets show
+LAYER_CHECK = 1.0  # seconds between two looks at the channel layer (channels-redis)
+LAYER_TIMEOUT = 2.0  # a layer that takes longer than this to answer is away
+MARKER_TTL = 600  # seconds the hub's marker key lives in Redis (renewed every check)
+SEQ = re.compile(r'data-seq="(\d+)"')
+SHEET_SEQ = re.compile(r'data-sheet-seq="([\d.]+)"')
+
+LAYER_AWAY = {"type": "live.layer", "live": False}
+LAYER_BACK = {"type": "live.layer", "live": True}
+RESYNC = {"type": "live.resync"}
 
 
 class Subscriber(Protocol):
     """A socket the hub writes to (a :class:`combat.consumers.SceneConsumer`)."""
 
     def hub_message(self, message: dict[str, Any]) -> None: ...
+
+
+class Watched(Subscriber, Protocol):
+    """A socket the hub keeps up to date: which scene, which audience carries its ``seq``,
+    and the ``seq`` it was last sent (``shown``)."""
+
+    socket_id: str
+    scene_id: int
+    role: str
+    seq_group: str
+    shown: int
+    behind: int  # the scene's seq when it was first seen behind (0: it is not)
+    user_id: int
+    sheets: str  # a player's: the data-sheet-seq of the private part it was last sent
 
 
 def new_socket_id() -> str:
@@ -56,6 +98,23 @@ def presence_heartbeat_seconds() -> float:
     return float(getattr(settings, "LIVE_PRESENCE_HEARTBEAT", HEARTBEAT))
 
 
+def catch_up_seconds() -> float:
+    return float(getattr(settings, "LIVE_CATCH_UP", CATCH_UP))
+
+
+def seq_of(html: str) -> int | None:
+    """The ``data-seq`` of a fragment (its first root's), or None."""
+    match = SEQ.search(html, 0, 600)
+    return int(match.group(1)) if match else None
+
+
+def sheet_seq_of(html: str) -> str | None:
+    """The ``data-sheet-seq`` of a player's private part in ``html``, or None."""
+    at = html.find('id="scene-private"')
+    match = SHEET_SEQ.search(html, at, at + 600) if at >= 0 else None
+    return match.group(1) if match else None
+
+
 class Hub:
     """This process's one reader of the channel layer, for every socket of its event loop."""
 
@@ -63,11 +122,14 @@ class Hub:
         self.layer = layer
         self.channel = ""
         self.local: dict[str, set[Subscriber]] = {}
+        self.watched: set[Watched] = set()
         self.lock = asyncio.Lock()
-        self.reader: asyncio.Task | None = None
-        self.keeper: asyncio.Task | None = None
+        self.tasks: list[asyncio.Task] = []
         self.delivered = 0  # layer messages read, for tests and the curious
+        self.resyncs = 0  # whole states sent to sockets found behind
         self.presence_due: set[int] = set()
+        self.layer_live = True  # the layer answered its last check
+        self.marked = False  # the hub's marker key is in Redis
 
     async def start(self) -> None:
         if self.channel:
@@ -79,22 +141,38 @@ class Hub:
             # of an instance through one list, and a channel of another prefix would wait
             # behind the other sockets' blocking reads (5 s).
             self.channel = await self.layer.new_channel()
-            self.reader = asyncio.ensure_future(self._read())
-            self.keeper = asyncio.ensure_future(self._keep())
+            self.tasks = [
+                asyncio.ensure_future(self._read()),
+                asyncio.ensure_future(self._keep()),
+                asyncio.ensure_future(self._catch_up()),
+            ]
+            if hasattr(self.layer, "connection"):  # channels-redis: it may go away
+                self.tasks.append(asyncio.ensure_future(self._watch_layer()))
 
     @property
     def groups(self) -> list[str]:
         return sorted(self.local)
 
     async def subscribe(self, subscriber: Subscriber, groups: Iterable[str]) -> None:
-        """The socket hears the groups; the first local socket of a group subscribes the hub."""
+        """The socket hears the groups; the first local socket of a group subscribes the hub.
+
+        A layer that is away does not refuse the socket: the group is noted, and added to the
+        layer when it is back (:meth:`_watch_layer`); meanwhile the socket catches up from the
+        database.
+        """
         await self.start()
         async with self.lock:
             for group in groups:
                 members = self.local.get(group)
                 if members is None:
-                    await self.layer.group_add(group, self.channel)
                     members = self.local[group] = set()
+                    try:
+                        await asyncio.wait_for(
+                            self.layer.group_add(group, self.channel), LAYER_TIMEOUT
+                        )
+                    except Exception:
+                        log.warning("could not subscribe to %s; when the layer is back", group)
+                        self._layer_away()
                 members.add(subscriber)
 
     async def unsubscribe(self, subscriber: Subscriber, groups: Iterable[str]) -> None:
@@ -108,9 +186,24 @@ class Hub:
                 if not members:
                     del self.local[group]
                     try:
-                        await self.layer.group_discard(group, self.channel)
+                        await asyncio.wait_for(
+                            self.layer.group_discard(group, self.channel), LAYER_TIMEOUT
+                        )
                     except Exception:  # Redis away: the group expires by itself
                         log.warning("could not leave %s", group, exc_info=True)
+
+    def watch(self, socket: Watched) -> None:
+        """Keep this socket up to date with its scene (see :meth:`_catch_up`)."""
+        self.watched.add(socket)
+        if not self.layer_live:
+            socket.hub_message(LAYER_AWAY)
+
+    def unwatch(self, socket: Watched) -> None:
+        self.watched.discard(socket)
+
+    @property
+    def socket_ids(self) -> set[str]:
+        return {s.socket_id for s in list(self.watched)}
 
     def presence_soon(self, scene_id: int) -> None:
         """Tell the scene's board who is connected, once for a burst of (dis)connections."""
@@ -132,7 +225,8 @@ class Hub:
 
     def dispatch(self, message: dict[str, Any]) -> int:
         """Hand one layer message to every local socket of its group; how many got it."""
-        members = self.local.get(message.get("group", ""), ())
+        group = message.get("group", "")
+        members = self.local.get(group, ())
         for subscriber in list(members):
             try:
                 subscriber.hub_message(message)
@@ -158,22 +252,115 @@ class Hub:
         while True:
             await asyncio.sleep(presence_heartbeat_seconds())
             try:
+                await database_sync_to_async(heartbeat)(served_sockets())
                 for group in list(self.local):
                     await self.layer.group_add(group, self.channel)
-                await database_sync_to_async(heartbeat)()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.warning("hub upkeep failed; next time then", exc_info=True)
 
+    # -- catching up ------------------------------------------------------------------------
+
+    async def _catch_up(self) -> None:
+        while True:
+            await asyncio.sleep(catch_up_seconds())
+            try:
+                await self.catch_up()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database away: the next look, then
+                log.warning("hub could not look at the scenes' seq", exc_info=True)
+
+    async def catch_up(self) -> int:
+        """Send the whole state to each socket found behind its scene twice in a row (the
+        first time a push may still be on its way). Returns how many were sent it."""
+        from combat import live
+
+        sockets = list(self.watched)
+        if not sockets:
+            return 0
+        seqs = await database_sync_to_async(live.audience_seqs)({s.scene_id for s in sockets})
+        sent = 0
+        for s in sockets:
+            scene = seqs.get(s.scene_id, {})
+            want = scene.get(s.role)
+            if want is not None and s.role == "player" and s.shown >= want:
+                # A sheet change (a cost: no seq) whose push was lost leaves the player's own
+                # part behind its data-sheet-seq: counted as one change behind.
+                sheets = scene["sheets"].get(s.user_id, "0.0")
+                want = want + 1 if getattr(s, "sheets", sheets) != sheets else want
+            if want is None or s.shown >= want:
+                s.behind = 0
+                continue
+            if s.behind and s.shown >= s.behind:  # it caught up with what it lacked then
+                s.behind = 0
+            if not s.behind:
+                s.behind = want
+                continue
+            s.behind = 0
+            s.hub_message(RESYNC)
+            sent += 1
+        self.resyncs += sent
+        return sent
+
+    # -- the layer's health (channels-redis) ---------------------------------------------------
+
+    def _layer_away(self) -> None:
+        if not self.layer_live:
+            return
+        self.layer_live = False
+        log.warning("the channel layer is away: phones catch up from the database")
+        for s in list(self.watched):
+            s.hub_message(LAYER_AWAY)
+
+    async def _layer_back(self) -> None:
+        """Subscribe every group again (a restarted Redis forgot them) and send every socket
+        the whole state (a push may have gone to nobody meanwhile)."""
+        for group in list(self.local):
+            await asyncio.wait_for(self.layer.group_add(group, self.channel), LAYER_TIMEOUT)
+        was_away, self.layer_live = not self.layer_live, True
+        if was_away:
+            log.warning("the channel layer is back")
+        for s in list(self.watched):
+            if was_away:
+                s.hub_message(LAYER_BACK)
+            s.hub_message(RESYNC)
+        self.resyncs += len(self.watched)
+
+    async def _check_layer(self) -> None:
+        key = f"{self.layer.prefix}:hub:{self.channel}"
+        forgot = False
+        for index in range(self.layer.ring_size):
+            connection = self.layer.connection(index)
+            old = await asyncio.wait_for(
+                connection.set(key, "1", ex=MARKER_TTL, get=True), LAYER_TIMEOUT
+            )
+            forgot = forgot or old is None
+        if (forgot and self.marked) or not self.layer_live:
+            await self._layer_back()
+        self.marked = True
+
+    async def _watch_layer(self) -> None:
+        while True:
+            await asyncio.sleep(LAYER_CHECK)
+            try:
+                await self._check_layer()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.debug("the channel layer did not answer", exc_info=True)
+                self._layer_away()
+
     async def stop(self) -> None:
-        for task in (self.reader, self.keeper):
-            if task is not None:
-                task.cancel()
+        for task in self.tasks:
+            task.cancel()
+        self.tasks = []
         for group in list(self.local):
             with contextlib.suppress(Exception):  # stopping: the groups expire anyway
                 await self.layer.group_discard(group, self.channel)
         self.local.clear()
+        self.watched.clear()
         self.channel = ""
 
 
@@ -190,21 +377,40 @@ def get_hub() -> Hub:
     return hub
 
 
-def heartbeat() -> list[int]:
+def served_sockets() -> set[str]:
+    """The ids of the sockets every hub of this process serves (one hub in a server; a test
+    process runs several loops, each with its own)."""
+    return {socket_id for hub in list(_hubs.values()) for socket_id in hub.socket_ids}
+
+
+def heartbeat(alive: Iterable[str] | None = None) -> list[int]:
     """Touch this process's presence rows; delete the ones of processes gone. Returns the
-    scenes whose presence changed (their boards are told)."""
+    scenes whose presence changed (their boards are told).
+
+    ``alive``: the ids of the sockets this process serves; its other rows (a socket that
+    failed before it could clean up) are deleted too. ``None`` touches every row of it.
+    """
     from combat import live
     from combat.models import Presence
 
     now = timezone.now()
-    Presence.objects.filter(channel_name__startswith=PROCESS_ID + ".").update(connected_at=now)
-    stale = Presence.objects.filter(connected_at__lt=now - timedelta(seconds=STALE_AFTER))
-    scenes = sorted(set(stale.values_list("scene_id", flat=True)))
-    if scenes:
-        stale.delete()
-        for scene_id in scenes:
-            live.presence_changed(scene_id)
-    return scenes
+    mine = Presence.objects.filter(channel_name__startswith=PROCESS_ID + ".")
+    gone = Presence.objects.filter(connected_at__lt=now - timedelta(seconds=STALE_AFTER))
+    scenes: set[int] = set()
+    if alive is not None:
+        alive = set(alive)
+        dead = [(c, s) for c, s in mine.values_list("channel_name", "scene_id") if c not in alive]
+        if dead:
+            Presence.objects.filter(channel_name__in=[c for c, _s in dead]).delete()
+            scenes.update(s for _c, s in dead)
+    mine.update(connected_at=now)
+    stale = set(gone.values_list("scene_id", flat=True))
+    if stale:
+        gone.delete()
+        scenes |= stale
+    for scene_id in sorted(scenes):
+        live.presence_changed(scene_id)
+    return sorted(scenes)
 
 
 def fresh_since() -> Any:

@@ -7,7 +7,9 @@ rendered once per audience (:mod:`combat.fragments`) and sent once per audience 
 channel layer; services call :func:`scene_changed` from ``transaction.on_commit`` so nobody
 is told about a change that rolled back. A push carries whole fragments (never diffs) and
 the scene's ``seq``, so a lost push costs nothing: a phone that sees a gap reconnects and
-gets the full state.
+gets the full state, and each process's hub sends the whole state to a socket it finds behind
+the database (:mod:`combat.hub`), so a push lost for good (a process killed between its commit
+and its publish) is made good within a couple of seconds by whichever process serves the phone.
 
 Every event names its ``group``: a server process reads the layer through one hub
 (:mod:`combat.hub`) subscribed once per audience, and the group tells it which of its sockets
@@ -25,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Collection, Iterable
+from contextvars import ContextVar
 from importlib import import_module
 from typing import Any
 
@@ -34,6 +37,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models.signals import post_save
+
+from combat import faults
+from combat.hub import seq_of
 
 FRAGMENT_EVENT = "live.fragment"
 LOGOUT_EVENT = "live.logout"
@@ -46,6 +52,9 @@ log = logging.getLogger(__name__)
 def user_group(user_id: int) -> str:
     """The group of every open socket of one user."""
     return f"user.{user_id}"
+
+
+SEQ_GROUPS = (".st", ".players")  # the audiences whose part of a change carries its seq
 
 
 def storytellers_group(scene_id: int) -> str:
@@ -73,20 +82,30 @@ def session_group(session_key: str) -> str:
     return "session." + hashlib.sha256(session_key.encode()).hexdigest()[:40]
 
 
-def fragment_event(html: str, group: str = "") -> dict[str, str]:
-    """The channel-layer event that carries out-of-band fragments to sockets."""
-    event = {"type": FRAGMENT_EVENT, "html": html}
+def fragment_event(html: str, group: str = "", seq: int | None = None) -> dict[str, Any]:
+    """The channel-layer event that carries out-of-band fragments to sockets. ``seq``: the
+    scene change it carries (a scene change's push of the board or the public part only)."""
+    event: dict[str, Any] = {"type": FRAGMENT_EVENT, "html": html}
     if group:
         event["group"] = group
+    if seq is not None:
+        event["seq"] = seq
     return event
+
+
+# Set while scene_changed sends a change: its board and public parts then name their seq (a
+# presence or sheet push carries the seq too, but not a change). A flag rather than an
+# argument keeps _send(group, html) as the tests that capture pushes call it.
+_announcing: ContextVar[bool] = ContextVar("announcing", default=False)
 
 
 def _send(group: str, html: str) -> None:
     layer = get_channel_layer()
     if layer is None or not html:
         return
+    seq = seq_of(html) if _announcing.get() and group.endswith(SEQ_GROUPS) else None
     try:
-        async_to_sync(layer.group_send)(group, fragment_event(html, group))
+        async_to_sync(layer.group_send)(group, fragment_event(html, group, seq))
     except Exception:  # committed already: phones resync; a push must not fail the request
         log.exception("could not publish to %s", group)
 
@@ -108,16 +127,80 @@ def scene_changed(
     """
     from combat import fragments
 
+    faults.point("kill_after_commit")
     parts = fragments.scene_change_parts(
         scene_id, private_user_ids=private_user_ids, regions=regions
     )
-    for audience, user_id, html in parts:  # each sent as soon as it is rendered
-        if audience == "players":
-            _send(players_group(scene_id), html)
-        elif audience == "storytellers":
-            _send(storytellers_group(scene_id), html)
-        else:
-            _send(player_group(scene_id, user_id), html)
+    # Each part is sent as soon as it is rendered, the private parts before the public one
+    # (see scene_change_parts): a process killed halfway leaves every audience it did not
+    # finish behind by its seq, and the hubs catch them up (combat.hub).
+    announcing = _announcing.set(True)
+    try:
+        for sent, (audience, user_id, html) in enumerate(parts):
+            if sent == 1:
+                faults.point("kill_mid_publish")
+            if audience == "players":
+                _send(players_group(scene_id), html)
+            elif audience == "storytellers":
+                _send(storytellers_group(scene_id), html)
+            else:
+                _send(player_group(scene_id, user_id), html)
+    finally:
+        _announcing.reset(announcing)
+
+
+def audience_seq(scene: Any, role: str) -> int:
+    """The ``seq`` the seq-carrying part of an audience shows (``storyteller``: the board;
+    ``player``: the public part). Both are the scene's ``seq`` today; if the players' ever
+    stops counting what they cannot see (a hidden NPC's steps), this is the one place to say
+    so: the hubs compare each socket with it, and never tell a phone the number."""
+    return scene.seq
+
+
+def audience_seqs(scene_ids: Collection[int]) -> dict[int, dict[str, Any]]:
+    """For each scene: the ``seq`` each audience's seq-carrying part shows now, and under
+    ``sheets`` each player's ``data-sheet-seq`` (what ``selectors.sheet_seq`` gives their
+    private part: the newest game night, the newest ledger entry of their characters here).
+    Two queries, whatever the number of scenes and players."""
+    from django.db.models import Max
+
+    from combat.models import Participant, Scene
+
+    ids = list(scene_ids)
+    scenes = Scene.objects.filter(pk__in=ids).annotate(night=Max("chronicle__game_nights__pk"))
+    out: dict[int, dict[str, Any]] = {}
+    for scene in scenes.only("pk", "seq", "chronicle_id"):
+        out[scene.pk] = {role: audience_seq(scene, role) for role in ("storyteller", "player")}
+        out[scene.pk]["night"] = scene.night or 0
+        out[scene.pk]["sheets"] = {}
+    ledgers = (
+        Participant.objects.filter(
+            scene_id__in=ids, removed_at__isnull=True, character__player__isnull=False
+        )
+        .values("scene_id", "character__player_id")
+        .annotate(top=Max("character__ledger__pk"))
+    )
+    for row in ledgers:
+        if row["scene_id"] in out:
+            night = out[row["scene_id"]]["night"]
+            out[row["scene_id"]]["sheets"][row["character__player_id"]] = (
+                f"{night}.{row['top'] or 0}"
+            )
+    return out
+
+
+def private_changed(scene_id: int, user_id: int) -> None:
+    """Only one player's own part changed (not a scene change: no ``seq``): every phone of
+    theirs in the scene shows it (call it on commit)."""
+    from combat import fragments
+
+    try:
+        scene = fragments.load(scene_id)
+        user = get_user_model().objects.filter(pk=user_id).first()
+        if scene is not None and user is not None:
+            _send(player_group(scene_id, user_id), fragments.private_state(scene, user))
+    except Exception:  # written already: a phone that misses it has it on its next state
+        log.exception("could not push a player's own part")
 
 
 def recheck_player(scene_id: int, user_id: int) -> None:

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "combat.turns.SceneTurnMiddleware",  # a scene's taps take turns before they take a connection
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -146,6 +147,12 @@ else:
             "CONFIG": {"capacity": CHANNEL_CAPACITY},
         }
     }
+
+# The live layer (combat/consumers.py, combat/turns.py): seconds a socket's write may stall
+# (a phone that never reads) before the socket is given up on; seconds a scene's tap may wait
+# for its turn before it answers 503 (the phone sends it again).
+LIVE_SEND_TIMEOUT = envint("LIVE_SEND_TIMEOUT", 20)
+LIVE_TURN_WAIT = envint("LIVE_TURN_WAIT", 10)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -22,7 +22,8 @@ from combat.rules.challenge import Phase, has_werewolf_tests, kinds_of_test
 from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
 
-RECENT = 3  # finished challenges a card list keeps showing
+RECENT = 3  # finished challenges the storyteller's board keeps showing
+KEPT = 10  # a player's own finished challenges its phone keeps until the player leaves them
 
 RETEST_WORDS = {
     RetestKind.POWER: "Power retest",
@@ -50,6 +51,30 @@ def _read_challenges(scene: Scene, q: Q | None = None) -> list[Challenge]:
     done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:RECENT]
     open_rows = waiting
     return open_rows + done
+
+
+def _own_challenges(scene: Scene, user: AbstractBaseUser, own: list[int]) -> list[Challenge]:
+    """A player's phone: every open challenge, and the finished ones the player's characters
+    took part in that the player has not left yet (``options["left"]``), however many others
+    finish in the scene (at most ``KEPT``, newest first)."""
+    rows = Challenge.objects.filter(scene=scene).select_related(
+        "attacker__character", "defender__character", "scene"
+    )
+    waiting = [c for c in rows if c.is_open or c.options.get("choose")]
+    done = sorted(
+        (
+            c
+            for c in rows
+            if c not in waiting and user.pk not in c.options.get("left", []) and _took_part(c, own)
+        ),
+        key=lambda c: -c.pk,
+    )[:KEPT]
+    return waiting + done
+
+
+def _took_part(ch: Challenge, own: list[int]) -> bool:
+    mob = {int(pk) for pk in ch.options.get("mob", {})} | set(ch.options.get("mob_dropped", []))
+    return any(pk in own for pk in (ch.attacker_id, ch.defender_id)) or bool(mob & set(own))
 
 
 def _bids(ch: Challenge) -> dict[str, str]:
@@ -492,7 +517,7 @@ def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
     ids = [p.pk for p in own]
     cards = []
     if ids:
-        for ch in _challenges(scene):
+        for ch in _own_challenges(scene, user, ids):
             for side in services.sides_for(ch, user):
                 cards.append(card(ch, side))
             for member in own:

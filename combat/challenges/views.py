@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from combat import forms as scene_forms
 from combat import render_cache
 from combat import selectors as scene_selectors
-from combat.challenges import forms, services
+from combat.challenges import forms, leaving, services
 from combat.challenges.services import ChallengeError
 from combat.models import Challenge, Scene
 from combat.rules.challenge import Challenge as Engine
@@ -192,6 +192,21 @@ def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     except ChallengeError as error:
         return _refused(request, scene, is_st, error)
     return _region(request, scene, is_st)
+
+
+@login_required
+@require_POST
+def challenge_leave(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
+    """A player puts away the card of a finished challenge (from that player's phones)."""
+    scene, is_st = _scene(request, pk)
+    if is_st:
+        raise Http404("A storyteller's board keeps the last few finished challenges itself.")
+    ch = _challenge(scene, cid)
+    try:
+        leaving.challenge_leave(scene=scene, challenge=ch, by=request.user)
+    except ChallengeError as error:
+        return _refused(request, scene, False, error)
+    return _region(request, scene, False)
 
 
 @login_required

@@ -65,8 +65,24 @@
   function markLive() {
     lostAt = null;
     clearTimeout(offlineTimer);
-    show("live", "live");
+    if (layerAway) show("away", "not live: catching up");
+    else show("live", "live");
     flushQueue();
+  }
+
+  // -- the server's link to its other processes (the channel layer) ----------------------
+  // A server process that loses the channel layer says so on its sockets ("<!--live:away-->")
+  // and again when it is back ("<!--live:back-->", then the whole state). Meanwhile it still
+  // sends the whole state to a page that fell behind, but changes may take a second or two:
+  // the badge says the page is not live.
+
+  let layerAway = false;
+  function layerNote(message) {
+    const note = /^<!--live:(away|back)-->$/.exec(message || "");
+    if (!note) return false;
+    layerAway = note[1] === "away";
+    if (lostAt === null && !closedForGood) markLive();
+    return true;
   }
 
   function markLost() {
@@ -165,10 +181,15 @@
     socket = event.detail.event.target;
     wrapper = event.detail.socketWrapper;
     closedForGood = "";
+    layerAway = false; // a new socket: its process says so if its layer is away
   });
 
   document.addEventListener("htmx:wsBeforeMessage", (event) => {
     wrapper = event.detail.socketWrapper || wrapper;
+    if (layerNote(event.detail.message)) {
+      event.preventDefault(); // a note for the badge, nothing to swap
+      return;
+    }
     noteSeq(event.detail.message);
   });
 
@@ -402,14 +423,14 @@
     return form.dataset.label || (button ? button.textContent.trim() : "your tap");
   }
 
-  function keep(elt, config) {
+  function keep(elt, config, text) {
     const body = new URLSearchParams();
     const data = config.formData || new FormData(elt.closest("form") || undefined);
     data.forEach((value, name) => body.append(name, value));
     if (!body.get("key")) return false; // no idempotency key: cannot be sent twice safely
     memoryQueue.push({ path: config.path, verb: config.verb, body: body.toString(), label: labelOf(elt) });
     saveQueue(memoryQueue);
-    notice("Offline: “" + labelOf(elt) + "” will be sent when the connection is back.", "info");
+    notice(text || "Offline: “" + labelOf(elt) + "” will be sent when the connection is back.", "info");
     return true;
   }
 
@@ -479,6 +500,10 @@
         } catch (error) {
           return; // still offline: the next "live" sends it
         }
+        if (answer.status === 503) {
+          retryWhenLess(answer.headers.get("Retry-After"));
+          return; // still busy: the same tap, with the same key, goes again later
+        }
         memoryQueue.shift();
         saveQueue(memoryQueue);
         if (answer.ok) {
@@ -492,6 +517,28 @@
       flushing = false;
     }
   }
+
+  // -- a busy server: 503 + Retry-After ---------------------------------------------------
+  // The server answers 503 when a scene's taps queue longer than it will keep one waiting (or
+  // the database is too busy): nothing was written. The tap is kept with its idempotency key,
+  // the phone says so, and sends it again after Retry-After (the server counts it once).
+
+  let retryTimer = null;
+  function retryWhenLess(header) {
+    const seconds = Math.min(30, Math.max(1, parseInt(header || "2", 10) || 2));
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(flushQueue, seconds * 1000 + Math.random() * 1000);
+  }
+
+  document.addEventListener("htmx:responseError", (event) => {
+    const detail = event.detail;
+    const config = detail.requestConfig;
+    if (!detail.xhr || detail.xhr.status !== 503 || !config || config.verb === "get") return;
+    const label = labelOf(detail.elt);
+    const text = "The server is busy: “" + label + "” will be sent again in a moment.";
+    if (keep(detail.elt, config, text)) retryWhenLess(detail.xhr.getResponseHeader("Retry-After"));
+    else notice("The server is busy: “" + label + "” was not sent. Try again in a moment.", "error");
+  });
 
   // -- start --------------------------------------------------------------------------------
 

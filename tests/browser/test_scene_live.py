@@ -365,3 +365,35 @@ def test_a_name_typed_while_the_last_npc_is_being_added_is_kept(live_url: str, b
         expect(tablet.locator("#npc-name")).to_have_value("")
     finally:
         context.close()
+
+
+def test_a_tap_the_server_answers_busy_is_said_and_sent_again_with_its_key(
+    live_url: str, browser
+) -> None:
+    """A 503 + Retry-After (a scene's taps queued too long, combat/turns.py): the tablet says
+    the server is busy and sends the same tap again, with the same key, after Retry-After."""
+    from playwright.sync_api import expect
+
+    table = _open_and_join(browser, live_url)
+    try:
+        tablet = table.tablet
+        expect(tablet.locator("#scene-freshness")).to_have_text("live", timeout=5_000)
+        sent = []
+
+        def busy_once(route) -> None:
+            sent.append(route.request.post_data)
+            if len(sent) == 1:
+                route.fulfill(status=503, headers={"Retry-After": "1"}, body="busy")
+            else:
+                route.continue_()
+
+        tablet.route("**/clock/", busy_once)
+        tablet.get_by_role("button", name="+1 min").click()
+        expect(tablet.locator("#scene-notices")).to_contain_text("The server is busy")
+        expect(tablet.locator("#scene-notices")).to_contain_text("Sent: “Game clock +1 min”")
+        expect(tablet.locator("#scene-clock")).to_have_text("1m 00s", timeout=5_000)
+        keys = [dict(p.split("=", 1) for p in body.split("&"))["key"] for body in sent]
+        assert len(keys) == 2 and keys[0] == keys[1]  # the same tap, counted once
+        expect(table.phones["marcus"].locator("#scene-public")).to_contain_text("1m 00s")
+    finally:
+        _close(table)

@@ -5,7 +5,6 @@ the sync test (a phone's state plus the pushes equals a fresh render)."""
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import AsyncIterator
 
 import pytest
@@ -13,7 +12,7 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.db import connection
 from django.test import Client
-from django.test.html import Element, RootElement, parse_html
+from django.test.html import Element
 from django.test.utils import CaptureQueriesContext
 
 from characters.services import ledger_spend
@@ -28,6 +27,7 @@ from combat.models import Participant, Presence, Scene
 from config.asgi import application
 from tests.conftest import client_for
 from tests.factories import CharacterFactory, ChronicleFactory, StorytellerFactory
+from tests.live_pages import apply, as_shown, pieces
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -237,54 +237,7 @@ async def test_it_shows_a_removed_player_the_removal_then_closes(
 # The sync test: the state a phone holds after the pushes is a fresh render ----------------
 
 
-def _pieces(html: str) -> list[Element]:
-    """The top-level elements of a message (parse_html unwraps a single one)."""
-    doc = parse_html(html)
-    children = doc.children if isinstance(doc, RootElement) else [doc]
-    return [c for c in children if isinstance(c, Element)]
-
-
-def _id(element: Element) -> str | None:
-    return dict(element.attributes).get("id")
-
-
-def _walk(tree: Element):
-    yield tree
-    for child in tree.children:
-        if isinstance(child, Element):
-            yield from _walk(child)
-
-
-def _apply(page: list[Element], html: str) -> None:
-    """What htmx's websocket extension does: each top-level element replaces its id's."""
-    for piece in _pieces(html):
-        for root in page:
-            for element in _walk(root):
-                if _id(element) == _id(piece):
-                    element.attributes, element.children = piece.attributes, piece.children
-                    break
-            else:
-                continue
-            break
-
-
-def _as_shown(page: list[Element], seq: int) -> str:
-    """The page as compared: scene.js keeps the board's own data-seq at the newest seq shown,
-    and a region or a private part not pushed keeps the seq it was rendered at (its content
-    is the same: the change did not touch it), so only the two parts every change reaches
-    (the board, the public part) keep their seq in the comparison."""
-    for root in page:
-        if _id(root) == "scene-board":
-            root.attributes = [(k, str(seq) if k == "data-seq" else v) for k, v in root.attributes]
-    return "".join(_without_region_seqs(root) for root in page)
-
-
-def _without_region_seqs(root: Element) -> str:
-    root = copy.deepcopy(root)
-    for element in _walk(root):
-        if _id(element) not in ("scene-board", "scene-public"):
-            element.attributes = [(k, v) for k, v in element.attributes if k != "data-seq"]
-    return str(root)
+_pieces, _apply, _as_shown = pieces, apply, as_shown
 
 
 async def _drain_until_equal(socket, page: list[Element], pk: int, fresh) -> None:
@@ -416,3 +369,74 @@ def test_the_heartbeat_forgets_the_sockets_of_a_process_that_is_gone(scene, play
     assert Presence.objects.filter(pk=gone.pk).exists() is False
     assert Presence.objects.filter(pk=mine.pk).exists()
     assert player.pk in selectors.connected_user_ids(scene)
+
+
+def test_the_heartbeat_deletes_the_rows_of_its_own_sockets_it_no_longer_serves(
+    scene, player
+) -> None:
+    """A socket that failed before it could clean up: its process's heartbeat forgets it."""
+    served = Presence.objects.create(scene=scene, user=player, channel_name=hub.new_socket_id())
+    leaked = Presence.objects.create(scene=scene, user=player, channel_name=hub.new_socket_id())
+    assert hub.heartbeat({served.channel_name}) == [scene.pk]
+    assert Presence.objects.filter(pk=leaked.pk).exists() is False
+    assert Presence.objects.filter(pk=served.pk).exists()
+
+
+# A push lost for good (its process killed between the commit and the publish) -------------
+
+
+async def test_a_socket_whose_push_was_lost_gets_the_whole_state_again(
+    scene, storyteller, player, monkeypatch
+) -> None:
+    """Nothing published the change (as a process killed right after its commit): the hub
+    finds the tablet and the phone behind the database and sends each the whole state."""
+    tablet, _ = await _open(scene.pk, storyteller)
+    phone, _ = await _open(scene.pk, player)
+    await _until(tablet, "1 of 1 phones connected")  # the presence push, which carries the seq
+    with monkeypatch.context() as lost:
+        lost.setattr(live, "scene_changed", lambda *args, **kwargs: None)
+        await sync_to_async(services.scene_set_situation)(
+            scene=scene, by=storyteller, situation="Nobody was told"
+        )
+    state = (await _until(tablet, "Nobody was told"))[-1]
+    assert state.lstrip().startswith('<div id="scene-board"')  # the whole board again
+    assert f'data-seq="{scene.seq + 1}"' in state
+    public = (await _until(phone, "Nobody was told"))[-1]
+    assert 'id="scene-private"' in public  # the phone's whole state: both parts
+    await tablet.disconnect()
+    await phone.disconnect()
+
+
+async def test_a_presence_push_does_not_count_as_the_change_it_did_not_carry(
+    scene, storyteller, player, monkeypatch
+) -> None:
+    """The board's regions carry the seq they were rendered at: a presence push after a lost
+    change has the new seq but not the change, and the board is still caught up."""
+    tablet, _ = await _open(scene.pk, storyteller)
+    with monkeypatch.context() as lost:
+        lost.setattr(live, "scene_changed", lambda *args, **kwargs: None)
+        await sync_to_async(services.scene_advance_clock)(scene=scene, by=storyteller, seconds=600)
+    phone, _ = await _open(scene.pk, player)  # its presence push: the people region, new seq
+    await _until(tablet, "1 of 1 phones connected")
+    state = (await _until(tablet, "10m 00s"))[-1]
+    assert state.lstrip().startswith('<div id="scene-board"')
+    await tablet.disconnect()
+    await phone.disconnect()
+
+
+async def test_a_phone_whose_sheet_push_was_lost_gets_the_whole_state_again(
+    scene, storyteller, player, character, monkeypatch
+) -> None:
+    """A cost is not a scene change (no seq): its push lost, the phone is behind by its
+    data-sheet-seq, and the hub sends it the whole state."""
+    phone, state = await _open(scene.pk, player)
+    assert "3<small>/3</small>" in state
+    with monkeypatch.context() as lost:
+        lost.setattr(live, "sheets_changed", lambda *args, **kwargs: None)
+        await sync_to_async(ledger_spend)(
+            character=character, kind="willpower_spent", amount=1, by=storyteller, reason="lost"
+        )
+    state = (await _until(phone, "2<small>/3</small>"))[-1]
+    assert state.lstrip().startswith('<section id="scene-public"')  # the whole state again
+    assert f'data-seq="{scene.seq}"' in state  # the scene did not move
+    await phone.disconnect()

@@ -1,0 +1,34 @@
+"""A player leaves a finished challenge: its card goes from that player's phone.
+
+A finished card stays on the phone of each player who took part until that player leaves it,
+however many other challenges finish in the scene (``selectors.KEPT`` at most). Leaving is
+not a scene change (no ``seq``, no log line): only that player's own part is pushed.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from combat import live
+from combat.challenges.services import ChallengeError
+from combat.models import Challenge, Scene
+
+STILL_OPEN = "This challenge is not over yet: it stays until it is."
+
+
+def challenge_leave(*, scene: Scene, challenge: Challenge, by: AbstractBaseUser) -> Challenge:
+    """Note that ``by`` left the finished ``challenge``; leaving twice changes nothing."""
+    with transaction.atomic():
+        Scene.objects.select_for_update().filter(pk=scene.pk).first()  # the scene, then the row
+        ch = Challenge.objects.select_for_update().get(pk=challenge.pk, scene=scene)
+        if ch.is_open or ch.options.get("choose"):
+            raise ChallengeError(STILL_OPEN)
+        left = list(ch.options.get("left", []))
+        if by.pk not in left:
+            ch.options = {**ch.options, "left": [*left, by.pk]}
+            ch.save(update_fields=["options"])
+            transaction.on_commit(partial(live.private_changed, scene.pk, by.pk))
+    return ch

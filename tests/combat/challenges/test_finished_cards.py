@@ -1,0 +1,76 @@
+"""A player's own finished challenge stays on its phone until the player puts it away, however
+many other challenges finish in the scene meanwhile."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+from characters.demo import CAST, _write_sheet
+from combat import services as scenes
+from combat.challenges import selectors, services
+from combat.challenges.leaving import STILL_OPEN
+from tests.conftest import client_for
+from tests.factories import CharacterFactory, UserFactory
+
+
+def _pair(t, i: int):
+    """Two more players in the table's scene (Marcus's and Sophia's sheets)."""
+    joined = []
+    for name in ("Marcus", "Sophia"):
+        user = UserFactory(username=f"{name.lower()}_more_{i}")
+        character = CharacterFactory(chronicle=t.scene.chronicle, name=f"{name} {i}", player=user)
+        _write_sheet(character, "met_classic", CAST[name][1])
+        joined.append(
+            (user, scenes.scene_join(code=t.scene.join_code, user=user, character=character))
+        )
+    return joined
+
+
+def _finish(t, attacker, defender) -> int:
+    (a_user, a), (d_user, d) = attacker, defender
+    ch = t.start(attacker=a, defender=d, by=a_user, category="physical", bid="Strong")
+    t.do("answer", ch, d_user, side="defender", answer="bid", bid="Tough")
+    t.do("throw", ch, a_user, side="attacker", throw="rock")
+    t.do("throw", ch, d_user, side="defender", throw="scissors")
+    done = t.do("accept", ch, d_user, side="defender")
+    assert done.status == "over"
+    return done.pk
+
+
+def _leave(t, user, pk: int):
+    url = reverse("challenge_leave", args=[t.scene.pk, pk])
+    return client_for(user).post(url, {"key": f"leave-{pk}"}, HTTP_HX_REQUEST="true")
+
+
+def test_it_keeps_a_players_finished_card_however_many_others_finish(classic):
+    t = classic
+    mine = _finish(t, (t.a_user, t.a), (t.d_user, t.d))
+    others = [_pair(t, i) for i in range(2)]
+    for pair in others * 2:  # four more finish in the scene: more than the board keeps
+        _finish(t, *pair)
+    assert f'id="challenge-{mine}-attacker"' in t.phone(t.a_user)
+    assert f'id="challenge-{mine}-defender"' in t.phone(t.d_user)
+    assert f'id="challenge-{mine}' not in t.board()  # the board keeps the last few only
+    assert f"challenge-{mine}" not in t.phone(others[0][0][0])  # nobody else's phone
+
+
+def test_it_puts_a_finished_card_away_when_its_player_leaves_it(classic):
+    t = classic
+    mine = _finish(t, (t.a_user, t.a), (t.d_user, t.d))
+    assert _leave(t, t.a_user, mine).status_code == 200
+    assert _leave(t, t.a_user, mine).status_code == 200  # twice: the same
+    assert f'id="challenge-{mine}-attacker"' not in t.phone(t.a_user)
+    assert f'id="challenge-{mine}-defender"' in t.phone(t.d_user)  # Sophia's until she leaves it
+    scene_seq = t.refresh().scene.seq
+    _leave(t, t.d_user, mine)
+    assert t.refresh().scene.seq == scene_seq  # not a scene change
+    assert selectors.player_cards(t.scene, t.d_user)["cards"] == []
+
+
+def test_it_refuses_to_put_away_a_challenge_still_open(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    answer = _leave(t, t.a_user, ch.pk)
+    assert answer.status_code == 409 and STILL_OPEN in answer.content.decode()
+    assert f'id="challenge-{ch.pk}-attacker"' in t.phone(t.a_user)
+    assert services.sides_for(t.ch(ch), t.a_user) == ["attacker"]
