@@ -34,33 +34,36 @@ RETEST_WORDS = {
 }
 
 
-def _challenges(scene: Scene, q: Q | None = None) -> list[Challenge]:
-    if q is None:  # every audience of a change shows the same ones: read once
-        return list(cached(("challenges", scene.pk), lambda: _read_challenges(scene)))
-    return _read_challenges(scene, q)
-
-
-def _read_challenges(scene: Scene, q: Q | None = None) -> list[Challenge]:
+def _scene_rows(scene: Scene, q: Q | None = None) -> list[Challenge]:
+    """The scene's challenges (those matching ``q``); all of them are read once for every
+    audience of a change (the board, the public part, each player's own)."""
+    if q is None:
+        return cached(("challenges", scene.pk), lambda: _scene_rows(scene, Q()))
     rows = Challenge.objects.filter(scene=scene).select_related(
         "attacker__character", "defender__character", "scene"
     )
-    if q is not None:
-        rows = rows.filter(q)
+    return list(rows.filter(q))
+
+
+def _waiting(rows: list[Challenge]) -> list[Challenge]:
     # W8: a finished challenge still waiting on a loser's choice stays with the open ones
-    waiting = [c for c in rows if c.is_open or c.options.get("choose")]
+    return [c for c in rows if c.is_open or c.options.get("choose")]
+
+
+def _challenges(scene: Scene, q: Q | None = None) -> list[Challenge]:
+    """The open challenges, and the last few finished ones (the storyteller's board)."""
+    rows = _scene_rows(scene, q)
+    waiting = _waiting(rows)
     done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:RECENT]
-    open_rows = waiting
-    return open_rows + done
+    return waiting + done
 
 
 def _own_challenges(scene: Scene, user: AbstractBaseUser, own: list[int]) -> list[Challenge]:
     """A player's phone: every open challenge, and the finished ones the player's characters
     took part in that the player has not left yet (``options["left"]``), however many others
     finish in the scene (at most ``KEPT``, newest first)."""
-    rows = Challenge.objects.filter(scene=scene).select_related(
-        "attacker__character", "defender__character", "scene"
-    )
-    waiting = [c for c in rows if c.is_open or c.options.get("choose")]
+    rows = _scene_rows(scene)
+    waiting = _waiting(rows)
     done = sorted(
         (
             c
