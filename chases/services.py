@@ -27,6 +27,7 @@ from characters.services import ledger_damage
 from chases import rules, selectors
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side, Start, StepKind
 from chases.signals import chase_ended
+from combat.access import NOT_HERE
 from combat.models import Combat, LogKind, Participant, Scene
 from combat.rounds import wod
 from combat.rounds.sheets import Stats, stats_for
@@ -36,6 +37,7 @@ from combat.rules.dice import RollKind, RollResult, count, roll_d10s
 from combat.rules.errors import RuleError
 from combat.rules.health import apply_penalty
 from combat.services import is_storyteller_of_scene, lock_open_scene, record_change
+from combat.steps import Refused
 
 NOT_STORYTELLER = "Only the storyteller runs the chase."
 NOT_YOURS = "{name} is not your character: you act only for your own."
@@ -65,7 +67,7 @@ CALLED_OFF = "called_off"
 _rng = random.SystemRandom()
 
 
-class ChaseError(Exception):
+class ChaseError(Refused):
     """A chase step refused, with a sentence for people (naming the rule when one refused)."""
 
     def __init__(self, message: str, rule: str | None = None) -> None:
@@ -104,6 +106,8 @@ def _require_actor(by: AbstractBaseUser, scene: Scene, side: Side | Sequence[Sid
     npcs = [p for p in participants if p.npc or p.character_id is None]
     if npcs:
         if not is_storyteller_of_scene(by, scene):
+            if any(p.hidden for p in npcs):  # a hidden NPC is nobody to a player
+                raise ChaseError(NOT_HERE)
             raise ChaseError(NPC_IS_THE_STORYTELLERS.format(name=npcs[0].name))
         return
     raise ChaseError(NOT_YOURS.format(name=" and ".join(p.name for p in participants)))

@@ -125,13 +125,16 @@ def scene_change_parts(
     *,
     private_user_ids: Iterable[int] = (),
     regions: Collection[str] | None = None,
+    players: bool = True,
 ) -> Iterator[tuple[str, int | None, str]]:
     """The same renderings one at a time, ``(audience, user id, html)``, the players' part
-    first (the most sockets wait for it), so each can be sent as soon as it is rendered."""
+    first (the most sockets wait for it), so each can be sent as soon as it is rendered.
+    ``players`` false: the storytellers' part alone (a change no player sees)."""
     scene = load(scene_id)
     if scene is None:
         return
-    yield "players", None, players_state(scene)
+    if players:
+        yield "players", None, players_state(scene)
     yield "storytellers", None, board_regions(scene, regions)
     ids = list(private_user_ids)
     for user in get_user_model().objects.filter(pk__in=ids) if ids else []:

@@ -91,15 +91,17 @@ def scene_changed(
     *,
     private_user_ids: Iterable[int] = (),
     regions: Collection[str] | None = None,
+    players: bool = True,
 ) -> None:
     """Render the scene once per audience and send each rendering once (call it on commit).
 
-    ``regions`` names the board's regions that changed (``None``: all of them).
+    ``regions`` names the board's regions that changed (``None``: all of them); ``players``
+    false: a change no player sees, for the storytellers alone.
     """
     from combat import fragments
 
     parts = fragments.scene_change_parts(
-        scene_id, private_user_ids=private_user_ids, regions=regions
+        scene_id, private_user_ids=private_user_ids, regions=regions, players=players
     )
     for audience, user_id, html in parts:  # each sent as soon as it is rendered
         if audience == "players":

@@ -30,6 +30,7 @@ from combat.models import (
     Scene,
     SceneLogEntry,
 )
+from combat.steps import Refused
 
 NO_OPEN_NIGHT = "{chronicle} has no open game night: open one before opening a scene."
 NOT_STORYTELLER = "Only a storyteller of {chronicle} can do that."
@@ -53,7 +54,7 @@ BOARD_REGIONS = ("clock", "people", "challenges", "combat", "chase", "log")
 PARTICIPANT_REGIONS = ("people", "challenges", "combat", "chase")
 
 
-class SceneError(Exception):
+class SceneError(Refused):
     """A scene change refused, with a message for the storyteller or player."""
 
 
@@ -87,6 +88,7 @@ def record_change(
     data: dict[str, Any] | None = None,
     private_user_ids: Iterable[int] = (),
     regions: Iterable[str] | None = None,
+    players: bool = True,
 ) -> None:
     """Bump ``seq``, log the change (when ``kind`` is given) and publish it on commit.
 
@@ -97,6 +99,11 @@ def record_change(
     ``clock``, ``people``, ``challenges``, ``combat``, ``chase``, ``log``; ``None``, the
     default, is all of them). The clock panel always goes (its buttons carry the ``seq``), the
     log too when a line is written, and every player gets the public part.
+
+    ``players=False``: a step players do not see (one only a hidden NPC takes): the players'
+    ``players_seq`` stays and no public part goes out, so no phone can count such steps; only
+    the private parts named (a player whose own prompt the step changed) are pushed, with the
+    ``players_seq`` they had.
     """
     if regions is not None:
         regions = set(regions) | {"clock"} | ({"log"} if kind is not None else set())
@@ -104,7 +111,11 @@ def record_change(
         if unknown:
             raise ValueError(f"unknown board regions: {sorted(unknown)}")
     scene.seq += 1
-    scene.save(update_fields=["seq", "game_time", "situation", "ruleset", "closed_at"])
+    if players:
+        scene.players_seq += 1
+    scene.save(
+        update_fields=["seq", "players_seq", "game_time", "situation", "ruleset", "closed_at"]
+    )
     if kind is not None:
         entry = SceneLogEntry.objects.create(
             scene=scene,
@@ -125,6 +136,7 @@ def record_change(
             scene.pk,
             private_user_ids=tuple(sorted({u for u in private_user_ids if u is not None})),
             regions=None if regions is None else tuple(sorted(regions)),
+            players=players,
         )
     )
 

@@ -44,6 +44,7 @@ from combat.rules.errors import RuleError
 from combat.rules.night import Lock, Locks
 from combat.rules.terms import Category, Health, Mode, RetestKind, Side, Throw
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
+from combat.steps import Refused
 
 #: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
 CHALLENGE_REGIONS = ("challenges",)
@@ -61,7 +62,7 @@ NOT_IN_SCENE = "That character is not in this scene."
 NOTHING_SEALED = "There is nothing to throw right now."
 
 
-class ChallengeError(Exception):
+class ChallengeError(Refused):
     """A step refused, with a sentence for people; ``rule`` names the rule when one did."""
 
     def __init__(self, message: str, rule: str | None = None) -> None:
@@ -140,10 +141,19 @@ def _characters(challenge: Challenge) -> list:
     return [p.character for p in parts if p is not None and p.character_id is not None]
 
 
-def name_of(challenge: Challenge, side: str) -> str:
+#: A hidden NPC in a challenge's words (cards, history, log): players learn what it does to
+#: them, never who it is (as chases say "an unseen pursuer").
+UNSEEN = {"attacker": "An unseen attacker", "defender": "An unseen defender"}
+
+
+def name_of(challenge: Challenge, side: str, *, seen: bool = False) -> str:
+    """The side's name as the challenge's words say it: a hidden NPC is unseen there, since
+    players read them; ``seen``, its name (the storyteller's board)."""
     participant = _participant(challenge, side)
     if participant is None:
         return "the storyteller"
+    if participant.hidden and not seen:
+        return UNSEEN.get(side, UNSEEN["attacker"])
     return participant.name
 
 
@@ -221,6 +231,7 @@ def _save(
     challenge.step += 1
     challenge.save()
     hidden = _hidden(challenge)
+    players = list(dict.fromkeys([*_players(challenge), *(also or [])]))
     record_change(
         scene,
         by=by,
@@ -229,7 +240,9 @@ def _save(
         public=public and not hidden,
         characters=_characters(challenge),
         data={"challenge": challenge.pk},
-        private_user_ids=list(dict.fromkeys([*_players(challenge), *(also or [])])),
+        private_user_ids=players,
+        # a challenge of hidden NPCs alone is no player's business: no phone counts its steps
+        players=not hidden or bool(players),
         # The board's challenge region (the clock and the log go anyway); a cost or a loss
         # pushes the regions that show sheets itself (the ledger announces it on commit).
         regions=CHALLENGE_REGIONS,
@@ -589,8 +602,10 @@ def challenge_start(
             and (mode in {"static", "extended"} or bid_required)
         ):
             awaiting = "attacker"  # the storyteller called a test: the player bids
-        attacker_name = attacker.name
+        attacker_name = UNSEEN["attacker"] if attacker.hidden else attacker.name
         against = defender.name if defender is not None else "the storyteller"
+        if defender is not None and defender.hidden:
+            against = UNSEEN["defender"]
         label = category or mode
         head = f"{attacker_name} challenges {against}"
         if mode != "contested":
