@@ -27,6 +27,7 @@ from characters.services import ledger_damage
 from chases import rules, selectors
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side, Start, StepKind
 from chases.signals import chase_ended
+from combat import steps
 from combat.access import NOT_HERE
 from combat.models import Combat, LogKind, Participant, Scene
 from combat.rounds import wod
@@ -141,17 +142,6 @@ def _roll(
         raise _rule(error) from None
 
 
-def _lock(chase: Chase, expected_step: int | None) -> tuple[Scene, Chase]:
-    scene = lock_open_scene(chase.scene)
-    locked = Chase.objects.select_for_update().get(pk=chase.pk)
-    locked.scene = scene
-    if not locked.running:
-        raise ChaseError(OVER)
-    if expected_step is not None and locked.step != expected_step:
-        raise ChaseError(STALE)
-    return scene, locked
-
-
 def _claim(
     by: AbstractBaseUser, action: str, key: str | None, payload: dict[str, Any]
 ) -> Claim | None:
@@ -169,18 +159,32 @@ def _open_step(
     expected_step: int | None,
     *,
     storyteller_only: bool = True,
-) -> tuple[Scene, Chase, Claim | None] | None:
-    """The opening of every step on a running chase, inside the caller's transaction: lock
-    the scene, refuse anyone but the storyteller (``storyteller_only``), claim the key, lock
-    the chase as the form saw it (``expected_step``). ``None``: a replay, nothing to do."""
-    scene = lock_open_scene(chase.scene)
+) -> tuple[Scene, Chase, None] | None:
+    """The opening of every step on a running chase, inside the caller's transaction, in the
+    one order (:func:`combat.steps.begin`): lock the scene, then the chase; claim the key (a
+    replay answers as the first did, before any other check); refuse anyone but the
+    storyteller (``storyteller_only``); the chase still running, at the step the form saw
+    (``expected_step``). ``None``: a replay, nothing to do."""
+
+    def lock() -> tuple[Scene, Chase]:
+        scene = lock_open_scene(chase.scene)
+        locked = Chase.objects.select_for_update().get(pk=chase.pk)
+        locked.scene = scene
+        return scene, locked
+
+    begun = steps.begin(
+        lock=lock, by=by, action=f"chase.{action}", key=key, payload=payload, refusal=ChaseError
+    )
+    if begun.replay:
+        return None
+    scene, locked = begun.scene, begun.row
     if storyteller_only:
         _require_storyteller(by, scene)
-    claim = _claim(by, action, key, payload)
-    if claim is not None and claim.replay:
-        return None
-    scene, locked = _lock(chase, expected_step)
-    return scene, locked, claim
+    if not locked.running:
+        raise ChaseError(OVER)
+    if expected_step is not None and locked.step != expected_step:
+        raise ChaseError(STALE)
+    return scene, locked, None
 
 
 def _sides(chase: Chase) -> dict[str, Side]:

@@ -18,9 +18,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from characters.access import chronicles_run_by
-from characters.idempotency import idempotency_claim
 from characters.models import Character, Chronicle, GameNight, Ruleset
-from combat import live
+from combat import live, steps
 from combat.models import (
     JOIN_CODE_ALPHABET,
     JOIN_CODE_LENGTH,
@@ -279,16 +278,21 @@ def scene_advance_clock(
     """
     if not isinstance(seconds, int) or not 1 <= seconds <= MAX_CLOCK_STEP:
         raise SceneError(CLOCK_RANGE)
-    require_storyteller(by, scene.chronicle)
     with transaction.atomic():
-        if idempotency_key is not None:
-            payload = {"scene": scene.pk, "seconds": seconds, "seq": expected_seq}
-            claim = idempotency_claim(
-                user=by, action="scene.clock", key=idempotency_key, payload=payload
-            )
-            if claim.replay:
-                return Scene.objects.get(pk=scene.pk)
-        scene = lock_open_scene(scene, expected_seq=expected_seq)
+        begun = steps.begin(
+            lock=lambda: (lock_open_scene(scene),) * 2,
+            by=by,
+            action="scene.clock",
+            key=idempotency_key,
+            payload={"scene": scene.pk, "seconds": seconds, "seq": expected_seq},
+            refusal=SceneError,
+        )
+        scene = begun.scene
+        if begun.replay:
+            return scene
+        require_storyteller(by, scene.chronicle)
+        if expected_seq is not None and scene.seq != expected_seq:
+            raise SceneError(STALE)
         scene.game_time += seconds
         record_change(
             scene,

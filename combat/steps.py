@@ -20,6 +20,7 @@ from one.
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from hashlib import sha256
@@ -32,6 +33,7 @@ from django.db import transaction
 from characters.idempotency import IdempotencyError, KeyMalformed, idempotency_claim
 
 Row = TypeVar("Row")
+_RULE_AT_END = re.compile(r"\(([A-Z]{1,2}\d+)\)\.?$")
 
 
 class Refused(Exception):
@@ -43,8 +45,9 @@ class Refused(Exception):
     def __init__(self, sentence: str, rule: str = "") -> None:
         super().__init__(sentence)
         self.sentence = sentence
-        if rule or not getattr(self, "rule", ""):  # a subclass may have named it already
-            self.rule = rule or getattr(self, "rule", "") or ""
+        # a subclass may have named it already; a sentence ending "(D3)." names it too
+        named = _RULE_AT_END.search(sentence)
+        self.rule = rule or getattr(self, "rule", "") or (named.group(1) if named else "")
 
 
 class Unreadable(Refused):

@@ -27,6 +27,7 @@ from characters.idempotency import IdempotencyError, idempotency_claim
 from characters.models import Equipment, LedgerEntry, LedgerKind
 from characters.selectors import entry_counts
 from characters.services import LedgerError, ledger_regain, ledger_reverse, ledger_spend
+from combat import steps
 from combat.challenges import sheets
 from combat.models import (
     Challenge,
@@ -43,6 +44,7 @@ from combat.rules.challenge import Challenge as Engine
 from combat.rules.errors import RuleError
 from combat.rules.night import Lock, Locks
 from combat.rules.terms import Category, Health, Mode, RetestKind, Side, Throw
+from combat.services import STALE as SCENE_STALE
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
 from combat.steps import Refused
 
@@ -187,12 +189,19 @@ def _locked_and_claimed(
     """Lock the scene and the challenge, claim the request's key for ``payload`` (about this
     challenge), then check the step the actor saw. True third when it is a replay: the first
     answer stands and nothing is checked again (a double tap counts once)."""
-    scene, locked = _locked(challenge.pk, scene)
-    if _claim(by, key, {"challenge": locked.pk, **payload}):
-        return scene, locked, True
-    if expected_step is not None and locked.step != expected_step:
+    begun = steps.begin(
+        lock=lambda: _locked(challenge.pk, scene),
+        by=by,
+        action="challenge",
+        key=key,
+        payload={"challenge": challenge.pk, **payload},
+        refusal=ChallengeError,
+    )
+    if begun.replay:
+        return begun.scene, begun.row, True
+    if expected_step is not None and begun.row.step != expected_step:
         raise ChallengeError(MOVED_ON)
-    return scene, locked, False
+    return begun.scene, begun.row, False
 
 
 def _claim(user: AbstractBaseUser, key: str | None, payload: dict[str, Any]) -> bool:
@@ -497,14 +506,16 @@ def challenge_start(
         raise ChallengeError("Pick the category of the bid you require.", "W14")
     with transaction.atomic():
         try:
-            scene = lock_open_scene(scene, expected_seq=expected_seq)
+            scene = lock_open_scene(scene)
         except SceneError as error:
             raise ChallengeError(str(error)) from None
         payload = {"scene": scene.pk, "attacker": attacker.pk, "mode": mode, "bid": bid}
-        if _claim(by, key, payload):
+        if _claim(by, key, payload):  # a replay answers as the first did, before any check
             found = Challenge.objects.filter(scene=scene, attacker=attacker).order_by("-pk").first()
             if found is not None:
                 return found
+        if expected_seq is not None and scene.seq != expected_seq:
+            raise ChallengeError(SCENE_STALE)
         for p in (attacker, defender):
             if p is not None and (p.scene_id != scene.pk or p.removed_at is not None):
                 raise ChallengeError(NOT_IN_SCENE)

@@ -23,7 +23,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from characters.idempotency import IdempotencyError, idempotency_claim
 from characters.models import LedgerKind
 from characters.services import LedgerError, ledger_damage, ledger_spend
 from combat import steps
@@ -81,7 +80,7 @@ def _rule(error: RuleError) -> RoundError:
     ids = {int(who) for who in error.names if who.isdigit()}
     rows = Participant.objects.filter(pk__in=ids).values_list("pk", "name", "hidden")
     names = {str(pk): UNSEEN_CHARACTER if hidden else name for pk, name, hidden in rows}
-    return RoundError(error.worded(lambda who: names.get(who, who)))
+    return RoundError(error.worded(lambda who: names.get(who, who)), error.rule)
 
 
 # -- locking and roles ---------------------------------------------------------------
@@ -109,6 +108,39 @@ def _lock_for(
     return scene, locked
 
 
+def _begin(
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    action: str,
+    key: str | None,
+    payload: dict,
+) -> tuple[Scene, Combat, bool]:
+    """The start of a step ``participant`` takes (:func:`combat.steps.begin`): lock the scene
+    and the fight, claim the key (a replay answers as the first did, before any other check:
+    not the pause, the stage or the token), then who may act for ``participant``. True third
+    when it is a replay: change nothing."""
+
+    def lock() -> tuple[Scene, Combat]:
+        try:
+            scene = lock_open_scene(combat.scene)
+        except SceneError as error:
+            raise RoundError(str(error)) from error
+        return scene, Combat.objects.select_for_update().get(pk=combat.pk)
+
+    begun = steps.begin(
+        lock=lock, by=by, action=action, key=key, payload=payload, refusal=RoundError
+    )
+    scene, locked = begun.scene, begun.row
+    if begun.replay:
+        return scene, locked, True
+    if locked.ended_at is not None:
+        raise RoundError(NO_COMBAT)
+    _member(locked, participant)
+    _require_for(by, scene, participant)
+    return scene, locked, False
+
+
 def _require_st(by: AbstractBaseUser, scene: Scene) -> None:
     if not is_storyteller_of_scene(by, scene):
         raise RoundError(NOT_STORYTELLER)
@@ -131,17 +163,6 @@ def _require_for(by: AbstractBaseUser, scene: Scene, participant: Participant) -
 def _member(combat: Combat, participant: Participant) -> None:
     if participant.pk not in combat.members or participant.scene_id != combat.scene_id:
         raise RoundError(NOT_IN_FIGHT.format(name=participant.name))
-
-
-def _claim(by: AbstractBaseUser, action: str, key: str | None, payload: dict) -> bool:
-    """True when this very request was already applied (a double tap): do nothing again."""
-    if not key:
-        return False
-    try:
-        claim = idempotency_claim(user=by, action=action, key=key, payload=payload)
-    except IdempotencyError as error:
-        raise RoundError(str(error)) from error
-    return claim.replay
 
 
 def _participants(combat: Combat) -> dict[int, Participant]:
@@ -318,11 +339,12 @@ def combat_initiative(
     """D3: d10 + Wits + Dexterity − wound penalty; the die from the server or typed in by the
     player (or the storyteller). A character's initiative is rolled once a round."""
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+        payload = {"c": combat.pk, "p": participant.pk, "r": roll}
+        scene, combat, replay = _begin(combat, by, participant, "round.initiative", key, payload)
+        if replay:
+            return combat
         if combat.stage != CombatStage.INITIATIVE:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
-        if _claim(by, "round.initiative", key, {"c": combat.pk, "p": participant.pk, "r": roll}):
-            return combat
         who = _who(participant)
         if who in combat.initiative:
             raise RoundError(f"{participant.name} has rolled initiative this round (D3).")
@@ -576,11 +598,6 @@ def combat_declare(
     if also:
         extra = [(also, None), *extra]
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
-        if combat.paused:
-            raise RoundError(PAUSED)
-        if combat.stage != CombatStage.ROUND:
-            raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         payload = {
             "c": combat.pk,
             "p": participant.pk,
@@ -592,8 +609,13 @@ def combat_declare(
             "x": [[a, t.pk if t else None] for a, t in extra],
             "h": haste,
         }
-        if _claim(by, "round.declare", key, payload):
+        scene, combat, replay = _begin(combat, by, participant, "round.declare", key, payload)
+        if replay:
             return combat
+        if combat.paused:
+            raise RoundError(PAUSED)
+        if combat.stage != CombatStage.ROUND:
+            raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         _check_token(combat, at)
         participants = _participants(combat)
         spec = {
@@ -988,9 +1010,9 @@ def combat_answer_committed(
     ``attacker`` None: the committed attack of an attacker hidden from the target's player
     (its phone never names it): the first such attack still waiting for an answer."""
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
         payload = {"c": combat.pk, "a": attacker.pk if attacker else None, "x": answer}
-        if _claim(by, "round.committed", key, payload):
+        scene, combat, replay = _begin(combat, by, participant, "round.committed", key, payload)
+        if replay:
             return combat
         state = _round(combat)
         if attacker is None:
@@ -1050,12 +1072,12 @@ def combat_abort(
     """D16: Willpower at difficulty 8 (server dice, or typed in); one success opens a new
     declaration (a defense when it answers a later attack)."""
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+        payload = {"c": combat.pk, "p": participant.pk, "r": reason, "d": dice}
+        scene, combat, replay = _begin(combat, by, participant, "round.abort", key, payload)
+        if replay:
+            return combat
         if combat.paused:
             raise RoundError(PAUSED)
-        payload = {"c": combat.pk, "p": participant.pk, "r": reason, "d": dice}
-        if _claim(by, "round.abort", key, payload):
-            return combat
         state = _round(combat)
         stats = stats_for([participant])[participant.pk]
         try:
@@ -2298,8 +2320,9 @@ def combat_remind(
     if not text:
         raise RoundError("Say what to remind the storyteller of.")
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
-        if _claim(by, "round.remind", key, {"c": combat.pk, "p": participant.pk, "t": text}):
+        payload = {"c": combat.pk, "p": participant.pk, "t": text}
+        scene, combat, replay = _begin(combat, by, participant, "round.remind", key, payload)
+        if replay:
             return combat
         combat.reminders = [
             *combat.reminders,
