@@ -382,6 +382,7 @@ def scene_add_npc(
             text=f"NPC {name} added" + (" (hidden)" if hidden else ""),
             public=not hidden,
             regions=PARTICIPANT_REGIONS,
+            players=not hidden,  # no phone counts a hidden NPC coming in
         )
     return participant
 
@@ -411,6 +412,7 @@ def scene_remove(*, scene: Scene, by: AbstractBaseUser, participant: Participant
             characters=[participant.character] if participant.character else [],
             private_user_ids=player_ids,
             regions=PARTICIPANT_REGIONS,
+            players=not participant.hidden,  # nor going
         )
         for user_id in player_ids:  # their phone shows the removal, then its socket closes
             transaction.on_commit(partial(live.recheck_player, scene.pk, user_id))

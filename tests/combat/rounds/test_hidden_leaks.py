@@ -336,3 +336,13 @@ def test_a_round_token_is_drawn_not_derived_from_the_hidden_state(cast):
     digest = hashlib.sha256(json.dumps([combat.state, {}], sort_keys=True).encode()).hexdigest()
     for token in (phone, rounds.state_token(combat)):
         assert digest[:12] not in token
+
+
+def test_a_hidden_npc_comes_and_goes_without_a_push_or_a_seq_on_any_phone(cast, record):
+    st, scene = cast.storyteller, _scene(cast)
+    seq = scene.players_seq
+    ghost = scenes.scene_add_npc(scene=scene, by=st, name="Ghost", pools={"Wits": 2}, hidden=True)
+    scenes.scene_remove(scene=_scene(cast), by=st, participant=ghost)
+    assert _scene(cast).players_seq == seq
+    assert [group for group, _html in record if not group.endswith(".st")] == []
+    assert [html for _group, html in record if "Ghost" in html]  # the tablet heard of it
