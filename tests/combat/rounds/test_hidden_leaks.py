@@ -346,3 +346,21 @@ def test_a_hidden_npc_comes_and_goes_without_a_push_or_a_seq_on_any_phone(cast, 
     assert _scene(cast).players_seq == seq
     assert [group for group, _html in record if not group.endswith(".st")] == []
     assert [html for _group, html in record if "Ghost" in html]  # the tablet heard of it
+
+
+def test_a_players_log_download_counts_no_line_it_does_not_read(cast):
+    """The scene's seq of the lines a player reads would skip the hidden NPC's lines: a
+    player's download numbers its own lines instead (the storyteller's keeps the seq)."""
+    import json
+
+    p, st = cast.p, cast.storyteller
+    rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Lurker"]])
+    rounds.combat_initiative(combat=Combat.objects.get(), by=st, participant=p["Lurker"], roll=3)
+    rounds.combat_initiative(combat=Combat.objects.get(), by=st, participant=p["Jane"], roll=3)
+    url = reverse("scene_log_json", args=[cast.scene.pk])
+    mine = json.loads(client_for(cast.users["Jane"]).get(url).content)["entries"]
+    assert [e["seq"] for e in mine] == list(range(1, len(mine) + 1))
+    assert not [e for e in mine if "Lurker" in e["text"]]
+    whole = json.loads(client_for(st).get(url).content)["entries"]
+    seqs = [e["seq"] for e in whole]
+    assert seqs == sorted(seqs) and [e for e in whole if "Lurker" in e["text"]]
