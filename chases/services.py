@@ -27,6 +27,8 @@ from characters.services import ledger_damage
 from chases import rules, selectors
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side, Start, StepKind
 from chases.signals import chase_ended
+from combat import steps
+from combat.access import NOT_HERE
 from combat.models import Combat, LogKind, Participant, Scene
 from combat.rounds import wod
 from combat.rounds.sheets import Stats, stats_for
@@ -36,6 +38,7 @@ from combat.rules.dice import RollKind, RollResult, count, roll_d10s
 from combat.rules.errors import RuleError
 from combat.rules.health import apply_penalty
 from combat.services import is_storyteller_of_scene, lock_open_scene, record_change
+from combat.steps import Refused
 
 NOT_STORYTELLER = "Only the storyteller runs the chase."
 NOT_YOURS = "{name} is not your character: you act only for your own."
@@ -65,7 +68,7 @@ CALLED_OFF = "called_off"
 _rng = random.SystemRandom()
 
 
-class ChaseError(Exception):
+class ChaseError(Refused):
     """A chase step refused, with a sentence for people (naming the rule when one refused)."""
 
     def __init__(self, message: str, rule: str | None = None) -> None:
@@ -104,6 +107,8 @@ def _require_actor(by: AbstractBaseUser, scene: Scene, side: Side | Sequence[Sid
     npcs = [p for p in participants if p.npc or p.character_id is None]
     if npcs:
         if not is_storyteller_of_scene(by, scene):
+            if any(p.hidden for p in npcs):  # a hidden NPC is nobody to a player
+                raise ChaseError(NOT_HERE)
             raise ChaseError(NPC_IS_THE_STORYTELLERS.format(name=npcs[0].name))
         return
     raise ChaseError(NOT_YOURS.format(name=" and ".join(p.name for p in participants)))
@@ -137,17 +142,6 @@ def _roll(
         raise _rule(error) from None
 
 
-def _lock(chase: Chase, expected_step: int | None) -> tuple[Scene, Chase]:
-    scene = lock_open_scene(chase.scene)
-    locked = Chase.objects.select_for_update().get(pk=chase.pk)
-    locked.scene = scene
-    if not locked.running:
-        raise ChaseError(OVER)
-    if expected_step is not None and locked.step != expected_step:
-        raise ChaseError(STALE)
-    return scene, locked
-
-
 def _claim(
     by: AbstractBaseUser, action: str, key: str | None, payload: dict[str, Any]
 ) -> Claim | None:
@@ -165,18 +159,32 @@ def _open_step(
     expected_step: int | None,
     *,
     storyteller_only: bool = True,
-) -> tuple[Scene, Chase, Claim | None] | None:
-    """The opening of every step on a running chase, inside the caller's transaction: lock
-    the scene, refuse anyone but the storyteller (``storyteller_only``), claim the key, lock
-    the chase as the form saw it (``expected_step``). ``None``: a replay, nothing to do."""
-    scene = lock_open_scene(chase.scene)
+) -> tuple[Scene, Chase, None] | None:
+    """The opening of every step on a running chase, inside the caller's transaction, in the
+    one order (:func:`combat.steps.begin`): lock the scene, then the chase; claim the key (a
+    replay answers as the first did, before any other check); refuse anyone but the
+    storyteller (``storyteller_only``); the chase still running, at the step the form saw
+    (``expected_step``). ``None``: a replay, nothing to do."""
+
+    def lock() -> tuple[Scene, Chase]:
+        scene = lock_open_scene(chase.scene)
+        locked = Chase.objects.select_for_update().get(pk=chase.pk)
+        locked.scene = scene
+        return scene, locked
+
+    begun = steps.begin(
+        lock=lock, by=by, action=f"chase.{action}", key=key, payload=payload, refusal=ChaseError
+    )
+    if begun.replay:
+        return None
+    scene, locked = begun.scene, begun.row
     if storyteller_only:
         _require_storyteller(by, scene)
-    claim = _claim(by, action, key, payload)
-    if claim is not None and claim.replay:
-        return None
-    scene, locked = _lock(chase, expected_step)
-    return scene, locked, claim
+    if not locked.running:
+        raise ChaseError(OVER)
+    if expected_step is not None and locked.step != expected_step:
+        raise ChaseError(STALE)
+    return scene, locked, None
 
 
 def _sides(chase: Chase) -> dict[str, Side]:

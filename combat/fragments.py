@@ -129,12 +129,14 @@ def scene_change_parts(
     *,
     private_user_ids: Iterable[int] = (),
     regions: Collection[str] | None = None,
+    players: bool = True,
 ) -> Iterator[tuple[str, int | None, str]]:
     """The same renderings one at a time, ``(audience, user id, html)``, so each can be sent
     as soon as it is rendered: the private parts first (the other side of a challenge waits
     for its own), then the players' public part, which must come after them (it carries the
     players' ``seq``: a publish cut short before it leaves every phone behind, and caught up,
-    see :mod:`combat.hub`), then the board's regions.
+    see :mod:`combat.hub`), then the board's regions. ``players`` false: the storytellers'
+    part alone (a change no player sees).
 
     They share one :class:`RenderCache`: the scene's challenges, each sheet, are read once for
     all of them (active only while a part renders, never while the caller sends it)."""
@@ -147,9 +149,10 @@ def scene_change_parts(
         with cache.active():
             html = private_state(scene, user)
         yield "private", user.pk, html
-    with cache.active():
-        html = players_state(scene)
-    yield "players", None, html
+    if players:
+        with cache.active():
+            html = players_state(scene)
+        yield "players", None, html
     with cache.active():
         html = board_regions(scene, regions)
     yield "storytellers", None, html

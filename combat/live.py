@@ -120,16 +120,18 @@ def scene_changed(
     *,
     private_user_ids: Iterable[int] = (),
     regions: Collection[str] | None = None,
+    players: bool = True,
 ) -> None:
     """Render the scene once per audience and send each rendering once (call it on commit).
 
-    ``regions`` names the board's regions that changed (``None``: all of them).
+    ``regions`` names the board's regions that changed (``None``: all of them); ``players``
+    false: a change no player sees, for the storytellers alone.
     """
     from combat import fragments
 
     faults.point("kill_after_commit")
     parts = fragments.scene_change_parts(
-        scene_id, private_user_ids=private_user_ids, regions=regions
+        scene_id, private_user_ids=private_user_ids, regions=regions, players=players
     )
     # Each part is sent as soon as it is rendered, the private parts before the public one
     # (see scene_change_parts): a process killed halfway leaves every audience it did not
@@ -150,11 +152,11 @@ def scene_changed(
 
 
 def audience_seq(scene: Any, role: str) -> int:
-    """The ``seq`` the seq-carrying part of an audience shows (``storyteller``: the board;
-    ``player``: the public part). Both are the scene's ``seq`` today; if the players' ever
-    stops counting what they cannot see (a hidden NPC's steps), this is the one place to say
-    so: the hubs compare each socket with it, and never tell a phone the number."""
-    return scene.seq
+    """The ``seq`` the seq-carrying part of an audience shows (``storyteller``: the board, the
+    scene's ``seq``; ``player``: the public part, ``players_seq``, which does not count what
+    players cannot see, a hidden NPC's own steps). The hubs compare each socket with it, and
+    never tell a phone the number."""
+    return scene.players_seq if role == "player" else scene.seq
 
 
 def audience_seqs(scene_ids: Collection[int]) -> dict[int, dict[str, Any]]:
@@ -169,7 +171,7 @@ def audience_seqs(scene_ids: Collection[int]) -> dict[int, dict[str, Any]]:
     ids = list(scene_ids)
     scenes = Scene.objects.filter(pk__in=ids).annotate(night=Max("chronicle__game_nights__pk"))
     out: dict[int, dict[str, Any]] = {}
-    for scene in scenes.only("pk", "seq", "chronicle_id"):
+    for scene in scenes.only("pk", "seq", "players_seq", "chronicle_id"):
         out[scene.pk] = {role: audience_seq(scene, role) for role in ("storyteller", "player")}
         out[scene.pk]["night"] = scene.night or 0
         out[scene.pk]["sheets"] = {}

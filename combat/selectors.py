@@ -158,11 +158,13 @@ def log_for_player(
     return list(entries)[::-1]
 
 
-def log_rows(entries: list[SceneLogEntry]) -> list[dict[str, Any]]:
-    """The log as plain data, for the JSON and text downloads."""
+def log_rows(entries: list[SceneLogEntry], *, numbered: bool = False) -> list[dict[str, Any]]:
+    """The log as plain data, for the JSON and text downloads. ``numbered``: a player's
+    lines are numbered 1, 2, 3 instead of by the scene's ``seq``, whose gaps would count the
+    lines they do not read (a hidden NPC's among them)."""
     return [
         {
-            "seq": e.seq,
+            "seq": index if numbered else e.seq,
             "game_time": e.game_time,
             "clock": format_game_time(e.game_time),
             "kind": e.kind,
@@ -170,7 +172,7 @@ def log_rows(entries: list[SceneLogEntry]) -> list[dict[str, Any]]:
             "public": e.public,
             "at": e.created_at.isoformat(),
         }
-        for e in entries
+        for index, e in enumerate(entries, start=1)
     ]
 
 

@@ -18,9 +18,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from characters.access import chronicles_run_by
-from characters.idempotency import idempotency_claim
 from characters.models import Character, Chronicle, GameNight, Ruleset
-from combat import live
+from combat import live, steps
 from combat.logtext import one_line
 from combat.models import (
     JOIN_CODE_ALPHABET,
@@ -31,6 +30,7 @@ from combat.models import (
     Scene,
     SceneLogEntry,
 )
+from combat.steps import Refused
 
 NO_OPEN_NIGHT = "{chronicle} has no open game night: open one before opening a scene."
 NOT_STORYTELLER = "Only a storyteller of {chronicle} can do that."
@@ -54,7 +54,7 @@ BOARD_REGIONS = ("clock", "people", "challenges", "combat", "chase", "log")
 PARTICIPANT_REGIONS = ("people", "challenges", "combat", "chase")
 
 
-class SceneError(Exception):
+class SceneError(Refused):
     """A scene change refused, with a message for the storyteller or player."""
 
 
@@ -88,6 +88,7 @@ def record_change(
     data: dict[str, Any] | None = None,
     private_user_ids: Iterable[int] = (),
     regions: Iterable[str] | None = None,
+    players: bool = True,
 ) -> None:
     """Bump ``seq``, log the change (when ``kind`` is given) and publish it on commit.
 
@@ -98,6 +99,11 @@ def record_change(
     ``clock``, ``people``, ``challenges``, ``combat``, ``chase``, ``log``; ``None``, the
     default, is all of them). The clock panel always goes (its buttons carry the ``seq``), the
     log too when a line is written, and every player gets the public part.
+
+    ``players=False``: a step players do not see (one only a hidden NPC takes): the players'
+    ``players_seq`` stays and no public part goes out, so no phone can count such steps; only
+    the private parts named (a player whose own prompt the step changed) are pushed, with the
+    ``players_seq`` they had.
     """
     if regions is not None:
         regions = set(regions) | {"clock"} | ({"log"} if kind is not None else set())
@@ -105,7 +111,11 @@ def record_change(
         if unknown:
             raise ValueError(f"unknown board regions: {sorted(unknown)}")
     scene.seq += 1
-    scene.save(update_fields=["seq", "game_time", "situation", "ruleset", "closed_at"])
+    if players:
+        scene.players_seq += 1
+    scene.save(
+        update_fields=["seq", "players_seq", "game_time", "situation", "ruleset", "closed_at"]
+    )
     if kind is not None:
         entry = SceneLogEntry.objects.create(
             scene=scene,
@@ -126,6 +136,7 @@ def record_change(
             scene.pk,
             private_user_ids=tuple(sorted({u for u in private_user_ids if u is not None})),
             regions=None if regions is None else tuple(sorted(regions)),
+            players=players,
         )
     )
 
@@ -268,16 +279,21 @@ def scene_advance_clock(
     """
     if not isinstance(seconds, int) or not 1 <= seconds <= MAX_CLOCK_STEP:
         raise SceneError(CLOCK_RANGE)
-    require_storyteller(by, scene.chronicle)
     with transaction.atomic():
-        if idempotency_key is not None:
-            payload = {"scene": scene.pk, "seconds": seconds, "seq": expected_seq}
-            claim = idempotency_claim(
-                user=by, action="scene.clock", key=idempotency_key, payload=payload
-            )
-            if claim.replay:
-                return Scene.objects.get(pk=scene.pk)
-        scene = lock_open_scene(scene, expected_seq=expected_seq)
+        begun = steps.begin(
+            lock=lambda: (lock_open_scene(scene),) * 2,
+            by=by,
+            action="scene.clock",
+            key=idempotency_key,
+            payload={"scene": scene.pk, "seconds": seconds, "seq": expected_seq},
+            refusal=SceneError,
+        )
+        scene = begun.scene
+        if begun.replay:
+            return scene
+        require_storyteller(by, scene.chronicle)
+        if expected_seq is not None and scene.seq != expected_seq:
+            raise SceneError(STALE)
         scene.game_time += seconds
         record_change(
             scene,
@@ -367,6 +383,7 @@ def scene_add_npc(
             text=f"NPC {name} added" + (" (hidden)" if hidden else ""),
             public=not hidden,
             regions=PARTICIPANT_REGIONS,
+            players=not hidden,  # no phone counts a hidden NPC coming in
         )
     return participant
 
@@ -396,6 +413,7 @@ def scene_remove(*, scene: Scene, by: AbstractBaseUser, participant: Participant
             characters=[participant.character] if participant.character else [],
             private_user_ids=player_ids,
             regions=PARTICIPANT_REGIONS,
+            players=not participant.hidden,  # nor going
         )
         for user_id in player_ids:  # their phone shows the removal, then its socket closes
             transaction.on_commit(partial(live.recheck_player, scene.pk, user_id))

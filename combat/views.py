@@ -400,7 +400,7 @@ def scene_log_json(request: HttpRequest, pk: int) -> HttpResponse:
         "chronicle": scene.chronicle.name,
         "join_code": scene.join_code,
         "whole": whole,
-        "entries": selectors.log_rows(entries),
+        "entries": selectors.log_rows(entries, numbered=not whole),
     }
     response = HttpResponse(
         json.dumps(body, indent=2, ensure_ascii=False), content_type="application/json"

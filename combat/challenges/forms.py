@@ -6,12 +6,19 @@ from typing import Any
 
 from django import forms
 
+from combat import access
 from combat.challenges.services import MODES, THROWS
 from combat.forms import KEY_PATTERN
-from combat.models import Participant, Scene
+from combat.models import Scene
 from config.bounds import MAX_ID
 
 SIDES = [("attacker", "attacker"), ("defender", "defender")]
+
+
+def _named(scene: Scene, user: Any) -> Any:
+    """The participants the poster may name: a hidden NPC is nobody to a player, so a forged
+    id of one is "not a valid choice" like an id of nobody (:mod:`combat.access`)."""
+    return access.participants_named_by(scene, user)
 
 
 class StartForm(forms.Form):
@@ -47,11 +54,9 @@ class StartForm(forms.Form):
     seq = forms.IntegerField(min_value=0, max_value=MAX_ID, required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
-    def __init__(self, *args: Any, scene: Scene, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, scene: Scene, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        here = Participant.objects.filter(scene=scene, removed_at__isnull=True).select_related(
-            "character"
-        )
+        here = _named(scene, user)
         self.fields["attacker"].queryset = here
         self.fields["defender"].queryset = here
         self.fields["mob"].queryset = here
@@ -197,11 +202,9 @@ class RegainForm(forms.Form):
     category = forms.ChoiceField(choices=[(c, c) for c in ("physical", "social", "mental")])
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
-    def __init__(self, *args: Any, scene: Scene, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, scene: Scene, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["participant"].queryset = Participant.objects.filter(
-            scene=scene, removed_at__isnull=True
-        ).select_related("character")
+        self.fields["participant"].queryset = _named(scene, user)
 
 
 class MobForm(forms.Form):
@@ -213,8 +216,6 @@ class MobForm(forms.Form):
     step = forms.IntegerField(min_value=0, max_value=MAX_ID, required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
-    def __init__(self, *args: Any, scene: Scene, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, scene: Scene, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["member"].queryset = Participant.objects.filter(
-            scene=scene, removed_at__isnull=True
-        ).select_related("character")
+        self.fields["member"].queryset = _named(scene, user)

@@ -97,7 +97,7 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
     engine = services.engine_of(ch)
     sealed_throws = ch.sealed.get("throw", {})
     sealed_totals = ch.sealed.get("declare", {})
-    names = {s: services.name_of(ch, s) for s in ("attacker", "defender")}
+    names = {s: services.name_of(ch, s, seen=viewer == "st") for s in ("attacker", "defender")}
     leader = engine.leader.value if engine is not None and engine.leader else ""
     data: dict[str, Any] = {
         "ch": ch,

@@ -27,6 +27,7 @@ from characters.idempotency import IdempotencyError, idempotency_claim
 from characters.models import Equipment, LedgerEntry, LedgerKind
 from characters.selectors import entry_counts
 from characters.services import LedgerError, ledger_regain, ledger_reverse, ledger_spend
+from combat import steps
 from combat.challenges import sheets
 from combat.logtext import one_line
 from combat.models import (
@@ -44,7 +45,9 @@ from combat.rules.challenge import Challenge as Engine
 from combat.rules.errors import RuleError
 from combat.rules.night import Lock, Locks, require_regain
 from combat.rules.terms import Category, Mode, RetestKind, Side, Throw
+from combat.services import STALE as SCENE_STALE
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
+from combat.steps import Refused
 
 #: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
 CHALLENGE_REGIONS = ("challenges",)
@@ -62,7 +65,7 @@ NOT_IN_SCENE = "That character is not in this scene."
 NOTHING_SEALED = "There is nothing to throw right now."
 
 
-class ChallengeError(Exception):
+class ChallengeError(Refused):
     """A step refused, with a sentence for people; ``rule`` names the rule when one did."""
 
     def __init__(self, message: str, rule: str | None = None) -> None:
@@ -141,10 +144,19 @@ def _characters(challenge: Challenge) -> list:
     return [p.character for p in parts if p is not None and p.character_id is not None]
 
 
-def name_of(challenge: Challenge, side: str) -> str:
+#: A hidden NPC in a challenge's words (cards, history, log): players learn what it does to
+#: them, never who it is (as chases say "an unseen pursuer").
+UNSEEN = {"attacker": "An unseen attacker", "defender": "An unseen defender"}
+
+
+def name_of(challenge: Challenge, side: str, *, seen: bool = False) -> str:
+    """The side's name as the challenge's words say it: a hidden NPC is unseen there, since
+    players read them; ``seen``, its name (the storyteller's board)."""
     participant = _participant(challenge, side)
     if participant is None:
         return "the storyteller"
+    if participant.hidden and not seen:
+        return UNSEEN.get(side, UNSEEN["attacker"])
     return participant.name
 
 
@@ -178,12 +190,19 @@ def _locked_and_claimed(
     """Lock the scene and the challenge, claim the request's key for ``payload`` (about this
     challenge), then check the step the actor saw. True third when it is a replay: the first
     answer stands and nothing is checked again (a double tap counts once)."""
-    scene, locked = _locked(challenge.pk, scene)
-    if _claim(by, key, {"challenge": locked.pk, **payload}):
-        return scene, locked, True
-    if expected_step is not None and locked.step != expected_step:
+    begun = steps.begin(
+        lock=lambda: _locked(challenge.pk, scene),
+        by=by,
+        action="challenge",
+        key=key,
+        payload={"challenge": challenge.pk, **payload},
+        refusal=ChallengeError,
+    )
+    if begun.replay:
+        return begun.scene, begun.row, True
+    if expected_step is not None and begun.row.step != expected_step:
         raise ChallengeError(MOVED_ON)
-    return scene, locked, False
+    return begun.scene, begun.row, False
 
 
 def _claim(user: AbstractBaseUser, key: str | None, payload: dict[str, Any]) -> bool:
@@ -234,6 +253,7 @@ def _save(
     challenge.step += 1
     challenge.save()
     hidden = _hidden(challenge)
+    players = list(dict.fromkeys([*_players(challenge), *(also or [])]))
     record_change(
         scene,
         by=by,
@@ -242,7 +262,9 @@ def _save(
         public=public and not hidden,
         characters=_characters(challenge),
         data={"challenge": challenge.pk},
-        private_user_ids=list(dict.fromkeys([*_players(challenge), *(also or [])])),
+        private_user_ids=players,
+        # a challenge of hidden NPCs alone is no player's business: no phone counts its steps
+        players=not hidden or bool(players),
         # The board's challenge region (the clock and the log go anyway); a cost or a loss
         # pushes the regions that show sheets itself (the ledger announces it on commit).
         regions=CHALLENGE_REGIONS,
@@ -504,14 +526,16 @@ def challenge_start(
         raise ChallengeError("Pick the category of the bid you require.", "W14")
     with transaction.atomic():
         try:
-            scene = lock_open_scene(scene, expected_seq=expected_seq)
+            scene = lock_open_scene(scene)
         except SceneError as error:
             raise ChallengeError(str(error)) from None
         payload = {"scene": scene.pk, "attacker": attacker.pk, "mode": mode, "bid": bid}
-        if _claim(by, key, payload):
+        if _claim(by, key, payload):  # a replay answers as the first did, before any check
             found = Challenge.objects.filter(scene=scene, attacker=attacker).order_by("-pk").first()
             if found is not None:
                 return found
+        if expected_seq is not None and scene.seq != expected_seq:
+            raise ChallengeError(SCENE_STALE)
         for p in (attacker, defender):
             if p is not None and (p.scene_id != scene.pk or p.removed_at is not None):
                 raise ChallengeError(NOT_IN_SCENE)
@@ -615,8 +639,10 @@ def challenge_start(
             and (mode in {"static", "extended"} or bid_required)
         ):
             awaiting = "attacker"  # the storyteller called a test: the player bids
-        attacker_name = attacker.name
+        attacker_name = UNSEEN["attacker"] if attacker.hidden else attacker.name
         against = defender.name if defender is not None else "the storyteller"
+        if defender is not None and defender.hidden:
+            against = UNSEEN["defender"]
         label = category or mode
         head = f"{attacker_name} challenges {against}"
         if mode != "contested":

@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.html import escape
@@ -48,12 +49,21 @@ def _scene(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
     return scene, False
 
 
-def _challenge(scene: Scene, cid: int) -> Challenge:
-    ch = (
-        Challenge.objects.select_related("attacker__character", "defender__character", "scene")
-        .filter(scene=scene, pk=cid)
-        .first()
-    )
+def _challenge(request: HttpRequest, scene: Scene, cid: int, is_st: bool) -> Challenge:
+    """A challenge of the scene; to a player, one with a hidden NPC on a side is nobody's
+    business unless the player's own character is in it (the same 404 as no challenge)."""
+    found = Challenge.objects.select_related(
+        "attacker__character", "defender__character", "scene"
+    ).filter(scene=scene, pk=cid)
+    if not is_st:
+        mine = Q(attacker__character__player=request.user) | Q(
+            defender__character__player=request.user
+        )
+        seen = (Q(attacker__isnull=True) | Q(attacker__hidden=False)) & (
+            Q(defender__isnull=True) | Q(defender__hidden=False)
+        )
+        found = found.filter(seen | mine).distinct()
+    ch = found.first()
     if ch is None:
         raise Http404("No such challenge in this scene.")
     return ch
@@ -97,7 +107,7 @@ def challenge_region(request: HttpRequest, pk: int) -> HttpResponse:
 @render_cache.one_request
 def challenge_start(request: HttpRequest, pk: int) -> HttpResponse:
     scene, as_st = _scene(request, pk)
-    form = forms.StartForm(request.POST, scene=scene)
+    form = forms.StartForm(request.POST, scene=scene, user=request.user)
     if not form.is_valid():
         return _unreadable(request, scene, as_st, form, "Nothing started.")
     try:
@@ -113,7 +123,7 @@ def challenge_start(request: HttpRequest, pk: int) -> HttpResponse:
 def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     """A side's step: from the player's phone, or from the tablet for an NPC or static side."""
     scene, is_st = _scene(request, pk)
-    ch = _challenge(scene, cid)
+    ch = _challenge(request, scene, cid, is_st)
     form = forms.ActForm(request.POST)
     if not form.is_valid():
         return _unreadable(request, scene, is_st, form)
@@ -217,7 +227,7 @@ def challenge_st(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     scene, is_st = _scene(request, pk)
     if not is_st:
         raise Http404("Only the scene's storytellers make these calls.")
-    ch = _challenge(scene, cid)
+    ch = _challenge(request, scene, cid, is_st)
     form = forms.StForm(request.POST)
     if not form.is_valid():
         return _unreadable(request, scene, True, form)
@@ -266,7 +276,7 @@ def challenge_odds(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     """The engine's odds for one side, now and after each retest it may take, from what that
     side may know: the other side's hidden totals and ratings never move them."""
     scene, is_st = _scene(request, pk)
-    ch = _challenge(scene, cid)
+    ch = _challenge(request, scene, cid, is_st)
     side = request.GET.get("side", "")
     allowed = services.sides_for_st(ch) if is_st else services.sides_for(ch, request.user)
     if side not in allowed:
@@ -287,7 +297,7 @@ def challenge_odds(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
 def challenge_regain(request: HttpRequest, pk: int) -> HttpResponse:
     """W7 from the phone: one willpower buys back a category's traits lost tonight."""
     scene, is_st = _scene(request, pk)
-    form = forms.RegainForm(request.POST, scene=scene)
+    form = forms.RegainForm(request.POST, scene=scene, user=request.user)
     if not form.is_valid():
         return _unreadable(request, scene, is_st, form)
     d = form.cleaned_data
@@ -312,8 +322,8 @@ def challenge_mob(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     when it cannot match the negatives named; the storyteller for an NPC (or an absent
     player's drop-out)."""
     scene, is_st = _scene(request, pk)
-    ch = _challenge(scene, cid)
-    form = forms.MobForm(request.POST, scene=scene)
+    ch = _challenge(request, scene, cid, is_st)
+    form = forms.MobForm(request.POST, scene=scene, user=request.user)
     if not form.is_valid():
         return _unreadable(request, scene, is_st, form)
     d = form.cleaned_data

@@ -3,7 +3,9 @@
 A scene belongs to the chronicle's open game night. It has a join code the phones type or
 scan, a game clock the storyteller advances, participants (player characters, NPC sheets of
 the chronicle, quick NPCs typed in) and a log. Every change bumps the scene's sequence number
-``seq`` in the same transaction, so a phone that sees a gap knows it missed something.
+``seq`` in the same transaction, and every change the players see bumps ``players_seq``, the
+number the phones carry: a phone that sees a gap knows it missed something, and a step only a
+hidden NPC takes leaves no gap to count.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ class Scene(models.Model):
         max_length=300, blank=True, help_text="What is happening, as the players see it."
     )
     seq = models.PositiveBigIntegerField(default=0, help_text="Bumped by every change.")
+    players_seq = models.PositiveBigIntegerField(
+        default=0,
+        help_text="Bumped by every change the players see (the phones' sequence: a step"
+        " only a hidden NPC takes leaves it, so no phone can count such steps).",
+    )
     opened_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 

@@ -23,8 +23,8 @@ from combat.rounds.services import (
     NEEDS_TWO,
     PAUSED,
     RoundError,
+    _begin,
     _check_token,
-    _claim,
     _lock,
     _lock_for,
     _member,
@@ -233,12 +233,13 @@ def bns_act(
     (:func:`resolve_attack`), with the test pool ``pool`` names (attribute, skill, weapon);
     ``ranged_far``: a physical ranged attack from more than three steps (B10)."""
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+        payload = {"c": combat.pk, "p": participant.pk, "s": standard, "m": simple}
+        payload["t"] = target.pk if target else None
+        scene, combat, replay = _begin(combat, by, participant, "round.bns.act", key, payload)
+        if replay:
+            return combat
         if combat.paused:
             raise RoundError(PAUSED)
-        payload = {"c": combat.pk, "p": participant.pk, "s": standard, "m": simple}
-        if _claim(by, "round.bns.act", key, {**payload, "t": target.pk if target else None}):
-            return combat
         _check_token(combat, at)
         if target is not None:
             _member(combat, target)

@@ -83,7 +83,7 @@ def _base(combat: Combat, members: dict[int, Participant], *, public: bool) -> d
         "stage": combat.stage,
         "round": combat.round_number,
         "paused": combat.paused,
-        "token": services.state_token(combat),
+        "token": services.state_token(combat, players=public),
         "grapples": _grapples(combat, members, public=public),
         "initiative": [
             r for r in _initiative_rows(combat, members) if not (public and r["p"].hidden)
@@ -93,6 +93,8 @@ def _base(combat: Combat, members: dict[int, Participant], *, public: bool) -> d
     ctx["results"] = list(reversed(results[-6:]))
     if combat.stage == CombatStage.ROUND and combat.state:
         state = WodRound.from_dict(combat.state)
+        if public:
+            state = as_players_see(state, members)
         ctx["state"] = state
         ctx["phase"] = state.phase.name
         ctx["direction"] = DIRECTION.get(state.step.value, "")
@@ -149,6 +151,21 @@ def _now_index(state: WodRound, members: dict[int, Participant], *, public: bool
         if any(not members[int(w)].hidden for w in order[index]):
             return index
     return len(order)
+
+
+def as_players_see(state: WodRound, members: dict[int, Participant]) -> WodRound:
+    """The round as the players see it: while only hidden NPCs are left to declare (or to
+    resolve) in this step, it has moved on for them, as it would have without the hidden
+    NPCs; never "Now: the storyteller" after every visible character has declared."""
+
+    def seen(slot: tuple[str, ...]) -> bool:
+        return any(not members[int(w)].hidden for w in slot if int(w) in members)
+
+    while state.step in (Step.DECLARE, Step.RESOLVE) and not any(
+        seen(slot) for slot in _order(state)[state.cursor :]
+    ):
+        state = state._advance(skip=False)
+    return state
 
 
 def _visible_slots(
@@ -363,7 +380,9 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
             item["next"] = (
                 state.step is Step.DECLARE and who in next_slot and d is None and not early
             )
-            item["resolving"] = state.step is Step.RESOLVE and who in state.up
+            seen = as_players_see(state, members)
+            seen_now = _visible_slots(seen, members)[0]
+            item["resolving"] = seen.step is Step.RESOLVE and who in seen_now
             item["may_abort"] = (
                 d is not None and not pending and who not in state.resolved and d.action != "none"
             )
@@ -392,10 +411,10 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
     return {
         "combat": combat,
         "mine": mine,
-        "token": services.state_token(combat),
+        "token": services.state_token(combat, players=True),
         "stage": combat.stage,
         "paused": combat.paused,
-        "deadline": services.declare_deadline(combat) if state is not None else None,
+        "deadline": services.declare_deadline(combat, players=True) if state is not None else None,
     }
 
 
@@ -523,7 +542,7 @@ def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> di
         }
         if call
         else None,
-        "token": services.state_token(combat),
+        "token": services.state_token(combat, players=public),
         "paused": combat.paused,
         "actions": list(bns.ACTION_LABELS.items()),
         # The soft timer of the action the round waits on (words only; the storyteller
@@ -632,12 +651,14 @@ def bns_prompts(
         "kind": "met_bns",
         "combat": combat,
         "mine": mine,
-        "token": services.state_token(combat),
+        "token": services.state_token(combat, players=not storyteller),
         "paused": combat.paused,
         "actions": list(bns.ACTION_LABELS.items()),
         "phase": state.phase.value,
         # The soft timer of the action the round waits on, shown to who may act now.
-        "deadline": services.declare_deadline(combat) if in_round else None,
+        "deadline": services.declare_deadline(combat, players=not storyteller)
+        if in_round
+        else None,
     }
 
 

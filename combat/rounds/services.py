@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import secrets
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -22,9 +23,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from characters.idempotency import IdempotencyError, idempotency_claim
 from characters.models import LedgerKind
 from characters.services import LedgerError, ledger_damage, ledger_spend
+from combat import steps
+from combat.access import NOT_HERE
 from combat.models import Combat, CombatStage, LogKind, Participant, Scene
 from combat.rounds import wod
 from combat.rounds.sheets import Stats, stats_for
@@ -43,6 +45,7 @@ from combat.rules.penalties import split
 from combat.rules.wod_initiative import Combatant, round_phases
 from combat.rules.wod_round import Answer, Declaration, Step, TimedEffect, WodRound, check_split
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
+from combat.steps import Refused
 
 #: RULES.md, Shared terms (Game clock): a wod_dice round is fifteen seconds of game time.
 ROUND_SECONDS = {"wod_dice": 15, "met_bns": 3}
@@ -64,7 +67,7 @@ UNSUPPORTED = "Rounds for {ruleset} are not run here yet."
 NOT_IN_FIGHT = "{name} is not in this fight."
 
 
-class RoundError(Exception):
+class RoundError(Refused):
     """A round step refused, with a sentence for people (naming the rule where one refuses)."""
 
 
@@ -77,7 +80,7 @@ def _rule(error: RuleError) -> RoundError:
     ids = {int(who) for who in error.names if who.isdigit()}
     rows = Participant.objects.filter(pk__in=ids).values_list("pk", "name", "hidden")
     names = {str(pk): UNSEEN_CHARACTER if hidden else name for pk, name, hidden in rows}
-    return RoundError(error.worded(lambda who: names.get(who, who)))
+    return RoundError(error.worded(lambda who: names.get(who, who)), error.rule)
 
 
 # -- locking and roles ---------------------------------------------------------------
@@ -105,6 +108,39 @@ def _lock_for(
     return scene, locked
 
 
+def _begin(
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    action: str,
+    key: str | None,
+    payload: dict,
+) -> tuple[Scene, Combat, bool]:
+    """The start of a step ``participant`` takes (:func:`combat.steps.begin`): lock the scene
+    and the fight, claim the key (a replay answers as the first did, before any other check:
+    not the pause, the stage or the token), then who may act for ``participant``. True third
+    when it is a replay: change nothing."""
+
+    def lock() -> tuple[Scene, Combat]:
+        try:
+            scene = lock_open_scene(combat.scene)
+        except SceneError as error:
+            raise RoundError(str(error)) from error
+        return scene, Combat.objects.select_for_update().get(pk=combat.pk)
+
+    begun = steps.begin(
+        lock=lock, by=by, action=action, key=key, payload=payload, refusal=RoundError
+    )
+    scene, locked = begun.scene, begun.row
+    if begun.replay:
+        return scene, locked, True
+    if locked.ended_at is not None:
+        raise RoundError(NO_COMBAT)
+    _member(locked, participant)
+    _require_for(by, scene, participant)
+    return scene, locked, False
+
+
 def _require_st(by: AbstractBaseUser, scene: Scene) -> None:
     if not is_storyteller_of_scene(by, scene):
         raise RoundError(NOT_STORYTELLER)
@@ -119,23 +155,14 @@ def _may_act_for(by: AbstractBaseUser, scene: Scene, participant: Participant) -
 
 def _require_for(by: AbstractBaseUser, scene: Scene, participant: Participant) -> None:
     if not _may_act_for(by, scene, participant):
+        if participant.hidden:  # a hidden NPC is nobody to a player (combat.access)
+            raise RoundError(NOT_HERE)
         raise RoundError(NOT_YOURS.format(name=participant.name))
 
 
 def _member(combat: Combat, participant: Participant) -> None:
     if participant.pk not in combat.members or participant.scene_id != combat.scene_id:
         raise RoundError(NOT_IN_FIGHT.format(name=participant.name))
-
-
-def _claim(by: AbstractBaseUser, action: str, key: str | None, payload: dict) -> bool:
-    """True when this very request was already applied (a double tap): do nothing again."""
-    if not key:
-        return False
-    try:
-        claim = idempotency_claim(user=by, action=action, key=key, payload=payload)
-    except IdempotencyError as error:
-        raise RoundError(str(error)) from error
-    return claim.replay
 
 
 def _participants(combat: Combat) -> dict[int, Participant]:
@@ -151,40 +178,69 @@ def _player_ids(participants: dict[int, Participant]) -> list[int]:
     return [p.character.player_id for p in participants.values() if p.character_id]
 
 
-def state_token(combat: Combat) -> str:
-    """Where the fight stands: a form carries it so a tap made on an older state is refused
-    (the parts of a split resolved so far count, D14: a double tap never rolls the next)."""
+def _where(combat: Combat) -> str:
+    """A digest of where the fight stands, hidden declarations included (the parts of a
+    split resolved so far count, D14, and a declaration held until its turn). Never sent to
+    anyone: it only tells :func:`_record` that the state moved, and the soft timer when."""
     work = combat.work or {}
     where = [combat.state or {}, work.get("parts", {})]
     if work.get("early"):
-        where.append(work["early"])  # a declaration held until its turn is a new state too
-    digest = hashlib.sha256(json.dumps(where, sort_keys=True).encode()).hexdigest()[:12]
-    return f"{combat.round_number}-{combat.stage}-{digest}"
+        where.append(work["early"])
+    return hashlib.sha256(json.dumps(where, sort_keys=True).encode()).hexdigest()
+
+
+def state_token(combat: Combat, *, players: bool = False) -> str:
+    """Where the fight stands, as a form carries it so a tap made on an older state is
+    refused: a random value drawn each time the state moves (:func:`_bump`), so nothing in
+    the state can be recovered from it. ``players``: the token the phones carry, which moves
+    only with a change players see (a hidden NPC's own step leaves it)."""
+    work = combat.work or {}
+    drawn = work.get("players_token" if players else "token")
+    if drawn is None:  # nothing drawn yet: one the server's secret keys to this fight
+        drawn = steps.token("round.players" if players else "round", combat.pk, 0)
+    return f"{combat.round_number}-{combat.stage}-{drawn}"
+
+
+def _bump(combat: Combat, *, players: bool) -> None:
+    """The state moved (:func:`_where`): the storyteller's token moves, and the phones' too
+    when players see the change."""
+    work = dict(combat.work or {})
+    where = _where(combat)
+    if work.get("where") != where:
+        work["where"] = where
+        work["token"] = secrets.token_hex(8)
+        if players:
+            work["players_token"] = secrets.token_hex(8)
+    combat.work = work
 
 
 def _mark_since(combat: Combat) -> None:
     """Note when the fight reached the state it is in (or was paused or resumed), for the soft
-    timer of the declaration it waits on (:func:`declare_deadline`)."""
-    mark = f"{state_token(combat)}|{combat.paused}"
-    since = (combat.work or {}).get("since") or {}
-    if since.get("mark") != mark:
-        combat.work = {
-            **(combat.work or {}),
-            "since": {"mark": mark, "at": timezone.now().isoformat()},
-        }
+    timer of the declaration it waits on (:func:`declare_deadline`): the tablet's, and the
+    phones', which a hidden NPC's own step does not restart."""
+    work = dict(combat.work or {})
+    now = timezone.now().isoformat()
+    for since, players in (("since", False), ("players_since", True)):
+        mark = f"{state_token(combat, players=players)}|{combat.paused}"
+        if (work.get(since) or {}).get("mark") != mark:
+            work[since] = {"mark": mark, "at": now}
+    combat.work = work
 
 
-def declare_deadline(combat: Combat) -> datetime | None:
+def declare_deadline(combat: Combat, *, players: bool = False) -> datetime | None:
     """When the soft timer of the declaration the round waits on runs out (None while paused,
-    or before anything was noted)."""
-    since = (combat.work or {}).get("since") or {}
-    if combat.paused or since.get("mark") != f"{state_token(combat)}|{combat.paused}":
+    or before anything was noted); ``players``: as the phones show it."""
+    since = (combat.work or {}).get("players_since" if players else "since") or {}
+    mark = f"{state_token(combat, players=players)}|{combat.paused}"
+    if combat.paused or since.get("mark") != mark:
         return None
     return datetime.fromisoformat(since["at"]) + timedelta(seconds=DECLARE_SECONDS)
 
 
 def _check_token(combat: Combat, at: str | None) -> None:
-    if at is not None and at != state_token(combat):
+    """The token the actor saw: the tablet's, or a phone's (which a hidden NPC's own step
+    does not move, so a player's tap is never refused for a change they cannot see)."""
+    if at is not None and at not in (state_token(combat), state_token(combat, players=True)):
         raise RoundError(MOVED_ON)
 
 
@@ -197,7 +253,16 @@ def _record(
     public: bool = True,
     concerns: Sequence[Participant] = (),
     participants: dict[int, Participant] | None = None,
+    players: bool | None = None,
+    told: Sequence[int] = (),
 ) -> None:
+    """Save the step, log it, bump the tokens and publish on commit. ``players``: whether any
+    player sees the change; by default yes, unless the step concerns only hidden NPCs and is
+    not public (then no phone gets a fragment, a ``seq`` or a new token from it, except the
+    players in ``told``, whose own prompt the step changed)."""
+    if players is None:
+        players = public or not concerns or any(not p.hidden for p in concerns)
+    _bump(combat, players=players)
     _mark_since(combat)
     combat.save()
     participants = participants if participants is not None else _participants(combat)
@@ -211,7 +276,8 @@ def _record(
         public=public,
         characters=[p.character for p in concerns if p.character_id],
         data={"combat": combat.pk, "round": combat.round_number},
-        private_user_ids=_player_ids(participants),
+        private_user_ids=_player_ids(participants) if players else told,
+        players=players,
     )
 
 
@@ -273,11 +339,12 @@ def combat_initiative(
     """D3: d10 + Wits + Dexterity − wound penalty; the die from the server or typed in by the
     player (or the storyteller). A character's initiative is rolled once a round."""
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+        payload = {"c": combat.pk, "p": participant.pk, "r": roll}
+        scene, combat, replay = _begin(combat, by, participant, "round.initiative", key, payload)
+        if replay:
+            return combat
         if combat.stage != CombatStage.INITIATIVE:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
-        if _claim(by, "round.initiative", key, {"c": combat.pk, "p": participant.pk, "r": roll}):
-            return combat
         who = _who(participant)
         if who in combat.initiative:
             raise RoundError(f"{participant.name} has rolled initiative this round (D3).")
@@ -328,7 +395,8 @@ def combat_roll_missing(
 #: Kept in ``combat.work`` from phase to phase and round to round: the members taken out of
 #: the fight (``out``), those away in a chase that came from it (``chase``, D9, K4) and the
 #: surviving escapes waiting on the attacker's choice to pursue (``pursuits``, K4).
-KEPT = ("out", "chase", "pursuits")
+# the tokens (``_bump``) go on too, so an old one never comes back
+KEPT = ("out", "chase", "pursuits", "where", "token", "players_token")
 
 
 def _kept(work: dict | None) -> dict[str, Any]:
@@ -530,11 +598,6 @@ def combat_declare(
     if also:
         extra = [(also, None), *extra]
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
-        if combat.paused:
-            raise RoundError(PAUSED)
-        if combat.stage != CombatStage.ROUND:
-            raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         payload = {
             "c": combat.pk,
             "p": participant.pk,
@@ -546,8 +609,13 @@ def combat_declare(
             "x": [[a, t.pk if t else None] for a, t in extra],
             "h": haste,
         }
-        if _claim(by, "round.declare", key, payload):
+        scene, combat, replay = _begin(combat, by, participant, "round.declare", key, payload)
+        if replay:
             return combat
+        if combat.paused:
+            raise RoundError(PAUSED)
+        if combat.stage != CombatStage.ROUND:
+            raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         _check_token(combat, at)
         participants = _participants(combat)
         spec = {
@@ -631,6 +699,8 @@ def _declare_locked(
     state = _round(combat)
     who = _who(participant)
     declaration = _spec_declaration(combat, state, participant, participants, spec)
+    # D4: who declared last before this one (their chance to change it ends now)
+    before = [participants[int(state.declarations[-1].who)]] if state.declarations else []
     mine = state.declaration(who)
     editing = mine is not None and mine.action != "pending" and _editable(state, who)
     try:
@@ -669,6 +739,15 @@ def _declare_locked(
         public=not hidden_decl,
         concerns=[participant] if _visible(participant) else [],
         participants=participants,
+        # D5: a hidden NPC's committed attack is answered (unnamed) by its visible target;
+        # any other declaration of a hidden NPC is seen by no player
+        players=_visible(participant)
+        or (
+            declaration.maneuver == "committed"
+            and any(not participants[int(t)].hidden for t in declaration.attack_targets())
+        ),
+        # D4: the one who declared before may no longer change theirs (their prompt alone)
+        told=[p.player_id for p in before if p.player_id],
     )
 
 
@@ -931,9 +1010,9 @@ def combat_answer_committed(
     ``attacker`` None: the committed attack of an attacker hidden from the target's player
     (its phone never names it): the first such attack still waiting for an answer."""
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
         payload = {"c": combat.pk, "a": attacker.pk if attacker else None, "x": answer}
-        if _claim(by, "round.committed", key, payload):
+        scene, combat, replay = _begin(combat, by, participant, "round.committed", key, payload)
+        if replay:
             return combat
         state = _round(combat)
         if attacker is None:
@@ -993,12 +1072,12 @@ def combat_abort(
     """D16: Willpower at difficulty 8 (server dice, or typed in); one success opens a new
     declaration (a defense when it answers a later attack)."""
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+        payload = {"c": combat.pk, "p": participant.pk, "r": reason, "d": dice}
+        scene, combat, replay = _begin(combat, by, participant, "round.abort", key, payload)
+        if replay:
+            return combat
         if combat.paused:
             raise RoundError(PAUSED)
-        payload = {"c": combat.pk, "p": participant.pk, "r": reason, "d": dice}
-        if _claim(by, "round.abort", key, payload):
-            return combat
         state = _round(combat)
         stats = stats_for([participant])[participant.pk]
         try:
@@ -1050,7 +1129,8 @@ def _reset_phase_work(combat: Combat, state: WodRound) -> None:
         # For the whole round (D8, D13): the attacks counted on each target (haste actions
         # count as further attackers), the escape rolls, the Rage paid (D4).
         work = combat.work
-        keep = ("attacks_on", "escape", "rage_paid", *KEPT) if state.phase_index else KEPT
+        keep = ("attacks_on", "attacks_on_unseen", "escape", "rage_paid", *KEPT)
+        keep = keep if state.phase_index else KEPT
         combat.work = {
             **{k: work[k] for k in keep if k in work},
             "phase_index": state.phase_index,
@@ -1179,6 +1259,8 @@ def _plan(
     plan.update(kind="attack", target=target, weapon=weapon.name, attack=attack.as_dict())
     harder = state.difficulty_modifier(target)
     attack_number = work.get("attacks_on", {}).get(target, 0) + 1
+    # D8 counts a hidden NPC's attack too; a line players read counts only the ones they saw
+    seen_number = attack_number - work.get("attacks_on_unseen", {}).get(target, 0)
     theirs_detail = work.get("detail", {}).get(target, {})
     defense_action = None
     if (
@@ -1248,7 +1330,7 @@ def _plan(
         pool = replace(
             pool,
             dice=dice,
-            parts=pool.parts + (f", attack {attack_number}" if attack_number > 1 else ""),
+            parts=pool.parts + (f", attack {seen_number}" if seen_number > 1 else ""),
         )
     pool = replace(pool, difficulty=min(10, pool.difficulty + harder))
     plan["defense"] = pool.as_dict()
@@ -1378,6 +1460,8 @@ def combat_resolve(
             text,
             public=public,
             concerns=concerns,
+            # the round reaching Book Keeping is seen by everyone, whoever resolved last
+            players=None if combat.stage == CombatStage.ROUND else True,
             participants=participants,
         )
         _skip_away(scene, combat, by, participants)
@@ -1470,6 +1554,10 @@ def _carry_out(
     attacks_on = dict(work.get("attacks_on", {}))
     attacks_on[plan["target"]] = attacks_on.get(plan["target"], 0) + 1
     work["attacks_on"] = attacks_on
+    if not _visible(me):
+        unseen = dict(work.get("attacks_on_unseen", {}))
+        unseen[plan["target"]] = unseen.get(plan["target"], 0) + 1
+        work["attacks_on_unseen"] = unseen
     if overrides.get("forced"):
         return _forced(
             combat, plan, me, target, a_roll, rolls, public, participants, stats, by, rng, overrides
@@ -2232,8 +2320,9 @@ def combat_remind(
     if not text:
         raise RoundError("Say what to remind the storyteller of.")
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
-        if _claim(by, "round.remind", key, {"c": combat.pk, "p": participant.pk, "t": text}):
+        payload = {"c": combat.pk, "p": participant.pk, "t": text}
+        scene, combat, replay = _begin(combat, by, participant, "round.remind", key, payload)
+        if replay:
             return combat
         combat.reminders = [
             *combat.reminders,

@@ -17,12 +17,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from combat import fragments
+from combat import access, fragments
 from combat import selectors as scene_selectors
 from combat.forms import problems
 from combat.models import Participant, Scene
 from combat.rounds import bns, forms, met, services
-from combat.rounds.services import RoundError
+from combat.steps import Refused, http_status
 from config.bounds import parse_id
 
 NO_FIGHT = services.NO_COMBAT
@@ -75,8 +75,8 @@ def round_post(form_class: type | None) -> Callable:
             data = form.cleaned_data if form is not None else {}
             try:
                 action(request, scene=scene, combat=combat, data=data)
-            except RoundError as error:
-                return _reply(request, scene, tablet, str(error), 409)
+            except Refused as error:
+                return _reply(request, scene, tablet, str(error), http_status(error))
             return _reply(request, scene, tablet)
 
         return view
@@ -84,17 +84,10 @@ def round_post(form_class: type | None) -> Callable:
     return decorate
 
 
-def _participant(scene: Scene, pk: int | None) -> Participant | None:
-    if not pk:
-        return None
-    found = (
-        Participant.objects.filter(scene=scene, pk=pk, removed_at__isnull=True)
-        .select_related("character")
-        .first()
-    )
-    if found is None:
-        raise RoundError("That character is not in this scene.")
-    return found
+def _participant(request: HttpRequest, scene: Scene, pk: int | None) -> Participant | None:
+    """The participant a posted id names for this user (a hidden NPC is nobody to a player:
+    the same sentence as an id of nobody, :mod:`combat.access`)."""
+    return access.participant_named_by(scene, request.user, pk)
 
 
 @round_post(None)
@@ -110,7 +103,7 @@ def round_start(request: HttpRequest, *, scene: Scene, combat, data) -> None:
 
 def _chosen(request: HttpRequest, scene: Scene) -> list[Participant]:
     ids = [pk for pk in map(parse_id, request.POST.getlist("who")) if pk]
-    return list(Participant.objects.filter(scene=scene, pk__in=ids, removed_at__isnull=True))
+    return list(access.participants_named_by(scene, request.user).filter(pk__in=ids))
 
 
 @round_post(forms.InitiativeForm)
@@ -118,7 +111,7 @@ def round_initiative(request, *, scene, combat, data) -> None:
     services.combat_initiative(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
+        participant=_participant(request, scene, data["participant"]),
         roll=data["roll"],
         key=data["key"] or None,
     )
@@ -140,13 +133,13 @@ def round_declare(request, *, scene, combat, data) -> None:
     services.combat_declare(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
+        participant=_participant(request, scene, data["participant"]),
         action=data["action"],
-        target=_participant(scene, data["target"]),
+        target=_participant(request, scene, data["target"]),
         maneuver=data["maneuver"] or "basic",
         weapon=data["weapon"],
         actions=data["actions"] or 1,
-        extra=[(action, _participant(scene, pk)) for action, pk in data["also"] or []],
+        extra=[(action, _participant(request, scene, pk)) for action, pk in data["also"] or []],
         haste=data["haste"],
         at=data["at"] or None,
         key=data["key"] or None,
@@ -158,7 +151,7 @@ def round_skip(request, *, scene, combat, data) -> None:
     services.combat_skip(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
+        participant=_participant(request, scene, data["participant"]),
         at=data["at"] or None,
     )
 
@@ -168,7 +161,7 @@ def round_resolve(request, *, scene, combat, data) -> None:
     services.combat_resolve(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
+        participant=_participant(request, scene, data["participant"]),
         attack_difficulty=data["attack_difficulty"],
         defense_difficulty=data["defense_difficulty"],
         attack_dice=data["attack_dice"],
@@ -189,9 +182,9 @@ def round_abort(request, *, scene, combat, data) -> None:
     services.combat_abort(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
+        participant=_participant(request, scene, data["participant"]),
         reason=reason,
-        attacker=_participant(scene, parse_id(attacker)),
+        attacker=_participant(request, scene, parse_id(attacker)),
         dice=data["dice"] or None,
         key=data["key"] or None,
     )
@@ -202,8 +195,8 @@ def round_committed(request, *, scene, combat, data) -> None:
     services.combat_answer_committed(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
-        attacker=_participant(scene, data["attacker"]) if data["attacker"] else None,
+        participant=_participant(request, scene, data["participant"]),
+        attacker=_participant(request, scene, data["attacker"]) if data["attacker"] else None,
         answer=data["answer"],
         key=data["key"] or None,
     )
@@ -214,7 +207,7 @@ def round_out(request, *, scene, combat, data) -> None:
     services.combat_set_out(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
+        participant=_participant(request, scene, data["participant"]),
         out=data["out"],
     )
 
@@ -225,7 +218,7 @@ def round_pursue(request, *, scene, combat, data) -> None:
     services.combat_pursue(
         combat=combat,
         by=request.user,
-        predator=_participant(scene, data["participant"]),
+        predator=_participant(request, scene, data["participant"]),
         pursue=data["pursue"],
         at=data["at"] or None,
     )
@@ -236,7 +229,7 @@ def round_remind(request, *, scene, combat, data) -> None:
     services.combat_remind(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
+        participant=_participant(request, scene, data["participant"]),
         text=data["text"],
         key=data["key"] or None,
     )
@@ -247,7 +240,7 @@ def round_effect(request, *, scene, combat, data) -> None:
     services.combat_add_effect(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
+        participant=_participant(request, scene, data["participant"]),
         name=data["name"],
         rounds=data["rounds"],
     )
@@ -287,7 +280,7 @@ def round_bns_assess(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participants=_chosen(request, scene),
-        started_by=_participant(scene, data["started_by"]),
+        started_by=_participant(request, scene, data["started_by"]),
     )
 
 
@@ -296,10 +289,10 @@ def round_bns_act(request, *, scene, combat, data) -> None:
     bns.bns_act(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
+        participant=_participant(request, scene, data["participant"]),
         standard=data["standard"] or None,
         simple=data["simple"] or None,
-        target=_participant(scene, data["target"]),
+        target=_participant(request, scene, data["target"]),
         against_physical=data["against_physical"],
         ranged_far=data["ranged_far"],
         pool={k: data[k] or None for k in ("attribute", "skill", "weapon")},
@@ -311,35 +304,45 @@ def round_bns_act(request, *, scene, combat, data) -> None:
 @round_post(forms._Base)
 def round_bns_finish(request, *, scene, combat, data) -> None:
     bns.bns_finish(
-        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+        combat=combat,
+        by=request.user,
+        participant=_participant(request, scene, data["participant"]),
     )
 
 
 @round_post(forms._Base)
 def round_bns_delay(request, *, scene, combat, data) -> None:
     bns.bns_delay(
-        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+        combat=combat,
+        by=request.user,
+        participant=_participant(request, scene, data["participant"]),
     )
 
 
 @round_post(forms._Base)
 def round_bns_resume(request, *, scene, combat, data) -> None:
     bns.bns_resume(
-        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+        combat=combat,
+        by=request.user,
+        participant=_participant(request, scene, data["participant"]),
     )
 
 
 @round_post(forms._Base)
 def round_bns_escape(request, *, scene, combat, data) -> None:
     bns.bns_escape_announce(
-        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+        combat=combat,
+        by=request.user,
+        participant=_participant(request, scene, data["participant"]),
     )
 
 
 @round_post(forms._Base)
 def round_bns_intent(request, *, scene, combat, data) -> None:
     bns.bns_escape_intent(
-        combat=combat, by=request.user, participant=_participant(scene, data["participant"])
+        combat=combat,
+        by=request.user,
+        participant=_participant(request, scene, data["participant"]),
     )
 
 
@@ -355,7 +358,7 @@ def round_bns_celerity(request, *, scene, combat, data) -> None:
     bns.bns_celerity(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
+        participant=_participant(request, scene, data["participant"]),
         rounds=data["rounds"],
     )
 
@@ -373,7 +376,7 @@ def round_met_celerity(request, *, scene, combat, data) -> None:
     met.met_celerity_announce(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
+        participant=_participant(request, scene, data["participant"]),
         level=data["level"],
         follow_ups=data["follow_ups"],
     )
@@ -384,7 +387,7 @@ def round_met_take(request, *, scene, combat, data) -> None:
     met.met_celerity_take(
         combat=combat,
         by=request.user,
-        participant=_participant(scene, data["participant"]),
+        participant=_participant(request, scene, data["participant"]),
         action=data["action"],
     )
 
@@ -395,7 +398,7 @@ def round_met_mob(request, *, scene, combat, data) -> None:
     for key, value in request.POST.items():
         attacker, target = parse_id(key.removeprefix("target_")), parse_id(value)
         if key.startswith("target_") and attacker and target:
-            targets[_participant(scene, attacker)] = _participant(scene, target)
+            targets[_participant(request, scene, attacker)] = _participant(request, scene, target)
     met.met_mob(combat=combat, by=request.user, targets=targets, agreed=data["agreed"])
 
 

@@ -81,9 +81,11 @@ def test_an_outcome_that_would_name_a_hidden_npc_is_not_public(classic):
     ch = t.do("throw", ch, t.a_user, side="defender", throw="scissors")
     ch = t.do("accept", ch, t.a_user, side="defender")
     lines = _outcome(t)
-    assert lines and "Lurker wins — a stab" in lines[0].text
+    # Marcus reads what befell him, from an unseen attacker: never the hidden NPC's name
+    assert lines and "An unseen attacker wins — a stab" in lines[0].text
     assert not any(e.public for e in lines)
-    assert lines[0].text in [e.text for e in log_for_player(t.scene, t.a_user)]
+    mine = [e.text for e in log_for_player(t.scene, t.a_user)]
+    assert lines[0].text in mine and not [line for line in mine if "Lurker" in line]
 
 
 def test_a_relent_and_a_storytellers_winner_are_in_the_log_too(classic):

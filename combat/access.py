@@ -1,0 +1,52 @@
+"""Who may name which participant of a scene: one resolver for every id a phone posts.
+
+For anyone but the scene's storytellers a hidden participant does not exist: the queryset
+below leaves it out in the same query that finds the others, so a forged id of a hidden NPC
+answers exactly as an id that names nobody (same status, same sentence), and no refusal,
+card or log line can be reached with it.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q, QuerySet
+
+from characters.access import chronicles_run_by
+from combat.models import Participant, Scene
+from combat.steps import Refused
+
+#: The one sentence for an id that names no participant this user may name.
+NOT_HERE = "That character is not in this scene."
+
+
+def participants_named_by(
+    scene: Scene | int, user: AbstractBaseUser | AnonymousUser
+) -> QuerySet[Participant]:
+    """The scene's present participants ``user`` may name (one query when evaluated): every
+    one for its storytellers, the visible ones for anyone else."""
+    scene_id = scene if isinstance(scene, int) else scene.pk
+    runs = Q(scene__chronicle__in=chronicles_run_by(user).values("pk"))
+    return (
+        Participant.objects.filter(scene_id=scene_id, removed_at__isnull=True)
+        .filter(Q(hidden=False) | runs)
+        .select_related("character")
+    )
+
+
+def participant_named_by(
+    scene: Scene | int, user: AbstractBaseUser | AnonymousUser, pk: int | str | None
+) -> Participant | None:
+    """The participant ``pk`` names for ``user``, ``None`` for no id; an id of nobody (or of a
+    hidden NPC, for a player) raises :class:`NotHere`."""
+    if pk in (None, ""):
+        return None
+    if isinstance(pk, str) and not pk.isdigit():
+        raise NotHere(NOT_HERE)
+    found = participants_named_by(scene, user).filter(pk=int(pk)).first()
+    if found is None:
+        raise NotHere(NOT_HERE)
+    return found
+
+
+class NotHere(Refused):
+    """An id that names no participant this user may name (hidden ones included)."""

@@ -1,0 +1,111 @@
+"""One step for every write: the order, the refusal, its HTTP answer, the token.
+
+Every change a tap makes (a challenge, a round, a chase, a scene or a ledger step) runs in
+this order, inside one transaction::
+
+    lock (the scene, then the row) → claim the key (a replay answers as the first did, before
+    any other check) → who may act (a hidden participant does not exist for a player) → the
+    token the actor saw → the feature's step (rules only) → log → publish on commit
+
+:func:`begin` does the first two, so no feature can check a pause, a stage or a token
+before it knows whether the request is a replay (a tap queued offline and sent again after a
+pause is answered as it was the first time, not refused). A refusal is :class:`Refused`:
+a sentence for people and the rule that refuses; :func:`http_status` is the one place it
+becomes an HTTP status (400 for a form or key that cannot be read, 409 for a refusal).
+Tokens ("the state you saw") are keyed with the server's secret (:func:`token`), never
+derived from what the state holds, so a player cannot recover a hidden NPC's declaration
+from one.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from hashlib import sha256
+from typing import Any, Generic, TypeVar
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from characters.idempotency import IdempotencyError, KeyMalformed, idempotency_claim
+
+Row = TypeVar("Row")
+_RULE_AT_END = re.compile(r"\(([A-Z]{1,2}\d+)\)\.?$")
+
+
+class Refused(Exception):
+    """A step refused and nothing changed: ``sentence`` for people, ``rule`` the rule ID
+    that refuses it (empty when no rule of the book does, e.g. "the round moved on")."""
+
+    status = 409
+
+    def __init__(self, sentence: str, rule: str = "") -> None:
+        super().__init__(sentence)
+        self.sentence = sentence
+        # a subclass may have named it already; a sentence ending "(D3)." names it too
+        named = _RULE_AT_END.search(sentence)
+        self.rule = rule or getattr(self, "rule", "") or (named.group(1) if named else "")
+
+
+class Unreadable(Refused):
+    """A form (or key) the server cannot read: nothing was tried."""
+
+    status = 400
+
+
+def http_status(error: Exception) -> int:
+    """The HTTP status of a refusal (the one mapping): 400 unreadable, 409 refused."""
+    if isinstance(error, KeyMalformed):
+        return 400
+    if isinstance(error, Refused):
+        return error.status
+    if isinstance(error, IdempotencyError):
+        return 409
+    raise TypeError(f"not a refusal: {error!r}")
+
+
+@dataclass
+class Begun(Generic[Row]):
+    """A step under way: the locked scene and row, and whether the request is a replay."""
+
+    scene: Any
+    row: Row
+    replay: bool
+
+
+def begin(
+    *,
+    lock: Callable[[], tuple[Any, Row]],
+    by: AbstractBaseUser,
+    action: str,
+    key: str | None,
+    payload: Mapping[str, Any],
+    refusal: type[Refused] = Refused,
+) -> Begun[Row]:
+    """Lock (``lock`` takes the scene, then the row, and returns both) and claim the
+    request's key for ``payload``; call inside the step's transaction. ``replay`` true: the
+    first answer stands, check nothing else and change nothing. A key used for another
+    request is refused as ``refusal``."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("a step begins inside its transaction")
+    scene, row = lock()
+    replay = False
+    if key:
+        try:
+            replay = idempotency_claim(user=by, action=action, key=key, payload=payload).replay
+        except KeyMalformed as error:
+            raise Unreadable(str(error)) from None
+        except IdempotencyError as error:
+            raise refusal(str(error)) from None
+    return Begun(scene=scene, row=row, replay=replay)
+
+
+def token(kind: str, pk: int, counter: int | str) -> str:
+    """A state token: keyed with the server's secret over what changes (a row's id and a
+    counter that only goes up), so it says "this state" and nothing about what is in it."""
+    message = f"{kind}:{pk}:{counter}".encode()
+    key = settings.SECRET_KEY.encode()
+    return hmac.new(key, message, sha256).hexdigest()[:16]
