@@ -139,3 +139,199 @@ def test_it_draws_a_rolled_one_legibly_in_every_feature(live_url: str, browser) 
             assert die["color"] == "rgb(0, 0, 0)", die
     finally:
         context.close()
+
+
+# --- the phone's "now" -------------------------------------------------------------------
+
+PHONE = {"width": 390, "height": 844}
+TABLET = {"width": 1280, "height": 800}
+# Every navigator.vibrate call is kept in window.__buzzes (pattern and all).
+RECORD_BUZZES = """window.__buzzes = [];
+Object.defineProperty(Navigator.prototype, "vibrate", {configurable: true,
+  value: function (pattern) { window.__buzzes.push(pattern); return true; }});"""
+IN_VIEW = """(el) => { const b = el.getBoundingClientRect();
+  return b.top >= 0 && b.left >= 0 && b.bottom <= innerHeight && b.right <= innerWidth; }"""
+
+
+NOW_IN_VIEW = f"""(text) => [...document.querySelectorAll('#prompts [data-now]')]
+  .filter(el => el.textContent.includes(text)).some({IN_VIEW})"""
+
+
+def _fight_scene() -> int:
+    """wod_dice: Jane and Frank on their phones, a Thug NPC, the storyteller."""
+    from characters.models import Attribute
+
+    st = StorytellerFactory(username="st", password="st-pw")
+    chronicle = ChronicleFactory(name="Dice", ruleset="wod_dice")
+    chronicle.storytellers.add(st)
+    GameNightFactory(chronicle=chronicle, number=1)
+    scene = scene_services.scene_open(chronicle=chronicle, by=st, name="Warehouse")
+    for name in ("jane", "frank"):
+        user = UserFactory(username=name, password=f"{name}-pw")
+        c = CharacterFactory(chronicle=chronicle, player=user, name=name.capitalize())
+        for attribute in ("Dexterity", "Wits", "Strength", "Stamina"):
+            Attribute.objects.create(character=c, name=attribute, value=3)
+        scene_services.scene_join(code=scene.join_code, user=user, character=c)
+    thug = CharacterFactory(chronicle=chronicle, name="Thug", player=None, npc=True)
+    Attribute.objects.create(character=thug, name="Dexterity", value=2)
+    Attribute.objects.create(character=thug, name="Wits", value=2)
+    scene_services.scene_add_npc(scene=scene, by=st, character=thug)
+    return scene.pk
+
+
+def _open(browser, live_url: str, scene_pk: int, names: tuple[str, ...]):
+    contexts, pages = {}, {}
+    for name in names:
+        context = browser.new_context(viewport=TABLET if name == "st" else PHONE)
+        context.add_init_script(RECORD_BUZZES)
+        page = context.new_page()
+        _log_in(page, live_url, name)
+        page.goto(f"{live_url}/scenes/{scene_pk}/" + ("" if name == "st" else "phone/"))
+        contexts[name], pages[name] = context, page
+    for page in pages.values():
+        _live(page)
+    return contexts, pages
+
+
+def _buzzes(page) -> list:
+    return page.evaluate("window.__buzzes")
+
+
+def _now_in_view(page, text: str) -> None:
+    """The prompt waiting on this player arrived, and all of it is on the screen."""
+    from playwright.sync_api import expect
+
+    now = page.locator("#prompts [data-now]").filter(has_text=text)
+    expect(now).to_have_count(1, timeout=PUSH)
+    # in view within a second of arriving (a later push may redraw it meanwhile)
+    page.wait_for_function(NOW_IN_VIEW, arg=text, timeout=1_000)
+
+
+def test_the_phone_brings_the_prompt_into_view_and_buzzes_only_for_its_turn(
+    live_url: str, browser
+) -> None:
+    from playwright.sync_api import expect
+
+    scene_pk = off_loop(_fight_scene)
+    contexts, pages = _open(browser, live_url, scene_pk, ("st", "jane", "frank"))
+    tablet, jane, frank = pages["st"], pages["jane"], pages["frank"]
+    try:
+        for phone in (jane, frank):  # reading the sheet, far down the page
+            phone.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        tablet.get_by_text("Start a fight").click()
+        tablet.get_by_role("button", name="Combat! Roll initiative").click()
+        _now_in_view(jane, "Roll initiative")
+        _now_in_view(frank, "Roll initiative")
+        _shot(jane, "phone-initiative")
+        assert _buzzes(jane) == [[300, 120, 300, 120, 600]]
+        for phone, die in ((jane, "9"), (frank, "1")):  # their own taps: no buzz
+            phone.get_by_label("or the die I rolled").fill(die)
+            phone.get_by_role("button", name="Send").click()
+        tablet.get_by_label("Initiative die of Thug").fill("10")
+        tablet.get_by_role("button", name="Set Thug's initiative").click()
+        expect(tablet.locator("#combat .initiative")).to_contain_text("Thug", timeout=PUSH)
+        tablet.get_by_role("button", name="Start the round").click()
+
+        # Slowest first: Frank declares; Jane's phone does not buzz for Frank's turn.
+        _now_in_view(frank, "Declare now: Frank")
+        frank.wait_for_function("window.__buzzes.length >= 2", timeout=PUSH)
+        # A refusal (a declaration while the storyteller holds the round) is said in view.
+        controls = tablet.locator("#combat")
+        controls.get_by_role("button", name="Pause", exact=True).click()
+        expect(frank.locator("#round-prompts")).to_contain_text("paused", timeout=PUSH)
+        frank.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        frank.locator("#round-prompts form.declare-form").get_by_role(
+            "button", name="Declare"
+        ).click()
+        flash = frank.locator("#round-prompts .flash[role=alert]")
+        expect(flash).to_be_visible(timeout=PUSH)
+        frank.wait_for_timeout(100)
+        assert flash.evaluate(IN_VIEW), flash.bounding_box()
+        _shot(frank, "phone-refusal")
+        controls.get_by_role("button", name="Resume", exact=True).click()
+        expect(frank.locator("#round-prompts")).not_to_contain_text("paused", timeout=PUSH)
+        form = frank.locator("#round-prompts form.declare-form")
+        form.locator("select[name=action]").select_option("dodge")
+        form.get_by_role("button", name="Declare").click()
+        expect(tablet.locator("#combat")).to_contain_text("Waiting on Thug", timeout=PUSH)
+        waiting = tablet.locator("#combat .waiting form.declare-form")
+        waiting.locator("select[name=action]").select_option("attack")
+        waiting.locator("select[name=target]").select_option(label="Frank")
+        waiting.get_by_role("button", name="Declare for Thug").click()
+
+        jane.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        _now_in_view(jane, "Declare now: Jane")
+        _shot(jane, "phone-declare-now")
+        form = jane.locator("#round-prompts form.declare-form")
+        form.locator("select[name=action]").select_option("dodge")
+        form.get_by_role("button", name="Declare").click()
+        expect(jane.locator("#round-prompts")).to_contain_text("Jane declared", timeout=PUSH)
+        jane.wait_for_timeout(500)
+        assert len(_buzzes(jane)) == 2, _buzzes(jane)  # initiative, her turn: nothing else
+        assert len(_buzzes(frank)) == 2, _buzzes(frank)
+        for phone in (jane, frank):
+            assert {tuple(p) for p in _buzzes(phone)} == {(300, 120, 300, 120, 600)}
+    finally:
+        for context in contexts.values():
+            context.close()
+
+
+# --- safe taps ---------------------------------------------------------------------------
+
+
+def test_a_tap_that_gives_something_up_asks_once(live_url: str, browser) -> None:
+    """Ending the fight (and every button with data-confirm) does nothing on its first tap
+    but say what a second tap does; without the second tap it goes back by itself."""
+    from playwright.sync_api import expect
+
+    scene_pk = off_loop(_fight_scene)
+    contexts, pages = _open(browser, live_url, scene_pk, ("st",))
+    tablet = pages["st"]
+    dialogs: list[str] = []
+    tablet.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    try:
+        tablet.get_by_text("Start a fight").click()
+        tablet.get_by_role("button", name="Combat! Roll initiative").click()
+        end = tablet.locator("#combat").get_by_role("button", name="End the fight")
+        end.click()
+        armed = tablet.locator("#combat").get_by_role("button", name="Tap again: end the fight")
+        expect(armed).to_be_visible()
+        _shot(tablet, "tablet-confirm")
+        expect(end).to_be_visible(timeout=6_000)  # not tapped again: it goes back
+        tablet.wait_for_timeout(500)
+        expect(tablet.locator("#combat")).to_contain_text("Initiative")  # still fighting
+        end.click()
+        armed.click()
+        expect(tablet.locator("#combat")).not_to_contain_text("End the fight", timeout=PUSH)
+        assert dialogs == []  # never a confirm() dialog
+    finally:
+        for context in contexts.values():
+            context.close()
+
+
+def test_bug5_a_tap_sent_when_back_online_is_not_also_said_lost(live_url: str, browser) -> None:
+    """The die typed offline goes with its tap when the phone is back: "Sent" is said, and
+    never "Not sent, the scene moved on" beside it for the same form."""
+    from playwright.sync_api import expect
+
+    scene_pk = off_loop(_fight_scene)
+    contexts, pages = _open(browser, live_url, scene_pk, ("st", "jane"))
+    tablet, jane = pages["st"], pages["jane"]
+    try:
+        tablet.get_by_text("Start a fight").click()
+        tablet.get_by_role("button", name="Combat! Roll initiative").click()
+        _now_in_view(jane, "Roll initiative")
+        contexts["jane"].set_offline(True)
+        jane.get_by_label("or the die I rolled").fill("7")
+        jane.get_by_role("button", name="Send").click()
+        notices = jane.locator("#scene-notices")
+        expect(notices).to_contain_text("will be sent", timeout=PUSH)
+        _shot(jane, "phone-offline")
+        contexts["jane"].set_offline(False)
+        expect(tablet.locator("#combat .initiative")).to_contain_text("Jane", timeout=PUSH)
+        expect(notices).to_contain_text("Sent", timeout=PUSH)
+        jane.wait_for_timeout(1_000)
+        assert "Not sent" not in notices.inner_text()
+    finally:
+        for context in contexts.values():
+            context.close()
