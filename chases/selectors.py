@@ -20,7 +20,7 @@ from characters.models import Character
 from characters.selectors import SHEET_PREFETCH, current_values_for
 from chases import rules
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side
-from combat.models import Participant, Scene
+from combat.models import Challenge, Combat, Participant, Scene
 
 #: What the players see for a hidden NPC, by its role in the chase.
 UNSEEN = "An unseen pursuer"
@@ -194,6 +194,18 @@ def current_chase(scene: Scene) -> Chase | None:
     return chases.filter(ended_at__isnull=True).first() or chases.first()
 
 
+def _moved_on(scene: Scene, chase: Chase) -> bool:
+    """A finished chase leaves the phones once the scene moves on to a fight or a challenge
+    (the tablet keeps it)."""
+    if chase.ended_at is None:
+        return False
+    after = chase.ended_at
+    return (
+        Combat.objects.filter(scene=scene, started_at__gt=after).exists()
+        or Challenge.objects.filter(scene=scene, created_at__gt=after).exists()
+    )
+
+
 def engine(chase: Chase) -> rules.Chase:
     return rules.Chase.from_dict(chase.state)
 
@@ -262,7 +274,7 @@ def _rolls(step: ChaseStep | None, sides: dict[int, Side], *, public: bool) -> l
 def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
     """What the tablet (``public=False``) or every phone (``public=True``) shows."""
     chase = current_chase(scene)
-    if chase is None:
+    if chase is None or (public and _moved_on(scene, chase)):
         return None
     state = engine(chase)
     sides = list(chase.sides.all())

@@ -1,0 +1,30 @@
+"""Issue 19, bug 8: a finished chase stays on the phones (its ending) until the scene moves on
+to a fight or a challenge; then it leaves them, and the tablet keeps it."""
+
+from __future__ import annotations
+
+import pytest
+
+from chases import services
+from combat import fragments
+from combat.models import Scene
+from combat.rounds import services as rounds
+
+pytestmark = pytest.mark.django_db
+
+
+def test_bug8_a_finished_chase_leaves_the_phones_when_the_next_fight_starts(
+    scene, storyteller, janet, hound
+):
+    chase = services.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    services.chase_call_off(chase=chase, by=storyteller, expected_step=chase.step)
+    scene = Scene.objects.get(pk=scene.pk)
+    assert "Chase: Janet" in fragments.players_state(scene)  # its ending is told
+    Scene.objects.filter(pk=scene.pk).update(ruleset="wod_dice")  # a dice fight follows
+    scene = Scene.objects.get(pk=scene.pk)
+    rounds.combat_start(scene=scene, by=storyteller, participants=[janet, hound])
+    scene = Scene.objects.get(pk=scene.pk)
+    assert "Chase: Janet" not in fragments.players_state(scene)
+    assert 'id="chase"' in fragments.board_regions(scene, ("chase",))  # the tablet keeps it
