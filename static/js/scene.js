@@ -375,8 +375,10 @@
     const data = config.formData || new FormData(elt.closest("form") || undefined);
     data.forEach((value, name) => body.append(name, value));
     if (!body.get("key")) return false; // no idempotency key: cannot be sent twice safely
+    // What was typed went with the tap: the form drawn afresh (a whole state on reconnect, a
+    // push) must not say it was lost ("Not sent") beside "Sent".
     const form = elt.closest && elt.closest("form");
-    if (form) form.dataset.queued = "1"; // what was typed in it goes with the tap: not "lost"
+    if (form) form.reset();
     memoryQueue.push({ path: config.path, verb: config.verb, body: body.toString(), label: labelOf(elt) });
     saveQueue(memoryQueue);
     notice("Offline: “" + labelOf(elt) + "” will be sent when the connection is back.", "info");
@@ -614,8 +616,7 @@
   }
 
   function sending(form) {
-    const queued = form.dataset.queued === "1"; // kept offline, sent when back: not lost
-    return queued || form.classList.contains("htmx-request") || !!form.querySelector(".htmx-request");
+    return form.classList.contains("htmx-request") || !!form.querySelector(".htmx-request");
   }
 
   function snapshot() {
