@@ -7,6 +7,7 @@ to ``var/screenshots/`` (git-ignored) to be looked at.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -336,6 +337,80 @@ def test_bug5_a_tap_sent_when_back_online_is_not_also_said_lost(live_url: str, b
         expect(notices).to_contain_text("Sent", timeout=PUSH)
         jane.wait_for_timeout(1_000)
         assert "Not sent" not in notices.inner_text()
+    finally:
+        for context in contexts.values():
+            context.close()
+
+
+# --- the tablet --------------------------------------------------------------------------
+
+
+def _six_npcs() -> int:
+    st = StorytellerFactory(username="st", password="st-pw")
+    chronicle = ChronicleFactory(name="Dice", ruleset="wod_dice")
+    chronicle.storytellers.add(st)
+    GameNightFactory(chronicle=chronicle, number=1)
+    scene = scene_services.scene_open(chronicle=chronicle, by=st, name="Warehouse")
+    for n in range(1, 7):
+        pools = {"Dexterity": 2, "Wits": 2, "Athletics": 2, "Stamina": 2, "Strength": 2}
+        scene_services.scene_add_npc(scene=scene, by=st, name=f"Thug {n}", pools=pools)
+    return scene.pk
+
+
+def _in_view(page, locator) -> None:
+    locator.wait_for(state="visible", timeout=PUSH)
+    page.wait_for_timeout(150)  # the board settles, then its next control is brought up
+    assert locator.evaluate(IN_VIEW), (locator, locator.bounding_box())
+
+
+def test_the_tablet_runs_a_six_fighter_round_without_its_next_control_leaving_the_screen(
+    live_url: str, browser
+) -> None:
+    from playwright.sync_api import expect
+
+    scene_pk = off_loop(_six_npcs)
+    contexts, pages = _open(browser, live_url, scene_pk, ("st",))
+    tablet = pages["st"]
+    fight = tablet.locator("#combat")
+    try:
+        tablet.get_by_text("Start a fight").click()
+        tablet.get_by_role("button", name="Combat! Roll initiative").click()
+        for n in range(1, 7):  # distinct dice: no tie (a tie declares privately, D3)
+            tablet.get_by_label(f"Initiative die of Thug {n}").fill(str(n + 2))
+            tablet.get_by_role("button", name=f"Set Thug {n}'s initiative").click()
+            expect(fight.locator(".initiative b")).to_have_count(n, timeout=PUSH)
+        start = fight.get_by_role("button", name="Start the round")
+        expect(fight.locator(".initiative b")).to_have_count(6, timeout=PUSH)
+        _in_view(tablet, start)
+        start.click()
+        for turn in range(6):
+            waiting = fight.locator(".waiting form.declare-form").first
+            _in_view(tablet, waiting.locator("button[type=submit]"))
+            if turn == 3:
+                _shot(tablet, "tablet-six-declare")
+            waiting.locator("select[name=action]").select_option("dodge")
+            waiting.locator("button[type=submit]").click()
+            # slowest first: Thug 1 (die 3) … Thug 6 (die 8)
+            expect(fight.locator(".order")).to_contain_text(
+                f"Thug {turn + 1} · Dodge", timeout=PUSH
+            )
+        for turn in range(6):
+            resolve = fight.locator("form.resolve-form").first
+            _in_view(tablet, resolve.locator("button[type=submit]"))
+            if turn == 0:
+                _shot(tablet, "tablet-six-resolve")
+            who = resolve.get_attribute("data-who")
+            resolve.locator("button[type=submit]").click()
+            expect(fight.locator(f"form.resolve-form[data-who='{who}']")).to_have_count(
+                0, timeout=PUSH
+            )
+        after = fight.get_by_role("button", name="Book keeping (+15 s)")
+        _in_view(tablet, after)
+        _shot(tablet, "tablet-six-done")
+        # the log says the time of night beside the game time
+        night = tablet.locator("#scene-log time.night").first
+        expect(night).to_have_text(re.compile(r"^\d\d:\d\d$"))
+        assert tablet.evaluate("document.documentElement.scrollHeight") <= 800  # no page scroll
     finally:
         for context in contexts.values():
             context.close()

@@ -28,3 +28,12 @@ def test_bug8_a_finished_chase_leaves_the_phones_when_the_next_fight_starts(
     scene = Scene.objects.get(pk=scene.pk)
     assert "Chase: Janet" not in fragments.players_state(scene)
     assert 'id="chase"' in fragments.board_regions(scene, ("chase",))  # the tablet keeps it
+
+
+def test_the_d10_chase_form_is_folded_away_in_a_met_scene(scene, janet, hound):
+    """Issue 19: nothing of another ruleset is open by default on the tablet."""
+    board = fragments.board_regions(Scene.objects.get(pk=scene.pk), ("people", "chase"))
+    assert '<details class="panel chase-start">' in board
+    Scene.objects.filter(pk=scene.pk).update(ruleset="wod_dice")
+    board = fragments.board_regions(Scene.objects.get(pk=scene.pk), ("people", "chase"))
+    assert '<details class="panel chase-start" open>' in board
