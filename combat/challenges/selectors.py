@@ -31,7 +31,8 @@ RETEST_WORDS = {
 }
 
 
-def _challenges(scene: Scene, q: Q | None = None) -> list[Challenge]:
+def _challenges(scene: Scene, q: Q | None = None, recent: int | None = RECENT) -> list[Challenge]:
+    """The open challenges, then the ``recent`` last finished ones (None: every one)."""
     rows = Challenge.objects.filter(scene=scene).select_related(
         "attacker__character", "defender__character", "scene"
     )
@@ -39,7 +40,7 @@ def _challenges(scene: Scene, q: Q | None = None) -> list[Challenge]:
         rows = rows.filter(q)
     # W8: a finished challenge still waiting on a loser's choice stays with the open ones
     waiting = [c for c in rows if c.is_open or c.options.get("choose")]
-    done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:RECENT]
+    done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:recent]
     open_rows = waiting
     return open_rows + done
 
@@ -487,7 +488,7 @@ def board_cards(scene: Scene) -> dict[str, Any]:
     """The storyteller's board: every open challenge (and the last few finished) with the
     moves of the sides the storyteller plays (NPCs, static opponents) and the calls."""
     cards = []
-    for ch in _challenges(scene):
+    for ch in _challenges(scene, recent=None):  # the whole night stays reachable (void, history)
         data = card(ch, "st")
         data["npc_members"] = [
             member_card(ch, m) for m in services.mob_members(ch) if m.npc or m.character_id is None

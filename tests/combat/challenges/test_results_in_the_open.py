@@ -83,3 +83,17 @@ def test_bug6_a_voided_card_says_neither_to_throw_nor_storyteller_called(classic
     card = _text(_card(t.board(), ch.pk))
     assert "Voided: wrong target" in card
     assert "to throw" not in card and "Storyteller called" not in card
+
+
+def test_every_finished_challenge_of_the_night_stays_on_the_board_one_line_each(classic):
+    """Issue 19: the board kept only the last three finished challenges (older ones could not
+    be voided); each now folds to one line and keeps its void form."""
+    t = classic
+    done = []
+    for _ in range(4):
+        ch = t.start(category="physical", bid="Strong")
+        done.append(t.do("answer", ch, t.d_user, side="defender", answer="relent"))
+    board = t.board()
+    for ch in done:
+        assert f'id="cc-done-{ch.pk}"' in board
+    assert board.count('class="row cc-void-form"') == 4
