@@ -194,6 +194,11 @@ def current_chase(scene: Scene) -> Chase | None:
     return chases.filter(ended_at__isnull=True).first() or chases.first()
 
 
+def _within(name: str) -> str:
+    """A name inside a sentence: "caught by an unseen pursuer", never "by An unseen …"."""
+    return name[0].lower() + name[1:] if name in (UNSEEN, UNSEEN_PREY) else name
+
+
 def _moved_on(scene: Scene, chase: Chase) -> bool:
     """A finished chase leaves the phones once the scene moves on to a fight or a challenge
     (the tablet keeps it)."""
@@ -340,7 +345,7 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
     ending = ""
     if chase.outcome:
         ending = OUTCOME_TEXT[chase.outcome].format(prey=shown[rules.PREY])
-        caught_by = [t["name"] for t in tracks if t["status"] == rules.Status.CAUGHT.value]
+        caught_by = [_within(t["name"]) for t in tracks if t["status"] == rules.Status.CAUGHT.value]
         if chase.outcome == rules.Outcome.CAUGHT.value and caught_by:
             ending += " by " + ", ".join(caught_by)
     return {

@@ -72,22 +72,6 @@
     }
   });
 
-  // A push that redrew the part while the tap was under way leaves htmx swapping the answer
-  // into a detached element (and saying nothing): the sentence is put into the part shown.
-  function placeRefusal(html) {
-    const said = new DOMParser().parseFromString(html || "", "text/html");
-    const flash = said.querySelector(".flash[role=alert]");
-    const holderId = flash && flash.parentElement ? flash.parentElement.id : "";
-    const holder = holderId ? document.getElementById(holderId) : null;
-    if (!holder) return;
-    const shown = holder.querySelector(".flash[role=alert]");
-    if (!shown || shown.textContent.trim() !== flash.textContent.trim()) {
-      if (shown) shown.remove();
-      holder.prepend(document.importNode(flash, true));
-    }
-    showRefusal();
-  }
-
   function showRefusal() {
     const flash = document.querySelector(".phone .flash[role=alert]");
     if (flash && !inView(flash)) flash.scrollIntoView({ block: "center", behavior: "instant" });
@@ -113,7 +97,6 @@
     xhr.addEventListener("loadend", () => {
       sentAt = null;
       ownTapAt = Date.now();
-      if (xhr.status === 400 || xhr.status === 409) setTimeout(() => placeRefusal(xhr.responseText), 50);
     });
   });
 

@@ -245,6 +245,7 @@ def test_the_storyteller_voids_a_challenge_and_both_sheets_return(browser, live_
     off_loop(t.do, "accept", ch, t.a_user, side="attacker")
     _see(s.a, "Expression 1", "#scene-private")
     _see(s.st, "Cody wins", "#challenge-board")
+    s.st.locator("details.cc-done summary").first.click()  # a finished one folds to a line
     void = s.st.locator("form.cc-void-form").first
     void.get_by_label("Why void").fill("wrong target")
     void.get_by_role("button", name="Void").click()  # asks once (issue 19)

@@ -37,3 +37,21 @@ def test_the_d10_chase_form_is_folded_away_in_a_met_scene(scene, janet, hound):
     Scene.objects.filter(pk=scene.pk).update(ruleset="wod_dice")
     board = fragments.board_regions(Scene.objects.get(pk=scene.pk), ("people", "chase"))
     assert '<details class="panel chase-start" open>' in board
+
+
+def test_bug7_an_unseen_pursuer_is_named_in_lower_case_inside_the_sentence(
+    scene, storyteller, janet, lurker
+):
+    from chases import selectors
+    from tests.chases.conftest import Dice
+
+    services.start_chase(
+        scene=scene,
+        by=storyteller,
+        predators=[lurker],
+        prey=janet,
+        start="cold",
+        rng=Dice(1, 3, 4, 2, 5),  # a botched cold start: caught at once (K3)
+    )
+    ending = selectors.chase_state(Scene.objects.get(pk=scene.pk), public=True)["ending"]
+    assert ending == "Janet was caught by an unseen pursuer"
