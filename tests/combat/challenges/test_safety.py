@@ -120,6 +120,7 @@ def normalise(t: Table, html: str) -> str:
     html = re.sub(r"chase-start-[\w-]+", "chase-start-N", html)  # the chase form's stable id
     html = re.sub(r'id="cc-(start|test)(-box)?-[\w-]+"', r'id="cc-\1\2-N"', html)  # kept forms
     html = re.sub(r"\d\d:\d\d:\d\d(\.\d+)?", "TIME", html)
+    html = re.sub(r'(<time class="t night"[^>]*>)\d\d:\d\d', r"\1TIME", html)  # the log's hour
     return html
 
 
