@@ -293,6 +293,8 @@ def test_a_tap_that_gives_something_up_asks_once(live_url: str, browser) -> None
     try:
         tablet.get_by_text("Start a fight").click()
         tablet.get_by_role("button", name="Combat! Roll initiative").click()
+        expect(tablet.locator("#combat")).to_contain_text("Initiative", timeout=PUSH)
+        tablet.wait_for_timeout(500)  # the start's answer and its push both in: a quiet board
         tablet.locator("#combat").get_by_text("Effects and ending").click()
         end = tablet.locator("#combat").get_by_role("button", name="End the fight")
         end.click()
