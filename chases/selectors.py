@@ -20,7 +20,7 @@ from characters.models import Character
 from characters.selectors import SHEET_PREFETCH, current_values_for
 from chases import rules
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side
-from combat.models import Participant, Scene
+from combat.models import Challenge, Combat, Participant, Scene
 from combat.render_cache import cached
 
 #: What the players see for a hidden NPC, by its role in the chase.
@@ -200,6 +200,23 @@ def current_chase(scene: Scene) -> Chase | None:
     return cached(("current_chase", scene.pk), read)
 
 
+def _within(name: str) -> str:
+    """A name inside a sentence: "caught by an unseen pursuer", never "by An unseen …"."""
+    return name[0].lower() + name[1:] if name in (UNSEEN, UNSEEN_PREY) else name
+
+
+def _moved_on(scene: Scene, chase: Chase) -> bool:
+    """A finished chase leaves the phones once the scene moves on to a fight or a challenge
+    (the tablet keeps it)."""
+    if chase.ended_at is None:
+        return False
+    after = chase.ended_at
+    return (
+        Combat.objects.filter(scene=scene, started_at__gt=after).exists()
+        or Challenge.objects.filter(scene=scene, created_at__gt=after).exists()
+    )
+
+
 def engine(chase: Chase) -> rules.Chase:
     return rules.Chase.from_dict(chase.state)
 
@@ -268,7 +285,7 @@ def _rolls(step: ChaseStep | None, sides: dict[int, Side], *, public: bool) -> l
 def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
     """What the tablet (``public=False``) or every phone (``public=True``) shows."""
     chase = current_chase(scene)
-    if chase is None:
+    if chase is None or (public and _moved_on(scene, chase)):
         return None
     state = engine(chase)
     sides = list(chase.sides.all())
@@ -334,7 +351,7 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
     ending = ""
     if chase.outcome:
         ending = OUTCOME_TEXT[chase.outcome].format(prey=shown[rules.PREY])
-        caught_by = [t["name"] for t in tracks if t["status"] == rules.Status.CAUGHT.value]
+        caught_by = [_within(t["name"]) for t in tracks if t["status"] == rules.Status.CAUGHT.value]
         if chase.outcome == rules.Outcome.CAUGHT.value and caught_by:
             ending += " by " + ", ".join(caught_by)
     return {

@@ -50,11 +50,11 @@ def _waiting(rows: list[Challenge]) -> list[Challenge]:
     return [c for c in rows if c.is_open or c.options.get("choose")]
 
 
-def _challenges(scene: Scene, q: Q | None = None) -> list[Challenge]:
-    """The open challenges, and the last few finished ones (the storyteller's board)."""
+def _challenges(scene: Scene, q: Q | None = None, recent: int | None = RECENT) -> list[Challenge]:
+    """The open challenges, then the ``recent`` last finished ones (None: every one)."""
     rows = _scene_rows(scene, q)
     waiting = _waiting(rows)
-    done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:RECENT]
+    done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:recent]
     return waiting + done
 
 
@@ -544,7 +544,7 @@ def board_cards(scene: Scene) -> dict[str, Any]:
     """The storyteller's board: every open challenge (and the last few finished) with the
     moves of the sides the storyteller plays (NPCs, static opponents) and the calls."""
     cards = []
-    for ch in _challenges(scene):
+    for ch in _challenges(scene, recent=None):  # the whole night stays reachable (void, history)
         data = card(ch, "st")
         data["npc_members"] = [
             member_card(ch, m) for m in services.mob_members(ch) if m.npc or m.character_id is None

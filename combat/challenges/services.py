@@ -1304,9 +1304,21 @@ def challenge_retest(
             and engine.announced is not None
             and engine.announced.kind in {RetestKind.ABILITY, RetestKind.POWER}
             and engine.defender is not None
+            and _may_cancel(ch, engine, other)
         ):
             _timer(ch, CANCEL_SECONDS, f"{name_of(ch, other.value)} may cancel")
         return _step_on(scene, ch, by, text, engine=engine)
+
+
+def _may_cancel(ch: Challenge, engine: Engine, side: Side) -> bool:
+    """C8, W10: a cancel window is timed only for a side with the means to cancel (an ability
+    point, the same power): to anyone else "may cancel" would be a wait for nothing."""
+    from combat.challenges.selectors import cancel_choices  # selectors read this module
+
+    if (ch.attacker if side is Side.ATTACKER else ch.defender) is None:
+        return False
+    choices = cancel_choices(ch, engine, side)
+    return bool(choices["abilities"] or choices["powers"])
 
 
 def challenge_cancel(

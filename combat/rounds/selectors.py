@@ -355,7 +355,12 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
         who = str(p.pk)
         item: dict[str, Any] = {"p": p, "stats": stats[p.pk]}
         if combat.stage == CombatStage.INITIATIVE:
-            item["roll_initiative"] = who not in combat.initiative
+            # out of the fight (let go, taken out) or Incapacitated (D2): no initiative to roll
+            item["away"] = who in services._away(combat)
+            item["incapacitated"] = not stats[p.pk].can_act
+            item["roll_initiative"] = (
+                who not in combat.initiative and not item["away"] and not item["incapacitated"]
+            )
             entry = combat.initiative.get(who)
             item["initiative"] = services._combatant(who, entry).total if entry else None
         if state is not None:
@@ -438,10 +443,11 @@ def _declare_choices(
     d = state.declaration(who)
     if d is not None and d.action == "pending" and d.abort_reason != "void":
         actions = tuple(a for a in actions if a in wod.DEFENSE_ACTIONS)  # D16
+    away = services._away(combat)  # out of the fight or in its chase: no target here
     targets = [
         members[pid]
         for pid in combat.members
-        if pid != p.pk and pid in members and not members[pid].hidden
+        if pid != p.pk and pid in members and not members[pid].hidden and str(pid) not in away
     ]
     main = state.phase_index == 0 and state.step is Step.DECLARE
     current = d if d is not None and d.action != "pending" else None

@@ -561,12 +561,12 @@ def _ties(state: WodRound) -> set[str]:
 
 
 def _editable(state: WodRound, who: str) -> bool:
-    """A declaration can be changed until the next character declares (and, for the last one
-    of the phase, until resolution starts)."""
+    """A declaration can be changed until the next character declares; the last one of the
+    phase is being resolved as soon as it is made (the fastest resolves first), so no longer."""
     mine = state.declaration(who)
     if mine is None or state.resolved or (mine.action in ("pending", "none") and mine.aborted):
         return False
-    return state.declarations[-1].who == who and state.step in (Step.DECLARE, Step.RESOLVE)
+    return state.declarations[-1].who == who and state.step is Step.DECLARE
 
 
 def combat_declare(

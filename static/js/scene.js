@@ -15,9 +15,7 @@
 //   once, or refuses it because the scene moved on, and then the sentence is shown.
 // - Targets: the start forms' selects of whom to name are filled from the public part's list.
 // - Soft timers (data-deadline) count down on the server's clock and say when their time is up.
-// - The screen stays on (Wake Lock) and the phone buzzes when a prompt arrives in #prompts (a
-//   prompt is an element there with data-prompt="<a key of its own>", or any child of a
-//   region of #prompts).
+// - The screen stays on (Wake Lock). When the phone buzzes: static/js/phone.js.
 (function () {
   "use strict";
 
@@ -43,7 +41,6 @@
   let lostAt = null; // when the page stopped being live
   let offlineTimer = null;
   let closedForGood = "";
-  let promptKeys = null;
   let wakeLock = null;
 
   function badge() {
@@ -199,7 +196,6 @@
     if (board && parseInt(board.getAttribute("data-seq"), 10) < last) {
       board.setAttribute("data-seq", String(last));
     }
-    checkPrompts(true);
     afterSwap();
   });
 
@@ -334,7 +330,7 @@
   document.addEventListener("htmx:afterSettle", afterSwap);
   document.addEventListener("htmx:oobAfterSwap", afterSwap);
 
-  // -- keep awake, buzz on a prompt -------------------------------------------------------
+  // -- keep awake --------------------------------------------------------------------------
 
   async function keepAwake() {
     if (document.visibilityState !== "visible") return;
@@ -344,33 +340,6 @@
       wakeLock = await navigator.wakeLock.request("screen");
     } catch (error) {
       wakeLock = null; // refused (battery saver, no user gesture yet): the screen may sleep
-    }
-  }
-
-  // A prompt known by its words, a soft timer's aside (its words change when it runs out).
-  function textKey(el) {
-    const copy = el.cloneNode(true);
-    copy.querySelectorAll("[data-deadline]").forEach((timer) => timer.remove());
-    return copy.textContent.trim().slice(0, 80);
-  }
-
-  function promptKeysNow() {
-    const box = document.getElementById("prompts");
-    const keys = new Set();
-    if (!box) return keys;
-    box.querySelectorAll("[data-prompt], #prompts > .region > *").forEach((el) => {
-      keys.add(el.getAttribute("data-prompt") || el.id || textKey(el));
-    });
-    return keys;
-  }
-
-  function checkPrompts(buzz) {
-    const now = promptKeysNow();
-    const arrived = promptKeys !== null && [...now].some((k) => !promptKeys.has(k));
-    promptKeys = now;
-    if (buzz && arrived) {
-      if (navigator.vibrate) navigator.vibrate([200, 100, 200]);
-      if (root) root.dataset.buzzed = String((parseInt(root.dataset.buzzed || "0", 10) || 0) + 1);
     }
   }
 
@@ -428,6 +397,10 @@
     const data = config.formData || new FormData(elt.closest("form") || undefined);
     data.forEach((value, name) => body.append(name, value));
     if (!body.get("key")) return false; // no idempotency key: cannot be sent twice safely
+    // What was typed went with the tap: the form drawn afresh (a whole state on reconnect, a
+    // push) must not say it was lost ("Not sent") beside "Sent".
+    const form = elt.closest && elt.closest("form");
+    if (form) form.reset();
     memoryQueue.push({ path: config.path, verb: config.verb, body: body.toString(), label: labelOf(elt) });
     saveQueue(memoryQueue);
     notice(text || "Offline: “" + labelOf(elt) + "” will be sent when the connection is back.", "info");
@@ -546,7 +519,6 @@
     root = document.querySelector("[ws-connect^='/ws/scenes/']");
     const first = root && root.querySelector("[data-seq]");
     if (first) last = parseInt(first.getAttribute("data-seq"), 10);
-    checkPrompts(false);
     afterSwap();
     measureSkew();
     keepAwake();

@@ -4,6 +4,9 @@
 // - Replies and pushes can cross (two taps in flight, a push of a later change): a successful
 //   reply older than what the board shows (by data-seq; static/js/scene.js keeps the newest
 //   seq shown on the socket's element) is not swapped in, so the board never goes back in time.
+// - The storyteller's next control in the fight (whom it waits on, the resolve form, the round's
+//   next step) is brought into view inside the stage after every change (issue 19), unless
+//   the storyteller is typing elsewhere.
 (function () {
   "use strict";
 
@@ -35,4 +38,26 @@
       event.detail.shouldSwap = false;
     }
   });
+
+  function nextControl() {
+    const fight = document.getElementById("combat");
+    if (!fight) return null;
+    return (
+      fight.querySelector(".waiting, form.resolve-form, form.committed-form, form.pursue-form") ||
+      fight.querySelector("button.primary")
+    );
+  }
+
+  function bringNext() {
+    const el = nextControl();
+    if (!el) return;
+    const active = document.activeElement;
+    const typing = active && active.matches && active.matches("input, select, textarea");
+    if (typing && !el.contains(active)) return;
+    const box = el.getBoundingClientRect();
+    if (box.top < 0 || box.bottom > window.innerHeight) el.scrollIntoView({ block: "nearest" });
+  }
+
+  document.addEventListener("htmx:afterSettle", bringNext);
+  document.addEventListener("htmx:wsAfterMessage", bringNext);
 })();

@@ -245,9 +245,11 @@ def test_the_storyteller_voids_a_challenge_and_both_sheets_return(browser, live_
     off_loop(t.do, "accept", ch, t.a_user, side="attacker")
     _see(s.a, "Expression 1", "#scene-private")
     _see(s.st, "Cody wins", "#challenge-board")
+    s.st.locator("details.cc-done summary").first.click()  # a finished one folds to a line
     void = s.st.locator("form.cc-void-form").first
     void.get_by_label("Why void").fill("wrong target")
-    void.get_by_role("button", name="Void").click()
+    void.get_by_role("button", name="Void").click()  # asks once (issue 19)
+    void.get_by_role("button", name="Tap again: void and reverse its sheet entries").click()
     _see(s.st, "Voided: wrong target", "#challenge-board")
     _see(s.a, "Voided: wrong target")
     _see(s.a, "Expression 2", "#scene-private")
@@ -412,6 +414,7 @@ def test_an_expired_timer_is_pushed_to_the_board_and_decides_nothing(
     # the storyteller's call: a winner while Sophia never answered
     board.get_by_label("Winner").select_option(label="Marcus")
     _tap(s.st, "Set the winner", "#challenge-board")
+    _tap(s.st, "Tap again to set the winner", "#challenge-board")  # asks once (issue 19)
     expect(board).to_contain_text("Marcus wins by storyteller")
     _see(s.d, "Marcus wins by storyteller")
     assert s.t.ch(ch).winner == "attacker"

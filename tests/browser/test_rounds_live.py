@@ -198,6 +198,9 @@ def test_a_wod_dice_round_with_haste_block_grapple_and_soaked_damage(
         expect(frank.locator("#round-prompts")).to_contain_text("Declare now: Frank", timeout=PUSH)
         expect(teddy.locator("#scene-public")).to_contain_text("Now Frank")
         # D14: Frank (Wits 3) splits: a dodge and an attack on the Thug, each 3 dice down.
+        frank.locator("#round-prompts form.declare-form").get_by_text(
+            "Split into more actions"
+        ).click()  # folded until asked for
         split = frank.locator("#round-prompts form.declare-form select[name=also]")
         expect(split).to_have_count(2)
         split.first.select_option(label="+ attack on Thug")

@@ -115,10 +115,12 @@ def normalise(t: Table, html: str) -> str:
     html = re.sub(r'name="(key|seq)" value="[^"]*"', r'name="\1" value="N"', html)
     html = re.sub(IDS, r'name="\1" value="ID"', html)
     html = re.sub(r'<option value="\d+"', '<option value="ID"', html)
-    html = re.sub(r"(challenge|participant|sheet|odds)-\d+", r"\1-N", html)
+    html = re.sub(r"(challenge|participant|sheet|odds|cc-done)-\d+", r"\1-N", html)
+    html = re.sub(r'data-now="[^"]*"', 'data-now="N"', html)  # the phone's now key: ids
     html = re.sub(r"chase-start-[\w-]+", "chase-start-N", html)  # the chase form's stable id
     html = re.sub(r'id="cc-(start|test)(-box)?-[\w-]+"', r'id="cc-\1\2-N"', html)  # kept forms
     html = re.sub(r"\d\d:\d\d:\d\d(\.\d+)?", "TIME", html)
+    html = re.sub(r'(<time class="t night"[^>]*>)\d\d:\d\d', r"\1TIME", html)  # the log's hour
     return html
 
 

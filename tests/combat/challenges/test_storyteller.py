@@ -13,6 +13,7 @@ from combat.challenges import services
 from combat.challenges.services import ChallengeError, engine_of
 from tests.combat.challenges.test_mob import _brute
 from tests.conftest import client_for
+from tests.factories import PowerFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -33,6 +34,12 @@ def _post_st(t, ch, **data):
 
 
 # -- a challenge waiting for an answer that never comes ---------------------------------
+
+
+def _sophia_may_cancel_potence(t) -> None:
+    """Sophia has Prowess too: a power retest with it is one she may cancel (C8), so its
+    cancel window is timed (a side without the means to cancel is never waited on)."""
+    PowerFactory(character=t.d.character, name="Potence: Prowess")
 
 
 def test_the_storyteller_sets_a_winner_while_the_defender_never_answers(classic):
@@ -148,7 +155,9 @@ def test_the_board_words_the_expired_timer_by_status(classic):
     assert "Force: keep who has not bid out (C16)" in t.board()
     ch = t.do("mob_bid", ch, brute_user, member=brute, bid="Burly")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
-    ch = t.do("retest", t.throw(ch, "rock", "paper"), t.a_user, side="attacker", kind="power")
+    _sophia_may_cancel_potence(t)
+    ch = t.throw(ch, "rock", "paper")
+    ch = t.do("retest", ch, t.a_user, side="attacker", kind="power", power="Potence: Prowess")
     ch = t.ch(ch)
     assert ch.timer_label == "Sophia may cancel"
     assert "force the step, add time or set a winner" in t.board()
@@ -213,6 +222,7 @@ def test_add_time_while_paused_is_refused_it_does_not_resume_silently(classic):
 @pytest.mark.rules("C8")
 def test_resume_starts_a_cancel_window_afresh_at_its_own_30_seconds(classic):
     t = classic
+    _sophia_may_cancel_potence(t)
     ch = t.throw(_live(t), "rock", "paper")  # Marcus loses
     ch = t.do("retest", ch, t.a_user, side="attacker", kind="power", power="Potence: Prowess")
     ch = t.ch(ch)
@@ -237,6 +247,7 @@ def test_resume_starts_an_answer_afresh_and_a_pause_with_no_timer_sets_none(clas
 
 def test_a_timer_set_while_paused_waits_for_the_resume(classic):
     t = classic
+    _sophia_may_cancel_potence(t)
     ch = _st(t, _live(t), "pause")
     ch = t.throw(ch, "rock", "paper")
     ch = t.do("retest", ch, t.a_user, side="attacker", kind="power", power="Potence: Prowess")

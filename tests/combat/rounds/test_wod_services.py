@@ -653,7 +653,8 @@ def test_a_caught_prey_is_handed_back_to_the_round(cast):
 
 def test_a_haste_attack_meets_the_main_phase_defense_and_stays_uncommitted(cast):
     """D4, D13: Jane dodged in the Main Phase; Teddy's haste attack meets that dodge as the
-    second attack on her. D5: editing the haste attack into a committed one is refused."""
+    second attack on her. D5: a committed haste attack is refused; once declared, the phase's
+    last declaration is being resolved and is not changed (issue 19, bug 4)."""
     combat = _start(cast, ("Jane", "Teddy"))
     combat = _roll_all(cast, combat, {"Jane": 1, "Teddy": 10})
     _declare(cast, combat, "Jane", "dodge")
@@ -661,8 +662,10 @@ def test_a_haste_attack_meets_the_main_phase_defense_and_stays_uncommitted(cast)
     for name in ("Teddy", "Jane"):
         _resolve(cast, combat, name, rng=random.Random(1))
     assert rounds._round(_fresh(combat)).phase.name == "haste 1"
-    _declare(cast, combat, "Teddy", "attack", "Jane")
     with pytest.raises(RoundError, match="D5"):
+        _declare(cast, combat, "Teddy", "attack", "Jane", maneuver="committed")
+    _declare(cast, combat, "Teddy", "attack", "Jane")
+    with pytest.raises(RoundError, match="D4"):
         _declare(cast, combat, "Teddy", "attack", "Jane", maneuver="committed")
     plan = rounds.resolution_preview(_fresh(combat), str(cast.p["Teddy"].pk))
     assert plan["defense_action"] == "dodge"

@@ -1,0 +1,99 @@
+"""Issue 19, results in the open: the card itself shows the last reveal (both throws, the
+totals when they decided, who won and what each side lost), and each side's progress ("locked
+in", "has declared") to the other side and the storyteller, never what was thrown or declared."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+def _card(html: str, pk: int, side: str = "") -> str:
+    """The challenge's card in a page (the phone's side card, else the board's)."""
+    anchor = f'id="challenge-{pk}{"-" + side if side else ""}"'
+    start = html.index(anchor)
+    return html[start : html.index("</article>", start)]
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_it_shows_who_is_locked_in_but_never_the_throw(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    t.do("throw", ch, t.a_user, side="attacker", throw="rock")
+    theirs = _text(_card(t.phone(t.d_user), ch.pk, "defender"))
+    board = _text(_card(t.board(), ch.pk))
+    for seen in (theirs, board):
+        assert "Marcus" in seen and "locked in" in seen
+        assert "Throws:" not in seen and "Your throw" not in seen
+    assert "rock" not in board.lower()  # the board has no throw buttons: nothing says it
+
+
+def test_it_shows_both_throws_the_winner_and_what_was_lost_on_the_card(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.throw(ch, "rock", "scissors")
+    t.do("accept", ch, t.d_user, side="defender")
+    for html in (t.phone(t.a_user), t.phone(t.d_user), t.board()):
+        reveal = re.search(r'<ol class="cc-reveal"[^>]*>(.*?)</ol>', html, re.S)
+        assert reveal, "no reveal on the card"
+        said = _text(reveal.group(1))
+        assert "Marcus rock" in said and "Sophia scissors" in said
+        assert "Marcus wins" in said and "Sophia loses Tough" in said
+
+
+def test_it_shows_who_has_declared_a_total_but_never_the_total(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.throw(ch, "rock", "rock")  # C4: a draw, totals are declared
+    t.do("declare", ch, t.a_user, side="attacker", total=3)
+    theirs = _text(_card(t.phone(t.d_user), ch.pk, "defender"))
+    board = _text(_card(t.board(), ch.pk))
+    for seen in (theirs, board):
+        assert "has declared" in seen, seen
+        assert "declared total: 3" not in seen.lower()
+
+
+def test_bug6_no_cancel_window_for_a_side_without_the_means_to_cancel(classic):
+    """C8: Marcus retests with Prowess; Sophia has no Prowess, so nobody waits on her cancel
+    ("Sophia may cancel — in 28 s" was shown to a side with no cancel)."""
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.throw(ch, "rock", "paper")  # Marcus loses
+    ch = t.do("retest", ch, t.a_user, side="attacker", kind="power", power="Potence: Prowess")
+    assert "may cancel" not in t.ch(ch).timer_label
+    assert "may cancel" not in t.phone(t.d_user)
+
+
+def test_bug6_a_voided_card_says_neither_to_throw_nor_storyteller_called(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.do("dispute", ch, t.a_user, side="attacker", text="wrong target")
+    ch = t.do("st", ch, t.st, action="void", text="wrong target", expected_step=t.ch(ch).step)
+    card = _text(_card(t.board(), ch.pk))
+    assert "Voided: wrong target" in card
+    assert "to throw" not in card and "Storyteller called" not in card
+
+
+def test_every_finished_challenge_of_the_night_stays_on_the_board_one_line_each(classic):
+    """Issue 19: the board kept only the last three finished challenges (older ones could not
+    be voided); each now folds to one line and keeps its void form."""
+    t = classic
+    done = []
+    for _ in range(4):
+        ch = t.start(category="physical", bid="Strong")
+        done.append(t.do("answer", ch, t.d_user, side="defender", answer="relent"))
+    board = t.board()
+    for ch in done:
+        assert f'id="cc-done-{ch.pk}"' in board
+    assert board.count('class="row cc-void-form"') == 4
