@@ -211,7 +211,7 @@ def challenge_leave(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     scene, is_st = _scene(request, pk)
     if is_st:
         raise Http404("A storyteller's board keeps the last few finished challenges itself.")
-    ch = _challenge(scene, cid)
+    ch = _challenge(request, scene, cid, False)
     try:
         leaving.challenge_leave(scene=scene, challenge=ch, by=request.user)
     except ChallengeError as error:
