@@ -263,6 +263,8 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": envstr("CACHE_PREFIX", envstr("CHANNELS_PREFIX", "storyteller")),
+            # Redis away must not hold a tap: the throttles let it through (config/throttle.py).
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
         }
     }
 CONTENT_SECURITY_POLICY = {

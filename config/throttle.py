@@ -17,6 +17,7 @@ reach two processes at the same instant may both pass, never more than one per p
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -30,6 +31,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+
+log = logging.getLogger(__name__)
 
 TOO_MANY_TAPS = "Too many taps at once: wait a second, then tap again."
 TOO_MANY_GUESSES = "Too many wrong tries: wait {wait}, then try again."
@@ -59,12 +62,16 @@ class Bucket:
         """Seconds until ``who`` may act; 0 when a token is there (and ``take``: taken)."""
         now = time.time() if now is None else now
         interval = 1 / self.rate
-        due = max(cache.get(self._key(who)) or now, now)  # when the next token is due
-        wait = due + interval - self.burst * interval - now
-        if wait > 0:
-            return wait
-        if take:
-            cache.set(self._key(who), due + interval, timeout=math.ceil(self.burst * interval) + 1)
+        try:
+            due = max(cache.get(self._key(who)) or now, now)  # when the next token is due
+            wait = due + interval - self.burst * interval - now
+            if wait > 0:
+                return wait
+            if take:
+                timeout = math.ceil(self.burst * interval) + 1
+                cache.set(self._key(who), due + interval, timeout=timeout)
+        except Exception:  # the cache (Redis) away: a throttle never turns a tap into a 500
+            log.warning("throttle %s: no cache; %s let through", self.name, who)
         return 0.0
 
     def reset(self, who: str) -> None:

@@ -208,3 +208,21 @@ def test_processes_share_the_buckets_through_redis(settings) -> None:
     finally:
         bucket.reset("u1")
         cache.close()
+
+
+def test_a_cache_that_does_not_answer_lets_every_tap_through(settings) -> None:
+    """Redis away (the cache every process shares) must not turn taps into 500s."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed_port = s.getsockname()[1]  # nothing listens here once the socket closes
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{closed_port}/0",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
+    bucket = Bucket("player", rate=1.0, burst=1)
+    assert [bucket.wait("u1") for _ in range(3)] == [0.0, 0.0, 0.0]
