@@ -47,7 +47,7 @@ def test_the_storyteller_opens_and_prints_the_night_report(live_url: str, browse
     tablet.get_by_label("Password").fill("st-password")
     tablet.get_by_role("button", name="Log in").click()
     tablet.goto(f"{live_url}/chronicles/{chronicle.pk}/")
-    tablet.get_by_role("link", name="Night 1").click()
+    tablet.get_by_role("link", name="Night 1", exact=True).click()
     expect(tablet.get_by_role("heading", name="Phoenix by Night · game night 1")).to_be_visible()
     expect(tablet.get_by_text("Line 40: Janet throws rock.")).to_be_visible()
     expect(tablet.get_by_role("link", name="JSON")).to_be_visible()

@@ -229,7 +229,7 @@ def test_it_pushes_a_cost_to_one_phone_without_reload(live_url: str, browser) ->
         test = tablet.locator("#challenge-board details", has_text="Test a player's character")
         test.locator("summary").click()
         test.get_by_label("Kind").select_option("simple")
-        test.get_by_label("Effect").fill("spots the knife")
+        test.get_by_label("Effect", exact=True).fill("spots the knife")
         tablet.get_by_text("Add an NPC").click()
         for name, hidden in (("Lurker", True), ("Bouncer", False)):
             tablet.locator("#npc-name").fill(name)
@@ -241,7 +241,7 @@ def test_it_pushes_a_cost_to_one_phone_without_reload(live_url: str, browser) ->
             expect(tablet.locator("#npc-name")).to_have_value("")
         expect(tablet.locator("#challenge-board")).to_contain_text("Bouncer: challenge")
         expect(test.get_by_label("Kind")).to_have_value("simple")
-        expect(test.get_by_label("Effect")).to_have_value("spots the knife")
+        expect(test.get_by_label("Effect", exact=True)).to_have_value("spots the knife")
         expect(whom).to_have_count(4)
         assert "Bouncer" in whom.all_text_contents() and "Lurker" not in whom.all_text_contents()
 
