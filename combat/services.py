@@ -264,6 +264,23 @@ def scene_set_situation(*, scene: Scene, by: AbstractBaseUser, situation: str) -
     return scene
 
 
+def _storyteller_only(by: AbstractBaseUser, scene: Scene, _row: Any, _payload: Any) -> None:
+    require_storyteller(by, scene.chronicle)
+
+
+#: The game clock's step (C10, W9): the storyteller's, on the board's seq.
+CLOCK = steps.declare(
+    steps.Step(
+        action="scene.clock",
+        lock=lambda scene: (lock_open_scene(scene),) * 2,
+        may_act=_storyteller_only,
+        tokens=lambda scene: (str(scene.seq),),
+        refusal=SceneError,
+        moved_on=STALE,
+    )
+)
+
+
 def scene_advance_clock(
     *,
     scene: Scene,
@@ -279,21 +296,8 @@ def scene_advance_clock(
     """
     if not isinstance(seconds, int) or not 1 <= seconds <= MAX_CLOCK_STEP:
         raise SceneError(CLOCK_RANGE)
-    with transaction.atomic():
-        begun = steps.begin(
-            lock=lambda: (lock_open_scene(scene),) * 2,
-            by=by,
-            action="scene.clock",
-            key=idempotency_key,
-            payload={"scene": scene.pk, "seconds": seconds, "seq": expected_seq},
-            refusal=SceneError,
-        )
-        scene = begun.scene
-        if begun.replay:
-            return scene
-        require_storyteller(by, scene.chronicle)
-        if expected_seq is not None and scene.seq != expected_seq:
-            raise SceneError(STALE)
+
+    def rules(scene: Scene, _: Scene) -> Scene:
         scene.game_time += seconds
         record_change(
             scene,
@@ -303,7 +307,17 @@ def scene_advance_clock(
             public=True,
             regions=(),
         )
-    return scene
+        return scene
+
+    return steps.run(
+        CLOCK,
+        scene,
+        by=by,
+        key=idempotency_key,
+        payload={"scene": scene.pk, "seconds": seconds, "seq": expected_seq},
+        seen=None if expected_seq is None else str(expected_seq),
+        rules=rules,
+    )
 
 
 def scene_join(*, code: str, user: AbstractBaseUser, character: Character) -> Participant:

@@ -109,3 +109,72 @@ def token(kind: str, pk: int, counter: int | str) -> str:
     message = f"{kind}:{pk}:{counter}".encode()
     key = settings.SECRET_KEY.encode()
     return hmac.new(key, message, sha256).hexdigest()[:16]
+
+
+# -- declared steps ------------------------------------------------------------------------
+
+Target = TypeVar("Target")
+Result = TypeVar("Result")
+
+#: The sentence for a tap made on a state that moved on (a token that is no longer current).
+MOVED_ON = "The scene moved on since you looked; nothing was changed. Look again."
+
+
+@dataclass(frozen=True)
+class Step(Generic[Target, Row]):
+    """A feature's step, declared once (:func:`declare`): what it locks, who may take it, the
+    tokens a screen may have seen. The feature writes only its rules part (:func:`run`)."""
+
+    action: str  # "challenge.throw": the key's namespace and the contract test's row
+    lock: Callable[[Target], tuple[Any, Row]]  # the scene, then the row (select_for_update)
+    # who may act: raises a Refused (a hidden participant is nobody to a player)
+    may_act: Callable[[AbstractBaseUser, Any, Row, Mapping[str, Any]], None] | None = None
+    # the tokens a current screen carries (the tablet's and the phones'); none: no token
+    tokens: Callable[[Row], tuple[str, ...]] | None = None
+    refusal: type[Refused] = Refused
+    moved_on: str = MOVED_ON
+
+
+#: Every declared step by its action: the contract test runs each one four ways.
+STEPS: dict[str, Step] = {}
+
+
+def declare(step: Step[Target, Row]) -> Step[Target, Row]:
+    """Register ``step`` (one declaration per action) and return it."""
+    if step.action in STEPS and STEPS[step.action] != step:
+        raise RuntimeError(f"step {step.action!r} is declared twice")
+    STEPS[step.action] = step
+    return step
+
+
+def run(
+    step: Step[Target, Row],
+    target: Target,
+    *,
+    by: AbstractBaseUser,
+    key: str | None,
+    payload: Mapping[str, Any],
+    seen: str | None = None,
+    rules: Callable[[Any, Row], Result],
+    replayed: Callable[[Any, Row], Result] | None = None,
+) -> Result:
+    """Take ``step`` on ``target`` in the one order, in one transaction: lock → claim the key
+    (a replay answers ``replayed(scene, row)``, default the row, and checks nothing else) →
+    who may act → the token the actor ``seen`` → ``rules(scene, row)``, which steps the
+    engine, writes, logs and publishes on commit (``combat.services.record_change``)."""
+    with transaction.atomic():
+        begun = begin(
+            lock=lambda: step.lock(target),
+            by=by,
+            action=step.action,
+            key=key,
+            payload=payload,
+            refusal=step.refusal,
+        )
+        if begun.replay:
+            return replayed(begun.scene, begun.row) if replayed else begun.row  # type: ignore[return-value]
+        if step.may_act is not None:
+            step.may_act(by, begun.scene, begun.row, payload)
+        if seen is not None and step.tokens is not None and seen not in step.tokens(begun.row):
+            raise step.refusal(step.moved_on)
+        return rules(begun.scene, begun.row)
