@@ -170,12 +170,17 @@ def health_track(character: Character) -> list[tuple[str, int, int]]:
 
 
 def _health(character: Character, damage: dict[str, int]) -> dict:
-    """The track with its boxes filled worst first, never past its last box (D2), and the level
-    the character is at once hurt. A MET track (it begins with Healthy: Healthy ×2, Bruised ×3…)
+    """The character's own track (or its ruleset's) filled: :func:`filled_track`."""
+    return filled_track(health_track(character), damage)
+
+
+def filled_track(track: list[tuple[str, int, int]], damage: dict[str, int]) -> dict:
+    """A track (name, boxes, penalty per level; a quick NPC's too) with ``damage`` (amount by
+    type, "" untyped) filled worst first, never past its last box (D2), and the level the
+    character is at once hurt. A MET track (it begins with Healthy: Healthy ×2, Bruised ×3…)
     names the state a character is in while boxes of it are left, so the level is the first one
     with an empty box, as the challenges read it (C5–C7); the D2 track names the state a filled
     box brings (one box: Bruised), so the level is the last one filled."""
-    track = health_track(character)
     size = sum(boxes for _, boxes, _ in track)
     filled: list[str | None] = []
     for kind in DAMAGE_ORDER:

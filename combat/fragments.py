@@ -44,6 +44,9 @@ SHEET_REGIONS = ("people", "challenges", "combat", "chase")
 # What each region's template needs beyond the scene row and the clock (the features'
 # boards run their own template tags): a clock tap renders the clock and the log, nothing else.
 _NEEDS_PEOPLE = {"people"}
+# A region whose change changes another: the people panel says whom the challenges wait on
+# (combat.roster), so a challenge's step re-renders it too; a round's steps push every region.
+_ALSO = {"challenges": "people"}
 _NEEDS_LOG = {"log"}
 
 
@@ -77,7 +80,9 @@ def storyteller_state(scene: Scene) -> str:
 
 def board_regions(scene: Scene, regions: Collection[str] | None = None) -> str:
     """Some regions of the board, each a root with its id and ``data-seq`` (``None``: all)."""
-    wanted = [r for r in REGIONS if regions is None or r in regions]
+    asked = set(regions) if regions is not None else set(REGIONS)
+    asked |= {_ALSO[r] for r in asked if r in _ALSO}
+    wanted = [r for r in REGIONS if r in asked]
     unknown = set(regions or ()) - set(REGIONS)
     if unknown:
         raise ValueError(f"unknown board regions: {sorted(unknown)}")

@@ -110,7 +110,7 @@ def sheets_now(character_ids: Iterable[int]) -> dict[int, tuple[Any, dict[str, A
     found = {i: known[("sheet", i)] for i in ids if ("sheet", i) in known}
     missing = [i for i in ids if i not in found]
     if missing:
-        rows = Character.objects.filter(pk__in=missing).select_related("player")
+        rows = Character.objects.filter(pk__in=missing).select_related("player", "chronicle")
         rows = rows.prefetch_related(*SHEET_PREFETCH)
         characters = list(rows)
         now = current_values_for(characters)

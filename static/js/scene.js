@@ -667,6 +667,23 @@
     return form.classList.contains("htmx-request") || !!form.querySelector(".htmx-request");
   }
 
+  // What went with a form's post (data-went): a push can draw the form afresh while its post
+  // is under way (the copy gets the values, not the request), or a late answer of an earlier
+  // tap can; those values are on their way, and the form that then goes is not "not sent".
+  function went(form) {
+    return form.dataset.went === JSON.stringify(fieldsOf(form).map(valueOf));
+  }
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const form = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form");
+    if (form) form.dataset.went = JSON.stringify(fieldsOf(form).map(valueOf));
+  });
+  document.addEventListener("htmx:afterRequest", (event) => {
+    if (event.detail.successful) return; // refused or lost: what it carried did not go
+    const form = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form");
+    const name = form ? nameOf(form) : "";
+    [form, name ? find(name) : null].forEach((f) => f && delete f.dataset.went);
+  });
+
   function snapshot() {
     const saved = new Map();
     document.querySelectorAll("form").forEach((form) => {
@@ -677,7 +694,8 @@
         node: form,
         fields: fields.map((el) => [el.name, valueOf(el)]),
         // a form whose post is under way is not lost: its answer (or its push) comes next
-        typed: fields.some(typedIn) && !sending(form) ? titleOf(form, fields) : "",
+        typed: fields.some(typedIn) && !sending(form) && !went(form) ? titleOf(form, fields) : "",
+        went: form.dataset.went,
       });
     });
     // A <details> (a form folded away) stays open or shut as the person left it.
@@ -712,6 +730,7 @@
       }
       if (now.tagName !== "FORM" || !old.fields) return;
       const fields = fieldsOf(now);
+      if (old.went) now.dataset.went = old.went;
       old.fields.forEach(([name, value], i) => {
         const el = fields[i];
         if (!el || el.name !== name) return;

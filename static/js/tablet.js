@@ -43,7 +43,9 @@
     const fight = document.getElementById("combat");
     if (!fight) return null;
     return (
-      fight.querySelector(".waiting, form.resolve-form, form.committed-form, form.pursue-form") ||
+      fight.querySelector(
+        ".waiting, form.resolve-form, form.committed-form, form.pursue-form, .initiative form[id^='st-ini-']"
+      ) ||
       fight.querySelector("button.primary")
     );
   }

@@ -8,13 +8,12 @@ to ``var/screenshots/`` (git-ignored) to be looked at.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from characters import services as sheet_services
 from combat import services as scene_services
+from tests.browser.conftest import screenshots_dir
 from tests.browser.threads import off_loop
 from tests.factories import (
     CharacterFactory,
@@ -27,7 +26,7 @@ from tests.factories import (
 pytestmark = pytest.mark.django_db(transaction=True)
 SMALL_PHONE = {"width": 360, "height": 740}
 PUSH = 8_000  # ms: how long a page waits for a push before the test fails
-SHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
+SHOTS = screenshots_dir()
 
 
 def _shot(page, name: str) -> None:

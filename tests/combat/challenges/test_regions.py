@@ -1,5 +1,6 @@
 """A challenge's pushes name their regions: a step re-renders the storyteller's challenge
-board (with the clock and the log), never the fights, the chases or the people; a sheet that
+board (with the clock, the log and the people, who say whom it waits on), never the fights or
+the chases; a sheet that
 changes is announced with the regions that show sheets. Every push equals a fresh render."""
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _board_pushes(t, sent) -> list[str]:
     return [html for group, html in sent if group == live.storytellers_group(t.scene.pk)]
 
 
-def test_a_throw_locked_in_pushes_the_challenge_board_clock_and_log_only(
+def test_a_throw_locked_in_pushes_the_challenge_board_clock_log_and_people_only(
     classic, sent, django_capture_on_commit_callbacks
 ):
     t = classic
@@ -49,10 +50,14 @@ def test_a_throw_locked_in_pushes_the_challenge_board_clock_and_log_only(
     with django_capture_on_commit_callbacks(execute=True):
         t.do("throw", ch, t.a_user, side="attacker", throw="rock")
     (board,) = _board_pushes(t, sent)
-    assert _regions(board) == {"challenges", "clock", "log"}
+    assert _regions(board) == {"challenges", "clock", "log", "people"}
     scene = Scene.objects.get(pk=t.scene.pk)
     assert board == fragments.board_regions(scene, ("challenges", "clock", "log"))
     assert "Marcus is locked in" in board
+    # the people panel: the fight waits on Sophia's throw, no more on Marcus's (issue 19)
+    people = board[board.index('id="people-panel"') :]
+    waiting = re.search(r'class="waiting-on".*?</p>', people, re.S).group(0)
+    assert "Sophia" in waiting and "to throw" in waiting and "Marcus" not in waiting
     # both sides' phones and the public part go too
     groups = {group for group, _html in sent}
     assert live.player_group(t.scene.pk, t.a_user.pk) in groups
@@ -72,7 +77,7 @@ def test_a_loss_on_the_sheet_is_announced_with_the_sheet_regions(
     with django_capture_on_commit_callbacks(execute=True):
         t.do("accept", ch, t.d_user, side="defender")
     pushes = [_regions(html) for html in _board_pushes(t, sent)]
-    assert {"challenges", "clock", "log"} in pushes  # the step
+    assert {"challenges", "clock", "log", "people"} in pushes  # the step
     assert set(fragments.SHEET_REGIONS) in pushes  # Sophia's Tough crossed off (the ledger)
     assert not any({"combat", "chase"} & r and "clock" in r for r in pushes)
     scene = Scene.objects.get(pk=t.scene.pk)
