@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 
 from combat import access
-from combat.challenges.services import MODES, THROWS
+from combat.challenges.reads import MODES, THROWS
 from combat.forms import KEY_PATTERN
 from combat.models import Scene
 from config.bounds import MAX_ID

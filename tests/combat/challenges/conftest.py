@@ -13,7 +13,16 @@ from characters.models import Character, LedgerEntry
 from characters.selectors import current_values
 from combat import fragments
 from combat import services as scenes
-from combat.challenges import services
+from combat.challenges import (
+    answering,
+    mob,
+    negatives,
+    retests,
+    spending,
+    starting,
+    storyteller,
+    throwing,
+)
 from combat.models import Challenge, Participant, Scene
 from tests.conftest import client_for
 from tests.factories import (
@@ -28,6 +37,14 @@ PAIRS = {
     "met_classic": ("Marcus", "Sophia"),
     "met_werewolf": ("Janet", "Cody"),
     "met_bns": ("Delilah", "Melvin"),
+}
+
+#: Every challenge write by name: ``Table.do("throw", ...)`` calls ``challenge_throw``.
+WRITES = {
+    name: getattr(module, name)
+    for module in (answering, mob, negatives, retests, spending, starting, storyteller, throwing)
+    for name in vars(module)
+    if name.startswith("challenge_")
 }
 
 
@@ -57,11 +74,11 @@ class Table:
         kw.setdefault("defender", self.d)
         by = kw.pop("by", self.a_user)
         self.refresh()
-        return services.challenge_start(scene=self.scene, by=by, **kw)
+        return starting.challenge_start(scene=self.scene, by=by, **kw)
 
     def do(self, fn: str, challenge: Challenge, user: Any, **kw: Any) -> Challenge:
         self.refresh()
-        done = getattr(services, f"challenge_{fn}")(
+        done = WRITES[f"challenge_{fn}"](
             scene=self.scene, challenge=self.ch(challenge), by=user, **kw
         )
         self.render()

@@ -7,8 +7,9 @@ import pytest
 from django.urls import reverse
 
 from combat import services as scenes
-from combat.challenges import services
-from combat.challenges.services import ChallengeError, engine_of
+from combat.challenges.reads import engine_of
+from combat.challenges.refusals import ChallengeError
+from combat.challenges.throwing import challenge_by_hand
 from combat.models import SceneLogEntry
 from tests.conftest import client_for
 
@@ -131,7 +132,7 @@ def test_by_hand_clears_a_sealed_throw_and_is_refused_outside_the_throws(classic
     with pytest.raises(ChallengeError, match=r"No throw is called for right now. \(C3\)"):
         t.do("by_hand", ch, t.a_user, side="attacker", result="attacker")
     with pytest.raises(ChallengeError, match="You do not play"):
-        services.challenge_by_hand(
+        challenge_by_hand(
             scene=t.refresh().scene,
             challenge=t.ch(ch),
             by=t.a_user,

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from combat.challenges.services import ChallengeError
+from combat.challenges.refusals import ChallengeError
 from combat.models import SceneLogEntry
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,8 @@ import pytest
 from django.urls import reverse
 
 from characters.models import LedgerEntry
-from combat.challenges.services import ChallengeError, engine_of
+from combat.challenges.reads import engine_of
+from combat.challenges.refusals import ChallengeError
 from combat.rules.terms import Side
 from tests.conftest import client_for
 from tests.factories import TraitFactory

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from characters.models import LedgerEntry
-from combat.challenges.services import ChallengeError
+from combat.challenges.refusals import ChallengeError
 from combat.models import SceneLogEntry
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +43,7 @@ def test_a_draw_asks_for_sealed_totals_compared_by_the_server(classic):
     ch = t.start(category="physical", bid="Strong")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
     ch = t.throw(ch, "rock", "rock")
-    from combat.challenges.services import engine_of, round_of
+    from combat.challenges.reads import engine_of, round_of
 
     eng = engine_of(ch)
     assert eng.phase.value == "declarations"
@@ -146,7 +146,7 @@ def test_void_restores_both_sheets(werewolf):
     before = (t.now(t.a), t.now(t.d))
     assert before[0]["traits"]["social"]["Charismatic"] == 2
     t.refresh()
-    from combat.challenges.services import challenge_st
+    from combat.challenges.storyteller import challenge_st
 
     ch = challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="void", text="mistake")
     a, d = t.now(t.a), t.now(t.d)

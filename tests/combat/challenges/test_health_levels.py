@@ -16,7 +16,9 @@ from django.urls import reverse
 
 from characters.models import LedgerEntry
 from characters.services import ledger_spend
-from combat.challenges.services import ChallengeError, challenge_st, engine_of
+from combat.challenges.reads import engine_of
+from combat.challenges.refusals import ChallengeError
+from combat.challenges.storyteller import challenge_st
 from combat.models import Challenge, SceneLogEntry
 from combat.rules.terms import Health, Side
 from tests.combat.challenges.conftest import ledger_of

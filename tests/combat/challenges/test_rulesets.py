@@ -8,7 +8,9 @@ import pytest
 
 from characters.models import LedgerEntry
 from combat import services as scenes
-from combat.challenges.services import ChallengeError, challenge_st, engine_of
+from combat.challenges.reads import engine_of
+from combat.challenges.refusals import ChallengeError
+from combat.challenges.storyteller import challenge_st
 from combat.models import Challenge
 
 pytestmark = pytest.mark.django_db

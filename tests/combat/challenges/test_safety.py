@@ -19,8 +19,9 @@ from django.db.models import F
 from django.urls import reverse
 
 from combat import live
-from combat.challenges import services
-from combat.challenges.services import ChallengeError, engine_of
+from combat.challenges.reads import engine_of, round_of
+from combat.challenges.refusals import ChallengeError
+from combat.challenges.storyteller import challenge_st
 from combat.models import Challenge
 from combat.rules.odds import odds as engine_odds
 from tests.combat.challenges.conftest import Table, make_table
@@ -66,7 +67,7 @@ class Recorder:
     def post(self, who: str, ch: Challenge, **data) -> str:
         ch = Challenge.objects.get(pk=ch.pk)
         data.setdefault("step", ch.step)
-        data.setdefault("round", services.round_of(engine_of(ch)))
+        data.setdefault("round", round_of(engine_of(ch)))
         url = reverse("challenge_act", args=[self.t.scene.pk, ch.pk])
         body = self.clients[who].post(url, data, HTTP_HX_REQUEST="true").content.decode()
         self.got[who].append(body)
@@ -434,7 +435,7 @@ def test_two_players_at_the_same_moment_give_one_resolution():
         t.do("accept", ch, t.d_user, side="defender", expected_step=step)
 
     def winner():
-        services.challenge_st(
+        challenge_st(
             scene=t.scene,
             challenge=t.ch(ch),
             by=t.st,
@@ -464,7 +465,7 @@ def test_both_throws_at_the_same_moment_resolve_once():
     t = make_table("met_classic")
     ch = t.start(category="physical", bid="Strong")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
-    rnd = services.round_of(engine_of(t.ch(ch)))
+    rnd = round_of(engine_of(t.ch(ch)))
     barrier = threading.Barrier(2)
     errors: list[Exception] = []
 

@@ -1,0 +1,123 @@
+"""Negative traits: a side names one of the other's before the first throw (C5, W8) and the
+loser picks the trait it crosses off for each one it put at risk (W8).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from combat.challenges import sheets
+from combat.challenges.access import act, locked_and_claimed, require_live
+from combat.challenges.reads import name_of, participant_of, player_of
+from combat.challenges.recording import tell, without
+from combat.challenges.refusals import NOT_YOURS, ChallengeError, by_the_rules
+from combat.challenges.timers import choice_timer, clear_timer
+from combat.challenges.traits import cross_off
+from combat.models import Challenge, ChallengeStatus, Scene
+from combat.rules.terms import Side
+from combat.services import is_storyteller_of_scene
+
+
+def challenge_name_negative(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    trait: str,
+    expected_step: int | None = None,
+    key: str | None = None,
+    as_st: bool = False,
+) -> Challenge:
+    """C5 (W8): before the first throw a side names a negative trait of the other. met_classic:
+    a right guess is -1 to their total, a wrong one -1 to the guesser's; met_werewolf: one
+    more trait at risk for the one it counts against. The answer is said at once."""
+    trait = (trait or "").strip()[:80]
+    if not trait:
+        raise ChallengeError("Name the negative trait.", "C5")
+    with transaction.atomic():
+        scene, ch, replay = act(
+            scene=scene,
+            challenge=challenge,
+            by=by,
+            side=side,
+            expected_step=expected_step,
+            key=key,
+            payload={"negative": trait},
+            as_st=as_st,
+        )
+        if replay:
+            return ch
+        engine = require_live(ch)
+        if ch.sealed.get("throw"):
+            raise ChallengeError("Negative traits are named before the first throw.", "C5")
+        with by_the_rules():
+            after = engine.name_negative(side, trait)
+        right = after.guesses[-1][2] if after.guesses else False
+        rule = "W8" if engine.profile.family.value == "werewolf" else "C5"
+        other = name_of(ch, Side(side).other.value)
+        if right and engine.mob and Side(side).other is engine.mob_side:
+            # C16: the negative may be a member's: say whose (it counts once for the mob)
+            holders = [n for n, m in engine.members() if trait in m.negatives]
+            other = " and ".join(holders) or other
+        text = (
+            f"{name_of(ch, side)} names {other} {trait}: "
+            + ("right" if right else "wrong")
+            + f" ({rule})"
+        )
+        return tell(scene, ch, by, text, engine=after)
+
+
+def challenge_choose_trait(
+    *,
+    scene: Scene,
+    challenge: Challenge,
+    by: AbstractBaseUser,
+    side: str,
+    trait: str = "",
+    expected_step: int | None = None,
+    key: str | None = None,
+) -> Challenge:
+    """W8: the loser picks which of its current traits of the category goes for each trait a
+    named negative put at risk; from its own phone, or the storyteller for an absent player
+    (or an NPC). The ledger entry lands now; nothing is crossed off until it is chosen."""
+    trait = (trait or "").strip()[:80]
+    as_st = is_storyteller_of_scene(by, scene)
+    with transaction.atomic():
+        scene, ch, replay = locked_and_claimed(
+            scene, challenge, by, key, {"side": side, "choose": trait}, expected_step
+        )
+        if replay:
+            return ch
+        if side not in ("attacker", "defender"):
+            raise ChallengeError(NOT_YOURS)
+        if not as_st and player_of(ch, side) != by.pk:
+            raise ChallengeError(NOT_YOURS)
+        waiting = list(ch.options.get("choose", []))
+        if ch.status != ChallengeStatus.OVER or side not in waiting:
+            raise ChallengeError("No trait of that side is waiting to be chosen.", "W8")
+        participant = participant_of(ch, side)
+        held = sheets.load(participant).traits(ch.category)
+        who = name_of(ch, side)
+        chooser = "" if player_of(ch, side) == by.pk else " (chosen by the storyteller)"
+        if not held:
+            text = f"{who} has no {ch.category} trait left to cross off (W6, W8)"
+        else:
+            if not trait:
+                raise ChallengeError("Pick the trait to cross off.", "W8")
+            match = next((n for n in held if n.casefold() == trait.casefold()), None)
+            if match is None:
+                raise ChallengeError(f"{who} has no current {trait} to cross off.", "W8")
+            reason = "a trait of the loser's choice (W8)"
+            cross_off(ch, participant.character, by, match, reason=reason, rule="W8")
+            text = f"{who} crosses off {match} (W8){chooser}"
+        waiting.remove(side)
+        options = without(ch.options, "choose")
+        if waiting:
+            options["choose"] = waiting
+            choice_timer(ch, waiting[0])
+        else:
+            clear_timer(ch)
+        ch.options = options
+        return tell(scene, ch, by, text)  # which trait goes: for the players concerned
