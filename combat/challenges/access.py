@@ -5,13 +5,13 @@ actor saw and the side they act for.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from characters.idempotency import IdempotencyError, idempotency_claim
 from combat import steps
-from combat.challenges.reads import engine_of, sides_for
+from combat.challenges.reads import engine_of, round_of, sides_for
 from combat.challenges.refusals import CLOSED, MOVED_ON, NOT_ST, NOT_YOURS, ChallengeError
 from combat.models import Challenge, ChallengeStatus, Scene
 from combat.rules.challenge import Challenge as Engine
@@ -35,69 +35,85 @@ def locked(challenge_id: int, scene: Scene) -> tuple[Scene, Challenge]:
     return scene, challenge
 
 
-def locked_and_claimed(
-    scene: Scene,
-    challenge: Challenge,
-    by: AbstractBaseUser,
-    key: str | None,
-    payload: dict[str, Any],
-    expected_step: int | None,
-) -> tuple[Scene, Challenge, bool]:
-    """Lock the scene and the challenge, claim the request's key for ``payload`` (about this
-    challenge), then check the step the actor saw. True third when it is a replay: the first
-    answer stands and nothing is checked again (a double tap counts once)."""
-    begun = steps.begin(
-        lock=lambda: locked(challenge.pk, scene),
-        by=by,
-        action="challenge",
-        key=key,
-        payload={"challenge": challenge.pk, **payload},
-        refusal=ChallengeError,
-    )
-    if begun.replay:
-        return begun.scene, begun.row, True
-    if expected_step is not None and begun.row.step != expected_step:
-        raise ChallengeError(MOVED_ON)
-    return begun.scene, begun.row, False
+def lock(challenge: Challenge) -> tuple[Scene, Challenge]:
+    """A step's lock: the challenge's scene (open), then the challenge row."""
+    return locked(challenge.pk, challenge.scene)
 
 
-def claim(user: AbstractBaseUser, key: str | None, payload: dict[str, Any]) -> bool:
-    """Claim the request's key; True when it is a replay (the first answer stands)."""
-    if not key:
-        return False
-    try:
-        claim = idempotency_claim(user=user, action="challenge", key=key, payload=payload)
-    except IdempotencyError as error:
-        raise ChallengeError(str(error)) from None
-    return claim.replay
+def step_tokens(ch: Challenge) -> tuple[str, ...]:
+    """The step a screen saw: the challenge's ``step``, which every step moves on."""
+    return (str(ch.step),)
 
 
-def act(
-    *,
-    scene: Scene,
-    challenge: Challenge,
-    by: AbstractBaseUser,
-    side: str,
-    expected_step: int | None,
-    key: str | None,
-    payload: dict[str, Any],
-    as_st: bool = False,
-) -> tuple[Scene, Challenge, bool]:
-    """Lock, check the step and the actor's right to the side, claim the key."""
+def round_tokens(ch: Challenge) -> tuple[str, ...]:
+    """Both sides throw (and declare) at the same step, so a throw's screen carries the
+    throw it belongs to (:func:`round_of`): the other side locking in does not make it
+    stale, a later throw does."""
+    return (round_of(engine_of(ch)),)
+
+
+def side_may_act(by: AbstractBaseUser, scene: Scene, ch: Challenge, asked: Mapping) -> None:
+    """Who may take a side's step: a player for their own character's side, the storyteller
+    (from the tablet, ``as_st``) for an NPC or static side; only in an open challenge."""
+    side, as_st = asked["side"], asked.get("as_st", False)
     if side not in ("attacker", "defender"):
         raise ChallengeError(NOT_YOURS)
     if as_st and not is_storyteller_of_scene(by, scene):
         raise ChallengeError(NOT_ST)
-    scene, locked, replay = locked_and_claimed(
-        scene, challenge, by, key, {"side": side, **payload}, expected_step
-    )
-    if replay:
-        return scene, locked, True
-    if side not in sides_for(locked, by, as_st=as_st):
+    if side not in sides_for(ch, by, as_st=as_st):
         raise ChallengeError(NOT_YOURS)
-    if not locked.is_open:
+    if not ch.is_open:
         raise ChallengeError(CLOSED)
-    return scene, locked, False
+
+
+def storyteller_may_act(by: AbstractBaseUser, scene: Scene, ch: Challenge, _: Mapping) -> None:
+    """Only a storyteller of the scene's chronicle."""
+    if not is_storyteller_of_scene(by, scene):
+        raise ChallengeError(NOT_ST)
+
+
+def declare(
+    action: str,
+    *,
+    may_act: Callable[[AbstractBaseUser, Scene, Challenge, Mapping], None] | None = side_may_act,
+    tokens: Callable[[Challenge], tuple[str, ...]] | None = step_tokens,
+) -> steps.Step[Challenge, Challenge]:
+    """Declare a step of a challenge (``action`` "challenge.<verb>"): it locks the scene and
+    the row, refuses as :class:`ChallengeError` and says the challenge moved on."""
+    return steps.declare(
+        steps.Step(
+            action=action,
+            lock=lock,
+            may_act=may_act,
+            tokens=tokens,
+            refusal=ChallengeError,
+            moved_on=MOVED_ON,
+        )
+    )
+
+
+def take(
+    step: steps.Step[Challenge, Challenge],
+    challenge: Challenge,
+    *,
+    by: AbstractBaseUser,
+    key: str | None,
+    seen: str | None,
+    asked: dict[str, Any],
+    rules: Callable[[Scene, Challenge], Challenge],
+) -> Challenge:
+    """Take ``step`` on ``challenge`` (:func:`combat.steps.run`): ``asked`` is what the tap
+    asked (the key is claimed for it, ``side_may_act`` reads its side), ``seen`` the token
+    its screen carried (none: not checked); ``rules(scene, row)`` is the step itself."""
+    return steps.run(
+        step,
+        challenge,
+        by=by,
+        key=key,
+        payload={"challenge": challenge.pk, **asked},
+        seen=seen,
+        rules=rules,
+    )
 
 
 def require_live(ch: Challenge) -> Engine:

@@ -5,9 +5,8 @@ from either side before the first throw.
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
-from combat.challenges.access import act, require_live
+from combat.challenges.access import declare, require_live, take
 from combat.challenges.building import build, build_unanswered, check_pool, side_options
 from combat.challenges.outcome import step_on
 from combat.challenges.reads import name_of, participant_of
@@ -15,6 +14,8 @@ from combat.challenges.refusals import ChallengeError, by_the_rules
 from combat.challenges.timers import clear_timer
 from combat.models import Challenge, ChallengeStatus, Scene
 from combat.rules.challenge import Challenge as Engine
+
+ANSWER = declare("challenge.answer")
 
 
 def challenge_answer(
@@ -39,19 +40,8 @@ def challenge_answer(
 ) -> Challenge:
     """C1: the side asked to answer bids from its current traits, relents (C2, W5: nobody
     loses a trait) or has nothing to bid (C1: the attacker's effect happens, no test)."""
-    with transaction.atomic():
-        scene, ch, replay = act(
-            scene=scene,
-            challenge=challenge,
-            by=by,
-            side=side,
-            expected_step=expected_step,
-            key=key,
-            payload={"answer": answer, "bid": bid, "ability": ability},
-            as_st=as_st,
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         if ch.status != ChallengeStatus.ANSWER or ch.options.get("awaiting") != side:
             raise ChallengeError("No answer is asked of you now.")
         who = name_of(ch, side)
@@ -101,6 +91,19 @@ def challenge_answer(
         said = f"{who} bids {shown}" + (f" · {effect}" if effect else "")
         return step_on(scene, ch, by, f"{who} answers with {shown}", engine=engine, history=said)
 
+    return take(
+        ANSWER,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={"side": side, "as_st": as_st, "answer": answer, "bid": bid, "ability": ability},
+        rules=rules,
+    )
+
+
+RELENT = declare("challenge.relent")
+
 
 def challenge_relent(
     *,
@@ -113,19 +116,8 @@ def challenge_relent(
     as_st: bool = False,
 ) -> Challenge:
     """C2 (W5): either side relents before the first throw; nobody loses a trait."""
-    with transaction.atomic():
-        scene, ch, replay = act(
-            scene=scene,
-            challenge=challenge,
-            by=by,
-            side=side,
-            expected_step=expected_step,
-            key=key,
-            payload={"relent": True},
-            as_st=as_st,
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         if ch.status == ChallengeStatus.ANSWER:
             engine = _before_the_answer(ch, side)
         else:
@@ -135,6 +127,16 @@ def challenge_relent(
         ch.sealed = {}
         text = f"{name_of(ch, side)} relents: nobody loses a trait"
         return step_on(scene, ch, by, text, engine=engine, public=True)
+
+    return take(
+        RELENT,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={"side": side, "as_st": as_st, "relent": True},
+        rules=rules,
+    )
 
 
 def _before_the_answer(ch: Challenge, side: str) -> Engine:

@@ -7,10 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
 from combat.challenges import sheets
-from combat.challenges.access import locked_and_claimed, require_live
+from combat.challenges.access import declare, require_live, take
 from combat.challenges.building import build
 from combat.challenges.reads import (
     in_challenge,
@@ -27,6 +26,8 @@ from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.rules.terms import Side
 from combat.services import is_storyteller_of_scene
 
+MOB_BID = declare("challenge.mob.bid", may_act=None)  # the member's checks read the mob
+
 
 def challenge_mob_bid(
     *,
@@ -41,12 +42,9 @@ def challenge_mob_bid(
 ) -> Challenge:
     """C16: a mob member bids a trait it holds from its own phone (the storyteller for an
     NPC), or stays out; when every member has answered, the defender is asked."""
-    as_st = is_storyteller_of_scene(by, scene)
-    with transaction.atomic():
-        asked = {"member": member.pk, "bid": bid, "drop": drop}
-        scene, ch, replay = locked_and_claimed(scene, challenge, by, key, asked, expected_step)
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
+        as_st = is_storyteller_of_scene(by, scene)
         members = ch.options.get("mob", {})
         if str(member.pk) not in members:
             raise ChallengeError("That character is not in this mob.", "C16")
@@ -82,6 +80,16 @@ def challenge_mob_bid(
         ch.options = options
         return tell(scene, ch, by, text)
 
+    return take(
+        MOB_BID,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={"member": member.pk, "bid": bid, "drop": drop},
+        rules=rules,
+    )
+
 
 def mob_formed(ch: Challenge, options: dict[str, Any]) -> str:
     """C16: every member has answered: the defender is asked (its timer starts)."""
@@ -99,6 +107,9 @@ def mob_formed(ch: Challenge, options: dict[str, Any]) -> str:
     return f"; {name_of(ch, 'defender')} faces {len(mob) + 1} attackers (C16)"
 
 
+MOB_DROP = declare("challenge.mob.drop", may_act=None)  # the member's checks read the mob
+
+
 def challenge_mob_drop(
     *,
     scene: Scene,
@@ -111,13 +122,9 @@ def challenge_mob_drop(
     """C16: a member of the mob who cannot match the negatives named against it drops out
     before the first throw, from its own phone (the storyteller for an NPC or an absent
     player). When the one who throws drops out, the next member throws instead."""
-    as_st = is_storyteller_of_scene(by, scene)
-    with transaction.atomic():
-        scene, ch, replay = locked_and_claimed(
-            scene, challenge, by, key, {"drop_out": member.pk}, expected_step
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
+        as_st = is_storyteller_of_scene(by, scene)
         everyone = mob_participants(ch)
         if member.pk not in {p.pk for p in everyone.values()}:
             raise ChallengeError("That character is not in this mob.", "C16")
@@ -151,6 +158,19 @@ def challenge_mob_drop(
         # everyone in the scene may be offered to step in (C16)
         return tell(scene, ch, by, text, engine=after, also=scene_players(scene))
 
+    return take(
+        MOB_DROP,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={"drop_out": member.pk},
+        rules=rules,
+    )
+
+
+MOB_STEP_IN = declare("challenge.mob.step_in", may_act=None)  # the member's checks read the mob
+
 
 def challenge_mob_step_in(
     *,
@@ -165,13 +185,9 @@ def challenge_mob_step_in(
     """C16: before the first throw another character steps into a mob in the place of one
     who dropped out, bidding a trait it holds, from its own phone (the storyteller for an
     NPC)."""
-    as_st = is_storyteller_of_scene(by, scene)
-    with transaction.atomic():
-        scene, ch, replay = locked_and_claimed(
-            scene, challenge, by, key, {"step_in": member.pk, "bid": bid}, expected_step
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
+        as_st = is_storyteller_of_scene(by, scene)
         if member.scene_id != scene.pk or member.removed_at is not None:
             raise ChallengeError(NOT_IN_SCENE)
         if not (member_player(member) == by.pk or (as_st and member_player(member) is None)):
@@ -197,3 +213,13 @@ def challenge_mob_step_in(
         }
         text = f"{member.name} steps into the mob, bidding {bid} (C16)"
         return tell(scene, ch, by, text, engine=after, also=scene_players(scene))
+
+    return take(
+        MOB_STEP_IN,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={"step_in": member.pk, "bid": bid},
+        rules=rules,
+    )

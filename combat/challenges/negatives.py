@@ -4,11 +4,12 @@ loser picks the trait it crosses off for each one it put at risk (W8).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
 from combat.challenges import sheets
-from combat.challenges.access import act, locked_and_claimed, require_live
+from combat.challenges.access import declare, require_live, take
 from combat.challenges.reads import name_of, participant_of, player_of
 from combat.challenges.recording import tell, without
 from combat.challenges.refusals import NOT_YOURS, ChallengeError, by_the_rules
@@ -17,6 +18,8 @@ from combat.challenges.traits import cross_off
 from combat.models import Challenge, ChallengeStatus, Scene
 from combat.rules.terms import Side
 from combat.services import is_storyteller_of_scene
+
+NEGATIVE = declare("challenge.negative")
 
 
 def challenge_name_negative(
@@ -36,19 +39,8 @@ def challenge_name_negative(
     trait = (trait or "").strip()[:80]
     if not trait:
         raise ChallengeError("Name the negative trait.", "C5")
-    with transaction.atomic():
-        scene, ch, replay = act(
-            scene=scene,
-            challenge=challenge,
-            by=by,
-            side=side,
-            expected_step=expected_step,
-            key=key,
-            payload={"negative": trait},
-            as_st=as_st,
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         engine = require_live(ch)
         if ch.sealed.get("throw"):
             raise ChallengeError("Negative traits are named before the first throw.", "C5")
@@ -68,6 +60,28 @@ def challenge_name_negative(
         )
         return tell(scene, ch, by, text, engine=after)
 
+    return take(
+        NEGATIVE,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={"side": side, "as_st": as_st, "negative": trait},
+        rules=rules,
+    )
+
+
+def _chooser_may_act(by: AbstractBaseUser, scene: Scene, ch: Challenge, asked: Mapping) -> None:
+    """W8: the loser's own player picks, or the storyteller (for an absent player, an NPC)."""
+    side = asked["side"]
+    if side not in ("attacker", "defender"):
+        raise ChallengeError(NOT_YOURS)
+    if player_of(ch, side) != by.pk and not is_storyteller_of_scene(by, scene):
+        raise ChallengeError(NOT_YOURS)
+
+
+CHOOSE = declare("challenge.choose", may_act=_chooser_may_act)
+
 
 def challenge_choose_trait(
     *,
@@ -83,17 +97,8 @@ def challenge_choose_trait(
     named negative put at risk; from its own phone, or the storyteller for an absent player
     (or an NPC). The ledger entry lands now; nothing is crossed off until it is chosen."""
     trait = (trait or "").strip()[:80]
-    as_st = is_storyteller_of_scene(by, scene)
-    with transaction.atomic():
-        scene, ch, replay = locked_and_claimed(
-            scene, challenge, by, key, {"side": side, "choose": trait}, expected_step
-        )
-        if replay:
-            return ch
-        if side not in ("attacker", "defender"):
-            raise ChallengeError(NOT_YOURS)
-        if not as_st and player_of(ch, side) != by.pk:
-            raise ChallengeError(NOT_YOURS)
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         waiting = list(ch.options.get("choose", []))
         if ch.status != ChallengeStatus.OVER or side not in waiting:
             raise ChallengeError("No trait of that side is waiting to be chosen.", "W8")
@@ -121,3 +126,13 @@ def challenge_choose_trait(
             clear_timer(ch)
         ch.options = options
         return tell(scene, ch, by, text)  # which trait goes: for the players concerned
+
+    return take(
+        CHOOSE,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={"side": side, "choose": trait},
+        rules=rules,
+    )

@@ -5,9 +5,8 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
-from combat.challenges.access import act, require_live
+from combat.challenges.access import declare, require_live, take
 from combat.challenges.outcome import step_on
 from combat.challenges.reads import cancel_choices, name_of
 from combat.challenges.refusals import ChallengeError, by_the_rules
@@ -18,6 +17,8 @@ from combat.models import Challenge, Scene
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.challenge import Phase
 from combat.rules.terms import RetestKind, Side
+
+RETEST = declare("challenge.retest")
 
 
 def challenge_retest(
@@ -38,25 +39,8 @@ def challenge_retest(
     """C8-C10, C6, W10-W12, B2: the losing side calls a retest; the first tap claims it and
     the other phone says who is retesting. Costs go through the ledger at once. An overbid's
     announced total stays on the server: only whether it succeeded is revealed."""
-    with transaction.atomic():
-        scene, ch, replay = act(
-            scene=scene,
-            challenge=challenge,
-            by=by,
-            side=side,
-            expected_step=expected_step,
-            key=key,
-            payload={
-                "retest": kind,
-                "ability": ability,
-                "power": power,
-                "trait": trait,
-                "declared": declared,
-            },
-            as_st=as_st,
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         engine = require_live(ch)
         try:
             kind_enum = RetestKind(kind)
@@ -67,14 +51,15 @@ def challenge_retest(
         other = Side(side).other
         if engine.defender is not None:
             opposing = engine.side(other).ability
-        if kind_enum is RetestKind.ABILITY and not ability:
-            ability = contender.ability or ""
+        named = ability
+        if kind_enum is RetestKind.ABILITY and not named:
+            named = contender.ability or ""
         before = engine
         with by_the_rules():
             engine = engine.retest(
                 side,
                 kind_enum,
-                ability=ability or None,
+                ability=named or None,
                 opposing=opposing,
                 power=power or None,
                 declared=declared,
@@ -88,7 +73,7 @@ def challenge_retest(
         elif kind_enum is RetestKind.OVERBID:
             text = f"{who} overbids and succeeds: throw again ({rule})"
         else:
-            what = ability if kind_enum is RetestKind.ABILITY else power or kind
+            what = named if kind_enum is RetestKind.ABILITY else power or kind
             text = (
                 f"{who} retests with {kind_enum.value}"
                 + (f" ({what})" if what and what != kind else "")
@@ -105,6 +90,24 @@ def challenge_retest(
             start_timer(ch, f"{name_of(ch, other.value)} may cancel")
         return step_on(scene, ch, by, text, engine=engine)
 
+    return take(
+        RETEST,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={
+            "side": side,
+            "as_st": as_st,
+            "retest": kind,
+            "ability": ability,
+            "power": power,
+            "trait": trait,
+            "declared": declared,
+        },
+        rules=rules,
+    )
+
 
 def _may_cancel(ch: Challenge, engine: Engine, side: Side) -> bool:
     """C8, W10: a cancel window is timed only for a side with the means to cancel (an ability
@@ -113,6 +116,9 @@ def _may_cancel(ch: Challenge, engine: Engine, side: Side) -> bool:
         return False
     choices = cancel_choices(ch, engine, side)
     return bool(choices["abilities"] or choices["powers"])
+
+
+CANCEL = declare("challenge.cancel")
 
 
 def challenge_cancel(
@@ -129,19 +135,8 @@ def challenge_cancel(
 ) -> Challenge:
     """W10: cross off a point of an opposing ability to cancel an ability retest; C8: an
     identical power cancels a power retest. The loss stands."""
-    with transaction.atomic():
-        scene, ch, replay = act(
-            scene=scene,
-            challenge=challenge,
-            by=by,
-            side=side,
-            expected_step=expected_step,
-            key=key,
-            payload={"cancel": ability or power},
-            as_st=as_st,
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         engine = require_live(ch)
         if ch.sealed.get("throw"):
             raise ChallengeError(
@@ -157,6 +152,19 @@ def challenge_cancel(
         clear_timer(ch)
         return step_on(scene, ch, by, text, engine=engine)
 
+    return take(
+        CANCEL,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={"side": side, "as_st": as_st, "cancel": ability or power},
+        rules=rules,
+    )
+
+
+ACCEPT = declare("challenge.accept")
+
 
 def challenge_accept(
     *,
@@ -170,19 +178,8 @@ def challenge_accept(
 ) -> Challenge:
     """C3: the losing side takes the result (no further retest). W13: in an extended
     challenge the throw counts and the next one follows."""
-    with transaction.atomic():
-        scene, ch, replay = act(
-            scene=scene,
-            challenge=challenge,
-            by=by,
-            side=side,
-            expected_step=expected_step,
-            key=key,
-            payload={"accept": True},
-            as_st=as_st,
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         engine = require_live(ch)
         if engine.leader is None or engine.leader.value == side:
             raise ChallengeError("Only the side that is losing takes the result.", "C3")
@@ -191,3 +188,13 @@ def challenge_accept(
             engine = engine.accept()
         text = f"{name_of(ch, side)} takes the result — {standing(ch, before, engine)}"
         return step_on(scene, ch, by, text, engine=engine)
+
+    return take(
+        ACCEPT,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={"side": side, "as_st": as_st, "accept": True},
+        rules=rules,
+    )

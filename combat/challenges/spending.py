@@ -10,7 +10,7 @@ from django.db import transaction
 from characters.idempotency import IdempotencyError
 from characters.models import LedgerKind
 from characters.services import LedgerError, ledger_regain
-from combat.challenges.access import act, require_live
+from combat.challenges.access import declare, require_live, take
 from combat.challenges.reads import name_of
 from combat.challenges.recording import tell
 from combat.challenges.refusals import NOT_YOURS, ChallengeError, by_the_rules
@@ -18,6 +18,8 @@ from combat.challenges.traits import ledger_write, sheet_character
 from combat.models import Challenge, LogKind, Participant, Scene
 from combat.rules.night import require_regain
 from combat.services import SceneError, lock_open_scene, record_change
+
+BLOOD = declare("challenge.blood")
 
 
 def challenge_blood(
@@ -34,19 +36,8 @@ def challenge_blood(
     """C5: before the test a side spends blood for physical traits (counted in its total):
     at most 3 a challenge and never past the generation's limit (C12: not when surprised).
     The blood goes through the ledger now; a void gives it back."""
-    with transaction.atomic():
-        scene, ch, replay = act(
-            scene=scene,
-            challenge=challenge,
-            by=by,
-            side=side,
-            expected_step=expected_step,
-            key=key,
-            payload={"blood": amount},
-            as_st=as_st,
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         engine = require_live(ch)
         if ch.sealed.get("throw"):
             raise ChallengeError("Blood for traits is announced before the test.", "C5")
@@ -66,6 +57,16 @@ def challenge_blood(
         )
         text = f"{name_of(ch, side)} spends {amount} blood for {amount} physical trait(s) (C5)"
         return tell(scene, ch, by, text, engine=after)
+
+    return take(
+        BLOOD,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={"side": side, "as_st": as_st, "blood": amount},
+        rules=rules,
+    )
 
 
 def challenge_regain(

@@ -5,10 +5,9 @@ W6, W13, W14, B1) and the first step (an answer asked, or the engine at once).
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
 from characters.models import LedgerKind
-from combat.challenges.access import claim
+from combat import steps
 from combat.challenges.building import build, celerity_level, check_pool, scene_locks, side_options
 from combat.challenges.outcome import after_step, step_on
 from combat.challenges.reads import MODES, UNSEEN, name_of
@@ -28,6 +27,31 @@ from combat.rules.challenge import MOB_MOST, Phase, check_kind
 from combat.rules.terms import Category
 from combat.services import STALE as SCENE_STALE
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene
+
+
+def _lock_scene(scene: Scene) -> tuple[Scene, Scene]:
+    """A start locks the scene (open): it is the row the step changes."""
+    try:
+        locked = lock_open_scene(scene)
+    except SceneError as error:
+        raise ChallengeError(str(error)) from None
+    return locked, locked
+
+
+def _scene_tokens(scene: Scene) -> tuple[str, ...]:
+    """The start form carries the scene's ``seq`` it was drawn at (the sides it offers)."""
+    return (str(scene.seq),)
+
+
+START = steps.declare(
+    steps.Step(
+        action="challenge.start",
+        lock=_lock_scene,
+        tokens=_scene_tokens,
+        refusal=ChallengeError,
+        moved_on=SCENE_STALE,
+    )
+)
 
 
 def challenge_start(
@@ -122,18 +146,9 @@ def challenge_start(
     if bid_required and not category:
         # W14: the player bids from the category's traits; with none named nothing can be bid
         raise ChallengeError("Pick the category of the bid you require.", "W14")
-    with transaction.atomic():
-        try:
-            scene = lock_open_scene(scene)
-        except SceneError as error:
-            raise ChallengeError(str(error)) from None
-        payload = {"scene": scene.pk, "attacker": attacker.pk, "mode": mode, "bid": bid}
-        if claim(by, key, payload):  # a replay answers as the first did, before any check
-            found = Challenge.objects.filter(scene=scene, attacker=attacker).order_by("-pk").first()
-            if found is not None:
-                return found
-        if expected_seq is not None and scene.seq != expected_seq:
-            raise ChallengeError(SCENE_STALE)
+    what = (what or category or "").strip()[:120]
+
+    def rules(scene: Scene, _: Scene) -> Challenge:
         for p in (attacker, defender):
             if p is not None and (p.scene_id != scene.pk or p.removed_at is not None):
                 raise ChallengeError(NOT_IN_SCENE)
@@ -144,7 +159,6 @@ def challenge_start(
         ).filter(attacker=attacker)
         if busy.exists():
             raise ChallengeError(f"{attacker.name} is already in an open challenge as attacker.")
-        what = (what or category or "").strip()[:120]
         if defender is not None:
             with by_the_rules():
                 scene_locks(scene).check(
@@ -279,3 +293,17 @@ def challenge_start(
         after_step(challenge, engine, by)
         save(scene, challenge, by, f"{head} ({label})", public=True, engine=engine)
         return challenge
+
+    def replayed(scene: Scene, _: Scene) -> Challenge:
+        return Challenge.objects.filter(scene=scene, attacker=attacker).order_by("-pk").first()
+
+    return steps.run(
+        START,
+        scene,
+        by=by,
+        key=key,
+        payload={"scene": scene.pk, "attacker": attacker.pk, "mode": mode, "bid": bid},
+        seen=None if expected_seq is None else str(expected_seq),
+        rules=rules,
+        replayed=replayed,
+    )

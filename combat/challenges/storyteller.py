@@ -11,26 +11,26 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 from django.utils import timezone
 
 from characters.models import LedgerEntry
 from characters.selectors import entry_counts
 from characters.services import ledger_reverse
-from combat.challenges.access import act, locked_and_claimed, require_live
+from combat.challenges.access import declare, require_live, storyteller_may_act, take
 from combat.challenges.building import build, build_unanswered
 from combat.challenges.mob import mob_formed
 from combat.challenges.outcome import step_on
 from combat.challenges.reads import BY_HAND, THROWS, by_hand_pending, name_of, unanswered
 from combat.challenges.recording import note, tell, without
-from combat.challenges.refusals import CLOSED, NOT_ST, ChallengeError, by_the_rules
+from combat.challenges.refusals import CLOSED, ChallengeError, by_the_rules
 from combat.challenges.throwing import by_hand_result, require_throw_called, reveal, standing
 from combat.challenges.timers import clear_timer, seconds_for, start_timer
 from combat.models import Challenge, ChallengeStatus, Scene
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.challenge import Phase
 from combat.rules.terms import Side
-from combat.services import is_storyteller_of_scene
+
+STORYTELLER = declare("challenge.st", may_act=storyteller_may_act)
 
 
 def challenge_st(
@@ -49,19 +49,23 @@ def challenge_st(
     """The storyteller's calls: add time, pause/resume, force a step (random throws for
     whoever has not thrown, full totals, take the result), deny or allow a retest, rule a
     dispute, set a winner, void (reversing the challenge's ledger entries with a reason)."""
-    if not is_storyteller_of_scene(by, scene):
-        raise ChallengeError(NOT_ST)
-    with transaction.atomic():
-        scene, ch, replay = locked_and_claimed(
-            scene, challenge, by, key, {"st": action, "side": side, "text": text}, expected_step
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         handler = _ST_ACTIONS.get(action)
         if handler is None:
             raise ChallengeError(f"Unknown storyteller action {action}.")
         handler(scene, ch, by, seconds=seconds, side=side, text=text, rng=rng)
         return ch
+
+    return take(
+        STORYTELLER,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={"st": action, "side": side, "text": text},
+        rules=rules,
+    )
 
 
 def _require_timer_kept(ch: Challenge) -> None:
@@ -355,6 +359,9 @@ _ST_ACTIONS = {
 }
 
 
+DISPUTE = declare("challenge.dispute", tokens=None)
+
+
 def challenge_dispute(
     *,
     scene: Scene,
@@ -367,19 +374,8 @@ def challenge_dispute(
     as_st: bool = False,
 ) -> Challenge:
     """Either side calls the storyteller (always reachable); the board shows the call."""
-    with transaction.atomic():
-        scene, ch, replay = act(
-            scene=scene,
-            challenge=challenge,
-            by=by,
-            side=side,
-            expected_step=None,
-            key=key,
-            payload={"dispute": text},
-            as_st=as_st,
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         words = text.strip()[:200] or "asks for the storyteller"
         ch.options = {**ch.options, "dispute": f"{name_of(ch, side)}: {words}"}
         who = name_of(ch, side)
@@ -391,3 +387,13 @@ def challenge_dispute(
             history=f"{who} calls the storyteller: {words}",
             repeats=f"call-{side}",
         )
+
+    return take(
+        DISPUTE,
+        challenge,
+        by=by,
+        key=key,
+        seen=None,
+        asked={"side": side, "as_st": as_st, "dispute": text},
+        rules=rules,
+    )

@@ -8,9 +8,8 @@ import secrets
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
-from combat.challenges.access import act, require_live
+from combat.challenges.access import declare, require_live, round_tokens, take
 from combat.challenges.outcome import step_on
 from combat.challenges.reads import (
     BY_HAND,
@@ -23,7 +22,7 @@ from combat.challenges.reads import (
     sides_for,
 )
 from combat.challenges.recording import save, tell, without
-from combat.challenges.refusals import MOVED_ON, ChallengeError, by_the_rules
+from combat.challenges.refusals import ChallengeError, by_the_rules
 from combat.models import Challenge, Scene
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.challenge import Phase
@@ -36,9 +35,7 @@ def require_throw_called(engine: Engine) -> None:
         raise ChallengeError("No throw is called for right now.", "C3")
 
 
-def check_round(engine: Engine, expected_round: str | None) -> None:
-    if expected_round is not None and expected_round != round_of(engine):
-        raise ChallengeError(MOVED_ON)
+THROW = declare("challenge.throw", tokens=round_tokens)
 
 
 def challenge_throw(
@@ -56,32 +53,21 @@ def challenge_throw(
 ) -> Challenge:
     """C3: a sealed throw. The other side and the storyteller see only "locked in"; the
     thrower may change it until the other side locks in; both are revealed together."""
-    with transaction.atomic():
-        scene, ch, replay = act(
-            scene=scene,
-            challenge=challenge,
-            by=by,
-            side=side,
-            expected_step=None,
-            key=key,
-            payload={"throw": throw},
-            as_st=as_st,
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         engine = require_live(ch)
-        check_round(engine, expected_round)
         require_throw_called(engine)
         if not engine.throws and engine.must_drop_out():
             out = ", ".join(engine.must_drop_out())
             raise ChallengeError(f"{out} must drop out before the first throw.", "C16")
-        if throw == "random":
-            throw = (rng or secrets.SystemRandom()).choice(THROWS)
+        thrown = throw
+        if thrown == "random":
+            thrown = (rng or secrets.SystemRandom()).choice(THROWS)
         with by_the_rules():
-            Throw.parse(throw)
+            Throw.parse(thrown)
         sealed = dict(ch.sealed.get("throw", {}))
         changed = side in sealed
-        sealed[side] = throw
+        sealed[side] = thrown
         who = name_of(ch, side)
         if len(sealed) < 2:
             ch.sealed = {**ch.sealed, "throw": sealed}
@@ -90,6 +76,16 @@ def challenge_throw(
             return ch
         ch.sealed = without(ch.sealed, "throw")
         return reveal(scene, ch, engine, by, sealed["attacker"], sealed["defender"])
+
+    return take(
+        THROW,
+        challenge,
+        by=by,
+        key=key,
+        seen=expected_round,
+        asked={"side": side, "as_st": as_st, "throw": throw},
+        rules=rules,
+    )
 
 
 def reveal(
@@ -156,6 +152,9 @@ def standing(ch: Challenge, before: Engine, engine: Engine) -> str:
     return ""
 
 
+HAND = declare("challenge.by_hand")
+
+
 def challenge_by_hand(
     *,
     scene: Scene,
@@ -173,19 +172,8 @@ def challenge_by_hand(
     side replaces it and waits in turn. The history and the log say "by hand", no throws."""
     if result not in BY_HAND:
         raise ChallengeError("A result by hand is a win for one side or a draw.", "C3")
-    with transaction.atomic():
-        scene, ch, replay = act(
-            scene=scene,
-            challenge=challenge,
-            by=by,
-            side=side,
-            expected_step=expected_step,
-            key=key,
-            payload={"by_hand": result},
-            as_st=as_st,
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         engine = require_live(ch)
         require_throw_called(engine)
         who, other = name_of(ch, side), Side(side).other.value
@@ -212,12 +200,25 @@ def challenge_by_hand(
         }
         return tell(scene, ch, by, text)
 
+    return take(
+        HAND,
+        challenge,
+        by=by,
+        key=key,
+        seen=None if expected_step is None else str(expected_step),
+        asked={"side": side, "as_st": as_st, "by_hand": result},
+        rules=rules,
+    )
+
 
 def by_hand_result(scene, ch, engine, by, result: str, how: str) -> Challenge:
     """C3: the result by hand counts: the engine steps as if the throws had been made."""
     ch.sealed = without(ch.sealed, "throw")
     said = f"By hand: {by_hand_words(ch, result)} ({how})"
     return reveal(scene, ch, engine, by, *BY_HAND[result], said=said)
+
+
+DECLARE = declare("challenge.declare", tokens=round_tokens)
 
 
 def challenge_declare(
@@ -234,21 +235,9 @@ def challenge_declare(
 ) -> Challenge:
     """C4 (W3): after a draw each side declares its total (at most its own, under-declaring
     allowed), sealed until both are in; the server compares them."""
-    with transaction.atomic():
-        scene, ch, replay = act(
-            scene=scene,
-            challenge=challenge,
-            by=by,
-            side=side,
-            expected_step=None,
-            key=key,
-            payload={"declare": total},
-            as_st=as_st,
-        )
-        if replay:
-            return ch
+
+    def rules(scene: Scene, ch: Challenge) -> Challenge:
         engine = require_live(ch)
-        check_round(engine, expected_round)
         if engine.phase is not Phase.DECLARATIONS:
             raise ChallengeError("Totals are declared only after a draw.", "C4")
         most = engine.total(Side(side))
@@ -278,3 +267,13 @@ def challenge_declare(
         )
         text = f"Totals: {shown} — {standing(ch, before, engine)}"
         return step_on(scene, ch, by, text, engine=engine)
+
+    return take(
+        DECLARE,
+        challenge,
+        by=by,
+        key=key,
+        seen=expected_round,
+        asked={"side": side, "as_st": as_st, "declare": total},
+        rules=rules,
+    )
