@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from combat import steps
-from combat.challenges.reads import engine_of, round_of, sides_for
+from combat.challenges.reads import engine_of, round_token, sides_for, step_token
 from combat.challenges.refusals import CLOSED, MOVED_ON, NOT_ST, NOT_YOURS, ChallengeError
 from combat.models import Challenge, ChallengeStatus, Scene
 from combat.rules.challenge import Challenge as Engine
@@ -42,14 +42,14 @@ def lock(challenge: Challenge) -> tuple[Scene, Challenge]:
 
 def step_tokens(ch: Challenge) -> tuple[str, ...]:
     """The step a screen saw: the challenge's ``step``, which every step moves on."""
-    return (str(ch.step),)
+    return (step_token(ch),)
 
 
 def round_tokens(ch: Challenge) -> tuple[str, ...]:
     """Both sides throw (and declare) at the same step, so a throw's screen carries the
     throw it belongs to (:func:`round_of`): the other side locking in does not make it
     stale, a later throw does."""
-    return (round_of(engine_of(ch)),)
+    return (round_token(ch),)
 
 
 def side_may_act(by: AbstractBaseUser, scene: Scene, ch: Challenge, asked: Mapping) -> None:

@@ -34,7 +34,7 @@ def challenge_answer(
     bonus: int = 0,
     prone: bool = False,
     counterattack: bool = False,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     as_st: bool = False,
 ) -> Challenge:
@@ -96,7 +96,7 @@ def challenge_answer(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={"side": side, "as_st": as_st, "answer": answer, "bid": bid, "ability": ability},
         rules=rules,
     )
@@ -111,7 +111,7 @@ def challenge_relent(
     challenge: Challenge,
     by: AbstractBaseUser,
     side: str,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     as_st: bool = False,
 ) -> Challenge:
@@ -133,7 +133,7 @@ def challenge_relent(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={"side": side, "as_st": as_st, "relent": True},
         rules=rules,
     )

@@ -37,7 +37,7 @@ def challenge_mob_bid(
     member: Participant,
     bid: str = "",
     drop: bool = False,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
 ) -> Challenge:
     """C16: a mob member bids a trait it holds from its own phone (the storyteller for an
@@ -85,7 +85,7 @@ def challenge_mob_bid(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={"member": member.pk, "bid": bid, "drop": drop},
         rules=rules,
     )
@@ -116,7 +116,7 @@ def challenge_mob_drop(
     challenge: Challenge,
     by: AbstractBaseUser,
     member: Participant,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
 ) -> Challenge:
     """C16: a member of the mob who cannot match the negatives named against it drops out
@@ -163,7 +163,7 @@ def challenge_mob_drop(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={"drop_out": member.pk},
         rules=rules,
     )
@@ -179,7 +179,7 @@ def challenge_mob_step_in(
     by: AbstractBaseUser,
     member: Participant,
     bid: str = "",
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
 ) -> Challenge:
     """C16: before the first throw another character steps into a mob in the place of one
@@ -219,7 +219,7 @@ def challenge_mob_step_in(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={"step_in": member.pk, "bid": bid},
         rules=rules,
     )

@@ -29,7 +29,7 @@ def challenge_name_negative(
     by: AbstractBaseUser,
     side: str,
     trait: str,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     as_st: bool = False,
 ) -> Challenge:
@@ -65,7 +65,7 @@ def challenge_name_negative(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={"side": side, "as_st": as_st, "negative": trait},
         rules=rules,
     )
@@ -90,7 +90,7 @@ def challenge_choose_trait(
     by: AbstractBaseUser,
     side: str,
     trait: str = "",
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
 ) -> Challenge:
     """W8: the loser picks which of its current traits of the category goes for each trait a
@@ -132,7 +132,7 @@ def challenge_choose_trait(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={"side": side, "choose": trait},
         rules=rules,
     )

@@ -17,6 +17,7 @@ from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
+from combat.steps import token
 
 #: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
 CHALLENGE_REGIONS = ("challenges",)
@@ -134,6 +135,19 @@ def round_of(engine: Engine | None) -> str:
     if engine is None:
         return ""
     return f"{engine.throws}.{len(engine.used)}.{len(engine.spent)}.{engine.phase.value}"
+
+
+def step_token(ch: Challenge) -> str:
+    """The token of the step a screen saw (``steps.token`` over the challenge's ``step``,
+    which every step moves on): what a side's or the storyteller's form posts."""
+    return token("challenge", ch.pk, ch.step)
+
+
+def round_token(ch: Challenge, engine: Engine | None = None) -> str:
+    """The token of the throw a sealed throw or total belongs to (:func:`round_of`): both
+    sides throw at the same step, so the other side locking in leaves it current.
+    ``engine``: the challenge's engine when the caller has it already."""
+    return token("challenge.round", ch.pk, round_of(engine or engine_of(ch)))
 
 
 BY_HAND = {  # C3: the pair of throws a result thrown by hand stands for

@@ -32,7 +32,7 @@ def challenge_retest(
     power: str = "",
     declared: int | None = None,
     trait: str = "",
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     as_st: bool = False,
 ) -> Challenge:
@@ -95,7 +95,7 @@ def challenge_retest(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={
             "side": side,
             "as_st": as_st,
@@ -129,7 +129,7 @@ def challenge_cancel(
     side: str,
     ability: str = "",
     power: str = "",
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     as_st: bool = False,
 ) -> Challenge:
@@ -157,7 +157,7 @@ def challenge_cancel(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={"side": side, "as_st": as_st, "cancel": ability or power},
         rules=rules,
     )
@@ -172,7 +172,7 @@ def challenge_accept(
     challenge: Challenge,
     by: AbstractBaseUser,
     side: str,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     as_st: bool = False,
 ) -> Challenge:
@@ -194,7 +194,7 @@ def challenge_accept(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={"side": side, "as_st": as_st, "accept": True},
         rules=rules,
     )

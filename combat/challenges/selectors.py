@@ -40,10 +40,14 @@ def _scene_rows(scene: Scene, q: Q | None = None) -> list[Challenge]:
     audience of a change (the board, the public part, each player's own)."""
     if q is None:
         return cached(("challenges", scene.pk), lambda: _scene_rows(scene, Q()))
-    rows = Challenge.objects.filter(scene=scene).select_related(
-        "attacker__character", "defender__character", "scene"
+    rows = list(
+        Challenge.objects.filter(scene=scene)
+        .select_related("attacker__character", "defender__character", "scene")
+        .filter(q)
     )
-    return list(rows.filter(q))
+    for row in rows:
+        row.token = reads.step_token(row)  # what a form of its card posts (steps.token)
+    return rows
 
 
 def _waiting(rows: list[Challenge]) -> list[Challenge]:
@@ -105,7 +109,7 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
         "viewer": viewer,
         "names": names,
         "bids": _bids(ch),
-        "round": reads.round_of(engine),
+        "round": reads.round_token(ch, engine),  # the token a throw's form posts
         "phase": engine.phase.value if engine else "answer",
         "leader": leader,
         "leader_name": names.get(leader, ""),

@@ -29,7 +29,7 @@ def challenge_blood(
     by: AbstractBaseUser,
     side: str,
     amount: int,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     as_st: bool = False,
 ) -> Challenge:
@@ -63,7 +63,7 @@ def challenge_blood(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={"side": side, "as_st": as_st, "blood": amount},
         rules=rules,
     )

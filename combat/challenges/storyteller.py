@@ -42,7 +42,7 @@ def challenge_st(
     seconds: int = 0,
     side: str = "",
     text: str = "",
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     rng: Any = None,
 ) -> Challenge:
@@ -62,7 +62,7 @@ def challenge_st(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={"st": action, "side": side, "text": text},
         rules=rules,
     )
@@ -369,7 +369,7 @@ def challenge_dispute(
     by: AbstractBaseUser,
     side: str,
     text: str = "",
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     as_st: bool = False,
 ) -> Challenge:

@@ -45,8 +45,7 @@ def challenge_throw(
     by: AbstractBaseUser,
     side: str,
     throw: str,
-    expected_round: str | None = None,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     as_st: bool = False,
     rng: Any = None,
@@ -82,7 +81,7 @@ def challenge_throw(
         challenge,
         by=by,
         key=key,
-        seen=expected_round,
+        seen=token,
         asked={"side": side, "as_st": as_st, "throw": throw},
         rules=rules,
     )
@@ -162,7 +161,7 @@ def challenge_by_hand(
     by: AbstractBaseUser,
     side: str,
     result: str,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     as_st: bool = False,
 ) -> Challenge:
@@ -205,7 +204,7 @@ def challenge_by_hand(
         challenge,
         by=by,
         key=key,
-        seen=None if expected_step is None else str(expected_step),
+        seen=token,
         asked={"side": side, "as_st": as_st, "by_hand": result},
         rules=rules,
     )
@@ -228,8 +227,7 @@ def challenge_declare(
     by: AbstractBaseUser,
     side: str,
     total: int,
-    expected_round: str | None = None,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     as_st: bool = False,
 ) -> Challenge:
@@ -273,7 +271,7 @@ def challenge_declare(
         challenge,
         by=by,
         key=key,
-        seen=expected_round,
+        seen=token,
         asked={"side": side, "as_st": as_st, "declare": total},
         rules=rules,
     )

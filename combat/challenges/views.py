@@ -148,9 +148,9 @@ def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
         "by": request.user,
         "side": side,
         "key": d.get("key") or None,
+        "token": d.get("token") or None,
         "as_st": as_st,
     }
-    step = d.get("step")
     action = d["action"]
     try:
         if action == "answer":
@@ -166,18 +166,13 @@ def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
                 bonus=d.get("bonus") or 0,
                 prone=d.get("prone", False),
                 counterattack=d.get("counterattack", False),
-                expected_step=step,
             )
         elif action == "throw":
-            throwing.challenge_throw(
-                **common, throw=d["throw"], expected_round=d.get("round") or None
-            )
+            throwing.challenge_throw(**common, throw=d["throw"])
         elif action == "by_hand":
-            throwing.challenge_by_hand(**common, result=d["result"], expected_step=step)
+            throwing.challenge_by_hand(**common, result=d["result"])
         elif action == "declare":
-            throwing.challenge_declare(
-                **common, total=d["total"], expected_round=d.get("round") or None
-            )
+            throwing.challenge_declare(**common, total=d["total"])
         elif action == "retest":
             retests.challenge_retest(
                 **common,
@@ -186,29 +181,25 @@ def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
                 power=d.get("power") or "",
                 declared=d.get("declared"),
                 trait=d.get("trait") or "",
-                expected_step=step,
             )
         elif action == "cancel":
             retests.challenge_cancel(
                 **common,
                 ability=d.get("ability") or "",
                 power=d.get("power") or "",
-                expected_step=step,
             )
         elif action == "accept":
-            retests.challenge_accept(**common, expected_step=step)
+            retests.challenge_accept(**common)
         elif action == "relent":
-            answering.challenge_relent(**common, expected_step=step)
+            answering.challenge_relent(**common)
         elif action == "negative":
-            negatives.challenge_name_negative(
-                **common, trait=d.get("trait") or "", expected_step=step
-            )
+            negatives.challenge_name_negative(**common, trait=d.get("trait") or "")
         elif action == "blood":
-            spending.challenge_blood(**common, amount=d["amount"], expected_step=step)
+            spending.challenge_blood(**common, amount=d["amount"])
         elif action == "choose":
             # W8: the service itself tells the storyteller (who picks for an absent player)
             mine = {k: v for k, v in common.items() if k != "as_st"}
-            negatives.challenge_choose_trait(**mine, trait=d.get("trait") or "", expected_step=step)
+            negatives.challenge_choose_trait(**mine, trait=d.get("trait") or "")
         elif action == "dispute":
             storyteller.challenge_dispute(**common, text=d.get("text") or "")
     except ChallengeError as error:
@@ -253,7 +244,7 @@ def challenge_st(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
             seconds=d.get("seconds") or 0,
             side=d.get("side") or "",
             text=d.get("text") or "",
-            expected_step=d.get("step"),
+            token=d.get("token") or None,
             key=d.get("key") or None,
         )
     except ChallengeError as error:
@@ -344,7 +335,7 @@ def challenge_mob(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
         "challenge": ch,
         "by": request.user,
         "member": d["member"],
-        "expected_step": d.get("step"),
+        "token": d.get("token") or None,
         "key": d.get("key") or None,
     }
     try:

@@ -23,7 +23,7 @@ from characters.demo import CAST, _write_sheet
 from combat import live
 from combat import services as scenes
 from combat.challenges.answering import challenge_answer
-from combat.challenges.reads import engine_of, round_of
+from combat.challenges.reads import round_token, step_token
 from combat.challenges.starting import challenge_start
 from combat.live import session_group
 from combat.models import Challenge, Presence, SceneLogEntry
@@ -57,15 +57,20 @@ def _throw(ch: Challenge, side: str, throw: str) -> dict[str, str]:
         "action": "throw",
         "side": side,
         "throw": throw,
-        "round": round_of(engine_of(ch)),
+        "token": round_token(ch),
         "key": f"c{ch.pk}-{ch.step}-{side}-throw-{throw}",
     }
 
 
 def _accept(ch: Challenge, side: str) -> dict[str, str]:
     ch = Challenge.objects.get(pk=ch.pk)
-    step = str(ch.step)
-    return {"action": "accept", "side": side, "step": step, "key": f"c{ch.pk}-{step}-{side}-accept"}
+    step, token = ch.step, step_token(ch)
+    return {
+        "action": "accept",
+        "side": side,
+        "token": token,
+        "key": f"c{ch.pk}-{step}-{side}-accept",
+    }
 
 
 def _act(t: Table, ch: Challenge) -> str:

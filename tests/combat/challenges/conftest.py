@@ -23,6 +23,7 @@ from combat.challenges import (
     storyteller,
     throwing,
 )
+from combat.challenges.reads import round_token, step_token
 from combat.models import Challenge, Participant, Scene
 from tests.conftest import client_for
 from tests.factories import (
@@ -105,6 +106,13 @@ class Table:
     def throw(self, challenge: Challenge, a: str, d: str) -> Challenge:
         self.do("throw", challenge, self.a_user, side="attacker", throw=a)
         return self.do("throw", challenge, self.d_user, side="defender", throw=d)
+
+
+def token_for(ch: Challenge, action: str = "") -> str:
+    """The token a card's form for ``action`` carries: a throw's or a total's is the
+    throw's (both sides throw at the same step), any other the challenge's step."""
+    ch = Challenge.objects.get(pk=ch.pk)
+    return round_token(ch) if action in ("throw", "declare") else step_token(ch)
 
 
 def ledger_of(challenge: Challenge) -> list[tuple[str, str, str, int]]:

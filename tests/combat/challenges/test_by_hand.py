@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from combat import services as scenes
-from combat.challenges.reads import engine_of
+from combat.challenges.reads import engine_of, step_token
 from combat.challenges.refusals import ChallengeError
 from combat.challenges.throwing import challenge_by_hand
 from combat.models import SceneLogEntry
@@ -82,7 +82,12 @@ def test_the_storyteller_confirms_from_the_board(classic):
     url = reverse("challenge_st", args=[t.scene.pk, ch.pk])
     r = client_for(t.st).post(
         url,
-        {"action": "by_hand", "side": "defender", "step": t.ch(ch).step, "key": "st-hand-0001"},
+        {
+            "action": "by_hand",
+            "side": "defender",
+            "token": step_token(t.ch(ch)),
+            "key": "st-hand-0001",
+        },
         HTTP_HX_REQUEST="true",
     )
     assert r.status_code == 200, r.content.decode()
@@ -152,7 +157,7 @@ def test_two_phones_record_and_confirm_over_http(classic):
             "action": "by_hand",
             "side": "attacker",
             "result": "draw",
-            "step": t.ch(ch).step,
+            "token": step_token(t.ch(ch)),
             "key": "hand-a-00001",
         },
         HTTP_HX_REQUEST="true",
@@ -164,7 +169,7 @@ def test_two_phones_record_and_confirm_over_http(classic):
             "action": "by_hand",
             "side": "defender",
             "result": "draw",
-            "step": t.ch(ch).step,
+            "token": step_token(t.ch(ch)),
             "key": "hand-d-00001",
         },
         HTTP_HX_REQUEST="true",

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from combat import services as scenes
 from combat.challenges import recording
-from combat.challenges.reads import engine_of
+from combat.challenges.reads import engine_of, step_token
 from combat.challenges.refusals import ChallengeError
 from combat.models import Participant
 from tests.conftest import client_for
@@ -29,7 +29,7 @@ def _brute(t, *, negative: str = "Lazy"):
 
 def _mob_post(client, t, ch, member, **data):
     url = reverse("challenge_mob", args=[t.scene.pk, ch.pk])
-    return client.post(url, {"member": member.pk, "step": t.ch(ch).step, **data})
+    return client.post(url, {"member": member.pk, "token": step_token(t.ch(ch)), **data})
 
 
 def _phone(client, t) -> str:

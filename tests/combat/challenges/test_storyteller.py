@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from combat.challenges.reads import engine_of
+from combat.challenges.reads import engine_of, step_token
 from combat.challenges.refusals import ChallengeError
 from combat.challenges.storyteller import challenge_st
 from tests.combat.challenges.test_mob import _brute
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 def _st(t, ch, action, **kw):
     """A storyteller's call, as the tablet makes it (with the step it saw)."""
     t.refresh()
-    kw.setdefault("expected_step", t.ch(ch).step)
+    kw.setdefault("token", step_token(t.ch(ch)))
     challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action=action, **kw)
     t.render()
     return t.ch(ch)
@@ -30,7 +30,7 @@ def _st(t, ch, action, **kw):
 
 def _post_st(t, ch, **data):
     url = reverse("challenge_st", args=[t.scene.pk, ch.pk])
-    data.setdefault("step", t.ch(ch).step)
+    data.setdefault("token", step_token(t.ch(ch)))
     return client_for(t.st).post(url, data, HTTP_HX_REQUEST="true")
 
 

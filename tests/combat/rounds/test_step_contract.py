@@ -95,7 +95,7 @@ def _declare(ctx: dict, side: str, total: int, key: str | None = None, at=None) 
     t.refresh()
     return throwing.challenge_declare(
         scene=t.scene, challenge=t.ch(ctx["ch"]), by=ctx["users"][side[0]], side=side,
-        total=total, key=key, expected_round=at,
+        total=total, key=key, token=at,
     )  # fmt: skip
 
 
@@ -172,7 +172,7 @@ STEPS = [
         _draw,
         lambda c, key, at: _declare(c, "attacker", 10, key, at),
         # both sides declare at the same step: the token is the throw it belongs to
-        lambda c: reads.round_of(reads.engine_of(Challenge.objects.get(pk=c["ch"].pk))),
+        lambda c: reads.round_token(Challenge.objects.get(pk=c["ch"].pk)),
         lambda c: _declare(c, "defender", 99),
         "C4",
         state=_challenge_state,
