@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 
 from combat import access
-from combat.challenges.services import MODES, THROWS
+from combat.challenges.reads import MODES, THROWS
 from combat.forms import KEY_PATTERN
 from combat.models import Scene
 from config.bounds import MAX_ID
@@ -122,12 +122,12 @@ ACTIONS = (
 
 
 class ActForm(forms.Form):
-    """One step of a side: which action, for which side, at which step (or throw round)."""
+    """One step of a side: which action, for which side, and the token of the step (or the
+    throw) its screen saw."""
 
     action = forms.ChoiceField(choices=[(a, a) for a in ACTIONS])
     side = forms.ChoiceField(choices=SIDES)
-    step = forms.IntegerField(min_value=0, max_value=MAX_ID, required=False)
-    round = forms.CharField(max_length=40, required=False)
+    token = forms.CharField(max_length=40, required=False)  # steps.token: the state seen
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
     answer = forms.ChoiceField(
         choices=[("bid", "bid"), ("relent", "relent"), ("no_bid", "no_bid")], required=False
@@ -190,7 +190,7 @@ ST_ACTIONS = (
 
 class StForm(forms.Form):
     action = forms.ChoiceField(choices=[(a, a) for a in ST_ACTIONS])
-    step = forms.IntegerField(min_value=0, max_value=MAX_ID, required=False)
+    token = forms.CharField(max_length=40, required=False)  # steps.token: the state seen
     seconds = forms.IntegerField(min_value=1, max_value=600, required=False)
     side = forms.CharField(max_length=10, required=False)
     text = forms.CharField(max_length=300, required=False)
@@ -213,7 +213,7 @@ class MobForm(forms.Form):
     drop = forms.BooleanField(required=False)
     drop_out = forms.BooleanField(required=False, help_text="C16: leave a formed mob.")
     step_in = forms.BooleanField(required=False, help_text="C16: take a place left by a drop-out.")
-    step = forms.IntegerField(min_value=0, max_value=MAX_ID, required=False)
+    token = forms.CharField(max_length=40, required=False)  # steps.token: the state seen
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
     def __init__(self, *args: Any, scene: Scene, user: Any, **kwargs: Any) -> None:

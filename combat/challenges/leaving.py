@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from combat import live
-from combat.challenges.services import ChallengeError
+from combat.challenges.refusals import ChallengeError
 from combat.models import Challenge, Scene
 
 STILL_OPEN = "This challenge is not over yet: it stays until it is."

@@ -14,7 +14,8 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Max, Q
 
-from combat.challenges import services, sheets
+from combat.challenges import reads, sheets
+from combat.challenges.reads import cancel_choices
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.render_cache import cached
 from combat.rules import night
@@ -39,10 +40,14 @@ def _scene_rows(scene: Scene, q: Q | None = None) -> list[Challenge]:
     audience of a change (the board, the public part, each player's own)."""
     if q is None:
         return cached(("challenges", scene.pk), lambda: _scene_rows(scene, Q()))
-    rows = Challenge.objects.filter(scene=scene).select_related(
-        "attacker__character", "defender__character", "scene"
+    rows = list(
+        Challenge.objects.filter(scene=scene)
+        .select_related("attacker__character", "defender__character", "scene")
+        .filter(q)
     )
-    return list(rows.filter(q))
+    for row in rows:
+        row.token = reads.step_token(row)  # what a form of its card posts (steps.token)
+    return rows
 
 
 def _waiting(rows: list[Challenge]) -> list[Challenge]:
@@ -94,17 +99,17 @@ def _bids(ch: Challenge) -> dict[str, str]:
 
 def card(ch: Challenge, viewer: str) -> dict[str, Any]:
     """One challenge as ``viewer`` may see it, with the moves the rules allow it now."""
-    engine = services.engine_of(ch)
+    engine = reads.engine_of(ch)
     sealed_throws = ch.sealed.get("throw", {})
     sealed_totals = ch.sealed.get("declare", {})
-    names = {s: services.name_of(ch, s, seen=viewer == "st") for s in ("attacker", "defender")}
+    names = {s: reads.name_of(ch, s, seen=viewer == "st") for s in ("attacker", "defender")}
     leader = engine.leader.value if engine is not None and engine.leader else ""
     data: dict[str, Any] = {
         "ch": ch,
         "viewer": viewer,
         "names": names,
         "bids": _bids(ch),
-        "round": services.round_of(engine),
+        "round": reads.round_token(ch, engine),  # the token a throw's form posts
         "phase": engine.phase.value if engine else "answer",
         "leader": leader,
         "leader_name": names.get(leader, ""),
@@ -118,10 +123,10 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
         "moves": {},
         "mob": [
             {"member": m, "bid": ch.options["mob"].get(str(m.pk), {}).get("bid", "")}
-            for m in services.mob_members(ch)
+            for m in reads.mob_members(ch)
         ],
         "mob_side": ch.options.get("mob_side", "attacker"),
-        "mob_dropped": services.mob_dropped(ch),
+        "mob_dropped": reads.mob_dropped(ch),
         "must_drop": _must_drop(ch, engine),
         "blood": _blood(engine),
         "choosing": [names[s] for s in dict.fromkeys(ch.options.get("choose", []))],
@@ -137,7 +142,7 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
 
 def _by_hand(ch: Challenge, engine: Any, names: dict[str, str]) -> dict[str, str] | None:
     """C3: a result thrown by hand one side recorded, waiting for the other to confirm."""
-    pending = services.by_hand_pending(ch, engine) if ch.is_open else None
+    pending = reads.by_hand_pending(ch, engine) if ch.is_open else None
     if pending is None:
         return None
     other = "defender" if pending["side"] == "attacker" else "attacker"
@@ -145,7 +150,7 @@ def _by_hand(ch: Challenge, engine: Any, names: dict[str, str]) -> dict[str, str
         **pending,
         "by": names[pending["side"]],
         "other": names[other],
-        "words": services.by_hand_words(ch, pending["result"]),
+        "words": reads.by_hand_words(ch, pending["result"]),
     }
 
 
@@ -198,7 +203,7 @@ def _announced(ch: Challenge, engine: Any) -> str:
     # each retest is announced under what it uses: a power's name, an ability's
     what = (r.power if r.kind is RetestKind.POWER else r.ability) or ""
     detail = f"{r.kind.value}: {what}" if what else r.kind.value
-    return f"{services.name_of(ch, r.by.value)} is retesting ({detail})"
+    return f"{reads.name_of(ch, r.by.value)} is retesting ({detail})"
 
 
 def moves(ch: Challenge, engine: Any, side: str) -> dict[str, Any]:
@@ -281,7 +286,7 @@ def choose_choices(ch: Challenge, side: str) -> dict[str, Any]:
     traits = sorted(sheets.load(me).traits(ch.category).items()) if me is not None else []
     return {
         "side": side,
-        "name": services.name_of(ch, side),
+        "name": reads.name_of(ch, side),
         "traits": traits,
         "count": ch.options.get("choose", []).count(side),
     }
@@ -310,9 +315,9 @@ def _may_step_in(ch: Challenge, member: Participant) -> bool:
         return False
     if any(p is not None and p.hidden for p in (ch.attacker, ch.defender)):
         return False
-    if services.in_challenge(ch, member):
+    if reads.in_challenge(ch, member):
         return False
-    engine = services.engine_of(ch)
+    engine = reads.engine_of(ch)
     return engine is not None and engine.can_step_in()
 
 
@@ -329,9 +334,9 @@ def _stamina_only(ch: Challenge, participant: Participant, sheet: sheets.Sheet) 
     C12 (surprised: an Incapacitated defender, say) or C15 (outpaced by Celerity)."""
     if ch.defender_id != participant.pk:
         return ""
-    if services.is_surprised(ch.options, sheet):
+    if reads.is_surprised(ch.options, sheet):
         return "C12"
-    return "C15" if services.is_outpaced(ch.options, sheet) else ""
+    return "C15" if reads.is_outpaced(ch.options, sheet) else ""
 
 
 def answer_choices(ch: Challenge, participant: Participant) -> dict[str, Any]:
@@ -355,24 +360,6 @@ def answer_choices(ch: Challenge, participant: Participant) -> dict[str, Any]:
         "bns": ruleset == "met_bns",
         "quick": participant.character_id is None,
     }
-
-
-def cancel_choices(ch: Challenge, engine: Any, side: Side) -> dict[str, Any]:
-    me = ch.attacker if side is Side.ATTACKER else ch.defender
-    sheet = sheets.load(me)
-    pending = engine.announced
-    out: dict[str, Any] = {"abilities": [], "powers": [], "default": engine.side(side).ability}
-    if pending.kind is RetestKind.ABILITY and engine.profile.family is Family.WEREWOLF:
-        used = engine._used(RetestKind.ABILITY, side)
-        if not used:
-            out["abilities"] = [
-                (name, sheet.ability_points(name))
-                for name in sorted(sheet.abilities())
-                if sheet.ability_points(name) > 0
-            ]
-    if pending.kind is RetestKind.POWER and pending.power in sheet.powers():
-        out["powers"] = [pending.power]
-    return out
 
 
 def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any]]:
@@ -521,7 +508,7 @@ def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
     cards = []
     if ids:
         for ch in _own_challenges(scene, user, ids):
-            for side in services.sides_for(ch, user):
+            for side in reads.sides_for(ch, user):
                 cards.append(card(ch, side))
             for member in own:
                 dropped = member.pk in ch.options.get("mob_dropped", [])
@@ -547,10 +534,10 @@ def board_cards(scene: Scene) -> dict[str, Any]:
     for ch in _challenges(scene, recent=None):  # the whole night stays reachable (void, history)
         data = card(ch, "st")
         data["npc_members"] = [
-            member_card(ch, m) for m in services.mob_members(ch) if m.npc or m.character_id is None
+            member_card(ch, m) for m in reads.mob_members(ch) if m.npc or m.character_id is None
         ]
         data["st_sides"] = (
-            [{"side": s, **card(ch, s)} for s in services.sides_for_st(ch)] if ch.is_open else []
+            [{"side": s, **card(ch, s)} for s in reads.sides_for_st(ch)] if ch.is_open else []
         )
         # W8: the storyteller may choose for an absent player (or an NPC)
         data["st_choose"] = [
@@ -559,18 +546,18 @@ def board_cards(scene: Scene) -> dict[str, Any]:
             if ch.status == ChallengeStatus.OVER
         ]
         # C16: the storyteller may drop out a member for an NPC or an absent player
-        everyone = services.mob_participants(ch) if data["must_drop"] else {}
+        everyone = reads.mob_participants(ch) if data["must_drop"] else {}
         data["st_drops"] = [everyone[n] for n in data["must_drop"] if n in everyone]
         # C16: and keep out of a forming mob a player's character that does not answer
         forming = ch.status == ChallengeStatus.ANSWER and ch.options.get("awaiting") == "mob"
         data["st_keep_out"] = (
-            [m for m in services.unanswered(ch) if not (m.npc or m.character_id is None)]
+            [m for m in reads.unanswered(ch) if not (m.npc or m.character_id is None)]
             if forming
             else []
         )
         # C12: before the defender's bid the storyteller may rule on surprise
         data["st_surprised"] = (
-            services.is_surprised(ch.options, sheets.load(ch.defender))
+            reads.is_surprised(ch.options, sheets.load(ch.defender))
             if ch.status == ChallengeStatus.ANSWER and ch.defender is not None
             else None
         )
@@ -599,12 +586,12 @@ def board_cards(scene: Scene) -> dict[str, Any]:
 
 
 def modes_of(scene: Scene) -> list[str]:
-    """The kinds of challenge the scene's ruleset has, in the services' order (W0: no
+    """The kinds of challenge the scene's ruleset has, in the order of reads.MODES (W0: no
     extended challenge outside met_werewolf)."""
     if scene.ruleset == "wod_dice":
         return []
     kinds = {mode.value for mode in kinds_of_test(scene.ruleset)}
-    return [m for m in services.MODES if m in kinds]
+    return [m for m in reads.MODES if m in kinds]
 
 
 def public_lines(scene: Scene) -> list[dict[str, Any]]:

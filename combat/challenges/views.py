@@ -17,8 +17,20 @@ from django.views.decorators.http import require_GET, require_POST
 from combat import forms as scene_forms
 from combat import render_cache
 from combat import selectors as scene_selectors
-from combat.challenges import forms, leaving, services
-from combat.challenges.services import ChallengeError
+from combat.challenges import (
+    answering,
+    forms,
+    leaving,
+    mob,
+    negatives,
+    reads,
+    retests,
+    spending,
+    starting,
+    storyteller,
+    throwing,
+)
+from combat.challenges.refusals import ChallengeError
 from combat.models import Challenge, Scene
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.challenge import Phase
@@ -111,7 +123,7 @@ def challenge_start(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         return _unreadable(request, scene, as_st, form, "Nothing started.")
     try:
-        services.challenge_start(scene=scene, by=request.user, **form.service_kwargs())
+        starting.challenge_start(scene=scene, by=request.user, **form.service_kwargs())
     except ChallengeError as error:
         return _refused(request, scene, as_st, error)
     return _region(request, scene, as_st)
@@ -129,20 +141,20 @@ def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
         return _unreadable(request, scene, is_st, form)
     d = form.cleaned_data
     side = d["side"]
-    as_st = is_st and side in services.sides_for_st(ch)
+    as_st = is_st and side in reads.sides_for_st(ch)
     common = {
         "scene": scene,
         "challenge": ch,
         "by": request.user,
         "side": side,
         "key": d.get("key") or None,
+        "token": d.get("token") or None,
         "as_st": as_st,
     }
-    step = d.get("step")
     action = d["action"]
     try:
         if action == "answer":
-            services.challenge_answer(
+            answering.challenge_answer(
                 **common,
                 answer=d["answer"],
                 bid=d.get("bid") or "",
@@ -154,51 +166,42 @@ def challenge_act(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
                 bonus=d.get("bonus") or 0,
                 prone=d.get("prone", False),
                 counterattack=d.get("counterattack", False),
-                expected_step=step,
             )
         elif action == "throw":
-            services.challenge_throw(
-                **common, throw=d["throw"], expected_round=d.get("round") or None
-            )
+            throwing.challenge_throw(**common, throw=d["throw"])
         elif action == "by_hand":
-            services.challenge_by_hand(**common, result=d["result"], expected_step=step)
+            throwing.challenge_by_hand(**common, result=d["result"])
         elif action == "declare":
-            services.challenge_declare(
-                **common, total=d["total"], expected_round=d.get("round") or None
-            )
+            throwing.challenge_declare(**common, total=d["total"])
         elif action == "retest":
-            services.challenge_retest(
+            retests.challenge_retest(
                 **common,
                 kind=d["kind"],
                 ability=d.get("ability") or "",
                 power=d.get("power") or "",
                 declared=d.get("declared"),
                 trait=d.get("trait") or "",
-                expected_step=step,
             )
         elif action == "cancel":
-            services.challenge_cancel(
+            retests.challenge_cancel(
                 **common,
                 ability=d.get("ability") or "",
                 power=d.get("power") or "",
-                expected_step=step,
             )
         elif action == "accept":
-            services.challenge_accept(**common, expected_step=step)
+            retests.challenge_accept(**common)
         elif action == "relent":
-            services.challenge_relent(**common, expected_step=step)
+            answering.challenge_relent(**common)
         elif action == "negative":
-            services.challenge_name_negative(
-                **common, trait=d.get("trait") or "", expected_step=step
-            )
+            negatives.challenge_name_negative(**common, trait=d.get("trait") or "")
         elif action == "blood":
-            services.challenge_blood(**common, amount=d["amount"], expected_step=step)
+            spending.challenge_blood(**common, amount=d["amount"])
         elif action == "choose":
             # W8: the service itself tells the storyteller (who picks for an absent player)
             mine = {k: v for k, v in common.items() if k != "as_st"}
-            services.challenge_choose_trait(**mine, trait=d.get("trait") or "", expected_step=step)
+            negatives.challenge_choose_trait(**mine, trait=d.get("trait") or "")
         elif action == "dispute":
-            services.challenge_dispute(**common, text=d.get("text") or "")
+            storyteller.challenge_dispute(**common, text=d.get("text") or "")
     except ChallengeError as error:
         return _refused(request, scene, is_st, error)
     return _region(request, scene, is_st)
@@ -233,7 +236,7 @@ def challenge_st(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
         return _unreadable(request, scene, True, form)
     d = form.cleaned_data
     try:
-        services.challenge_st(
+        storyteller.challenge_st(
             scene=scene,
             challenge=ch,
             by=request.user,
@@ -241,7 +244,7 @@ def challenge_st(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
             seconds=d.get("seconds") or 0,
             side=d.get("side") or "",
             text=d.get("text") or "",
-            expected_step=d.get("step"),
+            token=d.get("token") or None,
             key=d.get("key") or None,
         )
     except ChallengeError as error:
@@ -278,10 +281,10 @@ def challenge_odds(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
     scene, is_st = _scene(request, pk)
     ch = _challenge(request, scene, cid, is_st)
     side = request.GET.get("side", "")
-    allowed = services.sides_for_st(ch) if is_st else services.sides_for(ch, request.user)
+    allowed = reads.sides_for_st(ch) if is_st else reads.sides_for(ch, request.user)
     if side not in allowed:
         raise Http404("Not your side.")
-    engine = services.engine_of(ch)
+    engine = reads.engine_of(ch)
     if engine is None or engine.phase is Phase.OVER or not ch.is_open:
         return HttpResponse("No odds: nothing to throw.")
     try:
@@ -302,7 +305,7 @@ def challenge_regain(request: HttpRequest, pk: int) -> HttpResponse:
         return _unreadable(request, scene, is_st, form)
     d = form.cleaned_data
     try:
-        services.challenge_regain(
+        spending.challenge_regain(
             scene=scene,
             by=request.user,
             participant=d["participant"],
@@ -332,16 +335,16 @@ def challenge_mob(request: HttpRequest, pk: int, cid: int) -> HttpResponse:
         "challenge": ch,
         "by": request.user,
         "member": d["member"],
-        "expected_step": d.get("step"),
+        "token": d.get("token") or None,
         "key": d.get("key") or None,
     }
     try:
         if d.get("drop_out"):
-            services.challenge_mob_drop(**common)
+            mob.challenge_mob_drop(**common)
         elif d.get("step_in"):
-            services.challenge_mob_step_in(**common, bid=d.get("bid") or "")
+            mob.challenge_mob_step_in(**common, bid=d.get("bid") or "")
         else:
-            services.challenge_mob_bid(**common, bid=d.get("bid") or "", drop=d.get("drop", False))
+            mob.challenge_mob_bid(**common, bid=d.get("bid") or "", drop=d.get("drop", False))
     except ChallengeError as error:
         return _refused(request, scene, is_st, error)
     return _region(request, scene, is_st)

@@ -327,7 +327,8 @@ def resolve_attack(
     challenge (combat/challenges/), damage by B3 for an attack. B10: the target's prone state
     in the round goes into its defense pool (-2 within three steps, +2 against a physical
     ranged attack from further, ``ranged_far``). Returns the log line's tail."""
-    from combat.challenges.services import ChallengeError, challenge_start
+    from combat.challenges.refusals import ChallengeError
+    from combat.challenges.starting import challenge_start
 
     category = CHALLENGES.get(action) if action is not None else None
     if category is None:

@@ -365,7 +365,7 @@ def test_a_phone_whose_clock_is_wrong_counts_down_on_the_servers(browser, live_u
 
     from playwright.sync_api import expect
 
-    from combat.challenges import services
+    from combat.challenges import timers
 
     s = _screens(browser, live_url, "met_classic")
     context = browser.new_context(viewport=PHONE)
@@ -378,7 +378,7 @@ def test_a_phone_whose_clock_is_wrong_counts_down_on_the_servers(browser, live_u
     ahead.wait_for_url(f"{live_url}/")
     ahead.goto(s.scene_url + "phone/")
     expect(ahead.locator("[data-state=live]")).to_have_count(1)
-    monkeypatch.setattr(services, "ANSWER_SECONDS", 40)
+    monkeypatch.setattr(timers, "ANSWER_SECONDS", 40)
     off_loop(s.t.start, category="physical", bid="Strong")
     left = re.compile(r"Sophia to answer — in [23]\d s; then the storyteller decides")
     for phone in (ahead, s.d):
@@ -393,12 +393,12 @@ def test_an_expired_timer_is_pushed_to_the_board_and_decides_nothing(
 ):
     from playwright.sync_api import expect
 
-    from combat.challenges import services
+    from combat.challenges import timers
 
     s = _screens(browser, live_url, "met_classic")
     board = s.st.locator("#challenge-board")
     expect(board).to_contain_text("No challenge yet")
-    monkeypatch.setattr(services, "ANSWER_SECONDS", 3)
+    monkeypatch.setattr(timers, "ANSWER_SECONDS", 3)
     ch = off_loop(s.t.start, category="physical", bid="Strong")
     # no reload: the card comes by its push, and its timer runs out on the open tablet
     expect(board).to_contain_text("Sophia to answer", timeout=4000)

@@ -22,7 +22,9 @@ from asgiref.sync import sync_to_async
 from characters.demo import CAST, _write_sheet
 from combat import live
 from combat import services as scenes
-from combat.challenges import services
+from combat.challenges.answering import challenge_answer
+from combat.challenges.reads import round_token, step_token
+from combat.challenges.starting import challenge_start
 from combat.live import session_group
 from combat.models import Challenge, Presence, SceneLogEntry
 from tests.combat.challenges.conftest import Table, ledger_of, make_table
@@ -37,11 +39,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def _table() -> tuple[Table, Challenge, dict[str, str]]:
     t = make_table("met_classic")
-    ch = services.challenge_start(
+    ch = challenge_start(
         scene=t.scene, by=t.a_user, attacker=t.a, defender=t.d, category="physical", bid="Strong"
     )
     t.refresh()
-    ch = services.challenge_answer(
+    ch = challenge_answer(
         scene=t.scene, challenge=t.ch(ch), by=t.d_user, side="defender", answer="bid", bid="Tough"
     )
     sessions = {"st": session_for(t.st), "a": session_for(t.a_user), "d": session_for(t.d_user)}
@@ -55,15 +57,20 @@ def _throw(ch: Challenge, side: str, throw: str) -> dict[str, str]:
         "action": "throw",
         "side": side,
         "throw": throw,
-        "round": services.round_of(services.engine_of(ch)),
+        "token": round_token(ch),
         "key": f"c{ch.pk}-{ch.step}-{side}-throw-{throw}",
     }
 
 
 def _accept(ch: Challenge, side: str) -> dict[str, str]:
     ch = Challenge.objects.get(pk=ch.pk)
-    step = str(ch.step)
-    return {"action": "accept", "side": side, "step": step, "key": f"c{ch.pk}-{step}-{side}-accept"}
+    step, token = ch.step, step_token(ch)
+    return {
+        "action": "accept",
+        "side": side,
+        "token": token,
+        "key": f"c{ch.pk}-{step}-{side}-accept",
+    }
 
 
 def _act(t: Table, ch: Challenge) -> str:
@@ -280,11 +287,11 @@ def _crowd(pairs: int, others: int) -> tuple[Table, list[tuple[Challenge, Any, A
     for i in range(pairs):
         (a_user, a), (d_user, d) = join("Marcus", i), join("Sophia", i)
         t.refresh()
-        ch = services.challenge_start(
+        ch = challenge_start(
             scene=t.scene, by=a_user, attacker=a, defender=d, category="physical", bid="Strong"
         )
         t.refresh()
-        services.challenge_answer(
+        challenge_answer(
             scene=t.scene, challenge=t.ch(ch), by=d_user, side="defender", answer="bid",
             bid="Tough",
         )  # fmt: skip

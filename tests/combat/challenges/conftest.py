@@ -13,7 +13,17 @@ from characters.models import Character, LedgerEntry
 from characters.selectors import current_values
 from combat import fragments
 from combat import services as scenes
-from combat.challenges import services
+from combat.challenges import (
+    answering,
+    mob,
+    negatives,
+    retests,
+    spending,
+    starting,
+    storyteller,
+    throwing,
+)
+from combat.challenges.reads import round_token, step_token
 from combat.models import Challenge, Participant, Scene
 from tests.conftest import client_for
 from tests.factories import (
@@ -28,6 +38,14 @@ PAIRS = {
     "met_classic": ("Marcus", "Sophia"),
     "met_werewolf": ("Janet", "Cody"),
     "met_bns": ("Delilah", "Melvin"),
+}
+
+#: Every challenge write by name: ``Table.do("throw", ...)`` calls ``challenge_throw``.
+WRITES = {
+    name: getattr(module, name)
+    for module in (answering, mob, negatives, retests, spending, starting, storyteller, throwing)
+    for name in vars(module)
+    if name.startswith("challenge_")
 }
 
 
@@ -57,11 +75,11 @@ class Table:
         kw.setdefault("defender", self.d)
         by = kw.pop("by", self.a_user)
         self.refresh()
-        return services.challenge_start(scene=self.scene, by=by, **kw)
+        return starting.challenge_start(scene=self.scene, by=by, **kw)
 
     def do(self, fn: str, challenge: Challenge, user: Any, **kw: Any) -> Challenge:
         self.refresh()
-        done = getattr(services, f"challenge_{fn}")(
+        done = WRITES[f"challenge_{fn}"](
             scene=self.scene, challenge=self.ch(challenge), by=user, **kw
         )
         self.render()
@@ -88,6 +106,13 @@ class Table:
     def throw(self, challenge: Challenge, a: str, d: str) -> Challenge:
         self.do("throw", challenge, self.a_user, side="attacker", throw=a)
         return self.do("throw", challenge, self.d_user, side="defender", throw=d)
+
+
+def token_for(ch: Challenge, action: str = "") -> str:
+    """The token a card's form for ``action`` carries: a throw's or a total's is the
+    throw's (both sides throw at the same step), any other the challenge's step."""
+    ch = Challenge.objects.get(pk=ch.pk)
+    return round_token(ch) if action in ("throw", "declare") else step_token(ch)
 
 
 def ledger_of(challenge: Challenge) -> list[tuple[str, str, str, int]]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 from combat import fragments
-from combat.challenges import services
+from combat.challenges.answering import challenge_answer
+from combat.challenges.storyteller import challenge_dispute
 from combat.templatetags.challenges import HISTORY_SHOWN
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 def _live(t):
     ch = t.start(category="physical", bid="Strong")
-    return services.challenge_answer(
+    return challenge_answer(
         scene=t.refresh().scene,
         challenge=t.ch(ch),
         by=t.d_user,
@@ -31,7 +32,7 @@ def _live(t):
 
 
 def _call(t, ch, user, side: str, n: int) -> None:
-    services.challenge_dispute(
+    challenge_dispute(
         scene=t.refresh().scene,
         challenge=t.ch(ch),
         by=user,
@@ -64,7 +65,7 @@ def test_calls_from_one_side_collapse_into_one_counted_line(classic) -> None:
 def test_a_call_cannot_forge_a_line_of_the_history(classic) -> None:
     t = classic
     ch = _live(t)
-    services.challenge_dispute(
+    challenge_dispute(
         scene=t.refresh().scene,
         challenge=t.ch(ch),
         by=t.d_user,

@@ -7,8 +7,9 @@ import pytest
 from django.urls import reverse
 
 from combat import services as scenes
-from combat.challenges import services
-from combat.challenges.services import ChallengeError, engine_of
+from combat.challenges.reads import engine_of, step_token
+from combat.challenges.refusals import ChallengeError
+from combat.challenges.throwing import challenge_by_hand
 from combat.models import SceneLogEntry
 from tests.conftest import client_for
 
@@ -81,7 +82,12 @@ def test_the_storyteller_confirms_from_the_board(classic):
     url = reverse("challenge_st", args=[t.scene.pk, ch.pk])
     r = client_for(t.st).post(
         url,
-        {"action": "by_hand", "side": "defender", "step": t.ch(ch).step, "key": "st-hand-0001"},
+        {
+            "action": "by_hand",
+            "side": "defender",
+            "token": step_token(t.ch(ch)),
+            "key": "st-hand-0001",
+        },
         HTTP_HX_REQUEST="true",
     )
     assert r.status_code == 200, r.content.decode()
@@ -131,7 +137,7 @@ def test_by_hand_clears_a_sealed_throw_and_is_refused_outside_the_throws(classic
     with pytest.raises(ChallengeError, match=r"No throw is called for right now. \(C3\)"):
         t.do("by_hand", ch, t.a_user, side="attacker", result="attacker")
     with pytest.raises(ChallengeError, match="You do not play"):
-        services.challenge_by_hand(
+        challenge_by_hand(
             scene=t.refresh().scene,
             challenge=t.ch(ch),
             by=t.a_user,
@@ -151,7 +157,7 @@ def test_two_phones_record_and_confirm_over_http(classic):
             "action": "by_hand",
             "side": "attacker",
             "result": "draw",
-            "step": t.ch(ch).step,
+            "token": step_token(t.ch(ch)),
             "key": "hand-a-00001",
         },
         HTTP_HX_REQUEST="true",
@@ -163,7 +169,7 @@ def test_two_phones_record_and_confirm_over_http(classic):
             "action": "by_hand",
             "side": "defender",
             "result": "draw",
-            "step": t.ch(ch).step,
+            "token": step_token(t.ch(ch)),
             "key": "hand-d-00001",
         },
         HTTP_HX_REQUEST="true",

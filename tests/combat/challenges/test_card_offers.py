@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from combat.challenges.services import ChallengeError
+from combat.challenges.reads import step_token
+from combat.challenges.refusals import ChallengeError
 from combat.models import SceneLogEntry
 
 pytestmark = pytest.mark.django_db
@@ -101,7 +102,7 @@ def test_the_attacker_may_relent_while_it_waits_for_the_answer(classic):
     )
     assert relent is not None
     traits = (t.now(t.a)["traits"], t.now(t.d)["traits"])
-    ch = t.do("relent", ch, t.a_user, side="attacker", expected_step=t.ch(ch).step)
+    ch = t.do("relent", ch, t.a_user, side="attacker", token=step_token(t.ch(ch)))
     ch = t.ch(ch)
     assert (ch.status, ch.winner) == ("over", "defender")
     assert (t.now(t.a)["traits"], t.now(t.d)["traits"]) == traits  # C2: nobody loses a trait

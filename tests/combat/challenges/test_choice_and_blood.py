@@ -7,7 +7,8 @@ import pytest
 from django.urls import reverse
 
 from characters.models import LedgerEntry
-from combat.challenges.services import ChallengeError, engine_of
+from combat.challenges.reads import engine_of, step_token
+from combat.challenges.refusals import ChallengeError
 from combat.rules.terms import Side
 from tests.conftest import client_for
 from tests.factories import TraitFactory
@@ -52,8 +53,8 @@ def test_w8_the_loser_picks_the_trait_on_its_phone_and_the_ledger_lands_then(wer
     url = reverse("challenge_act", args=[t.scene.pk, ch.pk])
     post = {"action": "choose", "side": "defender", "trait": "Dignified", "key": "w8-choice-01"}
     phone = client_for(t.d_user)
-    assert phone.post(url, {**post, "step": t.ch(ch).step}).status_code == 200
-    assert phone.post(url, {**post, "step": t.ch(ch).step - 1}).status_code == 200  # replay
+    assert phone.post(url, {**post, "token": step_token(t.ch(ch))}).status_code == 200
+    assert phone.post(url, {**post, "token": "a-stale-token"}).status_code == 200  # replay
     assert t.now(t.d)["traits"]["social"]["Dignified"] == 2  # counted once
     ch = t.ch(ch)
     assert "choose" not in ch.options and ch.deadline is None
@@ -104,7 +105,7 @@ def test_c5_blood_for_physical_traits_from_the_phone(classic):
     assert "Blood for physical traits (C5: 0 of 1 this challenge, 12 blood left)" in marcus
     url = reverse("challenge_act", args=[t.scene.pk, ch.pk])
     post = {"action": "blood", "side": "attacker", "amount": 1, "key": "blood-tap-01"}
-    r = client_for(t.a_user).post(url, {**post, "step": t.ch(ch).step})
+    r = client_for(t.a_user).post(url, {**post, "token": step_token(t.ch(ch))})
     assert r.status_code == 200, r.content.decode()
     ch = t.ch(ch)
     assert engine_of(ch).total(Side.ATTACKER) == before + 1

@@ -7,8 +7,9 @@ from django.urls import reverse
 
 from characters.demo import CAST, _write_sheet
 from combat import services as scenes
-from combat.challenges import selectors, services
+from combat.challenges import selectors
 from combat.challenges.leaving import STILL_OPEN
+from combat.challenges.reads import sides_for
 from tests.conftest import client_for
 from tests.factories import CharacterFactory, UserFactory
 
@@ -73,4 +74,4 @@ def test_it_refuses_to_put_away_a_challenge_still_open(classic):
     answer = _leave(t, t.a_user, ch.pk)
     assert answer.status_code == 409 and STILL_OPEN in answer.content.decode()
     assert f'id="challenge-{ch.pk}-attacker"' in t.phone(t.a_user)
-    assert services.sides_for(t.ch(ch), t.a_user) == ["attacker"]
+    assert sides_for(t.ch(ch), t.a_user) == ["attacker"]

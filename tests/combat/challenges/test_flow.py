@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from characters.models import LedgerEntry
-from combat.challenges.services import ChallengeError
+from combat.challenges.reads import step_token
+from combat.challenges.refusals import ChallengeError
 from combat.models import SceneLogEntry
 
 pytestmark = pytest.mark.django_db
@@ -43,16 +44,16 @@ def test_a_draw_asks_for_sealed_totals_compared_by_the_server(classic):
     ch = t.start(category="physical", bid="Strong")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
     ch = t.throw(ch, "rock", "rock")
-    from combat.challenges.services import engine_of, round_of
+    from combat.challenges.reads import engine_of, round_token
 
     eng = engine_of(ch)
     assert eng.phase.value == "declarations"
-    r = round_of(eng)
-    ch = t.do("declare", ch, t.a_user, side="attacker", total=10, expected_round=r)
+    r = round_token(ch)
+    ch = t.do("declare", ch, t.a_user, side="attacker", total=10, token=r)
     assert "10" not in ch.history[-1]["text"]
     with pytest.raises(ChallengeError, match="C4"):
-        t.do("declare", ch, t.d_user, side="defender", total=99, expected_round=r)
-    ch = t.do("declare", ch, t.d_user, side="defender", total=8, expected_round=r)
+        t.do("declare", ch, t.d_user, side="defender", total=99, token=r)
+    ch = t.do("declare", ch, t.d_user, side="defender", total=8, token=r)
     assert "Totals: Marcus 10, Sophia 8" in ch.history[-1]["text"]
     assert engine_of(ch).leader.value == "attacker"
 
@@ -109,12 +110,10 @@ def test_nobody_acts_for_the_other_side(classic):
 def test_a_late_step_is_refused_and_changes_nothing(classic):
     t = classic
     ch = t.start(category="physical", bid="Strong")
-    step = ch.step
-    ch = t.do(
-        "answer", ch, t.d_user, side="defender", answer="bid", bid="Tough", expected_step=step
-    )
+    step = step_token(ch)
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough", token=step)
     with pytest.raises(ChallengeError, match="moved on"):
-        t.do("answer", ch, t.d_user, side="defender", answer="relent", expected_step=step)
+        t.do("answer", ch, t.d_user, side="defender", answer="relent", token=step)
 
 
 def test_a_double_tap_counts_once(classic):
@@ -146,7 +145,7 @@ def test_void_restores_both_sheets(werewolf):
     before = (t.now(t.a), t.now(t.d))
     assert before[0]["traits"]["social"]["Charismatic"] == 2
     t.refresh()
-    from combat.challenges.services import challenge_st
+    from combat.challenges.storyteller import challenge_st
 
     ch = challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="void", text="mistake")
     a, d = t.now(t.a), t.now(t.d)

@@ -16,7 +16,9 @@ from django.urls import reverse
 
 from characters.models import LedgerEntry
 from characters.services import ledger_spend
-from combat.challenges.services import ChallengeError, challenge_st, engine_of
+from combat.challenges.reads import engine_of, step_token
+from combat.challenges.refusals import ChallengeError
+from combat.challenges.storyteller import challenge_st
 from combat.models import Challenge, SceneLogEntry
 from combat.rules.terms import Health, Side
 from tests.combat.challenges.conftest import ledger_of
@@ -507,7 +509,12 @@ def test_c12_a_surprise_ruling_without_yes_or_no_is_refused_and_changes_nothing(
         challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="surprise", side="maybe")
     assert (t.ch(ch).step, t.ch(ch).options) == (step, options)
     url = reverse("challenge_st", args=[t.scene.pk, ch.pk])
-    data = {"action": "surprise", "side": "yes", "step": step, "key": "c12-by-a-player"}
+    data = {
+        "action": "surprise",
+        "side": "yes",
+        "token": step_token(t.ch(ch)),
+        "key": "c12-by-a-player",
+    }
     r = client_for(t.d_user).post(url, data, HTTP_HX_REQUEST="true")
     assert r.status_code in (403, 404)  # a player does not rule
     assert t.ch(ch).options == options

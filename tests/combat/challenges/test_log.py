@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from combat import services as scenes
-from combat.challenges import services
+from combat.challenges.storyteller import challenge_st
 from combat.models import SceneLogEntry
 from combat.selectors import log_for_player, log_for_storyteller
 from tests.combat.challenges.test_mob import _brute
@@ -96,9 +96,7 @@ def test_a_relent_and_a_storytellers_winner_are_in_the_log_too(classic):
     assert public.text == "Outcome of Marcus vs Sophia: Marcus wins by relent — she leaves"
     ch = t.start(category="physical", bid="Strong")
     t.refresh()
-    services.challenge_st(
-        scene=t.scene, challenge=t.ch(ch), by=t.st, action="winner", side="defender"
-    )
+    challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="winner", side="defender")
     public, private = _outcome(t)[1:]
     assert public.text == "Outcome of Marcus vs Sophia: Sophia wins by storyteller"
     assert private.text == "Outcome, for the players concerned: Marcus loses Strong"

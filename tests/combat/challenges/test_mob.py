@@ -7,7 +7,9 @@ import pytest
 from django.urls import reverse
 
 from combat import services as scenes
-from combat.challenges.services import ChallengeError, engine_of
+from combat.challenges import recording
+from combat.challenges.reads import engine_of, step_token
+from combat.challenges.refusals import ChallengeError
 from combat.models import Participant
 from tests.conftest import client_for
 from tests.factories import CharacterFactory, TraitFactory, UserFactory
@@ -27,7 +29,7 @@ def _brute(t, *, negative: str = "Lazy"):
 
 def _mob_post(client, t, ch, member, **data):
     url = reverse("challenge_mob", args=[t.scene.pk, ch.pk])
-    return client.post(url, {"member": member.pk, "step": t.ch(ch).step, **data})
+    return client.post(url, {"member": member.pk, "token": step_token(t.ch(ch)), **data})
 
 
 def _phone(client, t) -> str:
@@ -157,8 +159,6 @@ def test_another_character_steps_in_for_the_one_who_dropped_out(classic):
 
 
 def test_the_first_throw_takes_the_step_in_offer_off_every_phone(classic, monkeypatch):
-    from combat.challenges import services
-
     t = classic
     brute_user, brute = _brute(t)
     rex_user = UserFactory(username=f"rex_{t.scene.pk}")
@@ -170,13 +170,13 @@ def test_the_first_throw_takes_the_step_in_offer_off_every_phone(classic, monkey
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
     ch = t.do("name_negative", ch, t.d_user, side="defender", trait="Lazy")
     pushed: list[set[int]] = []
-    real = services.record_change
+    real = recording.record_change
 
     def spy(*args, **kwargs):
         pushed.append(set(kwargs.get("private_user_ids") or ()))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(services, "record_change", spy)
+    monkeypatch.setattr(recording, "record_change", spy)
     ch = t.do("mob_drop", ch, brute_user, member=brute)
     assert rex_user.pk in pushed[-1]  # Rex's phone is offered the place
     assert "Step in, bidding it" in _phone(client_for(rex_user), t)

@@ -96,11 +96,11 @@ def test_a_regain_pushes_no_board_region_but_the_clock_and_the_log(
         ch = t.throw(ch, "rock", "scissors")
         t.do("accept", ch, t.d_user, side="defender")
     sent.clear()
-    from combat.challenges import services
+    from combat.challenges.spending import challenge_regain
 
     with django_capture_on_commit_callbacks(execute=True):
         t.refresh()
-        services.challenge_regain(scene=t.scene, by=t.d_user, participant=t.d, category="physical")
+        challenge_regain(scene=t.scene, by=t.d_user, participant=t.d, category="physical")
     pushes = [_regions(html) for html in _board_pushes(t, sent)]
     assert {"clock", "log"} in pushes
     assert set(fragments.SHEET_REGIONS) in pushes  # the sheet, from the ledger

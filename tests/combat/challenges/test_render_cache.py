@@ -9,7 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from combat import fragments, render_cache
-from combat.challenges import services, sheets
+from combat.challenges import sheets
+from combat.challenges.answering import challenge_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +50,7 @@ def test_a_step_answer_shares_its_pushes_reads_until_the_scene_moves_on(classic)
         fragments.private_state(t.scene, t.a_user)  # the push, on commit
         with CaptureQueriesContext(connection) as answer:
             fragments.private_state(t.scene, t.a_user)  # the answer's region, same seq
-        services.challenge_answer(  # the next step (its pushes wait for a commit)
+        challenge_answer(  # the next step (its pushes wait for a commit)
             scene=t.refresh().scene,
             challenge=t.ch(ch),
             by=t.d_user,

@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from combat.challenges.reads import step_token
+
 pytestmark = pytest.mark.django_db
 
 
@@ -79,7 +81,7 @@ def test_bug6_a_voided_card_says_neither_to_throw_nor_storyteller_called(classic
     ch = t.start(category="physical", bid="Strong")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
     ch = t.do("dispute", ch, t.a_user, side="attacker", text="wrong target")
-    ch = t.do("st", ch, t.st, action="void", text="wrong target", expected_step=t.ch(ch).step)
+    ch = t.do("st", ch, t.st, action="void", text="wrong target", token=step_token(t.ch(ch)))
     card = _text(_card(t.board(), ch.pk))
     assert "Voided: wrong target" in card
     assert "to throw" not in card and "Storyteller called" not in card

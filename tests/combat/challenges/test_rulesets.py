@@ -8,7 +8,9 @@ import pytest
 
 from characters.models import LedgerEntry
 from combat import services as scenes
-from combat.challenges.services import ChallengeError, challenge_st, engine_of
+from combat.challenges.reads import engine_of, step_token
+from combat.challenges.refusals import ChallengeError
+from combat.challenges.storyteller import challenge_st
 from combat.models import Challenge
 
 pytestmark = pytest.mark.django_db
@@ -366,7 +368,8 @@ def test_c16_mob_every_attacker_bids_from_its_phone_and_all_lose_their_bids(clas
         t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
     url = reverse("challenge_mob", args=[t.scene.pk, ch.pk])
     r = phone.post(
-        url, {"member": member.pk, "bid": "Burly", "key": "mob-key-0001", "step": t.ch(ch).step}
+        url,
+        {"member": member.pk, "bid": "Burly", "key": "mob-key-0001", "token": step_token(t.ch(ch))},
     )
     assert r.status_code == 200, r.content.decode()
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")

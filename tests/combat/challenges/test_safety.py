@@ -19,11 +19,12 @@ from django.db.models import F
 from django.urls import reverse
 
 from combat import live
-from combat.challenges import services
-from combat.challenges.services import ChallengeError, engine_of
+from combat.challenges.reads import engine_of, round_token, step_token
+from combat.challenges.refusals import ChallengeError
+from combat.challenges.storyteller import challenge_st
 from combat.models import Challenge
 from combat.rules.odds import odds as engine_odds
-from tests.combat.challenges.conftest import Table, make_table
+from tests.combat.challenges.conftest import Table, make_table, token_for
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -65,8 +66,7 @@ class Recorder:
 
     def post(self, who: str, ch: Challenge, **data) -> str:
         ch = Challenge.objects.get(pk=ch.pk)
-        data.setdefault("step", ch.step)
-        data.setdefault("round", services.round_of(engine_of(ch)))
+        data.setdefault("token", token_for(ch, data.get("action", "")))
         url = reverse("challenge_act", args=[self.t.scene.pk, ch.pk])
         body = self.clients[who].post(url, data, HTTP_HX_REQUEST="true").content.decode()
         self.got[who].append(body)
@@ -112,7 +112,8 @@ def normalise(t: Table, html: str) -> str:
     html = re.sub(
         r'(data-seq|data-sheet-seq|data-step|data-scene|data-self)="[\d.]*"', r'\1="N"', html
     )
-    html = re.sub(r'name="(key|seq)" value="[^"]*"', r'name="\1" value="N"', html)
+    # a token is keyed with the server's secret over a row's id and a counter: masked as both
+    html = re.sub(r'name="(key|seq|token)" value="[^"]*"', r'name="\1" value="N"', html)
     html = re.sub(IDS, r'name="\1" value="ID"', html)
     html = re.sub(r'<option value="\d+"', '<option value="ID"', html)
     html = re.sub(r"(challenge|participant|sheet|odds|cc-done)-\d+", r"\1-N", html)
@@ -368,7 +369,7 @@ def test_a_double_tap_over_http_counts_once(classic):
         "side": "defender",
         "answer": "bid",
         "bid": "Tough",
-        "step": ch.step,
+        "token": step_token(ch),
         "key": "double-tap-01",
     }
     assert d.post(url, data).status_code == 200
@@ -388,7 +389,7 @@ def test_a_late_step_over_http_is_refused_with_a_message(classic):
             "side": "defender",
             "answer": "bid",
             "bid": "Tough",
-            "step": ch.step,
+            "token": step_token(ch),
             "key": "first-tap-01",
         },
     )
@@ -398,7 +399,7 @@ def test_a_late_step_over_http_is_refused_with_a_message(classic):
             "action": "answer",
             "side": "defender",
             "answer": "relent",
-            "step": ch.step,
+            "token": step_token(ch),
             "key": "late-tap-001",
         },
     )
@@ -414,7 +415,7 @@ def test_two_players_at_the_same_moment_give_one_resolution():
     ch = t.start(category="physical", bid="Strong")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
     ch = t.throw(ch, "rock", "scissors")
-    step = Challenge.objects.get(pk=ch.pk).step
+    step = step_token(Challenge.objects.get(pk=ch.pk))
     barrier = threading.Barrier(2)
     results: list[str] = []
 
@@ -431,16 +432,16 @@ def test_two_players_at_the_same_moment_give_one_resolution():
             conn.close()
 
     def accept():
-        t.do("accept", ch, t.d_user, side="defender", expected_step=step)
+        t.do("accept", ch, t.d_user, side="defender", token=step)
 
     def winner():
-        services.challenge_st(
+        challenge_st(
             scene=t.scene,
             challenge=t.ch(ch),
             by=t.st,
             action="winner",
             side="defender",
-            expected_step=step,
+            token=step,
         )
 
     threads = [threading.Thread(target=act, args=(f,)) for f in (accept, winner)]
@@ -464,7 +465,7 @@ def test_both_throws_at_the_same_moment_resolve_once():
     t = make_table("met_classic")
     ch = t.start(category="physical", bid="Strong")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
-    rnd = services.round_of(engine_of(t.ch(ch)))
+    rnd = round_token(t.ch(ch))
     barrier = threading.Barrier(2)
     errors: list[Exception] = []
 
@@ -473,7 +474,7 @@ def test_both_throws_at_the_same_moment_resolve_once():
 
         try:
             barrier.wait()
-            t.do("throw", ch, user, side=side, throw=value, expected_round=rnd)
+            t.do("throw", ch, user, side=side, throw=value, token=rnd)
         except Exception as error:
             errors.append(error)
         finally:

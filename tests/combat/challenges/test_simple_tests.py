@@ -10,7 +10,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from combat.challenges.services import ChallengeError, challenge_st, engine_of
+from combat.challenges.reads import engine_of
+from combat.challenges.refusals import ChallengeError
+from combat.challenges.storyteller import challenge_st
 from combat.models import Challenge, SceneLogEntry
 from tests.combat.challenges.conftest import ledger_of
 from tests.conftest import client_for

@@ -9,8 +9,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from combat.challenges import services
-from combat.challenges.services import ChallengeError, engine_of
+from combat.challenges.reads import engine_of, step_token
+from combat.challenges.refusals import ChallengeError
+from combat.challenges.storyteller import challenge_st
 from tests.combat.challenges.test_mob import _brute
 from tests.conftest import client_for
 from tests.factories import PowerFactory
@@ -21,15 +22,15 @@ pytestmark = pytest.mark.django_db
 def _st(t, ch, action, **kw):
     """A storyteller's call, as the tablet makes it (with the step it saw)."""
     t.refresh()
-    kw.setdefault("expected_step", t.ch(ch).step)
-    services.challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action=action, **kw)
+    kw.setdefault("token", step_token(t.ch(ch)))
+    challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action=action, **kw)
     t.render()
     return t.ch(ch)
 
 
 def _post_st(t, ch, **data):
     url = reverse("challenge_st", args=[t.scene.pk, ch.pk])
-    data.setdefault("step", t.ch(ch).step)
+    data.setdefault("token", step_token(t.ch(ch)))
     return client_for(t.st).post(url, data, HTTP_HX_REQUEST="true")
 
 
@@ -267,7 +268,7 @@ def test_force_throws_at_random_for_whoever_has_not_thrown(classic):
         def choice(self, options):
             return "paper"
 
-    services.challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="force", rng=Paper())
+    challenge_st(scene=t.scene, challenge=t.ch(ch), by=t.st, action="force", rng=Paper())
     ch = t.ch(ch)
     texts = [h["text"] for h in ch.history]
     assert "The storyteller forced the throws (random for whoever had not thrown)" in texts

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from combat import fragments
 from combat.models import Challenge
+from tests.combat.challenges.conftest import token_for
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +21,7 @@ def _post(client, url, **data):
 
 def _act(t, client, ch, **data):
     ch = Challenge.objects.get(pk=ch.pk)
-    data.setdefault("step", ch.step)
+    data.setdefault("token", token_for(ch, data.get("action", "")))
     url = reverse("challenge_act", args=[t.scene.pk, ch.pk])
     return _post(client, url, **data)
 

@@ -21,7 +21,7 @@ def _name(p, who):
 
 def _relent(scene, attacker):
     """The target of the attack's challenge relents (C2): the next attack may open."""
-    from combat.challenges.services import challenge_answer
+    from combat.challenges.answering import challenge_answer
     from combat.models import Challenge
 
     ch = Challenge.objects.get(attacker=attacker, status__in=["answer", "live"])
@@ -213,7 +213,8 @@ def test_a_prone_defender_in_the_round_takes_b10_into_the_challenge(docks, range
     """B10: a character the round knows is prone defends at -2 against a physical attack
     within three steps, +2 against a physical ranged one from further: the challenge the
     round opens takes it from the round, whatever the answer ticks."""
-    from combat.challenges.services import challenge_answer, engine_of
+    from combat.challenges.answering import challenge_answer
+    from combat.challenges.reads import engine_of
     from combat.models import Challenge
 
     st, users, p, scene = docks
@@ -249,7 +250,8 @@ def test_a_prone_defender_in_the_round_takes_b10_into_the_challenge(docks, range
 
 def test_a_standing_defender_in_the_round_is_not_prone_in_the_challenge(docks):
     """B10: the round says the defender stands: a ticked "I am prone" does not count."""
-    from combat.challenges.services import challenge_answer, engine_of
+    from combat.challenges.answering import challenge_answer
+    from combat.challenges.reads import engine_of
     from combat.models import Challenge
 
     st, users, p, scene = docks

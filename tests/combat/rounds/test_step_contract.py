@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from combat import fragments, live
-from combat.challenges import services as challenges
+from combat.challenges import reads, throwing
 from combat.models import Challenge, Combat, Scene
 from combat.rounds import bns
 from combat.rounds import services as rounds
@@ -93,9 +93,9 @@ def _challenge_state(ctx: dict) -> tuple:
 def _declare(ctx: dict, side: str, total: int, key: str | None = None, at=None) -> Any:
     t = ctx["t"]
     t.refresh()
-    return challenges.challenge_declare(
+    return throwing.challenge_declare(
         scene=t.scene, challenge=t.ch(ctx["ch"]), by=ctx["users"][side[0]], side=side,
-        total=total, key=key, expected_round=at,
+        total=total, key=key, token=at,
     )  # fmt: skip
 
 
@@ -172,11 +172,11 @@ STEPS = [
         _draw,
         lambda c, key, at: _declare(c, "attacker", 10, key, at),
         # both sides declare at the same step: the token is the throw it belongs to
-        lambda c: challenges.round_of(challenges.engine_of(Challenge.objects.get(pk=c["ch"].pk))),
+        lambda c: reads.round_token(Challenge.objects.get(pk=c["ch"].pk)),
         lambda c: _declare(c, "defender", 99),
         "C4",
         state=_challenge_state,
-        regions=challenges.CHALLENGE_REGIONS,
+        regions=reads.CHALLENGE_REGIONS,
     ),
 ]
 

@@ -184,7 +184,7 @@ def test_tied_characters_declare_privately_to_the_storyteller(
 
 def _relent(scene, defender) -> None:
     """The target of the open challenge relents (C2), so its attacker may attack again."""
-    from combat.challenges.services import challenge_answer
+    from combat.challenges.answering import challenge_answer
     from combat.models import Challenge
 
     ch = Challenge.objects.get(defender=defender, status="answer")

@@ -1,0 +1,126 @@
+"""Who may take a step of a challenge, on which row: the lock (the scene, then the challenge),
+the request's key (a replay answers as the first did, before any other check), the step the
+actor saw and the side they act for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from combat import steps
+from combat.challenges.reads import engine_of, round_token, sides_for, step_token
+from combat.challenges.refusals import CLOSED, MOVED_ON, NOT_ST, NOT_YOURS, ChallengeError
+from combat.models import Challenge, ChallengeStatus, Scene
+from combat.rules.challenge import Challenge as Engine
+from combat.rules.challenge import Phase
+from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene
+
+
+def locked(challenge_id: int, scene: Scene) -> tuple[Scene, Challenge]:
+    try:
+        scene = lock_open_scene(scene)
+    except SceneError as error:
+        raise ChallengeError(str(error)) from None
+    challenge = (
+        Challenge.objects.select_for_update(of=("self",))
+        .select_related("attacker__character", "defender__character", "scene")
+        .filter(pk=challenge_id, scene=scene)
+        .first()
+    )
+    if challenge is None:
+        raise ChallengeError("No such challenge in this scene.")
+    return scene, challenge
+
+
+def lock(challenge: Challenge) -> tuple[Scene, Challenge]:
+    """A step's lock: the challenge's scene (open), then the challenge row."""
+    return locked(challenge.pk, challenge.scene)
+
+
+def step_tokens(ch: Challenge) -> tuple[str, ...]:
+    """The step a screen saw: the challenge's ``step``, which every step moves on."""
+    return (step_token(ch),)
+
+
+def round_tokens(ch: Challenge) -> tuple[str, ...]:
+    """Both sides throw (and declare) at the same step, so a throw's screen carries the
+    throw it belongs to (:func:`round_of`): the other side locking in does not make it
+    stale, a later throw does."""
+    return (round_token(ch),)
+
+
+def side_may_act(by: AbstractBaseUser, scene: Scene, ch: Challenge, asked: Mapping) -> None:
+    """Who may take a side's step: a player for their own character's side, the storyteller
+    (from the tablet, ``as_st``) for an NPC or static side; only in an open challenge."""
+    side, as_st = asked["side"], asked.get("as_st", False)
+    if side not in ("attacker", "defender"):
+        raise ChallengeError(NOT_YOURS)
+    if as_st and not is_storyteller_of_scene(by, scene):
+        raise ChallengeError(NOT_ST)
+    if side not in sides_for(ch, by, as_st=as_st):
+        raise ChallengeError(NOT_YOURS)
+    if not ch.is_open:
+        raise ChallengeError(CLOSED)
+
+
+def storyteller_may_act(by: AbstractBaseUser, scene: Scene, ch: Challenge, _: Mapping) -> None:
+    """Only a storyteller of the scene's chronicle."""
+    if not is_storyteller_of_scene(by, scene):
+        raise ChallengeError(NOT_ST)
+
+
+def declare(
+    action: str,
+    *,
+    may_act: Callable[[AbstractBaseUser, Scene, Challenge, Mapping], None] | None = side_may_act,
+    tokens: Callable[[Challenge], tuple[str, ...]] | None = step_tokens,
+) -> steps.Step[Challenge, Challenge]:
+    """Declare a step of a challenge (``action`` "challenge.<verb>"): it locks the scene and
+    the row, refuses as :class:`ChallengeError` and says the challenge moved on."""
+    return steps.declare(
+        steps.Step(
+            action=action,
+            lock=lock,
+            may_act=may_act,
+            tokens=tokens,
+            refusal=ChallengeError,
+            moved_on=MOVED_ON,
+        )
+    )
+
+
+def take(
+    step: steps.Step[Challenge, Challenge],
+    challenge: Challenge,
+    *,
+    by: AbstractBaseUser,
+    key: str | None,
+    seen: str | None,
+    asked: dict[str, Any],
+    rules: Callable[[Scene, Challenge], Challenge],
+) -> Challenge:
+    """Take ``step`` on ``challenge`` (:func:`combat.steps.run`): ``asked`` is what the tap
+    asked (the key is claimed for it, ``side_may_act`` reads its side), ``seen`` the token
+    its screen carried (none: not checked); ``rules(scene, row)`` is the step itself."""
+    return steps.run(
+        step,
+        challenge,
+        by=by,
+        key=key,
+        payload={"challenge": challenge.pk, **asked},
+        seen=seen,
+        rules=rules,
+    )
+
+
+def require_live(ch: Challenge) -> Engine:
+    if ch.status != ChallengeStatus.LIVE:
+        raise ChallengeError("The challenge is waiting for an answer first.", "C1")
+    engine = engine_of(ch)
+    assert engine is not None
+    if engine.phase is Phase.OVER:
+        raise ChallengeError(CLOSED)
+    return engine

@@ -1,0 +1,251 @@
+"""What a challenge row says, read without writing: its engine, who plays each side and for
+whom, the names its words use (a hidden NPC is unseen to players), the round a sealed throw
+belongs to, a mob's members, the checks the sheets decide (surprise, Celerity, blood kept).
+
+Selectors and the write modules both read from here; this module imports only models, the
+sheets and the pure engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from combat.challenges import sheets
+from combat.models import Challenge, ChallengeStatus, Participant, Scene
+from combat.rules.challenge import Challenge as Engine
+from combat.rules.profiles import Family
+from combat.rules.terms import RetestKind, Side
+from combat.steps import token
+
+#: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
+CHALLENGE_REGIONS = ("challenges",)
+
+
+THROWS = ("rock", "paper", "scissors")
+
+
+MODES = ("contested", "static", "simple", "difficult", "extended")
+
+
+def engine_of(challenge: Challenge) -> Engine | None:
+    return Engine.from_dict(challenge.state) if challenge.state else None
+
+
+def participant_of(challenge: Challenge, side: str) -> Participant | None:
+    """Who plays ``side``; ``None`` for the storyteller's static or simple opponent."""
+    return challenge.attacker if side == "attacker" else challenge.defender
+
+
+def is_st_side(challenge: Challenge, side: str) -> bool:
+    """The storyteller plays a side that is an NPC, or the static/simple opponent."""
+    participant = participant_of(challenge, side)
+    return participant is None or participant.npc or participant.character_id is None
+
+
+def player_of(challenge: Challenge, side: str) -> int | None:
+    participant = participant_of(challenge, side)
+    return None if participant is None else member_player(participant)
+
+
+def sides_for_st(challenge: Challenge) -> list[str]:
+    """The sides the storyteller plays from the tablet (NPCs, the static opponent)."""
+    return [s for s in ("attacker", "defender") if is_st_side(challenge, s)]
+
+
+def sides_for(challenge: Challenge, user: AbstractBaseUser, *, as_st: bool = False) -> list[str]:
+    """The sides ``user`` may act for: a player their own character's; a storyteller (from
+    the tablet) the NPC and static sides. Nobody acts for a character not theirs."""
+    if as_st:
+        return sides_for_st(challenge)
+    return [s for s in ("attacker", "defender") if player_of(challenge, s) == user.pk]
+
+
+def _in_order(ids: list[int]) -> list[Participant]:
+    """The participants of ``ids``, in that order (any gone from the table are left out)."""
+    if not ids:
+        return []
+    found = {p.pk: p for p in Participant.objects.filter(pk__in=ids).select_related("character")}
+    return [found[pk] for pk in ids if pk in found]
+
+
+def mob_members(challenge: Challenge) -> list[Participant]:
+    """C16: the mob's other attackers (beyond the primary, who throws)."""
+    return _in_order([int(pk) for pk in challenge.options.get("mob", {})])
+
+
+def member_player(member: Participant) -> int | None:
+    if member.character_id is None or member.npc:
+        return None
+    return member.character.player_id
+
+
+def mob_dropped(challenge: Challenge) -> list[Participant]:
+    """C16: the members who dropped out (they still see how it ends)."""
+    return _in_order(challenge.options.get("mob_dropped", []))
+
+
+def players_of(challenge: Challenge) -> list[int]:
+    ids = [player_of(challenge, s) for s in ("attacker", "defender")]
+    ids += [member_player(m) for m in (*mob_members(challenge), *mob_dropped(challenge))]
+    return [i for i in dict.fromkeys(ids) if i]
+
+
+def characters_of(challenge: Challenge) -> list:
+    parts = [challenge.attacker, challenge.defender, *mob_members(challenge)]
+    return [p.character for p in parts if p is not None and p.character_id is not None]
+
+
+#: A hidden NPC in a challenge's words (cards, history, log): players learn what it does to
+#: them, never who it is (as chases say "an unseen pursuer").
+UNSEEN = {"attacker": "An unseen attacker", "defender": "An unseen defender"}
+
+
+def name_of(challenge: Challenge, side: str, *, seen: bool = False) -> str:
+    """The side's name as the challenge's words say it: a hidden NPC is unseen there, since
+    players read them; ``seen``, its name (the storyteller's board)."""
+    participant = participant_of(challenge, side)
+    if participant is None:
+        return "the storyteller"
+    if participant.hidden and not seen:
+        return UNSEEN.get(side, UNSEEN["attacker"])
+    return participant.name
+
+
+def has_hidden(challenge: Challenge) -> bool:
+    """A hidden NPC is on a side: no line of the challenge is public."""
+    return any(p is not None and p.hidden for p in (challenge.attacker, challenge.defender))
+
+
+def scene_players(scene: Scene) -> list[int]:
+    """Every player with a character in the scene (C16: who may step into a mob)."""
+    return list(
+        Participant.objects.filter(
+            scene=scene, removed_at__isnull=True, npc=False, character__isnull=False
+        )
+        .values_list("character__player_id", flat=True)
+        .distinct()
+    )
+
+
+def round_of(engine: Engine | None) -> str:
+    """Which throw a sealed throw or total belongs to: a late one from an earlier round is
+    refused (both sides throw at the same step, so the step itself cannot be asked)."""
+    if engine is None:
+        return ""
+    return f"{engine.throws}.{len(engine.used)}.{len(engine.spent)}.{engine.phase.value}"
+
+
+def step_token(ch: Challenge) -> str:
+    """The token of the step a screen saw (``steps.token`` over the challenge's ``step``,
+    which every step moves on): what a side's or the storyteller's form posts."""
+    return token("challenge", ch.pk, ch.step)
+
+
+def round_token(ch: Challenge, engine: Engine | None = None) -> str:
+    """The token of the throw a sealed throw or total belongs to (:func:`round_of`): both
+    sides throw at the same step, so the other side locking in leaves it current.
+    ``engine``: the challenge's engine when the caller has it already."""
+    return token("challenge.round", ch.pk, round_of(engine or engine_of(ch)))
+
+
+BY_HAND = {  # C3: the pair of throws a result thrown by hand stands for
+    "attacker": ("rock", "scissors"),
+    "defender": ("scissors", "rock"),
+    "draw": ("rock", "rock"),
+}
+
+
+def by_hand_words(ch: Challenge, result: str) -> str:
+    return "a draw" if result == "draw" else f"{name_of(ch, result)} won"
+
+
+def by_hand_pending(ch: Challenge, engine: Engine | None) -> dict[str, str] | None:
+    """The result by hand one side recorded for this throw, waiting for the other side (or
+    the storyteller) to confirm it; ``None`` when none (or one for an earlier throw)."""
+    pending = ch.options.get("by_hand")
+    if not pending or engine is None or pending.get("round") != round_of(engine):
+        return None
+    return pending
+
+
+BLOOD_LASTS = 300  # C5: game seconds blood traits last after the conflict's last challenge
+
+
+def blood_kept(challenge: Challenge, participant: Participant) -> int:
+    """C5: blood traits a participant bought earlier in this conflict that still last: those
+    it held in its latest finished challenge of the scene, when that ended less than five
+    game minutes ago (each challenge they last through moves the end on)."""
+    if challenge.category != "physical" or participant.character_id is None:
+        return 0
+    scene = challenge.scene
+    earlier = (
+        Challenge.objects.filter(scene=scene, status=ChallengeStatus.OVER)
+        .exclude(pk=challenge.pk)
+        .order_by("-pk")
+    )
+    for row in earlier:
+        held = row.options.get("blood_traits", {}).get(str(participant.pk))
+        if held is None:
+            continue
+        return held if row.options.get("blood_until", -1) >= scene.game_time else 0
+    return 0
+
+
+def is_surprised(options: dict[str, Any], defender: sheets.Sheet) -> bool:
+    """C12: the attacker said so (from behind, Unseen Presence…); C7: opponents of an
+    Incapacitated character normally have surprise. The storyteller's call, once given
+    (Heightened Senses or Telepathy may prevent it, C12), stands over both."""
+    ruling = options.get("surprise_ruling")
+    if ruling is not None:
+        return bool(ruling)
+    return bool(options.get("surprise")) or defender.health().down
+
+
+def is_outpaced(options: dict[str, Any], defender: sheets.Sheet) -> bool:
+    """C15: the target of Celerity actions it cannot match."""
+    return bool(options.get("celerity")) and not defender.has_power("Celerity")
+
+
+def unanswered(ch: Challenge) -> list[Participant]:
+    """C16: the mob's members who have not bid yet (while the mob forms)."""
+    pending = {pk for pk, answer in ch.options.get("mob", {}).items() if not answer}
+    return [m for m in mob_members(ch) if str(m.pk) in pending]
+
+
+def mob_participants(ch: Challenge) -> dict[str, Participant]:
+    """C16: everyone of the mob by the name the engine knows them by, the primary first."""
+    primary = participant_of(ch, ch.options.get("mob_side", "attacker"))
+    out = {primary.name: primary} if primary is not None else {}
+    for member in mob_members(ch):
+        out.setdefault(member.name, member)
+    return out
+
+
+def in_challenge(ch: Challenge, participant: Participant) -> bool:
+    """Whether the participant is on either side of the challenge, or was (C16 drop-outs)."""
+    ids = {p.pk for p in (ch.attacker, ch.defender) if p is not None}
+    ids |= {int(pk) for pk in ch.options.get("mob", {})}
+    ids |= set(ch.options.get("mob_dropped", []))
+    return participant.pk in ids
+
+
+def cancel_choices(ch: Challenge, engine: Any, side: Side) -> dict[str, Any]:
+    """C8, W10: what ``side`` may cancel the announced retest with (an ability point, the same
+    power); the card offers it and a cancel window is timed only when there is one."""
+    me = ch.attacker if side is Side.ATTACKER else ch.defender
+    sheet = sheets.load(me)
+    pending = engine.announced
+    out: dict[str, Any] = {"abilities": [], "powers": [], "default": engine.side(side).ability}
+    if pending.kind is RetestKind.ABILITY and engine.profile.family is Family.WEREWOLF:
+        used = engine._used(RetestKind.ABILITY, side)
+        if not used:
+            out["abilities"] = [
+                (name, sheet.ability_points(name))
+                for name in sorted(sheet.abilities())
+                if sheet.ability_points(name) > 0
+            ]
+    if pending.kind is RetestKind.POWER and pending.power in sheet.powers():
+        out["powers"] = [pending.power]
+    return out
