@@ -18,23 +18,17 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from combat.models import Combat, CombatStage, Participant, Scene
-from combat.rounds.services import (
-    ALREADY_FIGHTING,
-    NEEDS_TWO,
-    PAUSED,
-    RoundError,
-    _begin,
-    _check_token,
-    _lock,
-    _lock_for,
-    _member,
-    _participants,
-    _record,
-    _require_st,
-    _rule,
-    _visible,
-    _who,
+from combat.rounds.errors import ALREADY_FIGHTING, NEEDS_TWO, PAUSED, RoundError, refusal_of
+from combat.rounds.fight import (
+    begin_for,
+    check_token,
+    lock_fight,
+    lock_fight_for,
+    record_round,
+    require_member,
+    require_storyteller,
 )
+from combat.rounds.reads import fight_members, is_visible, who_of
 from combat.rounds.sheets import stats_for
 from combat.rules import bns_round as bns
 from combat.rules.bns_initiative import MAX_CELERITY_ROUNDS, TURN_SECONDS
@@ -83,7 +77,7 @@ def bns_start(
             scene = lock_open_scene(scene)
         except SceneError as error:
             raise RoundError(str(error)) from error
-        _require_st(by, scene)
+        require_storyteller(by, scene)
         if Combat.objects.filter(scene=scene, ended_at__isnull=True).exists():
             raise RoundError(ALREADY_FIGHTING)
         ids = sorted({p.pk for p in participants})
@@ -93,7 +87,7 @@ def bns_start(
         stats = stats_for(present)
         sheets = [
             BnsCombatant(
-                name=_who(p),
+                name=who_of(p),
                 physical=stats[p.pk].dot("Physical"),
                 mental=stats[p.pk].dot("Mental"),
                 social=stats[p.pk].dot("Social"),
@@ -103,7 +97,7 @@ def bns_start(
         try:
             state = bns.Combat.begin(sheets, rng=rng or random.SystemRandom())
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat = Combat.objects.create(
             scene=scene,
             ruleset="met_bns",
@@ -112,24 +106,26 @@ def bns_start(
             stage=CombatStage.ROUND,
             state=state.to_dict(),
         )
-        _record(scene, combat, by, "Conflict! Mediation first: can it be settled by agreement?")
+        record_round(
+            scene, combat, by, "Conflict! Mediation first: can it be settled by agreement?"
+        )
     return combat
 
 
 def bns_mediate(*, combat: Combat, by: AbstractBaseUser, agreed: bool) -> Combat:
     """B11: an agreed outcome the storyteller approves ends it; else the scene freezes."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
+        scene, combat = lock_fight(combat)
+        require_storyteller(by, scene)
         try:
             state = _engine(combat).mediate(agreed=agreed, approved=True)
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat.state = state.to_dict()
         if state.phase is bns.Phase.OVER:
             combat.stage = CombatStage.OVER
         text = "Settled by agreement (B11)" if agreed else "No agreement: the scene freezes (B11)"
-        _record(scene, combat, by, text)
+        record_round(scene, combat, by, text)
     return combat
 
 
@@ -143,27 +139,27 @@ def bns_assess(
     """B11 assessment, B7: the storyteller names who takes part and whose action started it
     (that action goes first, outside initiative)."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
+        scene, combat = lock_fight(combat)
+        require_storyteller(by, scene)
         for p in participants:
-            _member(combat, p)
+            require_member(combat, p)
         state = _engine(combat)
         try:
             state = _with_celerity(
                 state.assess(
-                    [_who(p) for p in participants], _who(started_by) if started_by else None
+                    [who_of(p) for p in participants], who_of(started_by) if started_by else None
                 ),
                 combat,
             )
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat.members = [p.pk for p in participants]
         combat.state = state.to_dict()
-        names = ", ".join(p.name for p in participants if _visible(p))
+        names = ", ".join(p.name for p in participants if is_visible(p))
         text = f"The storyteller names who takes part: {names}"
-        if started_by is not None and _visible(started_by):
+        if started_by is not None and is_visible(started_by):
             text += f"; {started_by.name} acts first (B7)"
-        _record(scene, combat, by, text)
+        record_round(scene, combat, by, text)
     return combat
 
 
@@ -185,20 +181,20 @@ def bns_celerity(
     """B5: how many Celerity rounds a character activates; it carries over to the next turns
     until changed, and counts from the everyman round under way (else the next turn's)."""
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+        scene, combat = lock_fight_for(combat, by, participant)
         cap = _celerity_cap(stats_for([participant])[participant.pk])
         if not 0 <= rounds <= cap:
             raise RoundError(f"{participant.name} can activate 0 to {cap} Celerity rounds (B5).")
-        combat.haste = {**combat.haste, _who(participant): rounds}
+        combat.haste = {**combat.haste, who_of(participant): rounds}
         state = _engine(combat)
         if state.phase in (bns.Phase.ORDER_OF_ACTION, bns.Phase.CELERITY_ROUNDS):
             combat.state = _with_celerity(state, combat).to_dict()
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{participant.name} activates Celerity for {rounds} round(s)",
-            public=_visible(participant),
+            public=is_visible(participant),
             concerns=[participant],
         )
     return combat
@@ -235,16 +231,16 @@ def bns_act(
     with transaction.atomic():
         payload = {"c": combat.pk, "p": participant.pk, "s": standard, "m": simple}
         payload["t"] = target.pk if target else None
-        scene, combat, replay = _begin(combat, by, participant, "round.bns.act", key, payload)
+        scene, combat, replay = begin_for(combat, by, participant, "round.bns.act", key, payload)
         if replay:
             return combat
         if combat.paused:
             raise RoundError(PAUSED)
-        _check_token(combat, at)
+        check_token(combat, at)
         if target is not None:
-            _member(combat, target)
+            require_member(combat, target)
         state = _engine(combat)
-        who = _who(participant)
+        who = who_of(participant)
         std, smp = _action(standard), _action(simple)
         try:
             if state.surprise_by == who:
@@ -254,7 +250,7 @@ def bns_act(
                 state = state.surprise(
                     who,
                     action,
-                    target=_who(target) if target else None,
+                    target=who_of(target) if target else None,
                     against_physical=against_physical,
                 )
             else:
@@ -262,13 +258,13 @@ def bns_act(
                     who,
                     standard=std,
                     simple=smp,
-                    target=_who(target) if target else None,
+                    target=who_of(target) if target else None,
                     against_physical=against_physical,
                 )
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat.state = state.to_dict()
-        participants = _participants(combat)
+        participants = fight_members(combat)
         used = " and ".join(ACTION_LABELS[a.value] for a in (std, smp) if a is not None)
         text = f"{participant.name}: {used}"
         if target is not None:
@@ -281,12 +277,12 @@ def bns_act(
                 target,
                 _challenging(std, smp),
                 pool or {},
-                prone=state.fighter(_who(target)).prone,
+                prone=state.fighter(who_of(target)).prone,
                 ranged_far=ranged_far,
             )
-        public = _visible(participant) and (target is None or _visible(target))
+        public = is_visible(participant) and (target is None or is_visible(target))
         concerns = [participant] + ([target] if target else [])
-        _record(
+        record_round(
             scene, combat, by, text, public=public, concerns=concerns, participants=participants
         )
     return combat
@@ -375,20 +371,20 @@ def _step(
     combat: Combat, by: AbstractBaseUser, participant: Participant, verb: str, label: str
 ) -> Combat:
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+        scene, combat = lock_fight_for(combat, by, participant)
         if combat.paused:
             raise RoundError(PAUSED)
         try:
-            state = getattr(_engine(combat), verb)(_who(participant))
+            state = getattr(_engine(combat), verb)(who_of(participant))
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat.state = state.to_dict()
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{participant.name} {label}",
-            public=_visible(participant),
+            public=is_visible(participant),
             concerns=[participant],
         )
     return combat
@@ -400,20 +396,20 @@ def bns_escape_announce(
     """B9: a fair escape is announced at the start of the character's own initiative; those
     yet to act may now announce an intent to attack it."""
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+        scene, combat = lock_fight_for(combat, by, participant)
         state = _engine(combat)
-        who = _who(participant)
+        who = who_of(participant)
         if not may_act_now(state, who) or state.fighter(who).begun:
             raise RoundError("A fair escape is declared at the start of your initiative (B9).")
         if not way_out:
             raise RoundError("No logical way out: no fair escape while grappled or locked in (B9).")
         combat.work = {**combat.work, "escape_call": {"who": who, "intents": []}}
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{participant.name} tries a fair escape: who intends to attack? (B9)",
-            public=_visible(participant),
+            public=is_visible(participant),
             concerns=[participant],
         )
     return combat
@@ -440,9 +436,9 @@ def may_intend(state: bns.Combat, who: str, escaper: str) -> bool:
 def bns_escape_intent(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
     """B9: a character yet to act announces it intends to attack the escaping character."""
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+        scene, combat = lock_fight_for(combat, by, participant)
         call = combat.work.get("escape_call")
-        who = _who(participant)
+        who = who_of(participant)
         if not call:
             raise RoundError("Nobody is trying to escape (B9).")
         if not may_intend(_engine(combat), who, call["who"]):
@@ -450,14 +446,14 @@ def bns_escape_intent(*, combat: Combat, by: AbstractBaseUser, participant: Part
         if who not in call["intents"]:
             call = {**call, "intents": [*call["intents"], who]}
         combat.work = {**combat.work, "escape_call": call}
-        participants = _participants(combat)
+        participants = fight_members(combat)
         escaper = participants[int(call["who"])]
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{participant.name} intends to attack {escaper.name} (B9)",
-            public=_visible(participant) and _visible(escaper),
+            public=is_visible(participant) and is_visible(escaper),
             concerns=[participant, escaper],  # a hidden escaper: the storyteller's line alone
             participants=participants,
         )
@@ -470,8 +466,8 @@ def bns_escape_settle(
     """B9: the storyteller closes the intents: none, or nobody able to attack, and the escape
     succeeds at once; otherwise it is on hold until the end of the round."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
+        scene, combat = lock_fight(combat)
+        require_storyteller(by, scene)
         call = combat.work.get("escape_call")
         if not call:
             raise RoundError("Nobody is trying to escape (B9).")
@@ -480,10 +476,10 @@ def bns_escape_settle(
                 call["who"], tuple(call["intents"]), can_be_attacked=can_be_attacked
             )
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat.state = state.to_dict()
         combat.work = {k: v for k, v in combat.work.items() if k != "escape_call"}
-        participants = _participants(combat)
+        participants = fight_members(combat)
         who = participants[int(call["who"])]
         outcome = state.escapes.get(call["who"], "")
         words = {
@@ -491,12 +487,12 @@ def bns_escape_settle(
             "on_hold": "is on hold until the round ends",
             "failed": "fails to escape (attacked first)",
         }
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{who.name} {words.get(outcome, outcome)} (B9)",
-            public=_visible(who),
+            public=is_visible(who),
             concerns=[who],
             participants=participants,
         )
@@ -507,21 +503,21 @@ def bns_end_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None
     """B5, B8, B9: close the round: escapes on hold succeed, the next Celerity round or the
     next turn begins; a new turn moves the game clock about three seconds."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
-        _check_token(combat, at)
+        scene, combat = lock_fight(combat)
+        require_storyteller(by, scene)
+        check_token(combat, at)
         before = _engine(combat)
         try:
             state = before.end_round()
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         if state.turn != before.turn:
             state = _with_celerity(state, combat)
             scene.game_time += TURN_SECONDS
             combat.round_number = state.turn
         combat.state = state.to_dict()
         combat.work = {}
-        participants = _participants(combat)
+        participants = fight_members(combat)
         escaped = [
             participants[int(f.name)]
             for f in state.fighters
@@ -529,7 +525,7 @@ def bns_end_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None
         ]
         text = f"Round over: turn {state.turn}, {state.round_label} round"
         for who in escaped:
-            if _visible(who):
+            if is_visible(who):
                 text += f"; {who.name} escapes (B9)"
-        _record(scene, combat, by, text, participants=participants)
+        record_round(scene, combat, by, text, participants=participants)
     return combat

@@ -16,20 +16,15 @@ from django.db import transaction
 from characters.models import LedgerKind
 from characters.services import LedgerError, ledger_spend
 from combat.models import Combat, CombatStage, Participant, Scene
-from combat.rounds.services import (
-    ALREADY_FIGHTING,
-    NEEDS_TWO,
-    RoundError,
-    _lock,
-    _lock_for,
-    _member,
-    _participants,
-    _record,
-    _require_st,
-    _rule,
-    _visible,
-    _who,
+from combat.rounds.errors import ALREADY_FIGHTING, NEEDS_TWO, RoundError, refusal_of
+from combat.rounds.fight import (
+    lock_fight,
+    lock_fight_for,
+    record_round,
+    require_member,
+    require_storyteller,
 )
+from combat.rounds.reads import fight_members, is_visible, who_of
 from combat.rules.celerity import CelerityRound
 from combat.rules.errors import RuleError
 from combat.rules.mob import Mob, primary_victim
@@ -68,7 +63,7 @@ def met_start(*, scene: Scene, by: AbstractBaseUser, participants: Sequence[Part
             scene = lock_open_scene(scene)
         except SceneError as error:
             raise RoundError(str(error)) from error
-        _require_st(by, scene)
+        require_storyteller(by, scene)
         if Combat.objects.filter(scene=scene, ended_at__isnull=True).exists():
             raise RoundError(ALREADY_FIGHTING)
         ids = sorted({p.pk for p in participants})
@@ -82,7 +77,7 @@ def met_start(*, scene: Scene, by: AbstractBaseUser, participants: Sequence[Part
             stage=CombatStage.ROUND,
             state={"celerity": {}, "mob": None},
         )
-        _record(scene, combat, by, "Fight: challenges on the phones; Celerity and mobs here")
+        record_round(scene, combat, by, "Fight: challenges on the phones; Celerity and mobs here")
     return combat
 
 
@@ -98,18 +93,18 @@ def met_celerity_announce(
     """C15: the Celerity a character uses this round and the follow-ups it states up front,
     each paid with a blood now (spent even if the action cannot be used)."""
     with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+        scene, combat = lock_fight_for(combat, by, participant)
         if target is not None:
-            _member(combat, target)
+            require_member(combat, target)
         try:
             celerity = _celerity(combat).announce(
-                _who(participant),
+                who_of(participant),
                 level=level,
                 follow_ups=follow_ups,
-                target=_who(target) if target else None,
+                target=who_of(target) if target else None,
             )
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         if follow_ups and participant.character_id:
             try:
                 ledger_spend(
@@ -123,12 +118,12 @@ def met_celerity_announce(
             except LedgerError as error:
                 raise RoundError(f"{error} (C15)") from error
         _store(combat, celerity)
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{participant.name} uses Celerity {level}: {follow_ups} follow-up(s) (C15)",
-            public=_visible(participant),
+            public=is_visible(participant),
             concerns=[participant],
         )
     return combat
@@ -139,20 +134,20 @@ def met_celerity_take(
 ) -> Combat:
     """C15: the storyteller ticks off a Celerity action taken, in its order."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
-        _member(combat, participant)
+        scene, combat = lock_fight(combat)
+        require_storyteller(by, scene)
+        require_member(combat, participant)
         try:
-            celerity = _celerity(combat).take(_who(participant), action)
+            celerity = _celerity(combat).take(who_of(participant), action)
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         _store(combat, celerity)
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{participant.name}: {action}",
-            public=_visible(participant),
+            public=is_visible(participant),
             concerns=[participant],
         )
     return combat
@@ -168,28 +163,28 @@ def met_mob(
     """C16: everyone reveals a target at once; the character with most attackers is the
     primary victim, mobbed by at most five; the first of them throws (primary attacker)."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
-        named = {_who(a): _who(v) for a, v in targets.items()}
+        scene, combat = lock_fight(combat)
+        require_storyteller(by, scene)
+        named = {who_of(a): who_of(v) for a, v in targets.items()}
         try:
             victim = primary_victim(named)
             attackers = [a for a, v in named.items() if v == victim]
             mob = Mob.form(victim, attackers, attackers[0], agreed=agreed)
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat.state = {
             **combat.state,
             "mob": {"victim": mob.victim, "attackers": list(mob.attackers), "primary": mob.primary},
         }
-        members = _participants(combat)
+        members = fight_members(combat)
         names = ", ".join(members[int(a)].name for a in mob.attackers)
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"Mob scene: {names} on {members[int(victim)].name}, who is"
             f" -{mob.defender_penalty} on a draw (C16)",
-            public=all(_visible(members[int(x)]) for x in (victim, *mob.attackers)),
+            public=all(is_visible(members[int(x)]) for x in (victim, *mob.attackers)),
             participants=members,
         )
     return combat
@@ -198,12 +193,12 @@ def met_mob(
 def met_next_round(*, combat: Combat, by: AbstractBaseUser) -> Combat:
     """A new round: Celerity is announced afresh, the mob breaks up; the clock moves on."""
     with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
+        scene, combat = lock_fight(combat)
+        require_storyteller(by, scene)
         combat.round_number += 1
         combat.state = {"celerity": {}, "mob": None}
         scene.game_time += TURN_SECONDS
-        _record(scene, combat, by, f"Round {combat.round_number}")
+        record_round(scene, combat, by, f"Round {combat.round_number}")
     return combat
 
 

@@ -21,11 +21,26 @@ from combat import access, fragments
 from combat import selectors as scene_selectors
 from combat.forms import problems
 from combat.models import Participant, Scene
-from combat.rounds import bns, forms, met, services
+from combat.rounds import (
+    answers,
+    bns,
+    bookkeeping,
+    declaring,
+    errors,
+    fight,
+    forms,
+    initiative,
+    met,
+    pursuit,
+    reads,
+    resolving,
+    starting,
+    storyteller,
+)
 from combat.steps import Refused, http_status
 from config.bounds import parse_id
 
-NO_FIGHT = services.NO_COMBAT
+NO_FIGHT = errors.NO_COMBAT
 
 
 def _scene(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
@@ -66,7 +81,7 @@ def round_post(form_class: type | None) -> Callable:
         @wraps(action)
         def view(request: HttpRequest, pk: int) -> HttpResponse:
             scene, tablet = _scene(request, pk)
-            combat = services.running_combat(scene)
+            combat = reads.running_combat(scene)
             form = form_class(request.POST) if form_class else None
             if form is not None and not form.is_valid():
                 return _reply(request, scene, tablet, f"Nothing changed. {problems(form)}", 400)
@@ -98,7 +113,7 @@ def round_start(request: HttpRequest, *, scene: Scene, combat, data) -> None:
     elif scene.ruleset in met.MET_RULESETS:
         met.met_start(scene=scene, by=request.user, participants=chosen)
     else:
-        services.combat_start(scene=scene, by=request.user, participants=chosen)
+        starting.combat_start(scene=scene, by=request.user, participants=chosen)
 
 
 def _chosen(request: HttpRequest, scene: Scene) -> list[Participant]:
@@ -108,7 +123,7 @@ def _chosen(request: HttpRequest, scene: Scene) -> list[Participant]:
 
 @round_post(forms.InitiativeForm)
 def round_initiative(request, *, scene, combat, data) -> None:
-    services.combat_initiative(
+    initiative.combat_initiative(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -119,18 +134,18 @@ def round_initiative(request, *, scene, combat, data) -> None:
 
 @round_post(None)
 def round_roll_missing(request, *, scene, combat, data) -> None:
-    services._require_st(request.user, scene)
-    services.combat_roll_missing(combat=combat, by=request.user)
+    fight.require_storyteller(request.user, scene)
+    initiative.combat_roll_missing(combat=combat, by=request.user)
 
 
 @round_post(forms.AtForm)
 def round_begin(request, *, scene, combat, data) -> None:
-    services.combat_begin_round(combat=combat, by=request.user, at=data["at"] or None)
+    initiative.combat_begin_round(combat=combat, by=request.user, at=data["at"] or None)
 
 
 @round_post(forms.DeclareForm)
 def round_declare(request, *, scene, combat, data) -> None:
-    services.combat_declare(
+    declaring.combat_declare(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -148,7 +163,7 @@ def round_declare(request, *, scene, combat, data) -> None:
 
 @round_post(forms._Base)
 def round_skip(request, *, scene, combat, data) -> None:
-    services.combat_skip(
+    storyteller.combat_skip(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -158,7 +173,7 @@ def round_skip(request, *, scene, combat, data) -> None:
 
 @round_post(forms.ResolveForm)
 def round_resolve(request, *, scene, combat, data) -> None:
-    services.combat_resolve(
+    resolving.combat_resolve(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -179,7 +194,7 @@ def round_resolve(request, *, scene, combat, data) -> None:
 @round_post(forms.AbortForm)
 def round_abort(request, *, scene, combat, data) -> None:
     reason, _, attacker = data["reason"].partition(":")
-    services.combat_abort(
+    answers.combat_abort(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -192,7 +207,7 @@ def round_abort(request, *, scene, combat, data) -> None:
 
 @round_post(forms.CommittedForm)
 def round_committed(request, *, scene, combat, data) -> None:
-    services.combat_answer_committed(
+    answers.combat_answer_committed(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -204,7 +219,7 @@ def round_committed(request, *, scene, combat, data) -> None:
 
 @round_post(forms.OutForm)
 def round_out(request, *, scene, combat, data) -> None:
-    services.combat_set_out(
+    storyteller.combat_set_out(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -215,7 +230,7 @@ def round_out(request, *, scene, combat, data) -> None:
 @round_post(forms.PursueForm)
 def round_pursue(request, *, scene, combat, data) -> None:
     """K4: the storyteller taps the attacker's choice after a surviving escape."""
-    services.combat_pursue(
+    pursuit.combat_pursue(
         combat=combat,
         by=request.user,
         predator=_participant(request, scene, data["participant"]),
@@ -226,7 +241,7 @@ def round_pursue(request, *, scene, combat, data) -> None:
 
 @round_post(forms.RemindForm)
 def round_remind(request, *, scene, combat, data) -> None:
-    services.combat_remind(
+    bookkeeping.combat_remind(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -237,7 +252,7 @@ def round_remind(request, *, scene, combat, data) -> None:
 
 @round_post(forms.EffectForm)
 def round_effect(request, *, scene, combat, data) -> None:
-    services.combat_add_effect(
+    storyteller.combat_add_effect(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -248,22 +263,22 @@ def round_effect(request, *, scene, combat, data) -> None:
 
 @round_post(forms.PauseForm)
 def round_pause(request, *, scene, combat, data) -> None:
-    services.combat_pause(combat=combat, by=request.user, paused=data["paused"])
+    storyteller.combat_pause(combat=combat, by=request.user, paused=data["paused"])
 
 
 @round_post(forms.AtForm)
 def round_book_keeping(request, *, scene, combat, data) -> None:
-    services.combat_book_keeping(combat=combat, by=request.user, at=data["at"] or None)
+    bookkeeping.combat_book_keeping(combat=combat, by=request.user, at=data["at"] or None)
 
 
 @round_post(forms.AtForm)
 def round_next(request, *, scene, combat, data) -> None:
-    services.combat_next_round(combat=combat, by=request.user, at=data["at"] or None)
+    bookkeeping.combat_next_round(combat=combat, by=request.user, at=data["at"] or None)
 
 
 @round_post(None)
 def round_end(request, *, scene, combat, data) -> None:
-    services.combat_end(combat=combat, by=request.user)
+    storyteller.combat_end(combat=combat, by=request.user)
 
 
 # met_bns (B4-B11) ------------------------------------------------------------------------

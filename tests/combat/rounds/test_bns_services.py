@@ -8,7 +8,7 @@ import pytest
 
 from combat.models import Combat, Scene
 from combat.rounds import bns
-from combat.rounds.services import RoundError
+from combat.rounds.errors import RoundError
 
 
 def _state(combat):

@@ -13,7 +13,8 @@ from django.utils import timezone
 from combat import fragments
 from combat.models import Combat, Scene
 from combat.rounds import bns
-from combat.rounds import services as rounds
+from combat.rounds.storyteller import combat_pause
+from combat.rounds.tokens import DECLARE_SECONDS
 
 
 def _deadline(html: str) -> datetime | None:
@@ -31,18 +32,18 @@ def test_the_character_acting_and_the_tablet_see_until_when_and_a_pause_stops_it
     ana = fragments.private_state(fresh, users["Ana"])
     board = fragments.board_regions(fresh, None)
     due = _deadline(ana)
-    window = timedelta(seconds=rounds.DECLARE_SECONDS)
+    window = timedelta(seconds=DECLARE_SECONDS)
     assert due is not None and before + window <= due <= timezone.now() + window
     assert "then the storyteller decides" in ana
     assert _deadline(fragments.private_state(fresh, users["Bo"])) is None  # Bo is next (B4)
     assert _deadline(board) == due and "Time is up for Ana: your call" in board
     assert _deadline(fragments.players_state(fresh)) is None
 
-    rounds.combat_pause(combat=Combat.objects.get(), by=st, paused=True)
+    combat_pause(combat=Combat.objects.get(), by=st, paused=True)
     fresh = Scene.objects.get(pk=scene.pk)
     assert _deadline(fragments.private_state(fresh, users["Ana"])) is None
     assert _deadline(fragments.board_regions(fresh, None)) is None
-    rounds.combat_pause(combat=Combat.objects.get(), by=st, paused=False)
+    combat_pause(combat=Combat.objects.get(), by=st, paused=False)
     fresh = Scene.objects.get(pk=scene.pk)
     assert _deadline(fragments.private_state(fresh, users["Ana"])) >= due  # afresh
 

@@ -8,7 +8,7 @@ from characters.selectors import current_values
 from combat import services as scene_services
 from combat.models import Combat, Scene
 from combat.rounds import met
-from combat.rounds.services import RoundError
+from combat.rounds.errors import RoundError
 from tests.conftest import client_for
 from tests.factories import (
     CharacterFactory,

@@ -22,7 +22,10 @@ from combat import fragments, live
 from combat.challenges import services as challenges
 from combat.models import Challenge, Combat, Scene
 from combat.rounds import bns
-from combat.rounds import services as rounds
+from combat.rounds.declaring import combat_declare
+from combat.rounds.initiative import combat_begin_round, combat_initiative
+from combat.rounds.starting import combat_start
+from combat.rounds.tokens import state_token
 from combat.steps import Refused, http_status
 from tests.combat.challenges.conftest import make_table
 
@@ -44,16 +47,16 @@ class Step:
 
 def _wod(cast) -> dict:
     p, st = cast.p, cast.storyteller
-    rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
+    combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
     for name, die in (("Jane", 9), ("Frank", 1)):
-        rounds.combat_initiative(combat=Combat.objects.get(), by=st, participant=p[name], roll=die)
-    rounds.combat_begin_round(combat=Combat.objects.get(), by=st)
+        combat_initiative(combat=Combat.objects.get(), by=st, participant=p[name], roll=die)
+    combat_begin_round(combat=Combat.objects.get(), by=st)
     return {"cast": cast, "scene": cast.scene, "users": cast.users}
 
 
 def _initiative(cast) -> dict:
     p, st = cast.p, cast.storyteller
-    rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
+    combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
     return {"cast": cast, "scene": cast.scene, "users": cast.users}
 
 
@@ -100,7 +103,7 @@ def _declare(ctx: dict, side: str, total: int, key: str | None = None, at=None) 
 
 
 def _token(ctx: dict) -> str:
-    return rounds.state_token(Combat.objects.get(), players=True)
+    return state_token(Combat.objects.get(), players=True)
 
 
 STEPS = [
@@ -108,7 +111,7 @@ STEPS = [
         "round.declare",
         "cast",
         _wod,
-        lambda c, key, at: rounds.combat_declare(
+        lambda c, key, at: combat_declare(
             combat=Combat.objects.get(),
             by=c["users"]["Frank"],
             participant=c["cast"].p["Frank"],
@@ -117,7 +120,7 @@ STEPS = [
             at=at,
         ),
         _token,
-        lambda c: rounds.combat_declare(
+        lambda c: combat_declare(
             combat=Combat.objects.get(),
             by=c["users"]["Jane"],
             participant=c["cast"].p["Jane"],
@@ -129,7 +132,7 @@ STEPS = [
         "round.initiative",
         "cast",
         _initiative,
-        lambda c, key, at: rounds.combat_initiative(
+        lambda c, key, at: combat_initiative(
             combat=Combat.objects.get(),
             by=c["users"]["Jane"],
             participant=c["cast"].p["Jane"],
@@ -137,7 +140,7 @@ STEPS = [
             key=key,
         ),
         lambda c: None,  # an initiative carries no token: it is rolled once a round (D3)
-        lambda c: rounds.combat_initiative(
+        lambda c: combat_initiative(
             combat=Combat.objects.get(),
             by=c["users"]["Jane"],
             participant=c["cast"].p["Jane"],

@@ -132,7 +132,7 @@ def test_a_round_runs_from_the_tablet_and_the_phones(cast, clients):
 
 
 def combat_token(combat):
-    from combat.rounds.services import state_token
+    from combat.rounds.tokens import state_token
 
     return state_token(Combat.objects.get(pk=combat.pk))
 
@@ -183,13 +183,14 @@ def test_a_player_who_does_not_declare_is_left_to_the_storyteller(cast, clients)
     """Nothing is ever filled in for a slow player (the soft timer only changes its words when
     it runs out). The tablet says whom it waits on and offers to declare for them or to pass
     them over."""
-    from combat.rounds import services as rounds
+    from combat.rounds.initiative import combat_begin_round, combat_initiative
+    from combat.rounds.starting import combat_start
 
     st, p = cast.storyteller, cast.p
-    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
+    combat = combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
     for name, die in (("Jane", 5), ("Frank", 1)):
-        rounds.combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
-    rounds.combat_begin_round(combat=combat, by=st)
+        combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
+    combat_begin_round(combat=combat, by=st)
     board = _tablet(clients, cast)
     assert "Waiting on <b>Frank</b> to declare. No action is filled in for them" in board
     assert "Declare for Frank" in board and "Pass over Frank" in board
