@@ -17,7 +17,15 @@ from dataclasses import replace
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from combat.challenges.services import ChallengeError, challenge_start
 from combat.models import Combat, CombatStage, Participant, Scene
+from combat.rounds.bns_reads import (
+    ACTION_LABELS,
+    celerity_cap,
+    engine_of,
+    may_act_now,
+    may_intend,
+)
 from combat.rounds.errors import ALREADY_FIGHTING, NEEDS_TWO, PAUSED, RoundError, refusal_of
 from combat.rounds.fight import (
     begin_for,
@@ -31,37 +39,10 @@ from combat.rounds.fight import (
 from combat.rounds.reads import fight_members, is_visible, who_of
 from combat.rounds.sheets import stats_for
 from combat.rules import bns_round as bns
-from combat.rules.bns_initiative import MAX_CELERITY_ROUNDS, TURN_SECONDS
+from combat.rules.bns_initiative import TURN_SECONDS
 from combat.rules.bns_initiative import Combatant as BnsCombatant
 from combat.rules.errors import RuleError
 from combat.services import SceneError, lock_open_scene
-
-ACTION_LABELS = {
-    "attack": "Attack",
-    "physical_challenge": "Physical challenge",
-    "mental_challenge": "Mental challenge",
-    "social_challenge": "Social challenge",
-    "physical_power": "Physical power",
-    "mental_power": "Mental power",
-    "social_power": "Social power",
-    "draw": "Draw a weapon",
-    "move": "Move 3 steps",
-    "jump": "Jump",
-    "climb": "Climb",
-    "swim": "Swim",
-    "drop_prone": "Drop prone",
-    "crawl": "Crawl 1 step",
-    "stand_up": "Stand up",
-}
-
-
-def _engine(combat: Combat) -> bns.Combat:
-    return bns.Combat.from_dict(combat.state)
-
-
-def _celerity_cap(stats) -> int:
-    """B5 decision: a Celerity rating of k grants k rounds, at most three."""
-    return min(stats.dot("Celerity") or 0, MAX_CELERITY_ROUNDS)
 
 
 def bns_start(
@@ -118,7 +99,7 @@ def bns_mediate(*, combat: Combat, by: AbstractBaseUser, agreed: bool) -> Combat
         scene, combat = lock_fight(combat)
         require_storyteller(by, scene)
         try:
-            state = _engine(combat).mediate(agreed=agreed, approved=True)
+            state = engine_of(combat).mediate(agreed=agreed, approved=True)
         except RuleError as error:
             raise refusal_of(error) from error
         combat.state = state.to_dict()
@@ -143,7 +124,7 @@ def bns_assess(
         require_storyteller(by, scene)
         for p in participants:
             require_member(combat, p)
-        state = _engine(combat)
+        state = engine_of(combat)
         try:
             state = _with_celerity(
                 state.assess(
@@ -182,11 +163,11 @@ def bns_celerity(
     until changed, and counts from the everyman round under way (else the next turn's)."""
     with transaction.atomic():
         scene, combat = lock_fight_for(combat, by, participant)
-        cap = _celerity_cap(stats_for([participant])[participant.pk])
+        cap = celerity_cap(stats_for([participant])[participant.pk])
         if not 0 <= rounds <= cap:
             raise RoundError(f"{participant.name} can activate 0 to {cap} Celerity rounds (B5).")
         combat.haste = {**combat.haste, who_of(participant): rounds}
-        state = _engine(combat)
+        state = engine_of(combat)
         if state.phase in (bns.Phase.ORDER_OF_ACTION, bns.Phase.CELERITY_ROUNDS):
             combat.state = _with_celerity(state, combat).to_dict()
         record_round(
@@ -239,7 +220,7 @@ def bns_act(
         check_token(combat, at)
         if target is not None:
             require_member(combat, target)
-        state = _engine(combat)
+        state = engine_of(combat)
         who = who_of(participant)
         std, smp = _action(standard), _action(simple)
         try:
@@ -323,8 +304,6 @@ def resolve_attack(
     challenge (combat/challenges/), damage by B3 for an attack. B10: the target's prone state
     in the round goes into its defense pool (-2 within three steps, +2 against a physical
     ranged attack from further, ``ranged_far``). Returns the log line's tail."""
-    from combat.challenges.services import ChallengeError, challenge_start
-
     category = CHALLENGES.get(action) if action is not None else None
     if category is None:
         return ""
@@ -375,7 +354,7 @@ def _step(
         if combat.paused:
             raise RoundError(PAUSED)
         try:
-            state = getattr(_engine(combat), verb)(who_of(participant))
+            state = getattr(engine_of(combat), verb)(who_of(participant))
         except RuleError as error:
             raise refusal_of(error) from error
         combat.state = state.to_dict()
@@ -397,7 +376,7 @@ def bns_escape_announce(
     yet to act may now announce an intent to attack it."""
     with transaction.atomic():
         scene, combat = lock_fight_for(combat, by, participant)
-        state = _engine(combat)
+        state = engine_of(combat)
         who = who_of(participant)
         if not may_act_now(state, who) or state.fighter(who).begun:
             raise RoundError("A fair escape is declared at the start of your initiative (B9).")
@@ -415,24 +394,6 @@ def bns_escape_announce(
     return combat
 
 
-def may_act_now(state: bns.Combat, who: str) -> bool:
-    """B4, B6, B8: whether ``who`` may act now: on its initiative, or the next one once the
-    character whose initiative it is has acted, or a delayer stepping back in."""
-    try:
-        state._turn_for(who)
-    except RuleError:
-        return False
-    return True
-
-
-def may_intend(state: bns.Combat, who: str, escaper: str) -> bool:
-    """B9: only characters yet to act this round (with an action left) may intend to attack."""
-    if who == escaper or who not in state.order:
-        return False
-    f = state.fighter(who)
-    return not (f.out or f.done or not f.has_action_left or f.begun)
-
-
 def bns_escape_intent(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
     """B9: a character yet to act announces it intends to attack the escaping character."""
     with transaction.atomic():
@@ -441,7 +402,7 @@ def bns_escape_intent(*, combat: Combat, by: AbstractBaseUser, participant: Part
         who = who_of(participant)
         if not call:
             raise RoundError("Nobody is trying to escape (B9).")
-        if not may_intend(_engine(combat), who, call["who"]):
+        if not may_intend(engine_of(combat), who, call["who"]):
             raise RoundError(f"{participant.name} has no action left to attack with (B9).")
         if who not in call["intents"]:
             call = {**call, "intents": [*call["intents"], who]}
@@ -472,7 +433,7 @@ def bns_escape_settle(
         if not call:
             raise RoundError("Nobody is trying to escape (B9).")
         try:
-            state = _engine(combat).fair_escape(
+            state = engine_of(combat).fair_escape(
                 call["who"], tuple(call["intents"]), can_be_attacked=can_be_attacked
             )
         except RuleError as error:
@@ -506,7 +467,7 @@ def bns_end_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None
         scene, combat = lock_fight(combat)
         require_storyteller(by, scene)
         check_token(combat, at)
-        before = _engine(combat)
+        before = engine_of(combat)
         try:
             state = before.end_round()
         except RuleError as error:

@@ -20,6 +20,7 @@ from typing import Any
 
 from django.db import transaction
 
+from chases import signals
 from combat.models import Combat, LogKind
 from combat.rounds.reads import fight_members, player_ids_of
 from combat.services import SceneError, lock_open_scene, record_change
@@ -94,11 +95,5 @@ def chase_ended(
 
 
 def connect() -> None:
-    """Listen to the chases' signal once the chases app provides it."""
-    try:
-        from chases import signals
-    except ImportError:
-        return
-    signal = getattr(signals, "chase_ended", None)
-    if signal is not None:
-        signal.connect(chase_ended, dispatch_uid="combat.rounds.chase_ended")
+    """Listen to the chases' signal (called from the combat app's ``ready``)."""
+    signals.chase_ended.connect(chase_ended, dispatch_uid="combat.rounds.chase_ended")

@@ -24,24 +24,14 @@ from combat.rounds.fight import (
     require_member,
     require_storyteller,
 )
+from combat.rounds.met_reads import celerity_of
 from combat.rounds.reads import fight_members, is_visible, who_of
 from combat.rules.celerity import CelerityRound
 from combat.rules.errors import RuleError
 from combat.rules.mob import Mob, primary_victim
 from combat.services import SceneError, lock_open_scene
 
-MET_RULESETS = ("met_classic", "met_werewolf")
 TURN_SECONDS = 3  # RULES.md, Shared terms (Game clock): about three seconds a turn
-
-
-def _celerity(combat: Combat) -> CelerityRound:
-    data = combat.state.get("celerity") or {}
-    return CelerityRound(
-        levels=tuple(tuple(x) for x in data.get("levels", ())),
-        targets=tuple(tuple(x) for x in data.get("targets", ())),
-        announced=tuple(tuple(x) for x in data.get("announced", ())),
-        taken=tuple(tuple(x) for x in data.get("taken", ())),
-    )
 
 
 def _store(combat: Combat, celerity: CelerityRound) -> None:
@@ -97,7 +87,7 @@ def met_celerity_announce(
         if target is not None:
             require_member(combat, target)
         try:
-            celerity = _celerity(combat).announce(
+            celerity = celerity_of(combat).announce(
                 who_of(participant),
                 level=level,
                 follow_ups=follow_ups,
@@ -138,7 +128,7 @@ def met_celerity_take(
         require_storyteller(by, scene)
         require_member(combat, participant)
         try:
-            celerity = _celerity(combat).take(who_of(participant), action)
+            celerity = celerity_of(combat).take(who_of(participant), action)
         except RuleError as error:
             raise refusal_of(error) from error
         _store(combat, celerity)
@@ -200,39 +190,3 @@ def met_next_round(*, combat: Combat, by: AbstractBaseUser) -> Combat:
         scene.game_time += TURN_SECONDS
         record_round(scene, combat, by, f"Round {combat.round_number}")
     return combat
-
-
-def met_view(combat: Combat, members: dict[int, Participant], *, public: bool) -> dict:
-    """C15 order and C16 mob for the tablet (everything) or the phones (no hidden NPC)."""
-    celerity = _celerity(combat)
-    shown = {str(pid) for pid, p in members.items() if not (public and p.hidden)}
-    normal = [str(pid) for pid in combat.members if str(pid) in shown]
-    taken = set(celerity.taken)
-    slots = [
-        {
-            "p": members[int(s.who)],
-            "action": s.action,
-            "taken": (s.who, s.action) in taken,
-        }
-        for s in celerity.order(normal)
-        if s.who in shown and (s.action != "normal" or celerity.announced)
-    ]
-    mob = combat.state.get("mob")
-    if mob and (public and not all(x in shown for x in (mob["victim"], *mob["attackers"]))):
-        mob = None
-    return {
-        "kind": "met",
-        "combat": combat,
-        "round": combat.round_number,
-        "slots": slots,
-        "blood": {members[int(w)].name: b for w, b in celerity.blood_spent().items() if w in shown},
-        "mob": {
-            "victim": members[int(mob["victim"])],
-            "attackers": [members[int(a)] for a in mob["attackers"]],
-            "primary": members[int(mob["primary"])],
-            "penalty": len(mob["attackers"]) - 1,
-        }
-        if mob
-        else None,
-        "members": [members[pid] for pid in combat.members if str(pid) in shown],
-    }

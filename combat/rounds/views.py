@@ -31,6 +31,7 @@ from combat.rounds import (
     forms,
     initiative,
     met,
+    met_reads,
     pursuit,
     reads,
     resolving,
@@ -110,7 +111,7 @@ def round_start(request: HttpRequest, *, scene: Scene, combat, data) -> None:
     chosen = _chosen(request, scene)
     if scene.ruleset == "met_bns":
         bns.bns_start(scene=scene, by=request.user, participants=chosen)
-    elif scene.ruleset in met.MET_RULESETS:
+    elif scene.ruleset in met_reads.MET_RULESETS:
         met.met_start(scene=scene, by=request.user, participants=chosen)
     else:
         starting.combat_start(scene=scene, by=request.user, participants=chosen)

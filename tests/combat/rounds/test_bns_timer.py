@@ -13,6 +13,7 @@ from django.utils import timezone
 from combat import fragments
 from combat.models import Combat, Scene
 from combat.rounds import bns
+from combat.rounds.bns_reads import engine_of
 from combat.rounds.storyteller import combat_pause
 from combat.rounds.tokens import DECLARE_SECONDS
 
@@ -52,7 +53,7 @@ def test_the_character_acting_and_the_tablet_see_until_when_and_a_pause_stops_it
     fresh = Scene.objects.get(pk=scene.pk)
     assert _deadline(fragments.private_state(fresh, users["Ana"])) is None
     assert _deadline(fragments.private_state(fresh, users["Bo"])) is not None
-    state = bns._engine(Combat.objects.get())
+    state = engine_of(Combat.objects.get())
     assert state.current == str(p["Bo"].pk)
     assert not any(f.actions_used for f in state.fighters)
 
@@ -69,7 +70,7 @@ def test_a_hidden_npcs_turn_shows_no_phone_a_timer(docks):
     combat = bns.bns_start(scene=scene, by=st, participants=everyone, rng=random.Random(3))
     bns.bns_mediate(combat=combat, by=st, agreed=False)
     bns.bns_assess(combat=combat, by=st, participants=everyone)
-    assert bns._engine(Combat.objects.get()).current == str(ghost.pk)
+    assert engine_of(Combat.objects.get()).current == str(ghost.pk)
     fresh = Scene.objects.get(pk=scene.pk)
     for user in users.values():
         assert _deadline(fragments.private_state(fresh, user)) is None

@@ -27,6 +27,7 @@ from combat import selectors as scene_selectors
 from combat import services as scenes
 from combat.models import Challenge, Combat, Scene
 from combat.rounds import bns
+from combat.rounds.bns_reads import engine_of
 from combat.rounds.declaring import combat_declare
 from combat.rounds.initiative import combat_begin_round, combat_initiative
 from combat.rounds.resolving import combat_resolve
@@ -289,12 +290,12 @@ def test_a_hidden_npcs_met_bns_attack_is_an_unseen_attacker_to_its_target(docks,
     bns.bns_mediate(combat=combat(), by=st, agreed=False)
     bns.bns_assess(combat=combat(), by=st, participants=fighters)
     for _ in range(6):  # the players finish until the Ghost is up
-        current = bns._engine(combat()).current
+        current = engine_of(combat()).current
         if current == str(ghost.pk):
             break
         who = next(x for x in fighters if str(x.pk) == current)
         bns.bns_finish(combat=combat(), by=users[who.name], participant=who)
-    assert bns._engine(combat()).current == str(ghost.pk)
+    assert engine_of(combat()).current == str(ghost.pk)
     bns.bns_act(
         combat=combat(), by=st, participant=ghost, standard="attack", target=p["Ana"],
         pool={"attribute": "Physical"},

@@ -9,6 +9,7 @@ import random
 
 from combat.models import Combat
 from combat.rounds import bns
+from combat.rounds.bns_reads import engine_of
 from combat.rounds.errors import PAUSED
 from combat.rounds.initiative import combat_begin_round, combat_initiative
 from combat.rounds.starting import combat_start
@@ -66,7 +67,7 @@ def test_a_met_bns_action_sent_again_after_a_pause_answers_as_it_was_applied(doc
     bns.bns_start(scene=scene, by=st, participants=fighters, rng=random.Random(3))
     bns.bns_mediate(combat=combat(), by=st, agreed=False)
     bns.bns_assess(combat=combat(), by=st, participants=fighters)
-    current = bns._engine(combat()).current
+    current = engine_of(combat()).current
     who = next(x for x in fighters if str(x.pk) == current)
     rounds_user = users[who.name]
     bns.bns_act(combat=combat(), by=rounds_user, participant=who, simple="move", key="bns-move-1")

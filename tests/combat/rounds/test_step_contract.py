@@ -22,6 +22,7 @@ from combat import fragments, live
 from combat.challenges import services as challenges
 from combat.models import Challenge, Combat, Scene
 from combat.rounds import bns
+from combat.rounds.bns_reads import engine_of
 from combat.rounds.declaring import combat_declare
 from combat.rounds.initiative import combat_begin_round, combat_initiative
 from combat.rounds.starting import combat_start
@@ -66,7 +67,7 @@ def _bns(docks) -> dict:
     bns.bns_start(scene=scene, by=st, participants=fighters, rng=random.Random(3))
     bns.bns_mediate(combat=Combat.objects.get(), by=st, agreed=False)
     bns.bns_assess(combat=Combat.objects.get(), by=st, participants=fighters)
-    current = bns._engine(Combat.objects.get()).current
+    current = engine_of(Combat.objects.get()).current
     who = next(x for x in fighters if str(x.pk) == current)
     other = next(x for x in fighters if x != who)
     return {"scene": scene, "users": users, "who": who, "by": users[who.name], "other": other}

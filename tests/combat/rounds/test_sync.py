@@ -8,6 +8,7 @@ import random
 from combat import fragments, live
 from combat.models import Combat, Scene
 from combat.rounds.answers import combat_answer_committed
+from combat.rounds.bns_reads import engine_of
 from combat.rounds.bookkeeping import combat_book_keeping, combat_next_round, combat_remind
 from combat.rounds.declaring import combat_declare
 from combat.rounds.initiative import combat_begin_round, combat_initiative
@@ -397,7 +398,7 @@ def test_a_hidden_npcs_fair_escape_reaches_no_phone(
         bns.bns_start(scene=scene, by=st, participants=everyone, rng=random.Random(3))
         bns.bns_mediate(combat=combat(), by=st, agreed=False)
         bns.bns_assess(combat=combat(), by=st, participants=everyone)
-        assert bns._engine(combat()).current == str(ghost.pk)
+        assert engine_of(combat()).current == str(ghost.pk)
         bns.bns_escape_announce(combat=combat(), by=st, participant=ghost)
     fresh = Scene.objects.get(pk=scene.pk)
     for user in users.values():
@@ -440,7 +441,7 @@ def test_a_hidden_npcs_turn_leaves_the_players_order_as_if_it_were_not_there(
         bns.bns_start(scene=scene, by=st, participants=everyone, rng=random.Random(3))
         bns.bns_mediate(combat=combat(), by=st, agreed=False)
         bns.bns_assess(combat=combat(), by=st, participants=everyone)
-    assert bns._engine(combat()).current == str(ghost.pk)
+    assert engine_of(combat()).current == str(ghost.pk)
     fresh = Scene.objects.get(pk=scene.pk)
     seen = order(fragments.players_state(fresh))
     assert "the storyteller" not in seen and "Ghost" not in seen
@@ -461,5 +462,5 @@ def test_a_hidden_npcs_turn_leaves_the_players_order_as_if_it_were_not_there(
         for user in users.values():
             assert "Ghost" not in fragments.private_state(fresh, user)
         assert not [s.group for s in pushes if not s.group.endswith(".st") and "Ghost" in s.html]
-    assert bns._engine(combat()).current == str(p["Ana"].pk)
+    assert engine_of(combat()).current == str(p["Ana"].pk)
     assert "Act now" in fragments.private_state(fresh, users["Ana"])
