@@ -5,16 +5,17 @@ from __future__ import annotations
 import random
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
-from combat.models import Combat, Participant
+from combat.models import Combat, Participant, Scene
 from combat.rounds import wod
 from combat.rounds.errors import PAUSED, RoundError, refusal_of
-from combat.rounds.fight import add_result, begin_for, record_round
+from combat.rounds.fight import add_result, record_round, round_step, take
 from combat.rounds.reads import fight_members, is_visible, who_of, wod_state
 from combat.rounds.sheets import stats_for
 from combat.rules.errors import RuleError
 from combat.rules.wod_round import Answer, WodRound
+
+COMMITTED_STEP = round_step("round.committed")
 
 
 def combat_answer_committed(
@@ -31,16 +32,13 @@ def combat_answer_committed(
 
     ``attacker`` None: the committed attack of an attacker hidden from the target's player
     (its phone never names it): the first such attack still waiting for an answer."""
-    with transaction.atomic():
-        payload = {"c": combat.pk, "a": attacker.pk if attacker else None, "x": answer}
-        scene, combat, replay = begin_for(combat, by, participant, "round.committed", key, payload)
-        if replay:
-            return combat
+    payload = {"c": combat.pk, "a": attacker.pk if attacker else None, "x": answer}
+
+    def rules(scene: Scene, combat: Combat) -> None:
         state = wod_state(combat)
-        if attacker is None:
-            attacker = _unseen_committed(combat, state, participant)
+        against = attacker or _unseen_committed(combat, state, participant)
         try:
-            state = state.answer_committed(who_of(participant), who_of(attacker), Answer(answer))
+            state = state.answer_committed(who_of(participant), who_of(against), Answer(answer))
         except RuleError as error:
             raise refusal_of(error) from error
         except ValueError as error:
@@ -55,11 +53,12 @@ def combat_answer_committed(
             scene,
             combat,
             by,
-            f"{participant.name} {label} {attacker.name}'s committed attack",
-            public=is_visible(participant) and is_visible(attacker),
-            concerns=[participant, attacker],  # a hidden attacker: the storyteller's line
+            f"{participant.name} {label} {against.name}'s committed attack",
+            public=is_visible(participant) and is_visible(against),
+            concerns=[participant, against],  # a hidden attacker: the storyteller's line
         )
-    return combat
+
+    return take(COMMITTED_STEP, combat, participant, by=by, key=key, payload=payload, rules=rules)
 
 
 def _unseen_committed(combat: Combat, state: WodRound, target: Participant) -> Participant:
@@ -80,6 +79,9 @@ def _unseen_committed(combat: Combat, state: WodRound, target: Participant) -> P
     raise RoundError(f"No unseen committed attack on {target.name} waits for an answer (D5).")
 
 
+ABORT_STEP = round_step("round.abort")
+
+
 def combat_abort(
     *,
     combat: Combat,
@@ -93,11 +95,9 @@ def combat_abort(
 ) -> Combat:
     """D16: Willpower at difficulty 8 (server dice, or typed in); one success opens a new
     declaration (a defense when it answers a later attack)."""
-    with transaction.atomic():
-        payload = {"c": combat.pk, "p": participant.pk, "r": reason, "d": dice}
-        scene, combat, replay = begin_for(combat, by, participant, "round.abort", key, payload)
-        if replay:
-            return combat
+    payload = {"c": combat.pk, "p": participant.pk, "r": reason, "d": dice}
+
+    def rules(scene: Scene, combat: Combat) -> None:
         if combat.paused:
             raise RoundError(PAUSED)
         state = wod_state(combat)
@@ -139,4 +139,5 @@ def combat_abort(
             public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(ABORT_STEP, combat, participant, by=by, key=key, payload=payload, rules=rules)

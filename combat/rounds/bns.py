@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
+from combat import steps
 from combat.challenges.services import ChallengeError, challenge_start
 from combat.models import Combat, CombatStage, Participant, Scene
 from combat.rounds.bns_reads import (
@@ -26,23 +26,20 @@ from combat.rounds.bns_reads import (
     may_act_now,
     may_intend,
 )
-from combat.rounds.errors import ALREADY_FIGHTING, NEEDS_TWO, PAUSED, RoundError, refusal_of
+from combat.rounds.errors import PAUSED, RoundError, refusal_of
 from combat.rounds.fight import (
-    begin_for,
-    check_token,
-    lock_fight,
-    lock_fight_for,
     record_round,
     require_member,
-    require_storyteller,
+    round_step,
+    take,
 )
 from combat.rounds.reads import fight_members, is_visible, who_of
 from combat.rounds.sheets import stats_for
+from combat.rounds.starting import start_fight
 from combat.rules import bns_round as bns
 from combat.rules.bns_initiative import TURN_SECONDS
 from combat.rules.bns_initiative import Combatant as BnsCombatant
 from combat.rules.errors import RuleError
-from combat.services import SceneError, lock_open_scene
 
 
 def bns_start(
@@ -51,20 +48,11 @@ def bns_start(
     by: AbstractBaseUser,
     participants: Sequence[Participant],
     rng: random.Random | None = None,
+    key: str | None = None,
 ) -> Combat:
     """B11: a complex scenario opens with mediation; B4's random tie-break is drawn now."""
-    with transaction.atomic():
-        try:
-            scene = lock_open_scene(scene)
-        except SceneError as error:
-            raise RoundError(str(error)) from error
-        require_storyteller(by, scene)
-        if Combat.objects.filter(scene=scene, ended_at__isnull=True).exists():
-            raise RoundError(ALREADY_FIGHTING)
-        ids = sorted({p.pk for p in participants})
-        present = list(Participant.objects.filter(pk__in=ids, scene=scene, removed_at__isnull=True))
-        if len(present) < 2 or len(present) != len(ids):
-            raise RoundError(NEEDS_TWO)
+
+    def make(scene: Scene, present: list[Participant]) -> Combat:
         stats = stats_for(present)
         sheets = [
             BnsCombatant(
@@ -82,22 +70,25 @@ def bns_start(
         combat = Combat.objects.create(
             scene=scene,
             ruleset="met_bns",
-            members=ids,
+            members=sorted(p.pk for p in present),
             started_by=by,
             stage=CombatStage.ROUND,
             state=state.to_dict(),
         )
-        record_round(
-            scene, combat, by, "Conflict! Mediation first: can it be settled by agreement?"
-        )
-    return combat
+        text = "Conflict! Mediation first: can it be settled by agreement?"
+        record_round(scene, combat, by, text)
+        return combat
+
+    return start_fight(scene=scene, by=by, participants=participants, make=make, key=key)
+
+
+BNS_MEDIATE_STEP = round_step("round.bns.mediate", storyteller=True)
 
 
 def bns_mediate(*, combat: Combat, by: AbstractBaseUser, agreed: bool) -> Combat:
     """B11: an agreed outcome the storyteller approves ends it; else the scene freezes."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         try:
             state = engine_of(combat).mediate(agreed=agreed, approved=True)
         except RuleError as error:
@@ -107,7 +98,11 @@ def bns_mediate(*, combat: Combat, by: AbstractBaseUser, agreed: bool) -> Combat
             combat.stage = CombatStage.OVER
         text = "Settled by agreement (B11)" if agreed else "No agreement: the scene freezes (B11)"
         record_round(scene, combat, by, text)
-    return combat
+
+    return take(BNS_MEDIATE_STEP, combat, by=by, rules=rules)
+
+
+BNS_ASSESS_STEP = round_step("round.bns.assess", storyteller=True)
 
 
 def bns_assess(
@@ -119,9 +114,8 @@ def bns_assess(
 ) -> Combat:
     """B11 assessment, B7: the storyteller names who takes part and whose action started it
     (that action goes first, outside initiative)."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         for p in participants:
             require_member(combat, p)
         state = engine_of(combat)
@@ -141,7 +135,8 @@ def bns_assess(
         if started_by is not None and is_visible(started_by):
             text += f"; {started_by.name} acts first (B7)"
         record_round(scene, combat, by, text)
-    return combat
+
+    return take(BNS_ASSESS_STEP, combat, by=by, rules=rules)
 
 
 def _with_celerity(state: bns.Combat, combat: Combat) -> bns.Combat:
@@ -156,13 +151,16 @@ def _with_celerity(state: bns.Combat, combat: Combat) -> bns.Combat:
     return replace(state, fighters=fighters)
 
 
+BNS_CELERITY_STEP = round_step("round.bns.celerity")
+
+
 def bns_celerity(
     *, combat: Combat, by: AbstractBaseUser, participant: Participant, rounds: int
 ) -> Combat:
     """B5: how many Celerity rounds a character activates; it carries over to the next turns
     until changed, and counts from the everyman round under way (else the next turn's)."""
-    with transaction.atomic():
-        scene, combat = lock_fight_for(combat, by, participant)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         cap = celerity_cap(stats_for([participant])[participant.pk])
         if not 0 <= rounds <= cap:
             raise RoundError(f"{participant.name} can activate 0 to {cap} Celerity rounds (B5).")
@@ -178,7 +176,8 @@ def bns_celerity(
             public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(BNS_CELERITY_STEP, combat, participant, by=by, rules=rules)
 
 
 def _action(value: str | None) -> bns.Action | None:
@@ -188,6 +187,9 @@ def _action(value: str | None) -> bns.Action | None:
         return bns.Action(value)
     except ValueError as error:
         raise RoundError(f"Unknown action {value!r} (B6).") from error
+
+
+BNS_ACT_STEP = round_step("round.bns.act")
 
 
 def bns_act(
@@ -209,15 +211,13 @@ def bns_act(
     a power on a target opens a met_bns challenge on both sides' screens
     (:func:`resolve_attack`), with the test pool ``pool`` names (attribute, skill, weapon);
     ``ranged_far``: a physical ranged attack from more than three steps (B10)."""
-    with transaction.atomic():
-        payload = {"c": combat.pk, "p": participant.pk, "s": standard, "m": simple}
-        payload["t"] = target.pk if target else None
-        scene, combat, replay = begin_for(combat, by, participant, "round.bns.act", key, payload)
-        if replay:
-            return combat
+    payload = {"c": combat.pk, "p": participant.pk, "s": standard, "m": simple}
+
+    payload["t"] = target.pk if target else None
+
+    def rules(scene: Scene, combat: Combat) -> None:
         if combat.paused:
             raise RoundError(PAUSED)
-        check_token(combat, at)
         if target is not None:
             require_member(combat, target)
         state = engine_of(combat)
@@ -266,7 +266,10 @@ def bns_act(
         record_round(
             scene, combat, by, text, public=public, concerns=concerns, participants=participants
         )
-    return combat
+
+    return take(
+        BNS_ACT_STEP, combat, participant, by=by, key=key, payload=payload, seen=at, rules=rules
+    )
 
 
 CHALLENGES = {
@@ -331,26 +334,35 @@ def resolve_attack(
     return f" — challenge #{challenge.pk} opened (B1-B3)"
 
 
+BNS_DELAY_STEP = round_step("round.bns.delay")
+BNS_FINISH_STEP = round_step("round.bns.finish")
+BNS_RESUME_STEP = round_step("round.bns.resume")
+
+
 def bns_delay(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
     """B8: hold the remaining actions for later in the round."""
-    return _step(combat, by, participant, "delay", "delays (B8)")
+    return _step(BNS_DELAY_STEP, combat, by, participant, "delay", "delays (B8)")
 
 
 def bns_finish(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
     """B6: leave the remaining actions unused (forgoing both gives +5 next round, B8)."""
-    return _step(combat, by, participant, "finish", "is done this round")
+    return _step(BNS_FINISH_STEP, combat, by, participant, "finish", "is done this round")
 
 
 def bns_resume(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
     """B8: a delayer steps back in now, before the next character on its initiative."""
-    return _step(combat, by, participant, "resume", "steps back in (B8)")
+    return _step(BNS_RESUME_STEP, combat, by, participant, "resume", "steps back in (B8)")
 
 
 def _step(
-    combat: Combat, by: AbstractBaseUser, participant: Participant, verb: str, label: str
+    step: steps.Step,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    verb: str,
+    label: str,
 ) -> Combat:
-    with transaction.atomic():
-        scene, combat = lock_fight_for(combat, by, participant)
+    def rules(scene: Scene, combat: Combat) -> None:
         if combat.paused:
             raise RoundError(PAUSED)
         try:
@@ -366,7 +378,11 @@ def _step(
             public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(step, combat, participant, by=by, rules=rules)
+
+
+BNS_ESCAPE_STEP = round_step("round.bns.escape")
 
 
 def bns_escape_announce(
@@ -374,8 +390,8 @@ def bns_escape_announce(
 ) -> Combat:
     """B9: a fair escape is announced at the start of the character's own initiative; those
     yet to act may now announce an intent to attack it."""
-    with transaction.atomic():
-        scene, combat = lock_fight_for(combat, by, participant)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         state = engine_of(combat)
         who = who_of(participant)
         if not may_act_now(state, who) or state.fighter(who).begun:
@@ -391,13 +407,17 @@ def bns_escape_announce(
             public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(BNS_ESCAPE_STEP, combat, participant, by=by, rules=rules)
+
+
+BNS_INTENT_STEP = round_step("round.bns.intent")
 
 
 def bns_escape_intent(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
     """B9: a character yet to act announces it intends to attack the escaping character."""
-    with transaction.atomic():
-        scene, combat = lock_fight_for(combat, by, participant)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         call = combat.work.get("escape_call")
         who = who_of(participant)
         if not call:
@@ -418,7 +438,11 @@ def bns_escape_intent(*, combat: Combat, by: AbstractBaseUser, participant: Part
             concerns=[participant, escaper],  # a hidden escaper: the storyteller's line alone
             participants=participants,
         )
-    return combat
+
+    return take(BNS_INTENT_STEP, combat, participant, by=by, rules=rules)
+
+
+BNS_SETTLE_STEP = round_step("round.bns.settle", storyteller=True)
 
 
 def bns_escape_settle(
@@ -426,9 +450,8 @@ def bns_escape_settle(
 ) -> Combat:
     """B9: the storyteller closes the intents: none, or nobody able to attack, and the escape
     succeeds at once; otherwise it is on hold until the end of the round."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         call = combat.work.get("escape_call")
         if not call:
             raise RoundError("Nobody is trying to escape (B9).")
@@ -457,16 +480,18 @@ def bns_escape_settle(
             concerns=[who],
             participants=participants,
         )
-    return combat
+
+    return take(BNS_SETTLE_STEP, combat, by=by, rules=rules)
+
+
+BNS_END_ROUND_STEP = round_step("round.bns.end_round", storyteller=True)
 
 
 def bns_end_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
     """B5, B8, B9: close the round: escapes on hold succeed, the next Celerity round or the
     next turn begins; a new turn moves the game clock about three seconds."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
-        check_token(combat, at)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         before = engine_of(combat)
         try:
             state = before.end_round()
@@ -489,4 +514,5 @@ def bns_end_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None
             if is_visible(who):
                 text += f"; {who.name} escapes (B9)"
         record_round(scene, combat, by, text, participants=participants)
-    return combat
+
+    return take(BNS_END_ROUND_STEP, combat, by=by, seen=at, rules=rules)

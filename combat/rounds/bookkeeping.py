@@ -5,17 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
-from combat.models import Combat, CombatStage, LogKind, Participant
+from combat.models import Combat, CombatStage, LogKind, Participant, Scene
 from combat.rounds.errors import WRONG_STAGE, RoundError, refusal_of
 from combat.rounds.fight import (
     ROUND_SECONDS,
-    begin_for,
-    check_token,
-    lock_fight,
     record_round,
-    require_storyteller,
+    round_step,
+    take,
 )
 from combat.rounds.planning import grapple_from
 from combat.rounds.pursuit import require_no_pursuit
@@ -27,15 +24,15 @@ from combat.rules.grapple import (
 from combat.rules.wod_round import TimedEffect
 from combat.services import record_change
 
+BOOK_KEEPING_STEP = round_step("round.book_keeping", storyteller=True)
+
 
 def combat_book_keeping(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
     """D17, G4: effects measured in rounds tick down and expire, sustained grapples lose a
     point of Control, the reminders players raised are read; the game clock moves on one
     round (fifteen seconds)."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
-        check_token(combat, at)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         if combat.stage != CombatStage.BOOK_KEEPING:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         require_no_pursuit(combat)
@@ -87,15 +84,17 @@ def combat_book_keeping(*, combat: Combat, by: AbstractBaseUser, at: str | None 
             public=False,
             participants=participants,
         )
-    return combat
+
+    return take(BOOK_KEEPING_STEP, combat, by=by, seen=at, rules=rules)
+
+
+NEXT_STEP = round_step("round.next", storyteller=True)
 
 
 def combat_next_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
     """D4: after Book Keeping the next round starts with initiative rolled anew."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
-        check_token(combat, at)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         if combat.stage != CombatStage.BOOK_KEEPING or not combat.work.get("booked"):
             raise RoundError("Book keeping comes first (D17).")
         combat.round_number += 1
@@ -105,7 +104,11 @@ def combat_next_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = 
         combat.work = kept_work(combat.work)
         combat.reminders = []
         record_round(scene, combat, by, f"Round {combat.round_number}: roll initiative")
-    return combat
+
+    return take(NEXT_STEP, combat, by=by, seen=at, rules=rules)
+
+
+REMIND_STEP = round_step("round.remind")
 
 
 def combat_remind(
@@ -120,11 +123,9 @@ def combat_remind(
     text = (text or "").strip()[:200]
     if not text:
         raise RoundError("Say what to remind the storyteller of.")
-    with transaction.atomic():
-        payload = {"c": combat.pk, "p": participant.pk, "t": text}
-        scene, combat, replay = begin_for(combat, by, participant, "round.remind", key, payload)
-        if replay:
-            return combat
+    payload = {"c": combat.pk, "p": participant.pk, "t": text}
+
+    def rules(scene: Scene, combat: Combat) -> None:
         combat.reminders = [
             *combat.reminders,
             {"who": who_of(participant), "text": f"{participant.name}: {text}"},
@@ -140,4 +141,5 @@ def combat_remind(
             characters=[participant.character] if participant.character_id else [],
             private_user_ids=[by.pk],
         )
-    return combat
+
+    return take(REMIND_STEP, combat, participant, by=by, key=key, payload=payload, rules=rules)

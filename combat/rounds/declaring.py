@@ -9,12 +9,16 @@ from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
 from combat.models import Combat, CombatStage, Participant, Scene
 from combat.rounds import wod
 from combat.rounds.errors import PAUSED, WRONG_STAGE, RoundError, refusal_of
-from combat.rounds.fight import begin_for, check_token, record_round, require_member
+from combat.rounds.fight import (
+    record_round,
+    require_member,
+    round_step,
+    take,
+)
 from combat.rounds.planning import grapple_of
 from combat.rounds.pursuit import skip_away
 from combat.rounds.reads import (
@@ -33,6 +37,8 @@ from combat.rules.errors import RuleError
 from combat.rules.penalties import split
 from combat.rules.wod_initiative import round_phases
 from combat.rules.wod_round import Declaration, Step, WodRound, check_split
+
+DECLARE_STEP = round_step("round.declare")
 
 
 def combat_declare(
@@ -63,26 +69,23 @@ def combat_declare(
     """
     if also:
         extra = [(also, None), *extra]
-    with transaction.atomic():
-        payload = {
-            "c": combat.pk,
-            "p": participant.pk,
-            "a": action,
-            "t": target.pk if target else None,
-            "m": maneuver,
-            "w": weapon,
-            "n": actions,
-            "x": [[a, t.pk if t else None] for a, t in extra],
-            "h": haste,
-        }
-        scene, combat, replay = begin_for(combat, by, participant, "round.declare", key, payload)
-        if replay:
-            return combat
+    payload = {
+        "c": combat.pk,
+        "p": participant.pk,
+        "a": action,
+        "t": target.pk if target else None,
+        "m": maneuver,
+        "w": weapon,
+        "n": actions,
+        "x": [[a, t.pk if t else None] for a, t in extra],
+        "h": haste,
+    }
+
+    def rules(scene: Scene, combat: Combat) -> None:
         if combat.paused:
             raise RoundError(PAUSED)
         if combat.stage != CombatStage.ROUND:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
-        check_token(combat, at)
         participants = fight_members(combat)
         spec = {
             "action": action,
@@ -102,11 +105,14 @@ def combat_declare(
             and _behind_hidden(state, participants, who)
         ):
             _declare_early(scene, combat, by, participant, participants, state, spec)
-            return combat
+            return
         _declare_locked(scene, combat, by, participant, participants, spec)
         apply_early(scene, combat, by, participants)
         skip_away(scene, combat, by, participants)
-    return combat
+
+    return take(
+        DECLARE_STEP, combat, participant, by=by, key=key, payload=payload, seen=at, rules=rules
+    )
 
 
 def _spec_declaration(

@@ -6,7 +6,9 @@ Also the row's per-phase book (:func:`reset_phase_work`) and the results kept fo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
@@ -33,59 +35,99 @@ ROUND_SECONDS = {"wod_dice": 15, "met_bns": 3}
 RESULTS_KEPT = 12
 
 
-def lock_fight(combat: Combat) -> tuple[Scene, Combat]:
+@dataclass(frozen=True)
+class Turn:
+    """What a round step acts on: the fight, and the participant it is taken for (None: a
+    step of the fight as a whole, the storyteller's)."""
+
+    combat: Combat
+    participant: Participant | None = None
+
+
+def lock_turn(turn: Turn) -> tuple[Scene, Turn]:
+    """Lock the scene (open), then the fight's row."""
     try:
-        scene = lock_open_scene(combat.scene)
+        scene = lock_open_scene(turn.combat.scene)
     except SceneError as error:
         raise RoundError(str(error)) from error
-    locked = Combat.objects.select_for_update().get(pk=combat.pk)
-    if locked.ended_at is not None:
+    locked = Combat.objects.select_for_update().get(pk=turn.combat.pk)
+    return scene, Turn(locked, turn.participant)
+
+
+def players_may_act(
+    by: AbstractBaseUser, scene: Scene, turn: Turn, payload: Mapping[str, Any]
+) -> None:
+    """A step a member of the fight takes: its own player, or the storyteller for anyone (a
+    hidden NPC is nobody to a player: the sentence of an id of nobody)."""
+    if turn.combat.ended_at is not None:
         raise RoundError(NO_COMBAT)
-    return scene, locked
+    assert turn.participant is not None
+    require_member(turn.combat, turn.participant)
+    require_acting_for(by, scene, turn.participant)
 
 
-def lock_fight_for(
-    combat: Combat, by: AbstractBaseUser, participant: Participant
-) -> tuple[Scene, Combat]:
-    """Lock the fight for a step ``participant`` takes: a member of it, acted for by its own
-    player or the storyteller."""
-    scene, locked = lock_fight(combat)
-    require_member(locked, participant)
-    require_acting_for(by, scene, participant)
-    return scene, locked
+def storyteller_may_act(
+    by: AbstractBaseUser, scene: Scene, turn: Turn, payload: Mapping[str, Any]
+) -> None:
+    """A step only the scene's storyteller takes (on a member of the fight, if it names one)."""
+    if turn.combat.ended_at is not None:
+        raise RoundError(NO_COMBAT)
+    require_storyteller(by, scene)
+    if turn.participant is not None:
+        require_member(turn.combat, turn.participant)
 
 
-def begin_for(
-    combat: Combat,
-    by: AbstractBaseUser,
-    participant: Participant,
-    action: str,
-    key: str | None,
-    payload: dict,
-) -> tuple[Scene, Combat, bool]:
-    """The start of a step ``participant`` takes (:func:`combat.steps.begin`): lock the scene
-    and the fight, claim the key (a replay answers as the first did, before any other check:
-    not the pause, the stage or the token), then who may act for ``participant``. True third
-    when it is a replay: change nothing."""
+def turn_tokens(turn: Turn) -> tuple[str, str]:
+    """The tokens a current screen carries: the tablet's, and the phones' (which a hidden
+    NPC's own step does not move, so a player's tap is never refused for a change they cannot
+    see)."""
+    return state_token(turn.combat), state_token(turn.combat, players=True)
 
-    def lock() -> tuple[Scene, Combat]:
-        try:
-            scene = lock_open_scene(combat.scene)
-        except SceneError as error:
-            raise RoundError(str(error)) from error
-        return scene, Combat.objects.select_for_update().get(pk=combat.pk)
 
-    begun = steps.begin(
-        lock=lock, by=by, action=action, key=key, payload=payload, refusal=RoundError
+def round_step(action: str, *, storyteller: bool = False) -> steps.Step[Turn, Turn]:
+    """Declare a round step (:func:`combat.steps.declare`): taken by the storyteller only, or
+    for a member of the fight by its player or the storyteller."""
+    return steps.declare(
+        steps.Step(
+            action=action,
+            lock=lock_turn,
+            may_act=storyteller_may_act if storyteller else players_may_act,
+            tokens=turn_tokens,
+            refusal=RoundError,
+            moved_on=MOVED_ON,
+        )
     )
-    scene, locked = begun.scene, begun.row
-    if begun.replay:
-        return scene, locked, True
-    if locked.ended_at is not None:
-        raise RoundError(NO_COMBAT)
-    require_member(locked, participant)
-    require_acting_for(by, scene, participant)
-    return scene, locked, False
+
+
+def take(
+    step: steps.Step[Turn, Turn],
+    combat: Combat,
+    participant: Participant | None = None,
+    *,
+    by: AbstractBaseUser,
+    rules: Callable[[Scene, Combat], None],
+    key: str | None = None,
+    payload: Mapping[str, Any] | None = None,
+    seen: str | None = None,
+) -> Combat:
+    """Take a declared round step (:func:`combat.steps.run`: lock, the key, who may act, the
+    token ``seen``, then ``rules(scene, combat)`` on the locked fight); the fight as it stands
+    after (a replay: as it stands, unchanged)."""
+
+    def run_rules(scene: Scene, turn: Turn) -> Combat:
+        rules(scene, turn.combat)
+        return turn.combat
+
+    return steps.run(
+        step,
+        Turn(combat, participant),
+        by=by,
+        key=key,
+        payload={"c": combat.pk, **(payload or {})},
+        seen=seen,
+        rules=run_rules,
+        replayed=lambda scene, turn: turn.combat,
+    )
 
 
 def require_storyteller(by: AbstractBaseUser, scene: Scene) -> None:
@@ -110,13 +152,6 @@ def require_acting_for(by: AbstractBaseUser, scene: Scene, participant: Particip
 def require_member(combat: Combat, participant: Participant) -> None:
     if participant.pk not in combat.members or participant.scene_id != combat.scene_id:
         raise RoundError(NOT_IN_FIGHT.format(name=participant.name))
-
-
-def check_token(combat: Combat, at: str | None) -> None:
-    """The token the actor saw: the tablet's, or a phone's (which a hidden NPC's own step
-    does not move, so a player's tap is never refused for a change they cannot see)."""
-    if at is not None and at not in (state_token(combat), state_token(combat, players=True)):
-        raise RoundError(MOVED_ON)
 
 
 def record_round(

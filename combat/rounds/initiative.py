@@ -7,16 +7,13 @@ from __future__ import annotations
 import random
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
-from combat.models import Combat, CombatStage, Participant
+from combat.models import Combat, CombatStage, Participant, Scene
 from combat.rounds.errors import MISSING_INITIATIVE, WRONG_STAGE, RoundError, refusal_of
 from combat.rounds.fight import (
-    begin_for,
-    check_token,
-    lock_fight,
     record_round,
-    require_storyteller,
+    round_step,
+    take,
 )
 from combat.rounds.reads import (
     away,
@@ -32,6 +29,8 @@ from combat.rounds.sheets import Stats, stats_for
 from combat.rules.errors import RuleError
 from combat.rules.wod_round import WodRound
 
+INITIATIVE_STEP = round_step("round.initiative")
+
 
 def combat_initiative(
     *,
@@ -44,11 +43,9 @@ def combat_initiative(
 ) -> Combat:
     """D3: d10 + Wits + Dexterity − wound penalty; the die from the server or typed in by the
     player (or the storyteller). A character's initiative is rolled once a round."""
-    with transaction.atomic():
-        payload = {"c": combat.pk, "p": participant.pk, "r": roll}
-        scene, combat, replay = begin_for(combat, by, participant, "round.initiative", key, payload)
-        if replay:
-            return combat
+    payload = {"c": combat.pk, "p": participant.pk, "r": roll}
+
+    def rules(scene: Scene, combat: Combat) -> None:
         if combat.stage != CombatStage.INITIATIVE:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         who = who_of(participant)
@@ -80,7 +77,8 @@ def combat_initiative(
             public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(INITIATIVE_STEP, combat, participant, by=by, key=key, payload=payload, rules=rules)
 
 
 def combat_roll_missing(
@@ -118,13 +116,14 @@ def _afford_haste(
     return notes
 
 
+BEGIN_STEP = round_step("round.begin", storyteller=True)
+
+
 def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
     """D4: with every initiative in, the storyteller opens the Main Phase (declare low to
     high). Haste actions chosen last round carry over until their owner changes them."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
-        check_token(combat, at)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         if combat.stage != CombatStage.INITIATIVE:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         participants = fight_members(combat)
@@ -169,4 +168,5 @@ def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None =
                 public=all(is_visible(p) for p in unable),
                 concerns=unable,
             )
-    return combat
+
+    return take(BEGIN_STEP, combat, by=by, seen=at, rules=rules)

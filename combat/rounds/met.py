@@ -11,25 +11,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
 from characters.models import LedgerKind
 from characters.services import LedgerError, ledger_spend
 from combat.models import Combat, CombatStage, Participant, Scene
-from combat.rounds.errors import ALREADY_FIGHTING, NEEDS_TWO, RoundError, refusal_of
+from combat.rounds.errors import RoundError, refusal_of
 from combat.rounds.fight import (
-    lock_fight,
-    lock_fight_for,
     record_round,
     require_member,
-    require_storyteller,
+    round_step,
+    take,
 )
 from combat.rounds.met_reads import celerity_of
 from combat.rounds.reads import fight_members, is_visible, who_of
+from combat.rounds.starting import start_fight
 from combat.rules.celerity import CelerityRound
 from combat.rules.errors import RuleError
 from combat.rules.mob import Mob, primary_victim
-from combat.services import SceneError, lock_open_scene
 
 TURN_SECONDS = 3  # RULES.md, Shared terms (Game clock): about three seconds a turn
 
@@ -46,29 +44,31 @@ def _store(combat: Combat, celerity: CelerityRound) -> None:
     }
 
 
-def met_start(*, scene: Scene, by: AbstractBaseUser, participants: Sequence[Participant]) -> Combat:
+def met_start(
+    *,
+    scene: Scene,
+    by: AbstractBaseUser,
+    participants: Sequence[Participant],
+    key: str | None = None,
+) -> Combat:
     """The storyteller opens a fight's helper for a MET scene."""
-    with transaction.atomic():
-        try:
-            scene = lock_open_scene(scene)
-        except SceneError as error:
-            raise RoundError(str(error)) from error
-        require_storyteller(by, scene)
-        if Combat.objects.filter(scene=scene, ended_at__isnull=True).exists():
-            raise RoundError(ALREADY_FIGHTING)
-        ids = sorted({p.pk for p in participants})
-        if len(ids) < 2 or Participant.objects.filter(pk__in=ids, scene=scene).count() != len(ids):
-            raise RoundError(NEEDS_TWO)
+
+    def make(scene: Scene, present: list[Participant]) -> Combat:
         combat = Combat.objects.create(
             scene=scene,
             ruleset=scene.ruleset,
-            members=ids,
+            members=sorted(p.pk for p in present),
             started_by=by,
             stage=CombatStage.ROUND,
             state={"celerity": {}, "mob": None},
         )
         record_round(scene, combat, by, "Fight: challenges on the phones; Celerity and mobs here")
-    return combat
+        return combat
+
+    return start_fight(scene=scene, by=by, participants=participants, make=make, key=key)
+
+
+MET_CELERITY_STEP = round_step("round.met.celerity")
 
 
 def met_celerity_announce(
@@ -82,8 +82,8 @@ def met_celerity_announce(
 ) -> Combat:
     """C15: the Celerity a character uses this round and the follow-ups it states up front,
     each paid with a blood now (spent even if the action cannot be used)."""
-    with transaction.atomic():
-        scene, combat = lock_fight_for(combat, by, participant)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         if target is not None:
             require_member(combat, target)
         try:
@@ -116,17 +116,19 @@ def met_celerity_announce(
             public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(MET_CELERITY_STEP, combat, participant, by=by, rules=rules)
+
+
+MET_TAKE_STEP = round_step("round.met.take", storyteller=True)
 
 
 def met_celerity_take(
     *, combat: Combat, by: AbstractBaseUser, participant: Participant, action: str
 ) -> Combat:
     """C15: the storyteller ticks off a Celerity action taken, in its order."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
-        require_member(combat, participant)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         try:
             celerity = celerity_of(combat).take(who_of(participant), action)
         except RuleError as error:
@@ -140,7 +142,11 @@ def met_celerity_take(
             public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(MET_TAKE_STEP, combat, participant, by=by, rules=rules)
+
+
+MET_MOB_STEP = round_step("round.met.mob", storyteller=True)
 
 
 def met_mob(
@@ -152,9 +158,8 @@ def met_mob(
 ) -> Combat:
     """C16: everyone reveals a target at once; the character with most attackers is the
     primary victim, mobbed by at most five; the first of them throws (primary attacker)."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         named = {who_of(a): who_of(v) for a, v in targets.items()}
         try:
             victim = primary_victim(named)
@@ -177,16 +182,20 @@ def met_mob(
             public=all(is_visible(members[int(x)]) for x in (victim, *mob.attackers)),
             participants=members,
         )
-    return combat
+
+    return take(MET_MOB_STEP, combat, by=by, rules=rules)
+
+
+MET_NEXT_STEP = round_step("round.met.next", storyteller=True)
 
 
 def met_next_round(*, combat: Combat, by: AbstractBaseUser) -> Combat:
     """A new round: Celerity is announced afresh, the mob breaks up; the clock moves on."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         combat.round_number += 1
         combat.state = {"celerity": {}, "mob": None}
         scene.game_time += TURN_SECONDS
         record_round(scene, combat, by, f"Round {combat.round_number}")
-    return combat
+
+    return take(MET_NEXT_STEP, combat, by=by, rules=rules)

@@ -5,18 +5,15 @@ and Predator to a chase, and while it runs they have no turn in the fight.
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
 from chases.services import ChaseError, join_escape_chase, start_chase
 from combat.models import Combat, CombatStage, Participant, Scene
 from combat.rounds.errors import RoundError
 from combat.rounds.fight import (
-    check_token,
-    lock_fight,
     record_round,
-    require_member,
-    require_storyteller,
     reset_phase_work,
+    round_step,
+    take,
 )
 from combat.rounds.reads import (
     chasing,
@@ -102,6 +99,9 @@ def require_no_pursuit(combat: Combat) -> None:
         raise RoundError(f"First: does {predator} pursue {prey}? Pursue or let go (K4).")
 
 
+PURSUE_STEP = round_step("round.pursue", storyteller=True)
+
+
 def combat_pursue(
     *,
     combat: Combat,
@@ -118,11 +118,8 @@ def combat_pursue(
     Predator are then away in the chase (no turn in the fight while it runs). Let go: the
     escaper leaves the fight (taken out; the storyteller may bring it back).
     """
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
-        require_member(combat, predator)
-        check_token(combat, at)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         who = who_of(predator)
         waiting = pursuits_waiting(combat)
         offer = next((o for o in waiting if o["predator"] == who), None)
@@ -155,7 +152,8 @@ def combat_pursue(
             participants=participants,
         )
         skip_away(scene, combat, by, participants)
-    return combat
+
+    return take(PURSUE_STEP, combat, predator, by=by, seen=at, rules=rules)
 
 
 def skip_away(

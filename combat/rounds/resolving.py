@@ -9,7 +9,6 @@ from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
 from characters.models import LedgerKind
 from characters.services import LedgerError, ledger_spend
@@ -19,12 +18,10 @@ from combat.rounds.damage import roll_damage, roll_noted
 from combat.rounds.errors import PAUSED, WRONG_STAGE, RoundError, refusal_of
 from combat.rounds.fight import (
     add_result,
-    check_token,
-    lock_fight,
     record_round,
-    require_member,
-    require_storyteller,
     reset_phase_work,
+    round_step,
+    take,
 )
 from combat.rounds.grapples import apply_effect, grapple_hold, replace_grapple, third_party
 from combat.rounds.planning import grapple_from, plan_for
@@ -48,6 +45,8 @@ from combat.rules.grapple import (
 )
 from combat.rules.wod_initiative import round_phases
 from combat.rules.wod_round import Step, WodRound
+
+RESOLVE_STEP = round_step("round.resolve", storyteller=True)
 
 
 def combat_resolve(
@@ -81,13 +80,10 @@ def combat_resolve(
     on its attacker's choice to pursue (D9, K4: ``combat_pursue``), and the fight with it.
     """
     rng = rng or random.SystemRandom()
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
-        require_member(combat, participant)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         if combat.paused:
             raise RoundError(PAUSED)
-        check_token(combat, at)
         if combat.stage != CombatStage.ROUND:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
         require_no_pursuit(combat)
@@ -162,7 +158,8 @@ def combat_resolve(
             participants=participants,
         )
         skip_away(scene, combat, by, participants)
-    return combat
+
+    return take(RESOLVE_STEP, combat, participant, by=by, seen=at, rules=rules)
 
 
 def _pay_rage(

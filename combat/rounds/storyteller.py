@@ -7,19 +7,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 from django.utils import timezone
 
-from combat.models import Combat, CombatStage, Participant
+from combat.models import Combat, CombatStage, Participant, Scene
 from combat.rounds.declaring import apply_early
 from combat.rounds.errors import WRONG_STAGE, RoundError, refusal_of
 from combat.rounds.fight import (
-    check_token,
-    lock_fight,
     record_round,
-    require_member,
-    require_storyteller,
     reset_phase_work,
+    round_step,
+    take,
 )
 from combat.rounds.pursuit import require_no_pursuit, skip_away
 from combat.rounds.reads import (
@@ -35,6 +32,8 @@ from combat.rules.errors import RuleError
 from combat.rules.wod_initiative import round_phases
 from combat.rules.wod_round import Declaration, Step, TimedEffect
 
+SET_OUT_STEP = round_step("round.set_out", storyteller=True)
+
 
 def combat_set_out(
     *, combat: Combat, by: AbstractBaseUser, participant: Participant, out: bool
@@ -42,10 +41,8 @@ def combat_set_out(
     """The storyteller takes a member out of the fight (unconscious, fled, no longer in it)
     or brings it back in. It counts from the next round's initiative (D3); in a round under
     way the storyteller passes over it."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
-        require_member(combat, participant)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         who = who_of(participant)
         kept = [w for w in out_of(combat) if w != who]
         combat.work = {**combat.work, "out": [*kept, who] if out else kept}
@@ -60,7 +57,11 @@ def combat_set_out(
             public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(SET_OUT_STEP, combat, participant, by=by, rules=rules)
+
+
+SKIP_STEP = round_step("round.skip", storyteller=True)
 
 
 def combat_skip(
@@ -68,11 +69,8 @@ def combat_skip(
 ) -> Combat:
     """The storyteller passes over a character who does not declare (no action this phase):
     a timeout never fills in an action by itself, the storyteller decides."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
-        require_member(combat, participant)
-        check_token(combat, at)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         require_no_pursuit(combat)
         state = wod_state(combat)
         who = who_of(participant)
@@ -116,17 +114,24 @@ def combat_skip(
         )
         apply_early(scene, combat, by, participants)
         skip_away(scene, combat, by, participants)
-    return combat
+
+    return take(SKIP_STEP, combat, participant, by=by, seen=at, rules=rules)
+
+
+PAUSE_STEP = round_step("round.pause", storyteller=True)
 
 
 def combat_pause(*, combat: Combat, by: AbstractBaseUser, paused: bool) -> Combat:
     """Only the storyteller pauses and resumes a round."""
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         combat.paused = paused
         record_round(scene, combat, by, "Round paused" if paused else "Round resumed")
-    return combat
+
+    return take(PAUSE_STEP, combat, by=by, rules=rules)
+
+
+EFFECT_STEP = round_step("round.effect", storyteller=True)
 
 
 def combat_add_effect(
@@ -136,10 +141,8 @@ def combat_add_effect(
     name = (name or "").strip()[:80]
     if not name or not 1 <= rounds <= 100:
         raise RoundError("Name the effect and give it 1 to 100 rounds (D17).")
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
-        require_member(combat, participant)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         effect = TimedEffect(
             name=f"{name} ({participant.name})", who=who_of(participant), rounds_left=rounds
         )
@@ -152,14 +155,18 @@ def combat_add_effect(
             public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(EFFECT_STEP, combat, participant, by=by, rules=rules)
+
+
+END_STEP = round_step("round.end", storyteller=True)
 
 
 def combat_end(*, combat: Combat, by: AbstractBaseUser) -> Combat:
-    with transaction.atomic():
-        scene, combat = lock_fight(combat)
-        require_storyteller(by, scene)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         combat.stage = CombatStage.OVER
         combat.ended_at = timezone.now()
         record_round(scene, combat, by, f"The fight ends after round {combat.round_number}")
-    return combat
+
+    return take(END_STEP, combat, by=by, rules=rules)
