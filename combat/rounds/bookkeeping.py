@@ -27,7 +27,9 @@ from combat.services import record_change
 BOOK_KEEPING_STEP = round_step("round.book_keeping", storyteller=True)
 
 
-def combat_book_keeping(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
+def combat_book_keeping(
+    *, combat: Combat, by: AbstractBaseUser, at: str | None = None, key: str | None = None
+) -> Combat:
     """D17, G4: effects measured in rounds tick down and expire, sustained grapples lose a
     point of Control, the reminders players raised are read; the game clock moves on one
     round (fifteen seconds)."""
@@ -85,13 +87,15 @@ def combat_book_keeping(*, combat: Combat, by: AbstractBaseUser, at: str | None 
             participants=participants,
         )
 
-    return take(BOOK_KEEPING_STEP, combat, by=by, seen=at, rules=rules)
+    return take(BOOK_KEEPING_STEP, combat, by=by, key=key, seen=at, rules=rules)
 
 
 NEXT_STEP = round_step("round.next", storyteller=True)
 
 
-def combat_next_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
+def combat_next_round(
+    *, combat: Combat, by: AbstractBaseUser, at: str | None = None, key: str | None = None
+) -> Combat:
     """D4: after Book Keeping the next round starts with initiative rolled anew."""
 
     def rules(scene: Scene, combat: Combat) -> None:
@@ -105,7 +109,7 @@ def combat_next_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = 
         combat.reminders = []
         record_round(scene, combat, by, f"Round {combat.round_number}: roll initiative")
 
-    return take(NEXT_STEP, combat, by=by, seen=at, rules=rules)
+    return take(NEXT_STEP, combat, by=by, key=key, seen=at, rules=rules)
 
 
 REMIND_STEP = round_step("round.remind")

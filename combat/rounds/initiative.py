@@ -119,7 +119,9 @@ def _afford_haste(
 BEGIN_STEP = round_step("round.begin", storyteller=True)
 
 
-def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
+def combat_begin_round(
+    *, combat: Combat, by: AbstractBaseUser, at: str | None = None, key: str | None = None
+) -> Combat:
     """D4: with every initiative in, the storyteller opens the Main Phase (declare low to
     high). Haste actions chosen last round carry over until their owner changes them."""
 
@@ -169,4 +171,4 @@ def combat_begin_round(*, combat: Combat, by: AbstractBaseUser, at: str | None =
                 concerns=unable,
             )
 
-    return take(BEGIN_STEP, combat, by=by, seen=at, rules=rules)
+    return take(BEGIN_STEP, combat, by=by, key=key, seen=at, rules=rules)

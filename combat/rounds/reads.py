@@ -42,7 +42,7 @@ def is_visible(participant: Participant) -> bool:
 #: the fight (``out``), those away in a chase that came from it (``chase``, D9, K4) and the
 #: surviving escapes waiting on the attacker's choice to pursue (``pursuits``, K4).
 # the tokens (``move_tokens``) go on too, so an old one never comes back
-KEPT = ("out", "chase", "pursuits", "where", "token", "players_token")
+KEPT = ("out", "chase", "pursuits", "where", "token", "players_token", "players_at")
 
 
 def kept_work(work: dict | None) -> dict[str, Any]:

@@ -66,6 +66,7 @@ def combat_resolve(
     forced_dice: str | None = None,
     rng: random.Random | None = None,
     at: str | None = None,
+    key: str | None = None,
 ) -> Combat:
     """D4, D7-D12: the storyteller resolves the action whose turn it is on the tablet.
 
@@ -159,7 +160,14 @@ def combat_resolve(
         )
         skip_away(scene, combat, by, participants)
 
-    return take(RESOLVE_STEP, combat, participant, by=by, seen=at, rules=rules)
+    payload = {
+        "p": participant.pk,
+        "o": [attack_difficulty, defense_difficulty, attack_dice, defense_dice, damage_dice],
+        "x": [soak_dice, effect, forced, forced_difficulty, forced_dice],
+    }
+    return take(
+        RESOLVE_STEP, combat, participant, by=by, key=key, payload=payload, seen=at, rules=rules
+    )
 
 
 def _pay_rage(

@@ -1,9 +1,10 @@
 """The round's "state you saw" tokens and the soft declaration timer.
 
-A token is a random value drawn each time the fight's state moves (:func:`move_tokens`), so
-nothing in the state (a hidden declaration included) can be recovered from it. There are two:
-the tablet's, and the phones', which moves only with a change players see (a hidden NPC's own
-step leaves it, so a phone cannot count those steps).
+A token is a random value drawn each time the fight's state moves (:func:`move_tokens`), and
+nothing else: nothing in the state (a hidden declaration, the round, the stage) can be read
+from it. There are two: the tablet's, and the phones', which moves only with a change players
+see (a new round or stage, or a step of a character they see): a hidden NPC's own step leaves
+it, so a phone cannot count those steps. Reads the row only (the selectors use it).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from combat import steps
 from combat.models import Combat
 
 # A soft timer: when a declaration takes longer, the tablet asks the storyteller (declare for
@@ -28,7 +28,7 @@ def _where(combat: Combat) -> str:
     split resolved so far count, D14, and a declaration held until its turn). Never sent to
     anyone: it only tells :func:`record_round` that the state moved, and the soft timer when."""
     work = combat.work or {}
-    where = [combat.state or {}, work.get("parts", {})]
+    where = [combat.round_number, combat.stage, combat.state or {}, work.get("parts", {})]
     if work.get("early"):
         where.append(work["early"])
     return hashlib.sha256(json.dumps(where, sort_keys=True).encode()).hexdigest()
@@ -39,23 +39,23 @@ def state_token(combat: Combat, *, players: bool = False) -> str:
     refused: a random value drawn each time the state moves (:func:`move_tokens`), so nothing in
     the state can be recovered from it. ``players``: the token the phones carry, which moves
     only with a change players see (a hidden NPC's own step leaves it)."""
-    work = combat.work or {}
-    drawn = work.get("players_token" if players else "token")
-    if drawn is None:  # nothing drawn yet: one the server's secret keys to this fight
-        drawn = steps.token("round.players" if players else "round", combat.pk, 0)
-    return f"{combat.round_number}-{combat.stage}-{drawn}"
+    # every fight draws its tokens when it starts (its first line is recorded)
+    return (combat.work or {}).get("players_token" if players else "token", "")
 
 
 def move_tokens(combat: Combat, *, players: bool) -> None:
     """The state moved (:func:`_where`): the storyteller's token moves, and the phones' too
-    when players see the change."""
+    when players see the change (``players``, or a new round or stage, which every screen
+    shows)."""
     work = dict(combat.work or {})
     where = _where(combat)
     if work.get("where") != where:
         work["where"] = where
         work["token"] = secrets.token_hex(8)
-        if players:
+        stage = [combat.round_number, combat.stage]
+        if players or work.get("players_at") != stage:
             work["players_token"] = secrets.token_hex(8)
+            work["players_at"] = stage
     combat.work = work
 
 

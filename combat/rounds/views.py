@@ -139,9 +139,9 @@ def round_roll_missing(request, *, scene, combat, data) -> None:
     initiative.combat_roll_missing(combat=combat, by=request.user)
 
 
-@round_post(forms.AtForm)
+@round_post(forms.TokenForm)
 def round_begin(request, *, scene, combat, data) -> None:
-    initiative.combat_begin_round(combat=combat, by=request.user, at=data["at"] or None)
+    initiative.combat_begin_round(combat=combat, by=request.user, at=data["token"] or None)
 
 
 @round_post(forms.DeclareForm)
@@ -157,7 +157,7 @@ def round_declare(request, *, scene, combat, data) -> None:
         actions=data["actions"] or 1,
         extra=[(action, _participant(request, scene, pk)) for action, pk in data["also"] or []],
         haste=data["haste"],
-        at=data["at"] or None,
+        at=data["token"] or None,
         key=data["key"] or None,
     )
 
@@ -168,7 +168,7 @@ def round_skip(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
-        at=data["at"] or None,
+        at=data["token"] or None,
     )
 
 
@@ -188,7 +188,7 @@ def round_resolve(request, *, scene, combat, data) -> None:
         forced=data["forced"],
         forced_difficulty=data["forced_difficulty"],
         forced_dice=data["forced_dice"],
-        at=data["at"] or None,
+        at=data["token"] or None,
     )
 
 
@@ -236,7 +236,7 @@ def round_pursue(request, *, scene, combat, data) -> None:
         by=request.user,
         predator=_participant(request, scene, data["participant"]),
         pursue=data["pursue"],
-        at=data["at"] or None,
+        at=data["token"] or None,
     )
 
 
@@ -267,14 +267,14 @@ def round_pause(request, *, scene, combat, data) -> None:
     storyteller.combat_pause(combat=combat, by=request.user, paused=data["paused"])
 
 
-@round_post(forms.AtForm)
+@round_post(forms.TokenForm)
 def round_book_keeping(request, *, scene, combat, data) -> None:
-    bookkeeping.combat_book_keeping(combat=combat, by=request.user, at=data["at"] or None)
+    bookkeeping.combat_book_keeping(combat=combat, by=request.user, at=data["token"] or None)
 
 
-@round_post(forms.AtForm)
+@round_post(forms.TokenForm)
 def round_next(request, *, scene, combat, data) -> None:
-    bookkeeping.combat_next_round(combat=combat, by=request.user, at=data["at"] or None)
+    bookkeeping.combat_next_round(combat=combat, by=request.user, at=data["token"] or None)
 
 
 @round_post(None)
@@ -312,7 +312,7 @@ def round_bns_act(request, *, scene, combat, data) -> None:
         against_physical=data["against_physical"],
         ranged_far=data["ranged_far"],
         pool={k: data[k] or None for k in ("attribute", "skill", "weapon")},
-        at=data["at"] or None,
+        at=data["token"] or None,
         key=data["key"] or None,
     )
 
@@ -379,9 +379,9 @@ def round_bns_celerity(request, *, scene, combat, data) -> None:
     )
 
 
-@round_post(forms.AtForm)
+@round_post(forms.TokenForm)
 def round_bns_end_round(request, *, scene, combat, data) -> None:
-    bns.bns_end_round(combat=combat, by=request.user, at=data["at"] or None)
+    bns.bns_end_round(combat=combat, by=request.user, at=data["token"] or None)
 
 
 # met_classic and met_werewolf (C15, C16) --------------------------------------------------

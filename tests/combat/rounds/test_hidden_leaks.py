@@ -337,6 +337,8 @@ def test_a_round_token_is_drawn_not_derived_from_the_hidden_state(cast):
     digest = hashlib.sha256(json.dumps([combat.state, {}], sort_keys=True).encode()).hexdigest()
     for token in (phone, state_token(combat)):
         assert digest[:12] not in token
+        # one token kind: a value drawn when the state moves, naming no round and no stage
+        assert len(token) == 16 and int(token, 16) >= 0 and "-" not in token
 
 
 def test_a_hidden_npc_comes_and_goes_without_a_push_or_a_seq_on_any_phone(cast, record):

@@ -136,7 +136,7 @@ def test_the_phone_and_the_npc_form_declare_a_split(cast, client):
             "action": "attack",
             "target": cast.p["Jane"].pk,
             "also": ["block", ""],
-            "at": token,
+            "token": token,
         },
         HTTP_HX_REQUEST="true",
     )
@@ -158,7 +158,7 @@ def test_the_phone_and_the_npc_form_declare_a_split(cast, client):
             "target": thug,
             "also": [f"attack:{cast.p['Frank'].pk}", "dodge", ""],
             "key": "split-jane-1",
-            "at": state_token(_fresh(combat)),
+            "token": state_token(_fresh(combat)),
         },
         HTTP_HX_REQUEST="true",
     )

@@ -23,8 +23,10 @@ from combat.challenges import services as challenges
 from combat.models import Challenge, Combat, Scene
 from combat.rounds import bns
 from combat.rounds.bns_reads import engine_of
+from combat.rounds.bookkeeping import combat_book_keeping, combat_next_round
 from combat.rounds.declaring import combat_declare
 from combat.rounds.initiative import combat_begin_round, combat_initiative
+from combat.rounds.resolving import combat_resolve
 from combat.rounds.starting import combat_start
 from combat.rounds.tokens import state_token
 from combat.steps import Refused, http_status
@@ -107,7 +109,57 @@ def _token(ctx: dict) -> str:
     return state_token(Combat.objects.get(), players=True)
 
 
+def _tablet_token(ctx: dict) -> str:
+    return state_token(Combat.objects.get())
+
+
+def _resolving(cast) -> dict:
+    """Both declared a dodge: Jane (initiative 9) resolves first (D4)."""
+    ctx = _wod(cast)
+    for name in ("Frank", "Jane"):  # slowest declares first
+        combat_declare(
+            combat=Combat.objects.get(), by=cast.storyteller, participant=cast.p[name],
+            action="dodge",
+        )  # fmt: skip
+    return ctx
+
+
+def _book_keeping(cast) -> dict:
+    """Every action resolved: the round is at Book Keeping (D17)."""
+    ctx = _resolving(cast)
+    for name in ("Jane", "Frank"):
+        combat_resolve(combat=Combat.objects.get(), by=cast.storyteller, participant=cast.p[name])
+    return ctx
+
+
+def _resolve(ctx: dict, name: str, key: str | None = None, at: str | None = None) -> Any:
+    cast = ctx["cast"]
+    return combat_resolve(
+        combat=Combat.objects.get(), by=cast.storyteller, participant=cast.p[name], key=key, at=at
+    )
+
+
 STEPS = [
+    Step(
+        "round.resolve",
+        "cast",
+        _resolving,
+        lambda c, key, at: _resolve(c, "Jane", key, at),
+        _tablet_token,
+        lambda c: _resolve(c, "Frank"),  # the fastest resolves first
+        "D4",
+    ),
+    Step(
+        "round.book_keeping",
+        "cast",
+        _book_keeping,
+        lambda c, key, at: combat_book_keeping(
+            combat=Combat.objects.get(), by=c["cast"].storyteller, key=key, at=at
+        ),
+        _tablet_token,
+        lambda c: combat_next_round(combat=Combat.objects.get(), by=c["cast"].storyteller),
+        "D17",
+    ),
     Step(
         "round.declare",
         "cast",
