@@ -1,5 +1,5 @@
-"""met_bns complex scenarios through services (B4-B11): the storyteller's mediation and frozen
-assessment, the surprise action, each character's standard and simple action on its
+"""met_bns complex scenarios, one declared step each (B4-B11): the storyteller's mediation
+and frozen assessment, the surprise action, each character's standard and simple action on its
 initiative, delay and the +5 for forgoing, fair escapes, prone, and up to three Celerity
 rounds for those whose activated Celerity grants them.
 
