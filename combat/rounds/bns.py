@@ -1,5 +1,5 @@
-"""met_bns complex scenarios through services (B4-B11): the storyteller's mediation and frozen
-assessment, the surprise action, each character's standard and simple action on its
+"""met_bns complex scenarios, one declared step each (B4-B11): the storyteller's mediation
+and frozen assessment, the surprise action, each character's standard and simple action on its
 initiative, delay and the +5 for forgoing, fair escapes, prone, and up to three Celerity
 rounds for those whose activated Celerity grants them.
 
@@ -15,59 +15,32 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
+from combat import steps
+from combat.challenges.refusals import ChallengeError
+from combat.challenges.starting import challenge_start
 from combat.models import Combat, CombatStage, Participant, Scene
-from combat.rounds.services import (
-    ALREADY_FIGHTING,
-    NEEDS_TWO,
-    PAUSED,
-    RoundError,
-    _begin,
-    _check_token,
-    _lock,
-    _lock_for,
-    _member,
-    _participants,
-    _record,
-    _require_st,
-    _rule,
-    _visible,
-    _who,
+from combat.rounds.bns_reads import (
+    ACTION_LABELS,
+    celerity_cap,
+    engine_of,
+    may_act_now,
+    may_intend,
 )
+from combat.rounds.errors import PAUSED, RoundError, refusal_of
+from combat.rounds.fight import (
+    record_round,
+    require_member,
+    round_step,
+    take,
+)
+from combat.rounds.reads import fight_members, is_visible, who_of
 from combat.rounds.sheets import stats_for
+from combat.rounds.starting import start_fight
 from combat.rules import bns_round as bns
-from combat.rules.bns_initiative import MAX_CELERITY_ROUNDS, TURN_SECONDS
+from combat.rules.bns_initiative import TURN_SECONDS
 from combat.rules.bns_initiative import Combatant as BnsCombatant
 from combat.rules.errors import RuleError
-from combat.services import SceneError, lock_open_scene
-
-ACTION_LABELS = {
-    "attack": "Attack",
-    "physical_challenge": "Physical challenge",
-    "mental_challenge": "Mental challenge",
-    "social_challenge": "Social challenge",
-    "physical_power": "Physical power",
-    "mental_power": "Mental power",
-    "social_power": "Social power",
-    "draw": "Draw a weapon",
-    "move": "Move 3 steps",
-    "jump": "Jump",
-    "climb": "Climb",
-    "swim": "Swim",
-    "drop_prone": "Drop prone",
-    "crawl": "Crawl 1 step",
-    "stand_up": "Stand up",
-}
-
-
-def _engine(combat: Combat) -> bns.Combat:
-    return bns.Combat.from_dict(combat.state)
-
-
-def _celerity_cap(stats) -> int:
-    """B5 decision: a Celerity rating of k grants k rounds, at most three."""
-    return min(stats.dot("Celerity") or 0, MAX_CELERITY_ROUNDS)
 
 
 def bns_start(
@@ -76,24 +49,15 @@ def bns_start(
     by: AbstractBaseUser,
     participants: Sequence[Participant],
     rng: random.Random | None = None,
+    key: str | None = None,
 ) -> Combat:
     """B11: a complex scenario opens with mediation; B4's random tie-break is drawn now."""
-    with transaction.atomic():
-        try:
-            scene = lock_open_scene(scene)
-        except SceneError as error:
-            raise RoundError(str(error)) from error
-        _require_st(by, scene)
-        if Combat.objects.filter(scene=scene, ended_at__isnull=True).exists():
-            raise RoundError(ALREADY_FIGHTING)
-        ids = sorted({p.pk for p in participants})
-        present = list(Participant.objects.filter(pk__in=ids, scene=scene, removed_at__isnull=True))
-        if len(present) < 2 or len(present) != len(ids):
-            raise RoundError(NEEDS_TWO)
+
+    def make(scene: Scene, present: list[Participant]) -> Combat:
         stats = stats_for(present)
         sheets = [
             BnsCombatant(
-                name=_who(p),
+                name=who_of(p),
                 physical=stats[p.pk].dot("Physical"),
                 mental=stats[p.pk].dot("Mental"),
                 social=stats[p.pk].dot("Social"),
@@ -103,34 +67,43 @@ def bns_start(
         try:
             state = bns.Combat.begin(sheets, rng=rng or random.SystemRandom())
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat = Combat.objects.create(
             scene=scene,
             ruleset="met_bns",
-            members=ids,
+            members=sorted(p.pk for p in present),
             started_by=by,
             stage=CombatStage.ROUND,
             state=state.to_dict(),
         )
-        _record(scene, combat, by, "Conflict! Mediation first: can it be settled by agreement?")
-    return combat
+        text = "Conflict! Mediation first: can it be settled by agreement?"
+        record_round(scene, combat, by, text)
+        return combat
+
+    return start_fight(scene=scene, by=by, participants=participants, make=make, key=key)
+
+
+BNS_MEDIATE_STEP = round_step("round.bns.mediate", storyteller=True)
 
 
 def bns_mediate(*, combat: Combat, by: AbstractBaseUser, agreed: bool) -> Combat:
     """B11: an agreed outcome the storyteller approves ends it; else the scene freezes."""
-    with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         try:
-            state = _engine(combat).mediate(agreed=agreed, approved=True)
+            state = engine_of(combat).mediate(agreed=agreed, approved=True)
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat.state = state.to_dict()
         if state.phase is bns.Phase.OVER:
             combat.stage = CombatStage.OVER
         text = "Settled by agreement (B11)" if agreed else "No agreement: the scene freezes (B11)"
-        _record(scene, combat, by, text)
-    return combat
+        record_round(scene, combat, by, text)
+
+    return take(BNS_MEDIATE_STEP, combat, by=by, rules=rules)
+
+
+BNS_ASSESS_STEP = round_step("round.bns.assess", storyteller=True)
 
 
 def bns_assess(
@@ -142,29 +115,29 @@ def bns_assess(
 ) -> Combat:
     """B11 assessment, B7: the storyteller names who takes part and whose action started it
     (that action goes first, outside initiative)."""
-    with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         for p in participants:
-            _member(combat, p)
-        state = _engine(combat)
+            require_member(combat, p)
+        state = engine_of(combat)
         try:
             state = _with_celerity(
                 state.assess(
-                    [_who(p) for p in participants], _who(started_by) if started_by else None
+                    [who_of(p) for p in participants], who_of(started_by) if started_by else None
                 ),
                 combat,
             )
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat.members = [p.pk for p in participants]
         combat.state = state.to_dict()
-        names = ", ".join(p.name for p in participants if _visible(p))
+        names = ", ".join(p.name for p in participants if is_visible(p))
         text = f"The storyteller names who takes part: {names}"
-        if started_by is not None and _visible(started_by):
+        if started_by is not None and is_visible(started_by):
             text += f"; {started_by.name} acts first (B7)"
-        _record(scene, combat, by, text)
-    return combat
+        record_round(scene, combat, by, text)
+
+    return take(BNS_ASSESS_STEP, combat, by=by, rules=rules)
 
 
 def _with_celerity(state: bns.Combat, combat: Combat) -> bns.Combat:
@@ -179,29 +152,33 @@ def _with_celerity(state: bns.Combat, combat: Combat) -> bns.Combat:
     return replace(state, fighters=fighters)
 
 
+BNS_CELERITY_STEP = round_step("round.bns.celerity")
+
+
 def bns_celerity(
     *, combat: Combat, by: AbstractBaseUser, participant: Participant, rounds: int
 ) -> Combat:
     """B5: how many Celerity rounds a character activates; it carries over to the next turns
     until changed, and counts from the everyman round under way (else the next turn's)."""
-    with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
-        cap = _celerity_cap(stats_for([participant])[participant.pk])
+
+    def rules(scene: Scene, combat: Combat) -> None:
+        cap = celerity_cap(stats_for([participant])[participant.pk])
         if not 0 <= rounds <= cap:
             raise RoundError(f"{participant.name} can activate 0 to {cap} Celerity rounds (B5).")
-        combat.haste = {**combat.haste, _who(participant): rounds}
-        state = _engine(combat)
+        combat.haste = {**combat.haste, who_of(participant): rounds}
+        state = engine_of(combat)
         if state.phase in (bns.Phase.ORDER_OF_ACTION, bns.Phase.CELERITY_ROUNDS):
             combat.state = _with_celerity(state, combat).to_dict()
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{participant.name} activates Celerity for {rounds} round(s)",
-            public=_visible(participant),
+            public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(BNS_CELERITY_STEP, combat, participant, by=by, rules=rules)
 
 
 def _action(value: str | None) -> bns.Action | None:
@@ -211,6 +188,9 @@ def _action(value: str | None) -> bns.Action | None:
         return bns.Action(value)
     except ValueError as error:
         raise RoundError(f"Unknown action {value!r} (B6).") from error
+
+
+BNS_ACT_STEP = round_step("round.bns.act")
 
 
 def bns_act(
@@ -232,19 +212,17 @@ def bns_act(
     a power on a target opens a met_bns challenge on both sides' screens
     (:func:`resolve_attack`), with the test pool ``pool`` names (attribute, skill, weapon);
     ``ranged_far``: a physical ranged attack from more than three steps (B10)."""
-    with transaction.atomic():
-        payload = {"c": combat.pk, "p": participant.pk, "s": standard, "m": simple}
-        payload["t"] = target.pk if target else None
-        scene, combat, replay = _begin(combat, by, participant, "round.bns.act", key, payload)
-        if replay:
-            return combat
+    payload = {"c": combat.pk, "p": participant.pk, "s": standard, "m": simple}
+
+    payload["t"] = target.pk if target else None
+
+    def rules(scene: Scene, combat: Combat) -> None:
         if combat.paused:
             raise RoundError(PAUSED)
-        _check_token(combat, at)
         if target is not None:
-            _member(combat, target)
-        state = _engine(combat)
-        who = _who(participant)
+            require_member(combat, target)
+        state = engine_of(combat)
+        who = who_of(participant)
         std, smp = _action(standard), _action(simple)
         try:
             if state.surprise_by == who:
@@ -254,7 +232,7 @@ def bns_act(
                 state = state.surprise(
                     who,
                     action,
-                    target=_who(target) if target else None,
+                    target=who_of(target) if target else None,
                     against_physical=against_physical,
                 )
             else:
@@ -262,13 +240,13 @@ def bns_act(
                     who,
                     standard=std,
                     simple=smp,
-                    target=_who(target) if target else None,
+                    target=who_of(target) if target else None,
                     against_physical=against_physical,
                 )
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat.state = state.to_dict()
-        participants = _participants(combat)
+        participants = fight_members(combat)
         used = " and ".join(ACTION_LABELS[a.value] for a in (std, smp) if a is not None)
         text = f"{participant.name}: {used}"
         if target is not None:
@@ -281,15 +259,18 @@ def bns_act(
                 target,
                 _challenging(std, smp),
                 pool or {},
-                prone=state.fighter(_who(target)).prone,
+                prone=state.fighter(who_of(target)).prone,
                 ranged_far=ranged_far,
             )
-        public = _visible(participant) and (target is None or _visible(target))
+        public = is_visible(participant) and (target is None or is_visible(target))
         concerns = [participant] + ([target] if target else [])
-        _record(
+        record_round(
             scene, combat, by, text, public=public, concerns=concerns, participants=participants
         )
-    return combat
+
+    return take(
+        BNS_ACT_STEP, combat, participant, by=by, key=key, payload=payload, seen=at, rules=rules
+    )
 
 
 CHALLENGES = {
@@ -327,9 +308,6 @@ def resolve_attack(
     challenge (combat/challenges/), damage by B3 for an attack. B10: the target's prone state
     in the round goes into its defense pool (-2 within three steps, +2 against a physical
     ranged attack from further, ``ranged_far``). Returns the log line's tail."""
-    from combat.challenges.refusals import ChallengeError
-    from combat.challenges.starting import challenge_start
-
     category = CHALLENGES.get(action) if action is not None else None
     if category is None:
         return ""
@@ -357,42 +335,55 @@ def resolve_attack(
     return f" — challenge #{challenge.pk} opened (B1-B3)"
 
 
+BNS_DELAY_STEP = round_step("round.bns.delay")
+BNS_FINISH_STEP = round_step("round.bns.finish")
+BNS_RESUME_STEP = round_step("round.bns.resume")
+
+
 def bns_delay(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
     """B8: hold the remaining actions for later in the round."""
-    return _step(combat, by, participant, "delay", "delays (B8)")
+    return _step(BNS_DELAY_STEP, combat, by, participant, "delay", "delays (B8)")
 
 
 def bns_finish(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
     """B6: leave the remaining actions unused (forgoing both gives +5 next round, B8)."""
-    return _step(combat, by, participant, "finish", "is done this round")
+    return _step(BNS_FINISH_STEP, combat, by, participant, "finish", "is done this round")
 
 
 def bns_resume(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
     """B8: a delayer steps back in now, before the next character on its initiative."""
-    return _step(combat, by, participant, "resume", "steps back in (B8)")
+    return _step(BNS_RESUME_STEP, combat, by, participant, "resume", "steps back in (B8)")
 
 
 def _step(
-    combat: Combat, by: AbstractBaseUser, participant: Participant, verb: str, label: str
+    step: steps.Step,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    verb: str,
+    label: str,
 ) -> Combat:
-    with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+    def rules(scene: Scene, combat: Combat) -> None:
         if combat.paused:
             raise RoundError(PAUSED)
         try:
-            state = getattr(_engine(combat), verb)(_who(participant))
+            state = getattr(engine_of(combat), verb)(who_of(participant))
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat.state = state.to_dict()
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{participant.name} {label}",
-            public=_visible(participant),
+            public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(step, combat, participant, by=by, rules=rules)
+
+
+BNS_ESCAPE_STEP = round_step("round.bns.escape")
 
 
 def bns_escape_announce(
@@ -400,69 +391,59 @@ def bns_escape_announce(
 ) -> Combat:
     """B9: a fair escape is announced at the start of the character's own initiative; those
     yet to act may now announce an intent to attack it."""
-    with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
-        state = _engine(combat)
-        who = _who(participant)
+
+    def rules(scene: Scene, combat: Combat) -> None:
+        state = engine_of(combat)
+        who = who_of(participant)
         if not may_act_now(state, who) or state.fighter(who).begun:
             raise RoundError("A fair escape is declared at the start of your initiative (B9).")
         if not way_out:
             raise RoundError("No logical way out: no fair escape while grappled or locked in (B9).")
         combat.work = {**combat.work, "escape_call": {"who": who, "intents": []}}
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{participant.name} tries a fair escape: who intends to attack? (B9)",
-            public=_visible(participant),
+            public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(BNS_ESCAPE_STEP, combat, participant, by=by, rules=rules)
 
 
-def may_act_now(state: bns.Combat, who: str) -> bool:
-    """B4, B6, B8: whether ``who`` may act now: on its initiative, or the next one once the
-    character whose initiative it is has acted, or a delayer stepping back in."""
-    try:
-        state._turn_for(who)
-    except RuleError:
-        return False
-    return True
-
-
-def may_intend(state: bns.Combat, who: str, escaper: str) -> bool:
-    """B9: only characters yet to act this round (with an action left) may intend to attack."""
-    if who == escaper or who not in state.order:
-        return False
-    f = state.fighter(who)
-    return not (f.out or f.done or not f.has_action_left or f.begun)
+BNS_INTENT_STEP = round_step("round.bns.intent")
 
 
 def bns_escape_intent(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
     """B9: a character yet to act announces it intends to attack the escaping character."""
-    with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         call = combat.work.get("escape_call")
-        who = _who(participant)
+        who = who_of(participant)
         if not call:
             raise RoundError("Nobody is trying to escape (B9).")
-        if not may_intend(_engine(combat), who, call["who"]):
+        if not may_intend(engine_of(combat), who, call["who"]):
             raise RoundError(f"{participant.name} has no action left to attack with (B9).")
         if who not in call["intents"]:
             call = {**call, "intents": [*call["intents"], who]}
         combat.work = {**combat.work, "escape_call": call}
-        participants = _participants(combat)
+        participants = fight_members(combat)
         escaper = participants[int(call["who"])]
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{participant.name} intends to attack {escaper.name} (B9)",
-            public=_visible(participant) and _visible(escaper),
+            public=is_visible(participant) and is_visible(escaper),
             concerns=[participant, escaper],  # a hidden escaper: the storyteller's line alone
             participants=participants,
         )
-    return combat
+
+    return take(BNS_INTENT_STEP, combat, participant, by=by, rules=rules)
+
+
+BNS_SETTLE_STEP = round_step("round.bns.settle", storyteller=True)
 
 
 def bns_escape_settle(
@@ -470,21 +451,20 @@ def bns_escape_settle(
 ) -> Combat:
     """B9: the storyteller closes the intents: none, or nobody able to attack, and the escape
     succeeds at once; otherwise it is on hold until the end of the round."""
-    with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         call = combat.work.get("escape_call")
         if not call:
             raise RoundError("Nobody is trying to escape (B9).")
         try:
-            state = _engine(combat).fair_escape(
+            state = engine_of(combat).fair_escape(
                 call["who"], tuple(call["intents"]), can_be_attacked=can_be_attacked
             )
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat.state = state.to_dict()
         combat.work = {k: v for k, v in combat.work.items() if k != "escape_call"}
-        participants = _participants(combat)
+        participants = fight_members(combat)
         who = participants[int(call["who"])]
         outcome = state.escapes.get(call["who"], "")
         words = {
@@ -492,37 +472,39 @@ def bns_escape_settle(
             "on_hold": "is on hold until the round ends",
             "failed": "fails to escape (attacked first)",
         }
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{who.name} {words.get(outcome, outcome)} (B9)",
-            public=_visible(who),
+            public=is_visible(who),
             concerns=[who],
             participants=participants,
         )
-    return combat
+
+    return take(BNS_SETTLE_STEP, combat, by=by, rules=rules)
+
+
+BNS_END_ROUND_STEP = round_step("round.bns.end_round", storyteller=True)
 
 
 def bns_end_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
     """B5, B8, B9: close the round: escapes on hold succeed, the next Celerity round or the
     next turn begins; a new turn moves the game clock about three seconds."""
-    with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
-        _check_token(combat, at)
-        before = _engine(combat)
+
+    def rules(scene: Scene, combat: Combat) -> None:
+        before = engine_of(combat)
         try:
             state = before.end_round()
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         if state.turn != before.turn:
             state = _with_celerity(state, combat)
             scene.game_time += TURN_SECONDS
             combat.round_number = state.turn
         combat.state = state.to_dict()
         combat.work = {}
-        participants = _participants(combat)
+        participants = fight_members(combat)
         escaped = [
             participants[int(f.name)]
             for f in state.fighters
@@ -530,7 +512,8 @@ def bns_end_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None
         ]
         text = f"Round over: turn {state.turn}, {state.round_label} round"
         for who in escaped:
-            if _visible(who):
+            if is_visible(who):
                 text += f"; {who.name} escapes (B9)"
-        _record(scene, combat, by, text, participants=participants)
-    return combat
+        record_round(scene, combat, by, text, participants=participants)
+
+    return take(BNS_END_ROUND_STEP, combat, by=by, seen=at, rules=rules)

@@ -16,7 +16,7 @@ _KEY = forms.RegexField(regex=KEY_PATTERN, required=False)
 class _Base(forms.Form):
     participant = forms.IntegerField(min_value=1, max_value=MAX_ID)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
-    at = forms.CharField(max_length=80, required=False)
+    token = forms.CharField(max_length=80, required=False)  # the state the screen saw
 
 
 class InitiativeForm(_Base):
@@ -114,8 +114,8 @@ class PauseForm(forms.Form):
     paused = forms.BooleanField(required=False)
 
 
-class AtForm(forms.Form):
-    at = forms.CharField(max_length=80, required=False)
+class TokenForm(forms.Form):
+    token = forms.CharField(max_length=80, required=False)  # the state the screen saw
 
 
 class BnsActForm(_Base):

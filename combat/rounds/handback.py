@@ -20,7 +20,9 @@ from typing import Any
 
 from django.db import transaction
 
+from chases import signals
 from combat.models import Combat, LogKind
+from combat.rounds.reads import fight_members, player_ids_of
 from combat.services import SceneError, lock_open_scene, record_change
 
 CAUGHT = {"caught", "prey_caught"}
@@ -78,9 +80,7 @@ def chase_ended(
             note = f"{getattr(chase.prey, 'name', '') or 'The Prey'} was caught in the chase:"
             combat.reminders = [*combat.reminders, {"who": "", "text": f"{note} back in the fight"}]
         combat.save(update_fields=["work", "reminders"])
-        from combat.rounds.services import _participants, _player_ids
-
-        players = _player_ids(_participants(combat))
+        players = player_ids_of(fight_members(combat))
         for p, text in lines:
             record_change(
                 scene,
@@ -95,11 +95,5 @@ def chase_ended(
 
 
 def connect() -> None:
-    """Listen to the chases' signal once the chases app provides it."""
-    try:
-        from chases import signals
-    except ImportError:
-        return
-    signal = getattr(signals, "chase_ended", None)
-    if signal is not None:
-        signal.connect(chase_ended, dispatch_uid="combat.rounds.chase_ended")
+    """Listen to the chases' signal (called from the combat app's ``ready``)."""
+    signals.chase_ended.connect(chase_ended, dispatch_uid="combat.rounds.chase_ended")

@@ -11,42 +11,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
 from characters.models import LedgerKind
 from characters.services import LedgerError, ledger_spend
 from combat.models import Combat, CombatStage, Participant, Scene
-from combat.rounds.services import (
-    ALREADY_FIGHTING,
-    NEEDS_TWO,
-    RoundError,
-    _lock,
-    _lock_for,
-    _member,
-    _participants,
-    _record,
-    _require_st,
-    _rule,
-    _visible,
-    _who,
+from combat.rounds.errors import RoundError, refusal_of
+from combat.rounds.fight import (
+    record_round,
+    require_member,
+    round_step,
+    take,
 )
+from combat.rounds.met_reads import celerity_of
+from combat.rounds.reads import fight_members, is_visible, who_of
+from combat.rounds.starting import start_fight
 from combat.rules.celerity import CelerityRound
 from combat.rules.errors import RuleError
 from combat.rules.mob import Mob, primary_victim
-from combat.services import SceneError, lock_open_scene
 
-MET_RULESETS = ("met_classic", "met_werewolf")
 TURN_SECONDS = 3  # RULES.md, Shared terms (Game clock): about three seconds a turn
-
-
-def _celerity(combat: Combat) -> CelerityRound:
-    data = combat.state.get("celerity") or {}
-    return CelerityRound(
-        levels=tuple(tuple(x) for x in data.get("levels", ())),
-        targets=tuple(tuple(x) for x in data.get("targets", ())),
-        announced=tuple(tuple(x) for x in data.get("announced", ())),
-        taken=tuple(tuple(x) for x in data.get("taken", ())),
-    )
 
 
 def _store(combat: Combat, celerity: CelerityRound) -> None:
@@ -61,29 +44,31 @@ def _store(combat: Combat, celerity: CelerityRound) -> None:
     }
 
 
-def met_start(*, scene: Scene, by: AbstractBaseUser, participants: Sequence[Participant]) -> Combat:
+def met_start(
+    *,
+    scene: Scene,
+    by: AbstractBaseUser,
+    participants: Sequence[Participant],
+    key: str | None = None,
+) -> Combat:
     """The storyteller opens a fight's helper for a MET scene."""
-    with transaction.atomic():
-        try:
-            scene = lock_open_scene(scene)
-        except SceneError as error:
-            raise RoundError(str(error)) from error
-        _require_st(by, scene)
-        if Combat.objects.filter(scene=scene, ended_at__isnull=True).exists():
-            raise RoundError(ALREADY_FIGHTING)
-        ids = sorted({p.pk for p in participants})
-        if len(ids) < 2 or Participant.objects.filter(pk__in=ids, scene=scene).count() != len(ids):
-            raise RoundError(NEEDS_TWO)
+
+    def make(scene: Scene, present: list[Participant]) -> Combat:
         combat = Combat.objects.create(
             scene=scene,
             ruleset=scene.ruleset,
-            members=ids,
+            members=sorted(p.pk for p in present),
             started_by=by,
             stage=CombatStage.ROUND,
             state={"celerity": {}, "mob": None},
         )
-        _record(scene, combat, by, "Fight: challenges on the phones; Celerity and mobs here")
-    return combat
+        record_round(scene, combat, by, "Fight: challenges on the phones; Celerity and mobs here")
+        return combat
+
+    return start_fight(scene=scene, by=by, participants=participants, make=make, key=key)
+
+
+MET_CELERITY_STEP = round_step("round.met.celerity")
 
 
 def met_celerity_announce(
@@ -97,19 +82,19 @@ def met_celerity_announce(
 ) -> Combat:
     """C15: the Celerity a character uses this round and the follow-ups it states up front,
     each paid with a blood now (spent even if the action cannot be used)."""
-    with transaction.atomic():
-        scene, combat = _lock_for(combat, by, participant)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         if target is not None:
-            _member(combat, target)
+            require_member(combat, target)
         try:
-            celerity = _celerity(combat).announce(
-                _who(participant),
+            celerity = celerity_of(combat).announce(
+                who_of(participant),
                 level=level,
                 follow_ups=follow_ups,
-                target=_who(target) if target else None,
+                target=who_of(target) if target else None,
             )
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         if follow_ups and participant.character_id:
             try:
                 ledger_spend(
@@ -123,39 +108,45 @@ def met_celerity_announce(
             except LedgerError as error:
                 raise RoundError(f"{error} (C15)") from error
         _store(combat, celerity)
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{participant.name} uses Celerity {level}: {follow_ups} follow-up(s) (C15)",
-            public=_visible(participant),
+            public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(MET_CELERITY_STEP, combat, participant, by=by, rules=rules)
+
+
+MET_TAKE_STEP = round_step("round.met.take", storyteller=True)
 
 
 def met_celerity_take(
     *, combat: Combat, by: AbstractBaseUser, participant: Participant, action: str
 ) -> Combat:
     """C15: the storyteller ticks off a Celerity action taken, in its order."""
-    with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
-        _member(combat, participant)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         try:
-            celerity = _celerity(combat).take(_who(participant), action)
+            celerity = celerity_of(combat).take(who_of(participant), action)
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         _store(combat, celerity)
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"{participant.name}: {action}",
-            public=_visible(participant),
+            public=is_visible(participant),
             concerns=[participant],
         )
-    return combat
+
+    return take(MET_TAKE_STEP, combat, participant, by=by, rules=rules)
+
+
+MET_MOB_STEP = round_step("round.met.mob", storyteller=True)
 
 
 def met_mob(
@@ -167,77 +158,44 @@ def met_mob(
 ) -> Combat:
     """C16: everyone reveals a target at once; the character with most attackers is the
     primary victim, mobbed by at most five; the first of them throws (primary attacker)."""
-    with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
-        named = {_who(a): _who(v) for a, v in targets.items()}
+
+    def rules(scene: Scene, combat: Combat) -> None:
+        named = {who_of(a): who_of(v) for a, v in targets.items()}
         try:
             victim = primary_victim(named)
             attackers = [a for a, v in named.items() if v == victim]
             mob = Mob.form(victim, attackers, attackers[0], agreed=agreed)
         except RuleError as error:
-            raise _rule(error) from error
+            raise refusal_of(error) from error
         combat.state = {
             **combat.state,
             "mob": {"victim": mob.victim, "attackers": list(mob.attackers), "primary": mob.primary},
         }
-        members = _participants(combat)
+        members = fight_members(combat)
         names = ", ".join(members[int(a)].name for a in mob.attackers)
-        _record(
+        record_round(
             scene,
             combat,
             by,
             f"Mob scene: {names} on {members[int(victim)].name}, who is"
             f" -{mob.defender_penalty} on a draw (C16)",
-            public=all(_visible(members[int(x)]) for x in (victim, *mob.attackers)),
+            public=all(is_visible(members[int(x)]) for x in (victim, *mob.attackers)),
             participants=members,
         )
-    return combat
+
+    return take(MET_MOB_STEP, combat, by=by, rules=rules)
+
+
+MET_NEXT_STEP = round_step("round.met.next", storyteller=True)
 
 
 def met_next_round(*, combat: Combat, by: AbstractBaseUser) -> Combat:
     """A new round: Celerity is announced afresh, the mob breaks up; the clock moves on."""
-    with transaction.atomic():
-        scene, combat = _lock(combat)
-        _require_st(by, scene)
+
+    def rules(scene: Scene, combat: Combat) -> None:
         combat.round_number += 1
         combat.state = {"celerity": {}, "mob": None}
         scene.game_time += TURN_SECONDS
-        _record(scene, combat, by, f"Round {combat.round_number}")
-    return combat
+        record_round(scene, combat, by, f"Round {combat.round_number}")
 
-
-def met_view(combat: Combat, members: dict[int, Participant], *, public: bool) -> dict:
-    """C15 order and C16 mob for the tablet (everything) or the phones (no hidden NPC)."""
-    celerity = _celerity(combat)
-    shown = {str(pid) for pid, p in members.items() if not (public and p.hidden)}
-    normal = [str(pid) for pid in combat.members if str(pid) in shown]
-    taken = set(celerity.taken)
-    slots = [
-        {
-            "p": members[int(s.who)],
-            "action": s.action,
-            "taken": (s.who, s.action) in taken,
-        }
-        for s in celerity.order(normal)
-        if s.who in shown and (s.action != "normal" or celerity.announced)
-    ]
-    mob = combat.state.get("mob")
-    if mob and (public and not all(x in shown for x in (mob["victim"], *mob["attackers"]))):
-        mob = None
-    return {
-        "kind": "met",
-        "combat": combat,
-        "round": combat.round_number,
-        "slots": slots,
-        "blood": {members[int(w)].name: b for w, b in celerity.blood_spent().items() if w in shown},
-        "mob": {
-            "victim": members[int(mob["victim"])],
-            "attackers": [members[int(a)] for a in mob["attackers"]],
-            "primary": members[int(mob["primary"])],
-            "penalty": len(mob["attackers"]) - 1,
-        }
-        if mob
-        else None,
-        "members": [members[pid] for pid in combat.members if str(pid) in shown],
-    }
+    return take(MET_NEXT_STEP, combat, by=by, rules=rules)

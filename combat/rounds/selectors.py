@@ -13,9 +13,11 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from combat import selectors as scene_selectors
 from combat.models import Combat, CombatStage, Participant, Scene
 from combat.render_cache import cached
-from combat.rounds import met, services, wod
+from combat.rounds import met_reads, planning, reads, tokens, wod
+from combat.rounds.bns_selectors import bns_prompts, bns_view
 from combat.rounds.sheets import stats_for
 from combat.rules.wod_round import Step, WodRound
 
@@ -31,7 +33,7 @@ def running(scene: Scene) -> Combat | None:
 
 
 def _members(combat: Combat) -> dict[int, Participant]:
-    return services._participants(combat)
+    return reads.fight_members(combat)
 
 
 def _order(state: WodRound) -> list[tuple[str, ...]]:
@@ -46,9 +48,9 @@ def _initiative_rows(combat: Combat, members: dict[int, Participant]) -> list[di
         if p is None:
             continue
         entry = combat.initiative.get(str(pid))
-        total = services._combatant(str(pid), entry).total if entry else None
-        out = str(pid) in services._out(combat)
-        chasing = str(pid) in services._chasing(combat)
+        total = reads.combatant(str(pid), entry).total if entry else None
+        out = str(pid) in reads.out_of(combat)
+        chasing = str(pid) in reads.chasing(combat)
         rows.append({"p": p, "entry": entry, "total": total, "out": out, "chasing": chasing})
     rows.sort(key=lambda r: (r["total"] is None, -(r["total"] or 0), r["p"].name))
     return rows
@@ -71,7 +73,7 @@ def _grapples(combat: Combat, members: dict[int, Participant], *, public: bool) 
                 "boxes": range(min(control, 15)),
                 "over": g.get("over"),
                 "prone": g.get("victim_prone"),
-                "effects": services.grapple_effects(combat, g["grappler"]),
+                "effects": planning.grapple_effects(combat, g["grappler"]),
             }
         )
     return out
@@ -83,7 +85,7 @@ def _base(combat: Combat, members: dict[int, Participant], *, public: bool) -> d
         "stage": combat.stage,
         "round": combat.round_number,
         "paused": combat.paused,
-        "token": services.state_token(combat, players=public),
+        "token": tokens.state_token(combat, players=public),
         "grapples": _grapples(combat, members, public=public),
         "initiative": [
             r for r in _initiative_rows(combat, members) if not (public and r["p"].hidden)
@@ -106,7 +108,7 @@ def _rows(
     combat: Combat, state: WodRound, members: dict[int, Participant], *, public: bool
 ) -> list[dict]:
     """The order of the step under way, with each slot's state (done, now, later)."""
-    ties = services._ties(state)
+    ties = reads.tied(state)
     at = _now_index(state, members, public=public)
     rows = []
     for index, slot in enumerate(_order(state)):
@@ -132,7 +134,7 @@ def _rows(
                     "now": index == at and not done,
                     "done": done,
                     "tied": len(slot) > 1,
-                    "declaration": services.describe(d, members, haste=combat.haste.get(who, 0))
+                    "declaration": reads.describe(d, members, haste=combat.haste.get(who, 0))
                     if seen and d
                     else ("declared" if d is not None else ""),
                     "resolved": who in state.resolved,
@@ -201,18 +203,16 @@ def board(scene: Scene) -> dict[str, Any]:
     """The storyteller's view: everything, with the forms to run the round."""
     combat = running(scene)
     if combat is None:
-        from combat.selectors import active_participants
-
         return {
             "combat": None,
             "startable": scene.is_open,
-            "candidates": active_participants(scene),
+            "candidates": scene_selectors.active_participants(scene),
         }
     members = _members(combat)
-    if combat.ruleset in met.MET_RULESETS:
-        return met.met_view(combat, members, public=False)
+    if combat.ruleset in met_reads.MET_RULESETS:
+        return met_reads.met_view(combat, members, public=False)
     if combat.ruleset == "met_bns":
-        ctx = _bns(combat, members, public=False)
+        ctx = bns_view(combat, members, public=False)
         ctx["members"] = [members[pid] for pid in combat.members if pid in members]
         npcs = [m for m in ctx["members"] if m.npc]
         # B5, B8, B9: the storyteller's forms for the NPCs, the same the phones have.
@@ -222,7 +222,7 @@ def board(scene: Scene) -> dict[str, Any]:
     ctx["members"] = [members[pid] for pid in combat.members if pid in members]
     ctx["action_choices"] = [(a, wod.ACTION_LABELS[a]) for a in wod.ACTIONS]
     ctx["effects"] = combat.effects
-    ctx["out"] = [members[int(w)] for w in services._out(combat) if int(w) in members]
+    ctx["out"] = [members[int(w)] for w in reads.out_of(combat) if int(w) in members]
     ctx["reminders"] = combat.reminders
     # K4: surviving escapes waiting on the attacker's choice; D9: who is away in the chase.
     ctx["pursuits"] = [
@@ -231,10 +231,10 @@ def board(scene: Scene) -> dict[str, Any]:
             "prey": members[int(o["prey"])],
             "head_start": o["head_start"],
         }
-        for o in services._pursuits(combat)
+        for o in reads.pursuits_waiting(combat)
         if int(o["predator"]) in members and int(o["prey"]) in members
     ]
-    ctx["chasing"] = [members[int(w)] for w in services._chasing(combat) if int(w) in members]
+    ctx["chasing"] = [members[int(w)] for w in reads.chasing(combat) if int(w) in members]
     ctx["npc_damage"] = {
         members[int(k)].name: v for k, v in combat.npc_damage.items() if int(k) in members
     }
@@ -243,7 +243,7 @@ def board(scene: Scene) -> dict[str, Any]:
         ctx["rows"] = _rows(combat, state, members, public=False)
         ctx["now"], ctx["next"] = _now_next(state, members, public=False)
         if state.step is Step.DECLARE:
-            ctx["declare_deadline"] = services.declare_deadline(combat)
+            ctx["declare_deadline"] = tokens.declare_deadline(combat)
             stats = stats_for(ctx["now"])
             ctx["declaring"] = [
                 {
@@ -283,23 +283,23 @@ def board(scene: Scene) -> dict[str, Any]:
 
 
 def _victim(combat: Combat, p: Participant) -> bool:
-    g = services._grapple_of(combat, str(p.pk))
+    g = planning.grapple_of(combat, str(p.pk))
     return g is not None and g["grappler"] != str(p.pk)
 
 
 def _preview(combat: Combat, who: str, members: dict[int, Participant]) -> dict[str, Any]:
-    plan = services.resolution_preview(combat, who)
+    plan = planning.resolution_preview(combat, who)
     d = plan.get("declaration")
     return {
         "p": members[int(who)],
         "plan": plan,
-        "text": services.describe(d, members) if d else "nothing declared",
+        "text": reads.describe(d, members) if d else "nothing declared",
         "target": members.get(int(plan["target"])) if plan.get("target") else None,
         "defense_label": wod.ACTION_LABELS.get(plan.get("defense_action") or "", "")
         or {"counter": "Attacks back (D7)", "guard": "Guard (D6)"}.get(
             plan.get("defense_action") or "", "No defense"
         ),
-        "effects": services.grapple_effects(combat, who)
+        "effects": planning.grapple_effects(combat, who)
         if plan["kind"] in ("grapple_hold", "attack")
         else [],
         "grapple_start": plan.get("declaration") is not None
@@ -313,10 +313,10 @@ def public(scene: Scene) -> dict[str, Any]:
     if combat is None:
         return {"combat": None}
     members = _members(combat)
-    if combat.ruleset in met.MET_RULESETS:
-        return met.met_view(combat, members, public=True)
+    if combat.ruleset in met_reads.MET_RULESETS:
+        return met_reads.met_view(combat, members, public=True)
     if combat.ruleset == "met_bns":
-        return _bns(combat, members, public=True)
+        return bns_view(combat, members, public=True)
     ctx = _base(combat, members, public=True)
     if "state" in ctx:
         state = ctx["state"]
@@ -340,7 +340,7 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
     ]
     if not own:
         return {"combat": None, "mine": []}
-    if combat.ruleset in met.MET_RULESETS:
+    if combat.ruleset in met_reads.MET_RULESETS:
         return _met_prompts(combat, members, own)
     if combat.ruleset == "met_bns":
         return bns_prompts(combat, members, own)
@@ -356,19 +356,19 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
         item: dict[str, Any] = {"p": p, "stats": stats[p.pk]}
         if combat.stage == CombatStage.INITIATIVE:
             # out of the fight (let go, taken out) or Incapacitated (D2): no initiative to roll
-            item["away"] = who in services._away(combat)
+            item["away"] = who in reads.away(combat)
             item["incapacitated"] = not stats[p.pk].can_act
             item["roll_initiative"] = (
                 who not in combat.initiative and not item["away"] and not item["incapacitated"]
             )
             entry = combat.initiative.get(who)
-            item["initiative"] = services._combatant(who, entry).total if entry else None
+            item["initiative"] = reads.combatant(who, entry).total if entry else None
         if state is not None:
             d = state.declaration(who)
-            item["declaration"] = services.describe(d, members) if d else ""
+            item["declaration"] = reads.describe(d, members) if d else ""
             pending = d is not None and d.action == "pending"
             item["pending"] = pending
-            item["editable"] = d is not None and services._editable(state, who) and not pending
+            item["editable"] = d is not None and reads.editable(state, who) and not pending
             early = (combat.work or {}).get("early", {}).get(who)
             # Now and next over the slots players see (a hidden NPC's turn is no gap): while
             # one is up, the next visible character is shown "now" everywhere, and may declare
@@ -378,9 +378,7 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
                 state.step is Step.DECLARE and who in now_slot and d is None and not early
             )
             if early and d is None:
-                item["declaration"] = services.describe(
-                    services._early_declaration(early, who), members
-                )
+                item["declaration"] = reads.describe(reads.early_declaration(early, who), members)
                 item["editable"] = True
             item["next"] = (
                 state.step is Step.DECLARE and who in next_slot and d is None and not early
@@ -416,10 +414,10 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
     return {
         "combat": combat,
         "mine": mine,
-        "token": services.state_token(combat, players=True),
+        "token": tokens.state_token(combat, players=True),
         "stage": combat.stage,
         "paused": combat.paused,
-        "deadline": services.declare_deadline(combat, players=True) if state is not None else None,
+        "deadline": tokens.declare_deadline(combat, players=True) if state is not None else None,
     }
 
 
@@ -431,7 +429,7 @@ def _declare_choices(
     stats,
 ) -> dict[str, Any]:
     who = str(p.pk)
-    g = services._grapple_of(combat, who)
+    g = planning.grapple_of(combat, who)
     if g is not None and g["grappler"] == who:
         actions = wod.GRAPPLER_ACTIONS
     elif g is not None:
@@ -443,7 +441,7 @@ def _declare_choices(
     d = state.declaration(who)
     if d is not None and d.action == "pending" and d.abort_reason != "void":
         actions = tuple(a for a in actions if a in wod.DEFENSE_ACTIONS)  # D16
-    away = services._away(combat)  # out of the fight or in its chase: no target here
+    away = reads.away(combat)  # out of the fight or in its chase: no target here
     targets = [
         members[pid]
         for pid in combat.members
@@ -453,7 +451,7 @@ def _declare_choices(
     current = d if d is not None and d.action != "pending" else None
     early = (combat.work or {}).get("early", {}).get(who)
     if current is None and early and d is None:
-        current = services._early_declaration(early, who)  # held until its turn (D4)
+        current = reads.early_declaration(early, who)  # held until its turn (D4)
     may_split = state.phase_index == 0 and not (
         d is not None and d.action == "pending" and d.abort_reason != "void"
     )
@@ -498,180 +496,10 @@ def split_choices(
 # -- met_bns ---------------------------------------------------------------------------
 
 
-def _bns(combat: Combat, members: dict[int, Participant], *, public: bool) -> dict[str, Any]:
-    from combat.rounds import bns
-
-    state = bns._engine(combat)
-    visible = {w for w in (str(pid) for pid in members) if not (public and members[int(w)].hidden)}
-    current, following = public_now_next(state, visible)
-    rows = []
-    for index, who in enumerate(state.order):
-        if who not in visible:
-            continue
-        f = state.fighter(who)
-        rows.append(
-            {
-                "p": members[int(who)],
-                "initiative": f.initiative,
-                "now": who == current,
-                "done": f.done,
-                "delaying": f.delaying,
-                "prone": f.prone,
-                "escape": f.escape.value.replace("_", " ") if f.escape else "",
-                "used": " and ".join(bns.ACTION_LABELS[a.value] for a in f.actions_used),
-                "boosted": f.boosted,
-                "index": index,
-            }
-        )
-    nxt = members[int(following)] if following else None
-    call = combat.work.get("escape_call")
-    if call and call["who"] not in visible:
-        call = None
-    acting = state.surprise_by or current
-    return {
-        "kind": "met_bns",
-        "combat": combat,
-        "pool": test_pool(members[int(acting)]) if acting and not public else None,
-        "bns": state,
-        "phase": state.phase.value,
-        "turn": state.turn,
-        "round_label": state.round_label,
-        "rows": rows,
-        "now": members[int(current)] if current and current in visible else None,
-        "next": nxt,
-        "surprise": members[int(state.surprise_by)]
-        if state.surprise_by and state.surprise_by in visible
-        else None,
-        "escape_call": {
-            "who": members[int(call["who"])],
-            "intents": [members[int(w)] for w in call["intents"] if w in visible],
-        }
-        if call
-        else None,
-        "token": services.state_token(combat, players=public),
-        "paused": combat.paused,
-        "actions": list(bns.ACTION_LABELS.items()),
-        # The soft timer of the action the round waits on (words only; the storyteller
-        # decides, nothing is filled in): the tablet's alone, the phones' is on their prompt.
-        "deadline": services.declare_deadline(combat) if state.current and not public else None,
-    }
-
-
-def public_now(state: Any, visible: set[str]) -> str | None:
-    """Whose turn the order shows, over the ``visible`` characters only: the fight as it would
-    run without the hidden NPCs. While a hidden NPC acts (its surprise action, its initiative
-    or its stepping back in, B7, B8) the order already shows the first visible character after
-    it who still acts this round, exactly what it would show if that NPC did not exist: no
-    "the storyteller" of its own, no row left unlit, no gap."""
-    current = state.current
-    if current is None or current in visible:
-        return current
-    if state.surprise_by == current or (state.queue and state.queue[0] == current):
-        start = state.cursor
-    else:
-        start = state.order.index(current) + 1 if current in state.order else state.cursor
-    for who in state.order[start:]:
-        f = state.fighter(who)
-        if who in visible and not (f.done or f.out or f.delaying):
-            return who
-    return None
-
-
-def public_now_next(state: Any, visible: set[str]) -> tuple[str | None, str | None]:
-    """Now and next over the ``visible`` characters (:func:`public_now`); next is the first
-    visible character after now who has not finished this round."""
-    now = public_now(state, visible)
-    if now not in state.order:
-        return now, None
-    for who in state.order[state.order.index(now) + 1 :]:
-        if who in visible and not state.fighter(who).done:
-            return now, who
-    return now, None
-
-
-def test_pool(participant: Participant) -> dict[str, Any]:
-    """B1: what a challenge an action opens may be tested with, from the sheet."""
-    from combat.challenges import sheets
-
-    sheet = sheets.load(participant)
-    return {
-        "attributes": sorted(sheet.attributes()),
-        "abilities": sorted(sheet.abilities().items()),
-        "weapons": sheet.weapons(),
-    }
-
-
-def bns_prompts(
-    combat: Combat,
-    members: dict[int, Participant],
-    own: list[Participant],
-    *,
-    storyteller: bool = False,
-) -> dict:
-    """B5, B6, B8, B9: what each of ``own`` may do now (a player's phone), or, with
-    ``storyteller``, what the tablet may do for the NPCs (hidden ones included)."""
-    from combat.rounds import bns
-
-    state = bns._engine(combat)
-    stats = stats_for(own)
-    call = combat.work.get("escape_call")
-    mine = []
-    in_round = state.phase in (bns.bns.Phase.ORDER_OF_ACTION, bns.bns.Phase.CELERITY_ROUNDS)
-    for p in own:
-        who = str(p.pk)
-        item: dict[str, Any] = {"p": p, "celerity_cap": bns._celerity_cap(stats[p.pk])}
-        item["celerity"] = int(combat.haste.get(who, 0))
-        item["celerity_choices"] = range(item["celerity_cap"] + 1)
-        if in_round and any(f.name == who for f in state.fighters):
-            f = state.fighter(who)
-            item["act_now"] = not f.out and not f.delaying and bns.may_act_now(state, who)
-            item["surprise"] = state.surprise_by == who
-            item["may_escape"] = (
-                item["act_now"] and not f.begun and not item["surprise"] and not call
-            )
-            item["delaying"] = f.delaying and not f.out
-            item["escape"] = f.escape.value.replace("_", " ") if f.escape else ""
-            item["prone"] = f.prone
-            # While a hidden NPC acts, the order shows the next visible character as now
-            # (public_now): that one, and the one after it, are told they are next.
-            seen = {w for w in state.order if storyteller or not members[int(w)].hidden}
-            now, following = public_now_next(state, seen | {who})
-            item["next"] = not item["act_now"] and not f.done and who in (now, following)
-            item["intend"] = (
-                members[int(call["who"])]
-                if call
-                and (storyteller or not members[int(call["who"])].hidden)  # B9: tablet only
-                and bns.may_intend(state, who, call["who"])
-                and who not in call["intents"]
-                else None
-            )
-            item["targets"] = [
-                members[int(w.name)]
-                for w in state.fighters
-                if w.name != who and not w.out and (storyteller or not members[int(w.name)].hidden)
-            ]
-            if item["act_now"]:
-                item["pool"] = test_pool(p)
-        mine.append(item)
-    return {
-        "kind": "met_bns",
-        "combat": combat,
-        "mine": mine,
-        "token": services.state_token(combat, players=not storyteller),
-        "paused": combat.paused,
-        "actions": list(bns.ACTION_LABELS.items()),
-        "phase": state.phase.value,
-        # The soft timer of the action the round waits on, shown to who may act now.
-        "deadline": services.declare_deadline(combat, players=not storyteller)
-        if in_round
-        else None,
-    }
-
-
 def _met_prompts(combat: Combat, members: dict[int, Participant], own: list[Participant]) -> dict:
     """C15: a character with Celerity announces this round's level and follow-ups."""
     stats = stats_for(own)
-    announced = {w for w, _f, _b in met._celerity(combat).announced}
+    announced = {w for w, _f, _b in met_reads.celerity_of(combat).announced}
     mine = [
         {
             "p": p,

@@ -21,11 +21,27 @@ from combat import access, fragments
 from combat import selectors as scene_selectors
 from combat.forms import problems
 from combat.models import Participant, Scene
-from combat.rounds import bns, forms, met, services
+from combat.rounds import (
+    answers,
+    bns,
+    bookkeeping,
+    declaring,
+    errors,
+    fight,
+    forms,
+    initiative,
+    met,
+    met_reads,
+    pursuit,
+    reads,
+    resolving,
+    starting,
+    storyteller,
+)
 from combat.steps import Refused, http_status
 from config.bounds import parse_id
 
-NO_FIGHT = services.NO_COMBAT
+NO_FIGHT = errors.NO_COMBAT
 
 
 def _scene(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
@@ -66,7 +82,7 @@ def round_post(form_class: type | None) -> Callable:
         @wraps(action)
         def view(request: HttpRequest, pk: int) -> HttpResponse:
             scene, tablet = _scene(request, pk)
-            combat = services.running_combat(scene)
+            combat = reads.running_combat(scene)
             form = form_class(request.POST) if form_class else None
             if form is not None and not form.is_valid():
                 return _reply(request, scene, tablet, f"Nothing changed. {problems(form)}", 400)
@@ -95,10 +111,10 @@ def round_start(request: HttpRequest, *, scene: Scene, combat, data) -> None:
     chosen = _chosen(request, scene)
     if scene.ruleset == "met_bns":
         bns.bns_start(scene=scene, by=request.user, participants=chosen)
-    elif scene.ruleset in met.MET_RULESETS:
+    elif scene.ruleset in met_reads.MET_RULESETS:
         met.met_start(scene=scene, by=request.user, participants=chosen)
     else:
-        services.combat_start(scene=scene, by=request.user, participants=chosen)
+        starting.combat_start(scene=scene, by=request.user, participants=chosen)
 
 
 def _chosen(request: HttpRequest, scene: Scene) -> list[Participant]:
@@ -108,7 +124,7 @@ def _chosen(request: HttpRequest, scene: Scene) -> list[Participant]:
 
 @round_post(forms.InitiativeForm)
 def round_initiative(request, *, scene, combat, data) -> None:
-    services.combat_initiative(
+    initiative.combat_initiative(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -119,18 +135,18 @@ def round_initiative(request, *, scene, combat, data) -> None:
 
 @round_post(None)
 def round_roll_missing(request, *, scene, combat, data) -> None:
-    services._require_st(request.user, scene)
-    services.combat_roll_missing(combat=combat, by=request.user)
+    fight.require_storyteller(request.user, scene)
+    initiative.combat_roll_missing(combat=combat, by=request.user)
 
 
-@round_post(forms.AtForm)
+@round_post(forms.TokenForm)
 def round_begin(request, *, scene, combat, data) -> None:
-    services.combat_begin_round(combat=combat, by=request.user, at=data["at"] or None)
+    initiative.combat_begin_round(combat=combat, by=request.user, at=data["token"] or None)
 
 
 @round_post(forms.DeclareForm)
 def round_declare(request, *, scene, combat, data) -> None:
-    services.combat_declare(
+    declaring.combat_declare(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -141,24 +157,24 @@ def round_declare(request, *, scene, combat, data) -> None:
         actions=data["actions"] or 1,
         extra=[(action, _participant(request, scene, pk)) for action, pk in data["also"] or []],
         haste=data["haste"],
-        at=data["at"] or None,
+        at=data["token"] or None,
         key=data["key"] or None,
     )
 
 
 @round_post(forms._Base)
 def round_skip(request, *, scene, combat, data) -> None:
-    services.combat_skip(
+    storyteller.combat_skip(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
-        at=data["at"] or None,
+        at=data["token"] or None,
     )
 
 
 @round_post(forms.ResolveForm)
 def round_resolve(request, *, scene, combat, data) -> None:
-    services.combat_resolve(
+    resolving.combat_resolve(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -172,14 +188,14 @@ def round_resolve(request, *, scene, combat, data) -> None:
         forced=data["forced"],
         forced_difficulty=data["forced_difficulty"],
         forced_dice=data["forced_dice"],
-        at=data["at"] or None,
+        at=data["token"] or None,
     )
 
 
 @round_post(forms.AbortForm)
 def round_abort(request, *, scene, combat, data) -> None:
     reason, _, attacker = data["reason"].partition(":")
-    services.combat_abort(
+    answers.combat_abort(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -192,7 +208,7 @@ def round_abort(request, *, scene, combat, data) -> None:
 
 @round_post(forms.CommittedForm)
 def round_committed(request, *, scene, combat, data) -> None:
-    services.combat_answer_committed(
+    answers.combat_answer_committed(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -204,7 +220,7 @@ def round_committed(request, *, scene, combat, data) -> None:
 
 @round_post(forms.OutForm)
 def round_out(request, *, scene, combat, data) -> None:
-    services.combat_set_out(
+    storyteller.combat_set_out(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -215,18 +231,18 @@ def round_out(request, *, scene, combat, data) -> None:
 @round_post(forms.PursueForm)
 def round_pursue(request, *, scene, combat, data) -> None:
     """K4: the storyteller taps the attacker's choice after a surviving escape."""
-    services.combat_pursue(
+    pursuit.combat_pursue(
         combat=combat,
         by=request.user,
         predator=_participant(request, scene, data["participant"]),
         pursue=data["pursue"],
-        at=data["at"] or None,
+        at=data["token"] or None,
     )
 
 
 @round_post(forms.RemindForm)
 def round_remind(request, *, scene, combat, data) -> None:
-    services.combat_remind(
+    bookkeeping.combat_remind(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -237,7 +253,7 @@ def round_remind(request, *, scene, combat, data) -> None:
 
 @round_post(forms.EffectForm)
 def round_effect(request, *, scene, combat, data) -> None:
-    services.combat_add_effect(
+    storyteller.combat_add_effect(
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
@@ -248,22 +264,22 @@ def round_effect(request, *, scene, combat, data) -> None:
 
 @round_post(forms.PauseForm)
 def round_pause(request, *, scene, combat, data) -> None:
-    services.combat_pause(combat=combat, by=request.user, paused=data["paused"])
+    storyteller.combat_pause(combat=combat, by=request.user, paused=data["paused"])
 
 
-@round_post(forms.AtForm)
+@round_post(forms.TokenForm)
 def round_book_keeping(request, *, scene, combat, data) -> None:
-    services.combat_book_keeping(combat=combat, by=request.user, at=data["at"] or None)
+    bookkeeping.combat_book_keeping(combat=combat, by=request.user, at=data["token"] or None)
 
 
-@round_post(forms.AtForm)
+@round_post(forms.TokenForm)
 def round_next(request, *, scene, combat, data) -> None:
-    services.combat_next_round(combat=combat, by=request.user, at=data["at"] or None)
+    bookkeeping.combat_next_round(combat=combat, by=request.user, at=data["token"] or None)
 
 
 @round_post(None)
 def round_end(request, *, scene, combat, data) -> None:
-    services.combat_end(combat=combat, by=request.user)
+    storyteller.combat_end(combat=combat, by=request.user)
 
 
 # met_bns (B4-B11) ------------------------------------------------------------------------
@@ -296,7 +312,7 @@ def round_bns_act(request, *, scene, combat, data) -> None:
         against_physical=data["against_physical"],
         ranged_far=data["ranged_far"],
         pool={k: data[k] or None for k in ("attribute", "skill", "weapon")},
-        at=data["at"] or None,
+        at=data["token"] or None,
         key=data["key"] or None,
     )
 
@@ -363,9 +379,9 @@ def round_bns_celerity(request, *, scene, combat, data) -> None:
     )
 
 
-@round_post(forms.AtForm)
+@round_post(forms.TokenForm)
 def round_bns_end_round(request, *, scene, combat, data) -> None:
-    bns.bns_end_round(combat=combat, by=request.user, at=data["at"] or None)
+    bns.bns_end_round(combat=combat, by=request.user, at=data["token"] or None)
 
 
 # met_classic and met_werewolf (C15, C16) --------------------------------------------------

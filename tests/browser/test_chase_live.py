@@ -104,20 +104,21 @@ def _escape_in_a_round(scene_pk: int) -> int:
     """D9: a wod_dice round in which Jane declares an escape and Frank attacks her; the
     storyteller resolves Frank's attack with the table's dice (his 2 dice miss, her 5 hit)."""
     from combat.models import Participant, Scene
-    from combat.rounds import services as rounds
+    from combat.rounds.declaring import combat_declare
+    from combat.rounds.initiative import combat_begin_round, combat_initiative
+    from combat.rounds.resolving import combat_resolve
+    from combat.rounds.starting import combat_start
 
     scene = Scene.objects.select_related("storyteller").get(pk=scene_pk)
     st = scene.storyteller
     p = {x.name: x for x in Participant.objects.filter(scene=scene)}
-    combat = rounds.combat_start(scene=scene, by=st, participants=[p["Jane"], p["Frank"]])
-    rounds.combat_initiative(combat=combat, by=st, participant=p["Jane"], roll=1)
-    rounds.combat_initiative(combat=combat, by=st, participant=p["Frank"], roll=10)
-    rounds.combat_begin_round(combat=combat, by=st)
-    rounds.combat_declare(combat=combat, by=st, participant=p["Jane"], action="escape")
-    rounds.combat_declare(
-        combat=combat, by=st, participant=p["Frank"], action="attack", target=p["Jane"]
-    )
-    rounds.combat_resolve(
+    combat = combat_start(scene=scene, by=st, participants=[p["Jane"], p["Frank"]])
+    combat_initiative(combat=combat, by=st, participant=p["Jane"], roll=1)
+    combat_initiative(combat=combat, by=st, participant=p["Frank"], roll=10)
+    combat_begin_round(combat=combat, by=st)
+    combat_declare(combat=combat, by=st, participant=p["Jane"], action="escape")
+    combat_declare(combat=combat, by=st, participant=p["Frank"], action="attack", target=p["Jane"])
+    combat_resolve(
         combat=combat,
         by=st,
         participant=p["Frank"],

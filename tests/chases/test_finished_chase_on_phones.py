@@ -8,7 +8,7 @@ import pytest
 from chases import services
 from combat import fragments
 from combat.models import Scene
-from combat.rounds import services as rounds
+from combat.rounds.starting import combat_start
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +24,7 @@ def test_bug8_a_finished_chase_leaves_the_phones_when_the_next_fight_starts(
     assert "Chase: Janet" in fragments.players_state(scene)  # its ending is told
     Scene.objects.filter(pk=scene.pk).update(ruleset="wod_dice")  # a dice fight follows
     scene = Scene.objects.get(pk=scene.pk)
-    rounds.combat_start(scene=scene, by=storyteller, participants=[janet, hound])
+    combat_start(scene=scene, by=storyteller, participants=[janet, hound])
     scene = Scene.objects.get(pk=scene.pk)
     assert "Chase: Janet" not in fragments.players_state(scene)
     assert 'id="chase"' in fragments.board_regions(scene, ("chase",))  # the tablet keeps it

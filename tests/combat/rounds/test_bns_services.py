@@ -8,11 +8,12 @@ import pytest
 
 from combat.models import Combat, Scene
 from combat.rounds import bns
-from combat.rounds.services import RoundError
+from combat.rounds.bns_reads import engine_of
+from combat.rounds.errors import RoundError
 
 
 def _state(combat):
-    return bns._engine(Combat.objects.get(pk=combat.pk))
+    return engine_of(Combat.objects.get(pk=combat.pk))
 
 
 def _name(p, who):

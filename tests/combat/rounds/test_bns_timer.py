@@ -13,7 +13,9 @@ from django.utils import timezone
 from combat import fragments
 from combat.models import Combat, Scene
 from combat.rounds import bns
-from combat.rounds import services as rounds
+from combat.rounds.bns_reads import engine_of
+from combat.rounds.storyteller import combat_pause
+from combat.rounds.tokens import DECLARE_SECONDS
 
 
 def _deadline(html: str) -> datetime | None:
@@ -31,18 +33,18 @@ def test_the_character_acting_and_the_tablet_see_until_when_and_a_pause_stops_it
     ana = fragments.private_state(fresh, users["Ana"])
     board = fragments.board_regions(fresh, None)
     due = _deadline(ana)
-    window = timedelta(seconds=rounds.DECLARE_SECONDS)
+    window = timedelta(seconds=DECLARE_SECONDS)
     assert due is not None and before + window <= due <= timezone.now() + window
     assert "then the storyteller decides" in ana
     assert _deadline(fragments.private_state(fresh, users["Bo"])) is None  # Bo is next (B4)
     assert _deadline(board) == due and "Time is up for Ana: your call" in board
     assert _deadline(fragments.players_state(fresh)) is None
 
-    rounds.combat_pause(combat=Combat.objects.get(), by=st, paused=True)
+    combat_pause(combat=Combat.objects.get(), by=st, paused=True)
     fresh = Scene.objects.get(pk=scene.pk)
     assert _deadline(fragments.private_state(fresh, users["Ana"])) is None
     assert _deadline(fragments.board_regions(fresh, None)) is None
-    rounds.combat_pause(combat=Combat.objects.get(), by=st, paused=False)
+    combat_pause(combat=Combat.objects.get(), by=st, paused=False)
     fresh = Scene.objects.get(pk=scene.pk)
     assert _deadline(fragments.private_state(fresh, users["Ana"])) >= due  # afresh
 
@@ -51,7 +53,7 @@ def test_the_character_acting_and_the_tablet_see_until_when_and_a_pause_stops_it
     fresh = Scene.objects.get(pk=scene.pk)
     assert _deadline(fragments.private_state(fresh, users["Ana"])) is None
     assert _deadline(fragments.private_state(fresh, users["Bo"])) is not None
-    state = bns._engine(Combat.objects.get())
+    state = engine_of(Combat.objects.get())
     assert state.current == str(p["Bo"].pk)
     assert not any(f.actions_used for f in state.fighters)
 
@@ -68,7 +70,7 @@ def test_a_hidden_npcs_turn_shows_no_phone_a_timer(docks):
     combat = bns.bns_start(scene=scene, by=st, participants=everyone, rng=random.Random(3))
     bns.bns_mediate(combat=combat, by=st, agreed=False)
     bns.bns_assess(combat=combat, by=st, participants=everyone)
-    assert bns._engine(Combat.objects.get()).current == str(ghost.pk)
+    assert engine_of(Combat.objects.get()).current == str(ghost.pk)
     fresh = Scene.objects.get(pk=scene.pk)
     for user in users.values():
         assert _deadline(fragments.private_state(fresh, user)) is None

@@ -10,7 +10,12 @@ from django.utils import timezone
 
 from combat import fragments
 from combat.models import Combat, Scene
-from combat.rounds import services as rounds
+from combat.rounds.declaring import combat_declare
+from combat.rounds.initiative import combat_begin_round, combat_initiative
+from combat.rounds.reads import wod_state
+from combat.rounds.starting import combat_start
+from combat.rounds.storyteller import combat_pause
+from combat.rounds.tokens import DECLARE_SECONDS
 
 
 def _deadline(html: str) -> datetime | None:
@@ -20,37 +25,37 @@ def _deadline(html: str) -> datetime | None:
 
 def test_the_player_declaring_and_the_tablet_see_until_when_and_a_pause_stops_it(cast):
     p, st, users = cast.p, cast.storyteller, cast.users
-    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Frank"], p["Jane"]])
+    combat = combat_start(scene=cast.scene, by=st, participants=[p["Frank"], p["Jane"]])
     for name, die in (("Jane", 5), ("Frank", 1)):
-        rounds.combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
+        combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
     before = timezone.now()
-    rounds.combat_begin_round(combat=combat, by=st)
+    combat_begin_round(combat=combat, by=st)
     scene = Scene.objects.get(pk=cast.scene.pk)
     frank = fragments.private_state(scene, users["Frank"])
     jane = fragments.private_state(scene, users["Jane"])
     board = fragments.board_regions(scene, None)
     due = _deadline(frank)
     assert due is not None and "then the storyteller decides" in frank
-    window = timedelta(seconds=rounds.DECLARE_SECONDS)
+    window = timedelta(seconds=DECLARE_SECONDS)
     assert before + window <= due <= timezone.now() + window
     assert _deadline(jane) is None  # Jane declares later (D4: slowest first)
     assert _deadline(board) == due and "Time is up for Frank: your call" in board
 
-    rounds.combat_pause(combat=Combat.objects.get(), by=st, paused=True)
+    combat_pause(combat=Combat.objects.get(), by=st, paused=True)
     scene = Scene.objects.get(pk=cast.scene.pk)
     assert _deadline(fragments.private_state(scene, users["Frank"])) is None
     assert _deadline(fragments.board_regions(scene, None)) is None
 
-    rounds.combat_pause(combat=Combat.objects.get(), by=st, paused=False)
+    combat_pause(combat=Combat.objects.get(), by=st, paused=False)
     scene = Scene.objects.get(pk=cast.scene.pk)
     assert _deadline(fragments.private_state(scene, users["Frank"])) >= due  # a fresh minute
 
     # Frank declares: the timer moves on to Jane; nothing was ever declared for anyone.
-    rounds.combat_declare(
+    combat_declare(
         combat=Combat.objects.get(), by=users["Frank"], participant=p["Frank"], action="dodge"
     )
     scene = Scene.objects.get(pk=cast.scene.pk)
     assert _deadline(fragments.private_state(scene, users["Frank"])) is None
     assert _deadline(fragments.private_state(scene, users["Jane"])) is not None
-    state = rounds._round(Combat.objects.get())
+    state = wod_state(Combat.objects.get())
     assert [d.who for d in state.declarations] == [str(p["Frank"].pk)]

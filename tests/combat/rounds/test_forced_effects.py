@@ -7,8 +7,8 @@ import pytest
 
 from characters.selectors import current_values
 from combat.models import Combat
-from combat.rounds import services as rounds
-from combat.rounds.services import RoundError
+from combat.rounds.errors import RoundError
+from combat.rounds.planning import resolution_preview
 from tests.combat.rounds.test_wod_services import _declare, _fresh, _grappled, _resolve
 
 
@@ -24,13 +24,13 @@ def _jane_attacks_teddy(cast, control: int | None = None):
     return _fresh(combat)
 
 
-def _damage(cast, name):
+def roll_damage(cast, name):
     return current_values(cast.p[name].character)["damage"]
 
 
 def test_the_tablet_offers_the_forced_effects_with_the_grapplers_block_pool(cast, client):
     combat = _jane_attacks_teddy(cast)
-    plan = rounds.resolution_preview(combat, str(cast.p["Jane"].pk))
+    plan = resolution_preview(combat, str(cast.p["Jane"].pk))
     assert plan["forced"] == [("shrug_off", 1), ("hostage_block", 2)]
     # D6: Dexterity 3 + Brawl 4 against fists, the same pool: difficulty 4.
     assert (plan["forced_pool"]["dice"], plan["forced_pool"]["difficulty"]) == (7, 4)
@@ -38,7 +38,7 @@ def test_the_tablet_offers_the_forced_effects_with_the_grapplers_block_pool(cast
     board = client.get(f"/scenes/{cast.scene.pk}/").content.decode()
     assert 'name="forced"' in board and "Hostage Block: the Victim as a shield (2)" in board
     # Teddy's own action is no third party's attack on a Grappler: nothing forced to offer.
-    assert "forced" not in rounds.resolution_preview(combat, str(cast.p["Teddy"].pk))
+    assert "forced" not in resolution_preview(combat, str(cast.p["Teddy"].pk))
 
 
 def test_shrug_off_is_a_defense_roll_paid_with_one_control(cast):
@@ -58,7 +58,7 @@ def test_shrug_off_is_a_defense_roll_paid_with_one_control(cast):
     text = combat.results[-1]["text"]
     assert "Teddy answers with Shrug Off (G6, −1 Control)" in text
     assert "Jane hits Teddy (1 net), 2 bashing" in text
-    assert _damage(cast, "Teddy") == 2 and _damage(cast, "Frank") == 0
+    assert roll_damage(cast, "Teddy") == 2 and roll_damage(cast, "Frank") == 0
 
 
 def test_a_hostage_block_that_negates_the_attack_lands_its_base_damage_on_the_victim(cast):
@@ -81,7 +81,7 @@ def test_a_hostage_block_that_negates_the_attack_lands_its_base_damage_on_the_vi
     assert next(r for r in combat.results[-1]["rolls"] if r["label"].startswith("Damage"))[
         "label"
     ].startswith("Damage (2 dice")
-    assert _damage(cast, "Frank") == 2 and _damage(cast, "Teddy") == 0
+    assert roll_damage(cast, "Frank") == 2 and roll_damage(cast, "Teddy") == 0
 
 
 def test_a_hostage_block_that_falls_short_lets_the_rest_hit_the_grappler(cast):
@@ -98,7 +98,7 @@ def test_a_hostage_block_that_falls_short_lets_the_rest_hit_the_grappler(cast):
     )
     combat = _fresh(combat)
     assert "Jane hits Teddy (2 net), 3 bashing" in combat.results[-1]["text"]
-    assert _damage(cast, "Teddy") == 3 and _damage(cast, "Frank") == 0
+    assert roll_damage(cast, "Teddy") == 3 and roll_damage(cast, "Frank") == 0
 
 
 def test_a_forced_effect_is_paid_past_the_control_left_and_frees_the_victim(cast):

@@ -27,7 +27,12 @@ from combat import selectors as scene_selectors
 from combat import services as scenes
 from combat.models import Challenge, Combat, Scene
 from combat.rounds import bns
-from combat.rounds import services as rounds
+from combat.rounds.bns_reads import engine_of
+from combat.rounds.declaring import combat_declare
+from combat.rounds.initiative import combat_begin_round, combat_initiative
+from combat.rounds.resolving import combat_resolve
+from combat.rounds.starting import combat_start
+from combat.rounds.tokens import state_token
 from tests.combat.challenges.conftest import make_table
 from tests.conftest import client_for
 from tests.factories import CharacterFactory, UserFactory
@@ -183,29 +188,27 @@ def test_a_wod_fight_never_shows_a_player_the_hidden_npc(cast, record):
     p, st, users = cast.p, cast.storyteller, cast.users
     received = Received(cast.scene.pk, dict(users), record)
     combat = Combat.objects.get
-    rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"], p["Lurker"]])
+    combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"], p["Lurker"]])
     for name, die in (("Jane", 5), ("Frank", 1)):
-        rounds.combat_initiative(combat=combat(), by=st, participant=p[name], roll=die)
+        combat_initiative(combat=combat(), by=st, participant=p[name], roll=die)
     seq = _scene(cast).players_seq
     before = {n: received.page(n) for n in users}
     received.clear()
-    rounds.combat_initiative(combat=combat(), by=st, participant=p["Lurker"], roll=10)
+    combat_initiative(combat=combat(), by=st, participant=p["Lurker"], roll=10)
     # Lurker 2 + 2 + 10 = 14 (after Jane's 13): it declares last, resolves first.
     assert _scene(cast).players_seq == seq and not [g for g, _ in record if ".st" not in g]
     for name in users:
         assert CSRF.sub("", received.page(name)) == CSRF.sub("", before[name]), name
-    rounds.combat_begin_round(combat=combat(), by=st)
-    rounds.combat_declare(
-        combat=combat(), by=users["Frank"], participant=p["Frank"], action="dodge"
-    )
-    rounds.combat_declare(
+    combat_begin_round(combat=combat(), by=st)
+    combat_declare(combat=combat(), by=users["Frank"], participant=p["Frank"], action="dodge")
+    combat_declare(
         combat=combat(), by=users["Jane"], participant=p["Jane"], action="attack", target=p["Frank"]
     )
     seq = _scene(cast).players_seq
     shown = {n: CSRF.sub("", received.page(n)) for n in users}
     for name in ("Jane", "Frank", "Teddy"):  # every visible character declared
         assert "the storyteller</span>" not in shown[name], name
-    rounds.combat_declare(
+    combat_declare(
         combat=combat(), by=st, participant=p["Lurker"], action="attack", target=p["Jane"]
     )
     assert _scene(cast).players_seq == seq
@@ -214,7 +217,7 @@ def test_a_wod_fight_never_shows_a_player_the_hidden_npc(cast, record):
     for name in ("Frank", "Teddy"):
         assert CSRF.sub("", received.page(name)) == shown[name], name
     for name in ("Lurker", "Jane", "Frank"):
-        rounds.combat_resolve(combat=combat(), by=st, participant=p[name], rng=random.Random(5))
+        combat_resolve(combat=combat(), by=st, participant=p[name], rng=random.Random(5))
     for name in users:
         for html in received.everything(name):
             assert "Lurker" not in html, name
@@ -225,7 +228,7 @@ def test_a_wod_fight_never_shows_a_player_the_hidden_npc(cast, record):
 def test_a_forged_id_of_a_hidden_npc_answers_as_an_id_of_nobody(cast):
     p, st = cast.p, cast.storyteller
     lurker, nobody = p["Lurker"].pk, p["Lurker"].pk + 1000
-    rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"], p["Lurker"]])
+    combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"], p["Lurker"]])
     jane = client_for(cast.users["Jane"])
 
     def post(slug: str, **data):
@@ -236,16 +239,14 @@ def test_a_forged_id_of_a_hidden_npc_answers_as_an_id_of_nobody(cast):
         post("initiative", participant=nobody, roll=5),
     )
     assert "Lurker" not in post("initiative", participant=lurker, roll=5).content.decode()
-    rounds.combat_initiative(combat=Combat.objects.get(), by=st, participant=p["Frank"], roll=1)
-    rounds.combat_initiative(combat=Combat.objects.get(), by=st, participant=p["Lurker"], roll=1)
-    rounds.combat_initiative(combat=Combat.objects.get(), by=st, participant=p["Jane"], roll=9)
-    rounds.combat_begin_round(combat=Combat.objects.get(), by=st)
-    rounds.combat_declare(
+    combat_initiative(combat=Combat.objects.get(), by=st, participant=p["Frank"], roll=1)
+    combat_initiative(combat=Combat.objects.get(), by=st, participant=p["Lurker"], roll=1)
+    combat_initiative(combat=Combat.objects.get(), by=st, participant=p["Jane"], roll=9)
+    combat_begin_round(combat=Combat.objects.get(), by=st)
+    combat_declare(
         combat=Combat.objects.get(), by=cast.users["Frank"], participant=p["Frank"], action="dodge"
     )
-    rounds.combat_declare(
-        combat=Combat.objects.get(), by=st, participant=p["Lurker"], action="dodge"
-    )
+    combat_declare(combat=Combat.objects.get(), by=st, participant=p["Lurker"], action="dodge")
     declare = {"participant": p["Jane"].pk, "action": "attack"}
     a = post("declare", target=lurker, **declare)
     b = post("declare", target=nobody, **declare)
@@ -289,12 +290,12 @@ def test_a_hidden_npcs_met_bns_attack_is_an_unseen_attacker_to_its_target(docks,
     bns.bns_mediate(combat=combat(), by=st, agreed=False)
     bns.bns_assess(combat=combat(), by=st, participants=fighters)
     for _ in range(6):  # the players finish until the Ghost is up
-        current = bns._engine(combat()).current
+        current = engine_of(combat()).current
         if current == str(ghost.pk):
             break
         who = next(x for x in fighters if str(x.pk) == current)
         bns.bns_finish(combat=combat(), by=users[who.name], participant=who)
-    assert bns._engine(combat()).current == str(ghost.pk)
+    assert engine_of(combat()).current == str(ghost.pk)
     bns.bns_act(
         combat=combat(), by=st, participant=ghost, standard="attack", target=p["Ana"],
         pool={"attribute": "Physical"},
@@ -318,24 +319,26 @@ def test_a_round_token_is_drawn_not_derived_from_the_hidden_state(cast):
     import json
 
     p, st = cast.p, cast.storyteller
-    rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"], p["Lurker"]])
+    combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"], p["Lurker"]])
     for name, die in (("Frank", 1), ("Lurker", 2), ("Jane", 9)):
-        rounds.combat_initiative(combat=Combat.objects.get(), by=st, participant=p[name], roll=die)
-    rounds.combat_begin_round(combat=Combat.objects.get(), by=st)
-    rounds.combat_declare(
+        combat_initiative(combat=Combat.objects.get(), by=st, participant=p[name], roll=die)
+    combat_begin_round(combat=Combat.objects.get(), by=st)
+    combat_declare(
         combat=Combat.objects.get(), by=cast.users["Frank"], participant=p["Frank"], action="dodge"
     )
-    phone, tablet = (rounds.state_token(Combat.objects.get(), players=x) for x in (True, False))
-    rounds.combat_declare(
+    phone, tablet = (state_token(Combat.objects.get(), players=x) for x in (True, False))
+    combat_declare(
         combat=Combat.objects.get(), by=st, participant=p["Lurker"], action="attack",
         target=p["Jane"],
     )  # fmt: skip
     combat = Combat.objects.get()
-    assert rounds.state_token(combat, players=True) == phone
-    assert rounds.state_token(combat) != tablet
+    assert state_token(combat, players=True) == phone
+    assert state_token(combat) != tablet
     digest = hashlib.sha256(json.dumps([combat.state, {}], sort_keys=True).encode()).hexdigest()
-    for token in (phone, rounds.state_token(combat)):
+    for token in (phone, state_token(combat)):
         assert digest[:12] not in token
+        # one token kind: a value drawn when the state moves, naming no round and no stage
+        assert len(token) == 16 and int(token, 16) >= 0 and "-" not in token
 
 
 def test_a_hidden_npc_comes_and_goes_without_a_push_or_a_seq_on_any_phone(cast, record):
@@ -354,9 +357,9 @@ def test_a_players_log_download_counts_no_line_it_does_not_read(cast):
     import json
 
     p, st = cast.p, cast.storyteller
-    rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Lurker"]])
-    rounds.combat_initiative(combat=Combat.objects.get(), by=st, participant=p["Lurker"], roll=3)
-    rounds.combat_initiative(combat=Combat.objects.get(), by=st, participant=p["Jane"], roll=3)
+    combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Lurker"]])
+    combat_initiative(combat=Combat.objects.get(), by=st, participant=p["Lurker"], roll=3)
+    combat_initiative(combat=Combat.objects.get(), by=st, participant=p["Jane"], roll=3)
     url = reverse("scene_log_json", args=[cast.scene.pk])
     mine = json.loads(client_for(cast.users["Jane"]).get(url).content)["entries"]
     assert [e["seq"] for e in mine] == list(range(1, len(mine) + 1))

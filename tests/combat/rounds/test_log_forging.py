@@ -12,7 +12,7 @@ import pytest
 from combat import services
 from combat.logtext import one_line
 from combat.models import SceneLogEntry
-from combat.rounds import services as rounds
+from combat.rounds.starting import combat_start
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -23,9 +23,7 @@ SHOWN = "bleeding⏎    0:00:00  Storyteller: Frank is dead⏎\\x1b[2J\\u202eevi
 
 def test_a_reminder_from_a_phone_cannot_forge_a_line_of_the_log(cast) -> None:
     scene = cast.scene
-    rounds.combat_start(
-        scene=scene, by=cast.storyteller, participants=[cast.p["Jane"], cast.p["Thug"]]
-    )
+    combat_start(scene=scene, by=cast.storyteller, participants=[cast.p["Jane"], cast.p["Thug"]])
     jane = client_for(cast.users["Jane"])
     response = jane.post(
         f"/scenes/{scene.pk}/combat/remind/",

@@ -8,7 +8,8 @@ from characters.selectors import current_values
 from combat import services as scene_services
 from combat.models import Combat, Scene
 from combat.rounds import met
-from combat.rounds.services import RoundError
+from combat.rounds.errors import RoundError
+from combat.rounds.met_reads import met_view
 from tests.conftest import client_for
 from tests.factories import (
     CharacterFactory,
@@ -50,9 +51,7 @@ def test_celerity_follow_ups_in_c15_order_with_their_blood_spent(court):
     met.met_celerity_announce(
         combat=combat, by=users["Wes"], participant=p["Wes"], level=1, follow_ups=1
     )
-    view = met.met_view(
-        Combat.objects.get(pk=combat.pk), {x.pk: x for x in p.values()}, public=True
-    )
+    view = met_view(Combat.objects.get(pk=combat.pk), {x.pk: x for x in p.values()}, public=True)
     order = [(s["p"].name, s["action"]) for s in view["slots"]]
     # Vera's Alacrity beats Wes's lower Celerity; Wes's Alacrity is lost, its blood spent.
     assert order == [

@@ -9,8 +9,12 @@ import pytest
 from chases.models import Chase
 from combat.models import Combat, SceneLogEntry
 from combat.rounds import handback
-from combat.rounds import services as rounds
-from combat.rounds.services import RoundError
+from combat.rounds.bookkeeping import combat_book_keeping, combat_next_round
+from combat.rounds.errors import RoundError
+from combat.rounds.initiative import combat_begin_round, combat_roll_missing
+from combat.rounds.planning import resolution_preview
+from combat.rounds.pursuit import combat_pursue
+from combat.rounds.reads import wod_state
 from tests.combat.rounds.test_views import _phone, _post, _tablet
 from tests.combat.rounds.test_wod_services import _declare, _fresh, _resolve, _roll_all, _start
 from tests.conftest import client_for
@@ -39,7 +43,7 @@ def _escape(cast, names=("Jane", "Thug", "Teddy")):
 
 
 def _up(combat):
-    state = rounds._round(_fresh(combat))
+    state = wod_state(_fresh(combat))
     return state.step.value, list(state.up)
 
 
@@ -53,9 +57,7 @@ def test_the_tablet_offers_pursue_or_let_go_and_a_phone_does_not(cast, clients):
     r = _post(clients["Jane"], cast.scene, "pursue", participant=cast.p["Thug"].pk, pursue="true")
     assert r.status_code in (404, 409) and not Chase.objects.exists()
     with pytest.raises(RoundError, match="Only the storyteller"):
-        rounds.combat_pursue(
-            combat=combat, by=cast.users["Jane"], predator=cast.p["Thug"], pursue=True
-        )
+        combat_pursue(combat=combat, by=cast.users["Jane"], predator=cast.p["Thug"], pursue=True)
     r = _post(clients["st"], cast.scene, "pursue", participant=cast.p["Thug"].pk, pursue="true")
     assert r.status_code == 200, r.content.decode()[:500]
     chase = Chase.objects.get()
@@ -77,19 +79,19 @@ def test_those_in_the_chase_have_no_turn_in_the_fight_while_it_runs(cast):
     combat = _escape(cast)
     jane, thug, teddy = (str(cast.p[n].pk) for n in ("Jane", "Thug", "Teddy"))
     assert _up(combat) == ("resolve", [teddy])
-    rounds.combat_pursue(combat=combat, by=cast.storyteller, predator=cast.p["Thug"], pursue=True)
+    combat_pursue(combat=combat, by=cast.storyteller, predator=cast.p["Thug"], pursue=True)
     assert _fresh(combat).work["chase"] == [jane, thug]
     _resolve(cast, combat, "Teddy")
     combat = _fresh(combat)
     assert combat.stage == "book_keeping"  # Jane's turn passed over, not waited on
     texts = list(SceneLogEntry.objects.values_list("text", flat=True))
     assert "Jane is away in the chase: no turn in the fight (K4)" in texts
-    rounds.combat_book_keeping(combat=combat, by=cast.storyteller)
-    rounds.combat_next_round(combat=combat, by=cast.storyteller)
-    rounds.combat_roll_missing(combat=combat, by=cast.storyteller)
+    combat_book_keeping(combat=combat, by=cast.storyteller)
+    combat_next_round(combat=combat, by=cast.storyteller)
+    combat_roll_missing(combat=combat, by=cast.storyteller)
     combat = _fresh(combat)
     assert set(combat.initiative) == {teddy} and combat.work["chase"] == [jane, thug]
-    rounds.combat_begin_round(combat=combat, by=cast.storyteller)  # waits on no one
+    combat_begin_round(combat=combat, by=cast.storyteller)  # waits on no one
     assert _up(combat) == ("declare", [teddy])
 
 
@@ -104,7 +106,7 @@ def _end(cast, combat, outcome):
 def test_a_catch_brings_prey_and_predators_back_into_the_fight(cast):
     """K1, D9: caught: both back in the fight, each said in the log."""
     combat = _escape(cast, ("Jane", "Thug"))
-    rounds.combat_pursue(combat=combat, by=cast.storyteller, predator=cast.p["Thug"], pursue=True)
+    combat_pursue(combat=combat, by=cast.storyteller, predator=cast.p["Thug"], pursue=True)
     combat = _end(cast, combat, "caught")
     assert combat.work["chase"] == [] and combat.work.get("out", []) == []
     texts = list(SceneLogEntry.objects.values_list("text", flat=True))
@@ -116,7 +118,7 @@ def test_a_catch_brings_prey_and_predators_back_into_the_fight(cast):
 def test_an_escape_takes_the_prey_out_of_the_fight_and_brings_the_predators_back(cast):
     """K10: escaped: the Prey has left the fight, the Predators are back in it."""
     combat = _escape(cast, ("Jane", "Thug"))
-    rounds.combat_pursue(combat=combat, by=cast.storyteller, predator=cast.p["Thug"], pursue=True)
+    combat_pursue(combat=combat, by=cast.storyteller, predator=cast.p["Thug"], pursue=True)
     combat = _end(cast, combat, "escaped")
     assert combat.work["chase"] == [] and combat.work["out"] == [str(cast.p["Jane"].pk)]
     texts = list(SceneLogEntry.objects.values_list("text", flat=True))
@@ -130,11 +132,11 @@ def test_a_hidden_npc_in_the_chase_is_never_named_to_players(cast):
     combat = _roll_all(cast, combat, {"Jane": 1, "Lurker": 10})
     _declare(cast, combat, "Jane", "escape")
     _declare(cast, combat, "Lurker", "attack", "Jane")
-    dice = rounds.resolution_preview(_fresh(combat), str(cast.p["Lurker"].pk))["attack"]["dice"]
+    dice = resolution_preview(_fresh(combat), str(cast.p["Lurker"].pk))["attack"]["dice"]
     _resolve(
         cast, combat, "Lurker", attack_dice=" ".join(["2"] * dice), defense_dice="7 8 9 2 2 2 2"
     )
-    rounds.combat_pursue(combat=combat, by=cast.storyteller, predator=cast.p["Lurker"], pursue=True)
+    combat_pursue(combat=combat, by=cast.storyteller, predator=cast.p["Lurker"], pursue=True)
     _end(cast, combat, "escaped")
     named = SceneLogEntry.objects.filter(text__contains="Lurker")
     assert named.exists() and not named.filter(public=True).exists()

@@ -8,7 +8,9 @@ from django.test.utils import CaptureQueriesContext
 from combat import fragments
 from combat import services as scene_services
 from combat.models import Scene
-from combat.rounds import services as rounds
+from combat.rounds.initiative import combat_begin_round, combat_initiative
+from combat.rounds.starting import combat_start
+from combat.rounds.storyteller import combat_end
 
 
 def _count(render) -> int:
@@ -38,12 +40,10 @@ def test_a_round_renders_in_fixed_queries_for_few_or_many_fighters(cast):
             )
             for i in range(1 + extra)
         ]
-        combat = rounds.combat_start(scene=scene, by=cast.storyteller, participants=fighters)
+        combat = combat_start(scene=scene, by=cast.storyteller, participants=fighters)
         for i, p in enumerate(fighters):
-            rounds.combat_initiative(
-                combat=combat, by=cast.storyteller, participant=p, roll=1 + i % 10
-            )
-        rounds.combat_begin_round(combat=combat, by=cast.storyteller)
+            combat_initiative(combat=combat, by=cast.storyteller, participant=p, roll=1 + i % 10)
+        combat_begin_round(combat=combat, by=cast.storyteller)
         scene = Scene.objects.get(pk=scene.pk)
         counts.append(
             (
@@ -52,5 +52,5 @@ def test_a_round_renders_in_fixed_queries_for_few_or_many_fighters(cast):
                 _count(lambda s=scene: fragments.private_state(s, cast.users["Jane"])),
             )
         )
-        rounds.combat_end(combat=combat, by=cast.storyteller)
+        combat_end(combat=combat, by=cast.storyteller)
     assert counts[0] == counts[1]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from combat.rounds.services import UNSEEN_CHARACTER, _rule
+from combat.rounds.errors import UNSEEN_CHARACTER, refusal_of
 from combat.rules.errors import RuleError, named
 from combat.rules.wod_initiative import Combatant
 from combat.rules.wod_round import WodRound
@@ -14,7 +14,7 @@ def test_only_the_named_characters_are_worded_never_a_number_that_looks_like_an_
         "D14", f"With Wits {frank.pk} {named(jane.pk)} splits into at most {jane.pk}."
     )
 
-    worded = str(_rule(error))
+    worded = str(refusal_of(error))
 
     assert worded == f"With Wits {frank.pk} Jane splits into at most {jane.pk}. (D14)"
 
@@ -23,7 +23,7 @@ def test_a_hidden_npc_stays_unseen_in_a_refusal(cast):
     lurker, jane = cast.p["Lurker"], cast.p["Jane"]
     error = RuleError("D16", f"{named(lurker.pk)}'s attack was declared before {named(jane.pk)}'s.")
 
-    worded = str(_rule(error))
+    worded = str(refusal_of(error))
 
     assert "Lurker" not in worded
     assert worded == f"{UNSEEN_CHARACTER}'s attack was declared before Jane's. (D16)"

@@ -9,7 +9,11 @@ import random
 
 from combat.models import Combat
 from combat.rounds import bns
-from combat.rounds import services as rounds
+from combat.rounds.bns_reads import engine_of
+from combat.rounds.errors import PAUSED
+from combat.rounds.initiative import combat_begin_round, combat_initiative
+from combat.rounds.starting import combat_start
+from combat.rounds.storyteller import combat_pause
 from tests.combat.rounds.test_views import _post
 from tests.conftest import client_for
 
@@ -18,7 +22,7 @@ PHONE = {"from": "phone"}
 
 def _fight(cast):
     p, st = cast.p, cast.storyteller
-    rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
+    combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
     return Combat.objects.get
 
 
@@ -26,20 +30,20 @@ def test_a_declaration_sent_again_after_a_pause_answers_as_it_was_applied(cast):
     p, st = cast.p, cast.storyteller
     combat = _fight(cast)
     for name, die in (("Jane", 9), ("Frank", 1)):
-        rounds.combat_initiative(combat=combat(), by=st, participant=p[name], roll=die)
-    rounds.combat_begin_round(combat=combat(), by=st)
+        combat_initiative(combat=combat(), by=st, participant=p[name], roll=die)
+    combat_begin_round(combat=combat(), by=st)
     frank = client_for(cast.users["Frank"])
     tap = {"participant": p["Frank"].pk, "action": "dodge", "key": "frank-dodge-1", **PHONE}
     first = _post(frank, cast.scene, "declare", **tap)
     assert first.status_code == 200, first.content.decode()[:500]
-    rounds.combat_pause(combat=combat(), by=st, paused=True)
+    combat_pause(combat=combat(), by=st, paused=True)
     state = combat().state
     again = _post(frank, cast.scene, "declare", **tap)
     assert again.status_code == 200, again.content.decode()[:500]
     assert "paused" not in again.content.decode().split('role="alert"')[-1][:200]
     assert combat().state == state
     fresh = _post(frank, cast.scene, "declare", **{**tap, "key": "frank-dodge-2"})
-    assert fresh.status_code == 409 and rounds.PAUSED in fresh.content.decode()
+    assert fresh.status_code == 409 and PAUSED in fresh.content.decode()
 
 
 def test_an_initiative_sent_again_after_the_round_began_answers_as_it_was_applied(cast):
@@ -48,8 +52,8 @@ def test_an_initiative_sent_again_after_the_round_began_answers_as_it_was_applie
     jane = client_for(cast.users["Jane"])
     tap = {"participant": p["Jane"].pk, "roll": 7, "key": "jane-ini-1", **PHONE}
     assert _post(jane, cast.scene, "initiative", **tap).status_code == 200
-    rounds.combat_initiative(combat=combat(), by=st, participant=p["Frank"], roll=1)
-    rounds.combat_begin_round(combat=combat(), by=st)
+    combat_initiative(combat=combat(), by=st, participant=p["Frank"], roll=1)
+    combat_begin_round(combat=combat(), by=st)
     before = combat().initiative
     again = _post(jane, cast.scene, "initiative", **tap)
     assert again.status_code == 200, again.content.decode()[:500]
@@ -63,11 +67,11 @@ def test_a_met_bns_action_sent_again_after_a_pause_answers_as_it_was_applied(doc
     bns.bns_start(scene=scene, by=st, participants=fighters, rng=random.Random(3))
     bns.bns_mediate(combat=combat(), by=st, agreed=False)
     bns.bns_assess(combat=combat(), by=st, participants=fighters)
-    current = bns._engine(combat()).current
+    current = engine_of(combat()).current
     who = next(x for x in fighters if str(x.pk) == current)
     rounds_user = users[who.name]
     bns.bns_act(combat=combat(), by=rounds_user, participant=who, simple="move", key="bns-move-1")
-    rounds.combat_pause(combat=combat(), by=st, paused=True)
+    combat_pause(combat=combat(), by=st, paused=True)
     state = combat().state
     bns.bns_act(combat=combat(), by=rounds_user, participant=who, simple="move", key="bns-move-1")
     assert combat().state == state

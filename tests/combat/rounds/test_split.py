@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from combat.rounds import services as rounds
-from combat.rounds.services import RoundError
+from combat.rounds.errors import RoundError
+from combat.rounds.planning import resolution_preview
+from combat.rounds.reads import wod_state
+from combat.rounds.tokens import state_token
 from tests.combat.rounds.test_wod_services import _declare, _fresh, _resolve, _roll_all, _start
 
 
 def _decl(cast, combat, name):
-    return rounds._round(_fresh(combat)).declaration(str(cast.p[name].pk))
+    return wod_state(_fresh(combat)).declaration(str(cast.p[name].pk))
 
 
 def _three(cast):
@@ -39,22 +41,22 @@ def test_three_actions_each_lose_four_dice_and_resolve_one_attack_at_a_time(cast
     assert line.public and "+ attack on Frank, + dodge (split in 3)" in line.text
 
     # Part 1 of 2: Dexterity 4 + Brawl 2 = 6, -(2 + 2) = 2 dice (D14).
-    plan = rounds.resolution_preview(_fresh(combat), str(cast.p["Jane"].pk))
+    plan = resolution_preview(_fresh(combat), str(cast.p["Jane"].pk))
     assert (plan["part"], plan["parts"], plan["target"]) == (1, 2, thug)
     assert plan["attack"]["dice"] == 2
     _resolve(cast, combat, "Jane", attack_dice="8 8", damage_dice="7 7 2", soak_dice="1 1")
     combat = _fresh(combat)
     assert "Jane → Thug: Jane hits Thug (2 net), 2 bashing" in combat.results[-1]["text"]
-    assert rounds._round(combat).up == (str(cast.p["Jane"].pk),)  # still Jane's turn
+    assert wod_state(combat).up == (str(cast.p["Jane"].pk),)  # still Jane's turn
 
     # Part 2 of 2: the attack on Frank, who dodges with his whole pool (3 dice).
-    plan = rounds.resolution_preview(combat, str(cast.p["Jane"].pk))
+    plan = resolution_preview(combat, str(cast.p["Jane"].pk))
     assert (plan["part"], plan["target"], plan["attack"]["dice"]) == (2, frank, 2)
     assert plan["defense_action"] == "dodge" and plan["defense"]["dice"] == 3
     _resolve(cast, combat, "Jane", attack_dice="9 9", defense_dice="2 3 4")
     combat = _fresh(combat)
     assert "Jane → Frank" in combat.results[-1]["text"]
-    assert rounds._round(combat).up == (frank,)  # Jane is done: Frank resolves next
+    assert wod_state(combat).up == (frank,)  # Jane is done: Frank resolves next
 
 
 def test_a_split_defense_answers_attacks_with_the_split_pool(cast):
@@ -64,7 +66,7 @@ def test_a_split_defense_answers_attacks_with_the_split_pool(cast):
     _declare(cast, combat, "Frank", "none")
     _declare(cast, combat, "Jane", "attack", "Frank", extra=[("dodge", None)])
     _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
-    plan = rounds.resolution_preview(_fresh(combat), str(cast.p["Thug"].pk))
+    plan = resolution_preview(_fresh(combat), str(cast.p["Thug"].pk))
     assert plan["defense_action"] == "dodge" and plan["defense"]["dice"] == 4
 
 
@@ -101,12 +103,12 @@ def test_a_victim_splits_only_to_block_and_haste_is_never_split(cast):
     _declare(cast, combat, "Teddy", "sustain", extra=[("dodge", None)], haste=1)
     assert _decl(cast, combat, "Teddy").actions == 1
     # G7 with D14: the blocking Victim's grapple roll is split too: Strength 2 + Brawl 1 - 3.
-    plan = rounds.resolution_preview(_fresh(combat), str(cast.p["Teddy"].pk))
+    plan = resolution_preview(_fresh(combat), str(cast.p["Teddy"].pk))
     assert plan["kind"] == "grapple_hold" and plan["defense"]["dice"] == 0
     _resolve(cast, combat, "Teddy", attack_dice="8 2 2 2 2 2 2 2", defense_dice="")
     _resolve(cast, combat, "Frank")
     # Haste phase 1: Teddy alone, never split (D14).
-    assert rounds._round(_fresh(combat)).phase.name == "haste 1"
+    assert wod_state(_fresh(combat)).phase.name == "haste 1"
     with pytest.raises(RoundError, match="D14"):
         _declare(cast, combat, "Teddy", "sustain", extra=[("attack", cast.p["Frank"])])
 
@@ -118,7 +120,7 @@ def test_the_phone_and_the_npc_form_declare_a_split(cast, client):
     board = client.get(f"/scenes/{cast.scene.pk}/").content.decode()
     # The Thug (Wits 2) may split in two: one select for the further action.
     assert board.count('aria-label="split action 2 of Thug (D14)"') == 1
-    token = rounds.state_token(_fresh(combat))
+    token = state_token(_fresh(combat))
     thug = cast.p["Thug"].pk
     bad = client.post(
         url,
@@ -134,7 +136,7 @@ def test_the_phone_and_the_npc_form_declare_a_split(cast, client):
             "action": "attack",
             "target": cast.p["Jane"].pk,
             "also": ["block", ""],
-            "at": token,
+            "token": token,
         },
         HTTP_HX_REQUEST="true",
     )
@@ -156,7 +158,7 @@ def test_the_phone_and_the_npc_form_declare_a_split(cast, client):
             "target": thug,
             "also": [f"attack:{cast.p['Frank'].pk}", "dodge", ""],
             "key": "split-jane-1",
-            "at": rounds.state_token(_fresh(combat)),
+            "token": state_token(_fresh(combat)),
         },
         HTTP_HX_REQUEST="true",
     )

@@ -22,7 +22,13 @@ from combat import fragments, live
 from combat.challenges import reads, throwing
 from combat.models import Challenge, Combat, Scene
 from combat.rounds import bns
-from combat.rounds import services as rounds
+from combat.rounds.bns_reads import engine_of
+from combat.rounds.bookkeeping import combat_book_keeping, combat_next_round
+from combat.rounds.declaring import combat_declare
+from combat.rounds.initiative import combat_begin_round, combat_initiative
+from combat.rounds.resolving import combat_resolve
+from combat.rounds.starting import combat_start
+from combat.rounds.tokens import state_token
 from combat.steps import Refused, http_status
 from tests.combat.challenges.conftest import make_table
 
@@ -44,16 +50,16 @@ class Step:
 
 def _wod(cast) -> dict:
     p, st = cast.p, cast.storyteller
-    rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
+    combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
     for name, die in (("Jane", 9), ("Frank", 1)):
-        rounds.combat_initiative(combat=Combat.objects.get(), by=st, participant=p[name], roll=die)
-    rounds.combat_begin_round(combat=Combat.objects.get(), by=st)
+        combat_initiative(combat=Combat.objects.get(), by=st, participant=p[name], roll=die)
+    combat_begin_round(combat=Combat.objects.get(), by=st)
     return {"cast": cast, "scene": cast.scene, "users": cast.users}
 
 
 def _initiative(cast) -> dict:
     p, st = cast.p, cast.storyteller
-    rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
+    combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
     return {"cast": cast, "scene": cast.scene, "users": cast.users}
 
 
@@ -63,7 +69,7 @@ def _bns(docks) -> dict:
     bns.bns_start(scene=scene, by=st, participants=fighters, rng=random.Random(3))
     bns.bns_mediate(combat=Combat.objects.get(), by=st, agreed=False)
     bns.bns_assess(combat=Combat.objects.get(), by=st, participants=fighters)
-    current = bns._engine(Combat.objects.get()).current
+    current = engine_of(Combat.objects.get()).current
     who = next(x for x in fighters if str(x.pk) == current)
     other = next(x for x in fighters if x != who)
     return {"scene": scene, "users": users, "who": who, "by": users[who.name], "other": other}
@@ -100,15 +106,65 @@ def _declare(ctx: dict, side: str, total: int, key: str | None = None, at=None) 
 
 
 def _token(ctx: dict) -> str:
-    return rounds.state_token(Combat.objects.get(), players=True)
+    return state_token(Combat.objects.get(), players=True)
+
+
+def _tablet_token(ctx: dict) -> str:
+    return state_token(Combat.objects.get())
+
+
+def _resolving(cast) -> dict:
+    """Both declared a dodge: Jane (initiative 9) resolves first (D4)."""
+    ctx = _wod(cast)
+    for name in ("Frank", "Jane"):  # slowest declares first
+        combat_declare(
+            combat=Combat.objects.get(), by=cast.storyteller, participant=cast.p[name],
+            action="dodge",
+        )  # fmt: skip
+    return ctx
+
+
+def _book_keeping(cast) -> dict:
+    """Every action resolved: the round is at Book Keeping (D17)."""
+    ctx = _resolving(cast)
+    for name in ("Jane", "Frank"):
+        combat_resolve(combat=Combat.objects.get(), by=cast.storyteller, participant=cast.p[name])
+    return ctx
+
+
+def _resolve(ctx: dict, name: str, key: str | None = None, at: str | None = None) -> Any:
+    cast = ctx["cast"]
+    return combat_resolve(
+        combat=Combat.objects.get(), by=cast.storyteller, participant=cast.p[name], key=key, at=at
+    )
 
 
 STEPS = [
     Step(
+        "round.resolve",
+        "cast",
+        _resolving,
+        lambda c, key, at: _resolve(c, "Jane", key, at),
+        _tablet_token,
+        lambda c: _resolve(c, "Frank"),  # the fastest resolves first
+        "D4",
+    ),
+    Step(
+        "round.book_keeping",
+        "cast",
+        _book_keeping,
+        lambda c, key, at: combat_book_keeping(
+            combat=Combat.objects.get(), by=c["cast"].storyteller, key=key, at=at
+        ),
+        _tablet_token,
+        lambda c: combat_next_round(combat=Combat.objects.get(), by=c["cast"].storyteller),
+        "D17",
+    ),
+    Step(
         "round.declare",
         "cast",
         _wod,
-        lambda c, key, at: rounds.combat_declare(
+        lambda c, key, at: combat_declare(
             combat=Combat.objects.get(),
             by=c["users"]["Frank"],
             participant=c["cast"].p["Frank"],
@@ -117,7 +173,7 @@ STEPS = [
             at=at,
         ),
         _token,
-        lambda c: rounds.combat_declare(
+        lambda c: combat_declare(
             combat=Combat.objects.get(),
             by=c["users"]["Jane"],
             participant=c["cast"].p["Jane"],
@@ -129,7 +185,7 @@ STEPS = [
         "round.initiative",
         "cast",
         _initiative,
-        lambda c, key, at: rounds.combat_initiative(
+        lambda c, key, at: combat_initiative(
             combat=Combat.objects.get(),
             by=c["users"]["Jane"],
             participant=c["cast"].p["Jane"],
@@ -137,7 +193,7 @@ STEPS = [
             key=key,
         ),
         lambda c: None,  # an initiative carries no token: it is rolled once a round (D3)
-        lambda c: rounds.combat_initiative(
+        lambda c: combat_initiative(
             combat=Combat.objects.get(),
             by=c["users"]["Jane"],
             participant=c["cast"].p["Jane"],

@@ -10,9 +10,16 @@ import pytest
 from characters.models import LedgerKind
 from characters.services import ledger_spend
 from combat.models import Combat, CombatStage
-from combat.rounds import services as rounds
-from combat.rounds.services import RoundError
+from combat.rounds.answers import combat_abort
+from combat.rounds.bookkeeping import combat_book_keeping, combat_next_round
+from combat.rounds.declaring import combat_declare
+from combat.rounds.errors import RoundError
+from combat.rounds.initiative import combat_begin_round, combat_initiative, combat_roll_missing
+from combat.rounds.reads import wod_state
+from combat.rounds.resolving import combat_resolve
 from combat.rounds.sheets import stats_for
+from combat.rounds.starting import combat_start
+from combat.rounds.storyteller import combat_set_out, combat_skip
 from tests.combat.rounds.test_views import _post, _tablet
 from tests.conftest import client_for
 
@@ -42,52 +49,48 @@ def _knock_out(cast, name: str) -> None:
 
 def test_an_incapacitated_member_sits_out_and_the_storyteller_takes_one_out_and_back(cast, clients):
     st, p = cast.storyteller, cast.p
-    combat = rounds.combat_start(
-        scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"], p["Teddy"]]
-    )
+    combat = combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"], p["Teddy"]])
     _knock_out(cast, "Frank")
-    rounds.combat_roll_missing(combat=combat, by=st, rng=random.Random(2))  # skips Frank
+    combat_roll_missing(combat=combat, by=st, rng=random.Random(2))  # skips Frank
     assert set(_fresh().initiative) == {str(p["Jane"].pk), str(p["Teddy"].pk)}
     # Only the storyteller takes someone out; out, Teddy rolls no initiative and waits not.
     with pytest.raises(RoundError, match="Only the storyteller"):
-        rounds.combat_set_out(
-            combat=combat, by=cast.users["Jane"], participant=p["Teddy"], out=True
-        )
+        combat_set_out(combat=combat, by=cast.users["Jane"], participant=p["Teddy"], out=True)
     r = _post(clients["st"], cast.scene, "out", participant=p["Teddy"].pk, out="true")
     assert r.status_code == 200 and "Bring back" in r.content.decode()
-    rounds.combat_begin_round(combat=combat, by=st)
-    state = rounds._round(_fresh())
+    combat_begin_round(combat=combat, by=st)
+    state = wod_state(_fresh())
     assert list(state.up) == [str(p["Jane"].pk)]
     assert len(state.phase.declare) == 1
     assert "Not in this round: Frank (Incapacitated, D2)" in _tablet(clients, cast)
-    rounds.combat_skip(combat=combat, by=st, participant=p["Jane"])
-    rounds.combat_skip(combat=combat, by=st, participant=p["Jane"])
-    rounds.combat_book_keeping(combat=combat, by=st)
-    rounds.combat_next_round(combat=combat, by=st)
+    combat_skip(combat=combat, by=st, participant=p["Jane"])
+    combat_skip(combat=combat, by=st, participant=p["Jane"])
+    combat_book_keeping(combat=combat, by=st)
+    combat_next_round(combat=combat, by=st)
     assert _fresh().work["out"] == [str(p["Teddy"].pk)]  # out until brought back
     _post(clients["st"], cast.scene, "out", participant=p["Teddy"].pk)
     assert _fresh().work["out"] == []
     with pytest.raises(RoundError, match="Initiative still missing for Jane, Teddy"):
-        rounds.combat_begin_round(combat=combat, by=st)
+        combat_begin_round(combat=combat, by=st)
 
 
 def _frank_aborts_against_teddy(cast) -> None:
     """D16: Frank (1) moves, Teddy (4) attacks him, Frank aborts against that later attack
     (Willpower 9 9 9 9 9) and names no new action: the round waits on the storyteller."""
     st, p, users = cast.storyteller, cast.p, cast.users
-    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Frank"], p["Teddy"]])
+    combat = combat_start(scene=cast.scene, by=st, participants=[p["Frank"], p["Teddy"]])
     for name, die in (("Frank", 1), ("Teddy", 4)):
-        rounds.combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
-    rounds.combat_begin_round(combat=combat, by=st)
-    rounds.combat_declare(combat=_fresh(), by=users["Frank"], participant=p["Frank"], action="move")
-    rounds.combat_declare(
+        combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
+    combat_begin_round(combat=combat, by=st)
+    combat_declare(combat=_fresh(), by=users["Frank"], participant=p["Frank"], action="move")
+    combat_declare(
         combat=_fresh(),
         by=users["Teddy"],
         participant=p["Teddy"],
         action="attack",
         target=p["Frank"],
     )
-    rounds.combat_abort(
+    combat_abort(
         combat=_fresh(),
         by=users["Frank"],
         participant=p["Frank"],
@@ -104,10 +107,10 @@ def test_an_abort_with_no_new_action_is_declared_for_or_passed_over(cast, client
     _frank_aborts_against_teddy(cast)
     board = _tablet(clients, cast)
     assert "Declare anew for Frank" in board and "Pass over Frank" in board
-    rounds.combat_resolve(combat=_fresh(), by=st, participant=p["Teddy"], rng=random.Random(1))
+    combat_resolve(combat=_fresh(), by=st, participant=p["Teddy"], rng=random.Random(1))
     before = _fresh().state
     with pytest.raises(RoundError) as refused:
-        rounds.combat_resolve(combat=_fresh(), by=st, participant=p["Frank"])
+        combat_resolve(combat=_fresh(), by=st, participant=p["Frank"])
     assert "Frank aborted" in str(refused.value) and "pass over" in str(refused.value)
     assert str(p["Frank"].pk) not in str(refused.value).replace("D16", "")
     assert _fresh().state == before
@@ -119,20 +122,20 @@ def test_an_abort_with_no_new_action_is_declared_for_or_passed_over(cast, client
 def test_the_storyteller_declares_anew_for_an_aborted_character(cast):
     st, p = cast.storyteller, cast.p
     _frank_aborts_against_teddy(cast)
-    rounds.combat_declare(combat=_fresh(), by=st, participant=p["Frank"], action="dodge")
-    assert rounds._round(_fresh()).declaration(str(p["Frank"].pk)).action == "dodge"
+    combat_declare(combat=_fresh(), by=st, participant=p["Frank"], action="dodge")
+    assert wod_state(_fresh()).declaration(str(p["Frank"].pk)).action == "dodge"
 
 
 def test_the_tablet_answers_a_committed_attack_on_an_npc(cast, clients):
     """D5: Jane's committed attack on the Thug waits on the Thug's answer: the tablet gives it
     (and a player's, on their word)."""
     st, p, users = cast.storyteller, cast.p, cast.users
-    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Thug"]])
+    combat = combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Thug"]])
     for name, die in (("Jane", 5), ("Thug", 1)):
-        rounds.combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
-    rounds.combat_begin_round(combat=combat, by=st)
-    rounds.combat_declare(combat=_fresh(), by=st, participant=p["Thug"], action="dodge")
-    rounds.combat_declare(
+        combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
+    combat_begin_round(combat=combat, by=st)
+    combat_declare(combat=_fresh(), by=st, participant=p["Thug"], action="dodge")
+    combat_declare(
         combat=_fresh(),
         by=users["Jane"],
         participant=p["Jane"],
@@ -152,8 +155,8 @@ def test_the_tablet_answers_a_committed_attack_on_an_npc(cast, clients):
         answer="harder",
     )
     assert r.status_code == 200, r.content.decode()
-    rounds.combat_resolve(combat=_fresh(), by=st, participant=p["Jane"], rng=random.Random(4))
-    assert str(p["Jane"].pk) in rounds._round(_fresh()).resolved
+    combat_resolve(combat=_fresh(), by=st, participant=p["Jane"], rng=random.Random(4))
+    assert str(p["Jane"].pk) in wod_state(_fresh()).resolved
 
 
 def _rage(cast, name: str) -> int:
@@ -162,11 +165,11 @@ def _rage(cast, name: str) -> int:
 
 def _haste_fight(cast, haste: int) -> Combat:
     st, p = cast.storyteller, cast.p
-    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Teddy"]])
+    combat = combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Teddy"]])
     combat.haste = {str(p["Teddy"].pk): haste}  # chosen in an earlier round, carried over
     combat.save()
     for name, die in (("Jane", 1), ("Teddy", 10)):
-        rounds.combat_initiative(combat=_fresh(), by=st, participant=p[name], roll=die)
+        combat_initiative(combat=_fresh(), by=st, participant=p[name], roll=die)
     return _fresh()
 
 
@@ -183,30 +186,30 @@ def test_carried_over_haste_the_rage_no_longer_pays_for_is_cut_at_the_start(cast
         source="test",
     )
     combat = _haste_fight(cast, 3)
-    rounds.combat_begin_round(combat=combat, by=st)
+    combat_begin_round(combat=combat, by=st)
     assert _fresh().haste[str(p["Teddy"].pk)] == 1
-    assert [ph.name for ph in rounds._round(_fresh()).phases] == ["main", "haste 1"]
+    assert [ph.name for ph in wod_state(_fresh()).phases] == ["main", "haste 1"]
     from combat.models import SceneLogEntry
 
     note = SceneLogEntry.objects.get(text__contains="1 Rage for 3 haste")
     assert not note.public
-    rounds.combat_declare(combat=_fresh(), by=st, participant=p["Jane"], action="dodge")
-    rounds.combat_declare(
+    combat_declare(combat=_fresh(), by=st, participant=p["Jane"], action="dodge")
+    combat_declare(
         combat=_fresh(), by=st, participant=p["Teddy"], action="attack", target=p["Jane"]
     )
-    rounds.combat_resolve(combat=_fresh(), by=st, participant=p["Teddy"], rng=random.Random(2))
+    combat_resolve(combat=_fresh(), by=st, participant=p["Teddy"], rng=random.Random(2))
     assert _rage(cast, "Teddy") == 0
 
 
 def test_a_garou_passed_over_pays_no_rage_and_gets_no_haste_phase(cast):
     st, p = cast.storyteller, cast.p
     combat = _haste_fight(cast, 2)
-    rounds.combat_begin_round(combat=combat, by=st)
-    rounds.combat_declare(combat=_fresh(), by=st, participant=p["Jane"], action="dodge")
-    rounds.combat_skip(combat=_fresh(), by=st, participant=p["Teddy"])
-    assert [ph.name for ph in rounds._round(_fresh()).phases] == ["main"]
-    rounds.combat_skip(combat=_fresh(), by=st, participant=p["Teddy"])
-    rounds.combat_resolve(combat=_fresh(), by=st, participant=p["Jane"], rng=random.Random(2))
+    combat_begin_round(combat=combat, by=st)
+    combat_declare(combat=_fresh(), by=st, participant=p["Jane"], action="dodge")
+    combat_skip(combat=_fresh(), by=st, participant=p["Teddy"])
+    assert [ph.name for ph in wod_state(_fresh()).phases] == ["main"]
+    combat_skip(combat=_fresh(), by=st, participant=p["Teddy"])
+    combat_resolve(combat=_fresh(), by=st, participant=p["Jane"], rng=random.Random(2))
     assert _fresh().stage == CombatStage.BOOK_KEEPING
     assert _rage(cast, "Teddy") == 4
     assert _fresh().haste[str(p["Teddy"].pk)] == 2  # the choice still carries over

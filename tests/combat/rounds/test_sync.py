@@ -7,7 +7,14 @@ import random
 
 from combat import fragments, live
 from combat.models import Combat, Scene
-from combat.rounds import services as rounds
+from combat.rounds.answers import combat_answer_committed
+from combat.rounds.bns_reads import engine_of
+from combat.rounds.bookkeeping import combat_book_keeping, combat_next_round, combat_remind
+from combat.rounds.declaring import combat_declare
+from combat.rounds.initiative import combat_begin_round, combat_initiative
+from combat.rounds.resolving import combat_resolve
+from combat.rounds.starting import combat_start
+from combat.rounds.storyteller import combat_add_effect, combat_pause
 
 
 def _fresh_scene(cast) -> Scene:
@@ -20,32 +27,32 @@ def _run(cast, rng):
     names = ("Jane", "Frank", "Teddy", "Lurker")
     yield (
         "start",
-        lambda: rounds.combat_start(scene=cast.scene, by=st, participants=[p[n] for n in names]),
+        lambda: combat_start(scene=cast.scene, by=st, participants=[p[n] for n in names]),
     )
     combat = Combat.objects.get
     for name, die in (("Jane", 5), ("Frank", 1), ("Teddy", 4), ("Lurker", 2)):
         yield (
             f"initiative {name}",
-            lambda name=name, die=die: rounds.combat_initiative(
+            lambda name=name, die=die: combat_initiative(
                 combat=combat(), by=st, participant=p[name], roll=die
             ),
         )
-    yield "begin", lambda: rounds.combat_begin_round(combat=combat(), by=st)
+    yield "begin", lambda: combat_begin_round(combat=combat(), by=st)
     yield (
         "declare Frank",
-        lambda: rounds.combat_declare(
+        lambda: combat_declare(
             combat=combat(), by=users["Frank"], participant=p["Frank"], action="dodge"
         ),
     )
     yield (
         "declare Lurker",
-        lambda: rounds.combat_declare(
+        lambda: combat_declare(
             combat=combat(), by=st, participant=p["Lurker"], action="attack", target=p["Jane"]
         ),
     )
     yield (
         "declare Teddy",
-        lambda: rounds.combat_declare(
+        lambda: combat_declare(
             combat=combat(),
             by=users["Teddy"],
             participant=p["Teddy"],
@@ -56,20 +63,18 @@ def _run(cast, rng):
     )
     yield (
         "declare Jane",
-        lambda: rounds.combat_declare(
+        lambda: combat_declare(
             combat=combat(), by=users["Jane"], participant=p["Jane"], action="block"
         ),
     )
     for name in ("Jane", "Teddy", "Lurker", "Frank"):
         yield (
             f"resolve {name}",
-            lambda name=name: rounds.combat_resolve(
-                combat=combat(), by=st, participant=p[name], rng=rng
-            ),
+            lambda name=name: combat_resolve(combat=combat(), by=st, participant=p[name], rng=rng),
         )
     yield (
         "haste declare Teddy",
-        lambda: rounds.combat_declare(
+        lambda: combat_declare(
             combat=combat(),
             by=users["Teddy"],
             participant=p["Teddy"],
@@ -79,10 +84,10 @@ def _run(cast, rng):
     )
     yield (
         "haste resolve Teddy",
-        lambda: rounds.combat_resolve(combat=combat(), by=st, participant=p["Teddy"], rng=rng),
+        lambda: combat_resolve(combat=combat(), by=st, participant=p["Teddy"], rng=rng),
     )
-    yield "book keeping", lambda: rounds.combat_book_keeping(combat=combat(), by=st)
-    yield "next round", lambda: rounds.combat_next_round(combat=combat(), by=st)
+    yield "book keeping", lambda: combat_book_keeping(combat=combat(), by=st)
+    yield "next round", lambda: combat_next_round(combat=combat(), by=st)
 
 
 def test_every_push_equals_a_fresh_render_for_every_phone(
@@ -144,27 +149,21 @@ def test_tied_characters_declare_privately_to_the_storyteller(
     twin = scene_services.scene_add_npc(
         scene=cast.scene, by=st, name="Twin", pools={"Dexterity": 3, "Wits": 3, "Brawl": 2}
     )
-    combat = rounds.combat_start(
-        scene=cast.scene, by=st, participants=[p["Frank"], p["Teddy"], twin]
-    )
+    combat = combat_start(scene=cast.scene, by=st, participants=[p["Frank"], p["Teddy"], twin])
     for who, die in ((p["Frank"], 1), (p["Teddy"], 4), (twin, 4)):
-        rounds.combat_initiative(combat=combat, by=st, participant=who, roll=die)
-    rounds.combat_begin_round(combat=combat, by=st)
-    rounds.combat_declare(
-        combat=combat, by=cast.users["Frank"], participant=p["Frank"], action="dodge"
-    )
+        combat_initiative(combat=combat, by=st, participant=who, roll=die)
+    combat_begin_round(combat=combat, by=st)
+    combat_declare(combat=combat, by=cast.users["Frank"], participant=p["Frank"], action="dodge")
     pushes.clear()
     with django_capture_on_commit_callbacks(execute=True):
-        rounds.combat_declare(
+        combat_declare(
             combat=combat,
             by=cast.users["Teddy"],
             participant=p["Teddy"],
             action="attack",
             target=p["Frank"],
         )
-        rounds.combat_declare(
-            combat=combat, by=st, participant=twin, action="attack", target=p["Frank"]
-        )
+        combat_declare(combat=combat, by=st, participant=twin, action="attack", target=p["Frank"])
     scene = _fresh_scene(cast)
     teddy_private = live.player_group(scene.pk, cast.users["Teddy"].pk)
     leaks = [
@@ -176,9 +175,7 @@ def test_tied_characters_declare_privately_to_the_storyteller(
     assert leaks == []
     assert any("Attack on Frank" in s.html for s in pushes if s.group == teddy_private)
     assert "Attack on Frank" in fragments.storyteller_state(scene)
-    rounds.combat_resolve(
-        combat=Combat.objects.get(), by=st, participant=p["Teddy"], rng=random.Random(1)
-    )
+    combat_resolve(combat=Combat.objects.get(), by=st, participant=p["Teddy"], rng=random.Random(1))
     assert "Attack on Frank" in fragments.players_state(_fresh_scene(cast))  # resolved: heard
 
 
@@ -274,10 +271,10 @@ def test_a_push_mid_declaration_keeps_the_half_filled_form(
     from combat import services as scenes
 
     p, st, users = cast.p, cast.storyteller, cast.users
-    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Frank"], p["Jane"]])
+    combat = combat_start(scene=cast.scene, by=st, participants=[p["Frank"], p["Jane"]])
     for name, die in (("Jane", 5), ("Frank", 1)):
-        rounds.combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
-    rounds.combat_begin_round(combat=combat, by=st)
+        combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
+    combat_begin_round(combat=combat, by=st)
     frank = live.player_group(cast.scene.pk, users["Frank"].pk)
 
     def form_in(html: str) -> str:
@@ -287,8 +284,8 @@ def test_a_push_mid_declaration_keeps_the_half_filled_form(
 
     before = form_in(fragments.private_state(_fresh_scene(cast), users["Frank"]))
     for push in (
-        lambda: rounds.combat_pause(combat=Combat.objects.get(), by=st, paused=True),
-        lambda: rounds.combat_pause(combat=Combat.objects.get(), by=st, paused=False),
+        lambda: combat_pause(combat=Combat.objects.get(), by=st, paused=True),
+        lambda: combat_pause(combat=Combat.objects.get(), by=st, paused=False),
     ):
         pushes.clear()
         with django_capture_on_commit_callbacks(execute=True):
@@ -297,7 +294,7 @@ def test_a_push_mid_declaration_keeps_the_half_filled_form(
         assert form_in(sent[frank]) == before  # pushed, same id: the browser keeps its form
     scenes.scene_advance_clock(scene=_fresh_scene(cast), by=st, seconds=30)
     assert form_in(fragments.private_state(_fresh_scene(cast), users["Frank"])) == before
-    rounds.combat_declare(
+    combat_declare(
         combat=Combat.objects.get(), by=users["Frank"], participant=p["Frank"], action="dodge"
     )
     after = form_in(fragments.private_state(_fresh_scene(cast), users["Frank"]))
@@ -318,34 +315,28 @@ def test_no_player_payload_or_log_download_names_a_hidden_npc(
     p, st, users = cast.p, cast.storyteller, cast.users
     combat = Combat.objects.get
     with django_capture_on_commit_callbacks(execute=True):
-        rounds.combat_start(
-            scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"], p["Lurker"]]
-        )
+        combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"], p["Lurker"]])
         for name, die in (("Jane", 5), ("Frank", 1), ("Lurker", 2)):
-            rounds.combat_initiative(combat=combat(), by=st, participant=p[name], roll=die)
-        rounds.combat_add_effect(
+            combat_initiative(combat=combat(), by=st, participant=p[name], roll=die)
+        combat_add_effect(
             combat=combat(), by=st, participant=p["Lurker"], name="Shadow cloak", rounds=1
         )
-        rounds.combat_add_effect(
+        combat_add_effect(
             combat=combat(), by=st, participant=p["Frank"], name="Haste spell", rounds=1
         )
-        rounds.combat_remind(
+        combat_remind(
             combat=combat(), by=users["Jane"], participant=p["Jane"], text="secret poison"
         )
-        rounds.combat_begin_round(combat=combat(), by=st)
-        rounds.combat_declare(
-            combat=combat(), by=users["Frank"], participant=p["Frank"], action="dodge"
-        )
+        combat_begin_round(combat=combat(), by=st)
+        combat_declare(combat=combat(), by=users["Frank"], participant=p["Frank"], action="dodge")
     # Lurker (8) is up between Frank (6) and Jane (13): Jane's phone says "now", as the order.
     scene = _fresh_scene(cast)
     jane_phone = fragments.private_state(scene, users["Jane"])
     assert "Declare now: Jane" in jane_phone
     assert '<li class="now">Jane' in fragments.players_state(scene)
     with django_capture_on_commit_callbacks(execute=True):
-        rounds.combat_declare(
-            combat=combat(), by=users["Jane"], participant=p["Jane"], action="block"
-        )
-        rounds.combat_declare(
+        combat_declare(combat=combat(), by=users["Jane"], participant=p["Jane"], action="block")
+        combat_declare(
             combat=combat(),
             by=st,
             participant=p["Lurker"],
@@ -356,12 +347,12 @@ def test_no_player_payload_or_log_download_names_a_hidden_npc(
     jane_phone = fragments.private_state(_fresh_scene(cast), users["Jane"])
     assert "An unseen attacker commits to an attack on Jane" in jane_phone
     with django_capture_on_commit_callbacks(execute=True):
-        rounds.combat_answer_committed(
+        combat_answer_committed(
             combat=combat(), by=users["Jane"], participant=p["Jane"], attacker=None, answer="harder"
         )
         for name in ("Jane", "Lurker", "Frank"):
-            rounds.combat_resolve(combat=combat(), by=st, participant=p[name], rng=random.Random(3))
-        rounds.combat_book_keeping(combat=combat(), by=st)
+            combat_resolve(combat=combat(), by=st, participant=p[name], rng=random.Random(3))
+        combat_book_keeping(combat=combat(), by=st)
     scene = _fresh_scene(cast)
     to_players = [s for s in pushes if not s.group.endswith(".st")]
     assert to_players
@@ -407,7 +398,7 @@ def test_a_hidden_npcs_fair_escape_reaches_no_phone(
         bns.bns_start(scene=scene, by=st, participants=everyone, rng=random.Random(3))
         bns.bns_mediate(combat=combat(), by=st, agreed=False)
         bns.bns_assess(combat=combat(), by=st, participants=everyone)
-        assert bns._engine(combat()).current == str(ghost.pk)
+        assert engine_of(combat()).current == str(ghost.pk)
         bns.bns_escape_announce(combat=combat(), by=st, participant=ghost)
     fresh = Scene.objects.get(pk=scene.pk)
     for user in users.values():
@@ -450,7 +441,7 @@ def test_a_hidden_npcs_turn_leaves_the_players_order_as_if_it_were_not_there(
         bns.bns_start(scene=scene, by=st, participants=everyone, rng=random.Random(3))
         bns.bns_mediate(combat=combat(), by=st, agreed=False)
         bns.bns_assess(combat=combat(), by=st, participants=everyone)
-    assert bns._engine(combat()).current == str(ghost.pk)
+    assert engine_of(combat()).current == str(ghost.pk)
     fresh = Scene.objects.get(pk=scene.pk)
     seen = order(fragments.players_state(fresh))
     assert "the storyteller" not in seen and "Ghost" not in seen
@@ -471,5 +462,5 @@ def test_a_hidden_npcs_turn_leaves_the_players_order_as_if_it_were_not_there(
         for user in users.values():
             assert "Ghost" not in fragments.private_state(fresh, user)
         assert not [s.group for s in pushes if not s.group.endswith(".st") and "Ghost" in s.html]
-    assert bns._engine(combat()).current == str(p["Ana"].pk)
+    assert engine_of(combat()).current == str(p["Ana"].pk)
     assert "Act now" in fragments.private_state(fresh, users["Ana"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from combat.models import Combat
+from combat.rounds.bns_reads import engine_of
 from tests.conftest import client_for
 
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -132,7 +133,7 @@ def test_a_round_runs_from_the_tablet_and_the_phones(cast, clients):
 
 
 def combat_token(combat):
-    from combat.rounds.services import state_token
+    from combat.rounds.tokens import state_token
 
     return state_token(Combat.objects.get(pk=combat.pk))
 
@@ -183,13 +184,14 @@ def test_a_player_who_does_not_declare_is_left_to_the_storyteller(cast, clients)
     """Nothing is ever filled in for a slow player (the soft timer only changes its words when
     it runs out). The tablet says whom it waits on and offers to declare for them or to pass
     them over."""
-    from combat.rounds import services as rounds
+    from combat.rounds.initiative import combat_begin_round, combat_initiative
+    from combat.rounds.starting import combat_start
 
     st, p = cast.storyteller, cast.p
-    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
+    combat = combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"]])
     for name, die in (("Jane", 5), ("Frank", 1)):
-        rounds.combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
-    rounds.combat_begin_round(combat=combat, by=st)
+        combat_initiative(combat=combat, by=st, participant=p[name], roll=die)
+    combat_begin_round(combat=combat, by=st)
     board = _tablet(clients, cast)
     assert "Waiting on <b>Frank</b> to declare. No action is filled in for them" in board
     assert "Declare for Frank" in board and "Pass over Frank" in board
@@ -254,7 +256,6 @@ def test_the_tablet_sets_an_npcs_celerity_and_its_fair_escape(docks):
     changed) and a fair escape at the start of the NPC's initiative, through the same
     services, acting for the NPC; a player cannot post them for an NPC."""
     from combat import services as scene_services
-    from combat.rounds import bns
 
     st, users, p, scene = docks
     hound = scene_services.scene_add_npc(
@@ -275,16 +276,16 @@ def test_the_tablet_sets_an_npcs_celerity_and_its_fair_escape(docks):
     assert Combat.objects.get().haste[str(hound.pk)] == 2
     r = _post(c["st"], scene, "bns-assess", who=who)
     board = r.content.decode()
-    assert bns._engine(Combat.objects.get()).current == str(hound.pk)  # initiative 12 (B4)
+    assert engine_of(Combat.objects.get()).current == str(hound.pk)  # initiative 12 (B4)
     assert "Fair escape for Hound (B9)" in board
     r = _post(c["st"], scene, "bns-escape", participant=hound.pk)
     assert r.status_code == 200, r.content.decode()[:500]
     assert Combat.objects.get().work["escape_call"]["who"] == str(hound.pk)
     assert "I intend to attack Hound" in c["Cy"].get(f"/scenes/{scene.pk}/phone/").content.decode()
     r = _post(c["st"], scene, "bns-escape-settle")
-    assert bns._engine(Combat.objects.get()).escapes == {str(hound.pk): "escaped"}
+    assert engine_of(Combat.objects.get()).escapes == {str(hound.pk): "escaped"}
     r = _post(c["st"], scene, "bns-end-round")
-    state = bns._engine(Combat.objects.get())
+    state = engine_of(Combat.objects.get())
     assert state.fighter(str(hound.pk)).out and str(hound.pk) not in state.order  # B9
 
 

@@ -8,23 +8,27 @@ import re
 import pytest
 
 from combat.models import Combat
-from combat.rounds import services as rounds
-from combat.rounds.services import RoundError
+from combat.rounds.declaring import combat_declare
+from combat.rounds.errors import RoundError
+from combat.rounds.initiative import combat_begin_round, combat_initiative
+from combat.rounds.reads import wod_state
+from combat.rounds.starting import combat_start
+from combat.rounds.storyteller import combat_set_out
 from tests.conftest import client_for
 
 HX = {"HTTP_HX_REQUEST": "true"}
 
 
 def _fight(cast, names=("Jane", "Frank")):
-    combat = rounds.combat_start(
+    combat = combat_start(
         scene=cast.scene, by=cast.storyteller, participants=[cast.p[n] for n in names]
     )
     for name, die in {"Jane": 5, "Frank": 1, "Teddy": 4, "Thug": 3}.items():
         if name in names:
-            rounds.combat_initiative(
+            combat_initiative(
                 combat=combat, by=cast.storyteller, participant=cast.p[name], roll=die
             )
-    return rounds.combat_begin_round(combat=combat, by=cast.storyteller)
+    return combat_begin_round(combat=combat, by=cast.storyteller)
 
 
 def _declare_form(client, cast) -> dict[str, str]:
@@ -37,7 +41,7 @@ def _declare_form(client, cast) -> dict[str, str]:
 
 
 def _maneuver(combat, who) -> str:
-    state = rounds._round(Combat.objects.get(pk=combat.pk))
+    state = wod_state(Combat.objects.get(pk=combat.pk))
     return state.declaration(str(who.pk)).maneuver
 
 
@@ -60,19 +64,17 @@ def test_bug1_back_and_forth_declaration_changes_each_count(cast):
 
 def test_bug4_the_last_declarer_cannot_change_once_resolution_is_under_way(cast):
     combat = _fight(cast)
-    rounds.combat_declare(
+    combat_declare(
         combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
     )
-    rounds.combat_declare(
-        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="dodge"
-    )
-    state = rounds._round(Combat.objects.get(pk=combat.pk))
+    combat_declare(combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="dodge")
+    state = wod_state(Combat.objects.get(pk=combat.pk))
     assert state.step.value == "resolve"  # Jane, the fastest, is resolved first
     with pytest.raises(RoundError):
-        rounds.combat_declare(
+        combat_declare(
             combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="block"
         )
-    state = rounds._round(Combat.objects.get(pk=combat.pk))
+    state = wod_state(Combat.objects.get(pk=combat.pk))
     assert state.declaration(str(cast.p["Jane"].pk)).action == "dodge"
 
 
@@ -84,20 +86,18 @@ def _mine(cast, name):
 
 
 def test_bug2_a_player_out_of_the_fight_is_not_asked_for_initiative_nor_a_target(cast):
-    combat = rounds.combat_start(
+    combat = combat_start(
         scene=cast.scene,
         by=cast.storyteller,
         participants=[cast.p[n] for n in ("Jane", "Frank", "Thug")],
     )
-    rounds.combat_set_out(combat=combat, by=cast.storyteller, participant=cast.p["Jane"], out=True)
+    combat_set_out(combat=combat, by=cast.storyteller, participant=cast.p["Jane"], out=True)
     assert _mine(cast, "Jane")["roll_initiative"] is False
     page = client_for(cast.users["Jane"]).get(f"/scenes/{cast.scene.pk}/phone/").content.decode()
     assert "Roll initiative" not in page and "out of the fight" in page
     for name, die in (("Frank", 1), ("Thug", 9)):
-        rounds.combat_initiative(
-            combat=combat, by=cast.storyteller, participant=cast.p[name], roll=die
-        )
-    rounds.combat_begin_round(combat=combat, by=cast.storyteller)
+        combat_initiative(combat=combat, by=cast.storyteller, participant=cast.p[name], roll=die)
+    combat_begin_round(combat=combat, by=cast.storyteller)
     targets = [t.name for t in _mine(cast, "Frank")["form"]["targets"]]
     assert targets == ["Thug"]
 
@@ -112,7 +112,7 @@ def test_bug3_an_incapacitated_player_is_not_asked_to_roll_initiative(cast):
         amount=7,
         empty_boxes=7,
     )
-    rounds.combat_start(
+    combat_start(
         scene=cast.scene, by=cast.storyteller, participants=[cast.p["Jane"], cast.p["Frank"]]
     )
     assert _mine(cast, "Jane")["roll_initiative"] is False

@@ -8,12 +8,22 @@ import pytest
 
 from characters.selectors import current_values
 from combat.models import Combat, CombatStage, SceneLogEntry
-from combat.rounds import services as rounds
-from combat.rounds.services import RoundError
+from combat.rounds.answers import combat_abort, combat_answer_committed
+from combat.rounds.bookkeeping import combat_book_keeping, combat_next_round, combat_remind
+from combat.rounds.declaring import combat_declare
+from combat.rounds.errors import RoundError
+from combat.rounds.initiative import combat_begin_round, combat_initiative
+from combat.rounds.planning import resolution_preview
+from combat.rounds.pursuit import combat_pursue
+from combat.rounds.reads import wod_state
+from combat.rounds.resolving import combat_resolve
+from combat.rounds.starting import combat_start
+from combat.rounds.storyteller import combat_add_effect, combat_end, combat_pause
+from combat.rounds.tokens import state_token
 
 
 def _start(cast, names=("Jane", "Frank", "Teddy", "Thug")):
-    return rounds.combat_start(
+    return combat_start(
         scene=cast.scene, by=cast.storyteller, participants=[cast.p[n] for n in names]
     )
 
@@ -23,10 +33,8 @@ def _roll_all(cast, combat, rolls):
     for name, die in rolls.items():
         if cast.p[name].pk not in members:
             continue
-        rounds.combat_initiative(
-            combat=combat, by=cast.storyteller, participant=cast.p[name], roll=die
-        )
-    return rounds.combat_begin_round(combat=combat, by=cast.storyteller)
+        combat_initiative(combat=combat, by=cast.storyteller, participant=cast.p[name], roll=die)
+    return combat_begin_round(combat=combat, by=cast.storyteller)
 
 
 def _fresh(combat):
@@ -34,29 +42,23 @@ def _fresh(combat):
 
 
 def _up(combat):
-    state = rounds._round(_fresh(combat))
+    state = wod_state(_fresh(combat))
     return state.step.value, list(state.up)
 
 
 def test_it_lets_only_the_storyteller_start_and_advance(cast):
     with pytest.raises(RoundError, match="Only the storyteller"):
-        rounds.combat_start(
-            scene=cast.scene, by=cast.users["Jane"], participants=list(cast.p.values())
-        )
+        combat_start(scene=cast.scene, by=cast.users["Jane"], participants=list(cast.p.values()))
     combat = _start(cast)
     with pytest.raises(RoundError, match="not your character"):
-        rounds.combat_initiative(
-            combat=combat, by=cast.users["Jane"], participant=cast.p["Frank"], roll=5
-        )
-    rounds.combat_initiative(
-        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], roll=5
-    )
+        combat_initiative(combat=combat, by=cast.users["Jane"], participant=cast.p["Frank"], roll=5)
+    combat_initiative(combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], roll=5)
     with pytest.raises(RoundError, match="Only the storyteller"):
-        rounds.combat_begin_round(combat=combat, by=cast.users["Jane"])
+        combat_begin_round(combat=combat, by=cast.users["Jane"])
     with pytest.raises(RoundError, match="D3"):
-        rounds.combat_begin_round(combat=combat, by=cast.storyteller)
+        combat_begin_round(combat=combat, by=cast.storyteller)
     with pytest.raises(RoundError, match="Only the storyteller"):
-        rounds.combat_pause(combat=combat, by=cast.users["Frank"], paused=True)
+        combat_pause(combat=combat, by=cast.users["Frank"], paused=True)
 
 
 def test_it_orders_declarations_low_to_high_and_resolutions_high_to_low(cast):
@@ -65,21 +67,21 @@ def test_it_orders_declarations_low_to_high_and_resolutions_high_to_low(cast):
     combat = _roll_all(cast, combat, {"Jane": 5, "Frank": 1, "Teddy": 4, "Thug": 3})
     assert _up(combat) == ("declare", [str(cast.p["Frank"].pk)])
     with pytest.raises(RoundError, match="D4"):
-        rounds.combat_declare(
+        combat_declare(
             combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="dodge"
         )
     with pytest.raises(RoundError, match="not your character"):
-        rounds.combat_declare(
+        combat_declare(
             combat=combat, by=cast.users["Jane"], participant=cast.p["Frank"], action="dodge"
         )
-    rounds.combat_declare(
+    combat_declare(
         combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
     )
     # Frank may change his mind until the next character declares.
-    rounds.combat_declare(
+    combat_declare(
         combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="escape"
     )
-    rounds.combat_declare(
+    combat_declare(
         combat=combat,
         by=cast.storyteller,
         participant=cast.p["Thug"],
@@ -88,10 +90,10 @@ def test_it_orders_declarations_low_to_high_and_resolutions_high_to_low(cast):
         weapon="Club",
     )
     with pytest.raises(RoundError, match="D4"):
-        rounds.combat_declare(
+        combat_declare(
             combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
         )
-    rounds.combat_declare(
+    combat_declare(
         combat=combat,
         by=cast.users["Teddy"],
         participant=cast.p["Teddy"],
@@ -99,32 +101,30 @@ def test_it_orders_declarations_low_to_high_and_resolutions_high_to_low(cast):
         target=cast.p["Thug"],
         haste=1,
     )
-    rounds.combat_declare(
-        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="block"
-    )
-    state = rounds._round(_fresh(combat))
+    combat_declare(combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="block")
+    state = wod_state(_fresh(combat))
     assert [p.name for p in state.phases] == ["main", "haste 1"]
     assert _up(combat) == ("resolve", [str(cast.p["Jane"].pk)])
     rng = random.Random(3)
     for name in ("Jane", "Teddy", "Thug", "Frank"):
-        rounds.combat_resolve(combat=combat, by=cast.storyteller, participant=cast.p[name], rng=rng)
+        combat_resolve(combat=combat, by=cast.storyteller, participant=cast.p[name], rng=rng)
     # Teddy paid one Rage for his haste action (D4).
     assert current_values(cast.p["Teddy"].character)["rage"] == 3
     assert _up(combat) == ("declare", [str(cast.p["Teddy"].pk)])
-    rounds.combat_declare(
+    combat_declare(
         combat=combat,
         by=cast.users["Teddy"],
         participant=cast.p["Teddy"],
         action="attack",
         target=cast.p["Thug"],
     )
-    rounds.combat_resolve(combat=combat, by=cast.storyteller, participant=cast.p["Teddy"], rng=rng)
+    combat_resolve(combat=combat, by=cast.storyteller, participant=cast.p["Teddy"], rng=rng)
     combat = _fresh(combat)
     assert combat.stage == CombatStage.BOOK_KEEPING
     before = cast.scene.__class__.objects.get(pk=cast.scene.pk).game_time
-    rounds.combat_book_keeping(combat=combat, by=cast.storyteller)
+    combat_book_keeping(combat=combat, by=cast.storyteller)
     assert cast.scene.__class__.objects.get(pk=cast.scene.pk).game_time == before + 15
-    rounds.combat_next_round(combat=combat, by=cast.storyteller)
+    combat_next_round(combat=combat, by=cast.storyteller)
     combat = _fresh(combat)
     assert combat.round_number == 2 and combat.stage == CombatStage.INITIATIVE
     assert combat.haste[str(cast.p["Teddy"].pk)] == 1  # carries over until changed
@@ -133,10 +133,8 @@ def test_it_orders_declarations_low_to_high_and_resolutions_high_to_low(cast):
 def test_damage_lands_on_the_health_track_through_the_ledger(cast):
     combat = _start(cast, ("Jane", "Thug"))
     combat = _roll_all(cast, combat, {"Jane": 1, "Thug": 10})
-    rounds.combat_declare(
-        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="dodge"
-    )
-    rounds.combat_declare(
+    combat_declare(combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], action="dodge")
+    combat_declare(
         combat=combat,
         by=cast.storyteller,
         participant=cast.p["Thug"],
@@ -144,7 +142,7 @@ def test_damage_lands_on_the_health_track_through_the_ledger(cast):
         target=cast.p["Jane"],
         weapon="Club",
     )
-    rounds.combat_resolve(
+    combat_resolve(
         combat=combat,
         by=cast.storyteller,
         participant=cast.p["Thug"],
@@ -165,17 +163,17 @@ def test_damage_lands_on_the_health_track_through_the_ledger(cast):
 def test_a_grapple_starts_and_is_held_with_a_control_track(cast):
     combat = _start(cast, ("Teddy", "Frank"))
     combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
-    rounds.combat_declare(
+    combat_declare(
         combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
     )
-    rounds.combat_declare(
+    combat_declare(
         combat=combat,
         by=cast.users["Teddy"],
         participant=cast.p["Teddy"],
         action="grapple",
         target=cast.p["Frank"],
     )
-    rounds.combat_resolve(
+    combat_resolve(
         combat=combat,
         by=cast.storyteller,
         participant=cast.p["Teddy"],
@@ -185,21 +183,21 @@ def test_a_grapple_starts_and_is_held_with_a_control_track(cast):
     combat = _fresh(combat)
     assert combat.grapples[0]["grappler"] == str(cast.p["Teddy"].pk)
     assert combat.grapples[0]["control"] == 6
-    rounds.combat_resolve(combat=combat, by=cast.storyteller, participant=cast.p["Frank"])
-    rounds.combat_book_keeping(combat=combat, by=cast.storyteller)
-    rounds.combat_next_round(combat=combat, by=cast.storyteller)
+    combat_resolve(combat=combat, by=cast.storyteller, participant=cast.p["Frank"])
+    combat_book_keeping(combat=combat, by=cast.storyteller)
+    combat_next_round(combat=combat, by=cast.storyteller)
     combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
     with pytest.raises(RoundError, match="G2"):
-        rounds.combat_declare(
+        combat_declare(
             combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="dodge"
         )
-    rounds.combat_declare(
+    combat_declare(
         combat=combat, by=cast.users["Frank"], participant=cast.p["Frank"], action="resist"
     )
-    rounds.combat_declare(
+    combat_declare(
         combat=combat, by=cast.users["Teddy"], participant=cast.p["Teddy"], action="sustain"
     )
-    rounds.combat_resolve(
+    combat_resolve(
         combat=combat,
         by=cast.storyteller,
         participant=cast.p["Teddy"],
@@ -220,7 +218,7 @@ def test_a_grapple_starts_and_is_held_with_a_control_track(cast):
 
 def _declare(cast, combat, name, action, target=None, by=None, **extra):
     user = by or cast.users.get(name) or cast.storyteller
-    return rounds.combat_declare(
+    return combat_declare(
         combat=_fresh(combat),
         by=user,
         participant=cast.p[name],
@@ -231,7 +229,7 @@ def _declare(cast, combat, name, action, target=None, by=None, **extra):
 
 
 def _resolve(cast, combat, name, **dice):
-    return rounds.combat_resolve(
+    return combat_resolve(
         combat=_fresh(combat), by=cast.storyteller, participant=cast.p[name], **dice
     )
 
@@ -285,14 +283,14 @@ def test_a_committed_attack_waits_for_the_targets_answer(cast):
     with pytest.raises(RoundError, match="D5"):
         _resolve(cast, combat, "Thug")
     with pytest.raises(RoundError, match="not your character"):
-        rounds.combat_answer_committed(
+        combat_answer_committed(
             combat=combat,
             by=cast.users["Frank"],
             participant=cast.p["Jane"],
             attacker=cast.p["Thug"],
             answer="harder",
         )
-    rounds.combat_answer_committed(
+    combat_answer_committed(
         combat=combat,
         by=cast.users["Jane"],
         participant=cast.p["Jane"],
@@ -313,25 +311,21 @@ def test_an_abort_rolls_willpower_and_opens_a_new_declaration(cast):
     combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
     _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
     _declare(cast, combat, "Jane", "attack", "Thug")
-    rounds.combat_abort(
-        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="3 4 5 2 2"
-    )
+    combat_abort(combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="3 4 5 2 2")
     with pytest.raises(RoundError, match="D16"):
-        rounds.combat_abort(
+        combat_abort(
             combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9 2 2 2 2"
         )
     combat = _start_again(cast, combat)
     _declare(cast, combat, "Thug", "attack", "Jane", weapon="Club")
     _declare(cast, combat, "Jane", "attack", "Thug")
-    rounds.combat_abort(
-        combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9 2 2 2 2"
-    )
+    combat_abort(combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9 2 2 2 2")
     _declare(cast, combat, "Jane", "move")
-    assert rounds._round(_fresh(combat)).declaration(str(cast.p["Jane"].pk)).action == "move"
+    assert wod_state(_fresh(combat)).declaration(str(cast.p["Jane"].pk)).action == "move"
 
 
 def _start_again(cast, combat):
-    rounds.combat_end(combat=_fresh(combat), by=cast.storyteller)
+    combat_end(combat=_fresh(combat), by=cast.storyteller)
     combat = _start(cast, ("Jane", "Thug"))
     return _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
 
@@ -339,28 +333,28 @@ def _start_again(cast, combat):
 def test_a_stale_or_paused_step_changes_nothing(cast):
     combat = _start(cast, ("Jane", "Thug"))
     combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
-    token = rounds.state_token(_fresh(combat))
+    token = state_token(_fresh(combat))
     _declare(cast, combat, "Thug", "dodge")
     with pytest.raises(RoundError, match="moved on"):
         _declare(cast, combat, "Jane", "dodge", at=token)
-    rounds.combat_pause(combat=combat, by=cast.storyteller, paused=True)
+    combat_pause(combat=combat, by=cast.storyteller, paused=True)
     with pytest.raises(RoundError, match="paused"):
         _declare(cast, combat, "Jane", "dodge")
-    rounds.combat_pause(combat=combat, by=cast.storyteller, paused=False)
+    combat_pause(combat=combat, by=cast.storyteller, paused=False)
     _declare(cast, combat, "Jane", "dodge")
 
 
 def test_effects_expire_at_book_keeping_and_reminders_are_read(cast):
     """D17, with the game clock moving fifteen seconds a round."""
     combat = _start(cast, ("Jane", "Thug"))
-    rounds.combat_add_effect(
+    combat_add_effect(
         combat=combat, by=cast.storyteller, participant=cast.p["Jane"], name="Blinded", rounds=1
     )
     with pytest.raises(RoundError, match="Only the storyteller"):
-        rounds.combat_add_effect(
+        combat_add_effect(
             combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], name="x", rounds=1
         )
-    rounds.combat_remind(
+    combat_remind(
         combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], text="bleeding 1/round"
     )
     combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
@@ -368,7 +362,7 @@ def test_effects_expire_at_book_keeping_and_reminders_are_read(cast):
     _declare(cast, combat, "Jane", "none")
     _resolve(cast, combat, "Jane")
     _resolve(cast, combat, "Thug")
-    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
     combat = _fresh(combat)
     assert combat.effects == [] and combat.work["expired"] == ["Blinded (Jane)"]
     line = SceneLogEntry.objects.filter(scene=cast.scene).last().text
@@ -404,7 +398,7 @@ def _escape_survives(cast):
 
 
 def _pursue(cast, combat, name, pursue=True):
-    return rounds.combat_pursue(
+    return combat_pursue(
         combat=_fresh(combat), by=cast.storyteller, predator=cast.p[name], pursue=pursue
     )
 
@@ -428,9 +422,7 @@ def test_a_surviving_escape_waits_on_the_attackers_choice_to_pursue(cast):
     with pytest.raises(RoundError, match="First: does Thug pursue Jane"):
         _resolve(cast, combat, "Jane")
     with pytest.raises(RoundError, match="Only the storyteller"):
-        rounds.combat_pursue(
-            combat=combat, by=cast.users["Jane"], predator=cast.p["Thug"], pursue=False
-        )
+        combat_pursue(combat=combat, by=cast.users["Jane"], predator=cast.p["Thug"], pursue=False)
     with pytest.raises(RoundError, match="No escape waits on Jane"):
         _pursue(cast, combat, "Jane")
     assert _fresh(combat).work["pursuits"] and not Chase.objects.exists()
@@ -561,8 +553,8 @@ def _grappled(cast, names=("Teddy", "Frank", "Jane")):
     for name in ("Jane", "Frank"):
         if name in names:
             _resolve(cast, combat, name)
-    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
-    rounds.combat_next_round(combat=_fresh(combat), by=cast.storyteller)
+    combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    combat_next_round(combat=_fresh(combat), by=cast.storyteller)
     # Jane 4+4+10 = 18 resolves first, declares last.
     return _roll_all(cast, _fresh(combat), {"Teddy": 9, "Frank": 1, "Jane": 10})
 
@@ -600,8 +592,8 @@ def test_a_relenting_victim_is_pinned_and_loses_its_next_action_when_released(ca
     _resolve(cast, combat, "Teddy")
     assert _fresh(combat).grapples[0]["over"] == "pinned"
     _resolve(cast, combat, "Frank")
-    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
-    rounds.combat_next_round(combat=_fresh(combat), by=cast.storyteller)
+    combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    combat_next_round(combat=_fresh(combat), by=cast.storyteller)
     combat = _roll_all(cast, _fresh(combat), {"Teddy": 9, "Frank": 1})
     with pytest.raises(RoundError, match="G2"):
         _declare(cast, combat, "Frank", "dodge")
@@ -609,8 +601,8 @@ def test_a_relenting_victim_is_pinned_and_loses_its_next_action_when_released(ca
     _declare(cast, combat, "Teddy", "release")
     _resolve(cast, combat, "Teddy")
     _resolve(cast, combat, "Frank")
-    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
-    rounds.combat_next_round(combat=_fresh(combat), by=cast.storyteller)
+    combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    combat_next_round(combat=_fresh(combat), by=cast.storyteller)
     combat = _roll_all(cast, _fresh(combat), {"Teddy": 9, "Frank": 1})
     # Frank has no action in this Main Phase: Teddy declares at once.
     assert _up(combat) == ("declare", [str(cast.p["Teddy"].pk)])
@@ -661,20 +653,20 @@ def test_a_haste_attack_meets_the_main_phase_defense_and_stays_uncommitted(cast)
     _declare(cast, combat, "Teddy", "attack", "Jane", haste=1)
     for name in ("Teddy", "Jane"):
         _resolve(cast, combat, name, rng=random.Random(1))
-    assert rounds._round(_fresh(combat)).phase.name == "haste 1"
+    assert wod_state(_fresh(combat)).phase.name == "haste 1"
     with pytest.raises(RoundError, match="D5"):
         _declare(cast, combat, "Teddy", "attack", "Jane", maneuver="committed")
     _declare(cast, combat, "Teddy", "attack", "Jane")
     with pytest.raises(RoundError, match="D4"):
         _declare(cast, combat, "Teddy", "attack", "Jane", maneuver="committed")
-    plan = rounds.resolution_preview(_fresh(combat), str(cast.p["Teddy"].pk))
+    plan = resolution_preview(_fresh(combat), str(cast.p["Teddy"].pk))
     assert plan["defense_action"] == "dodge"
     assert "attack 2" in plan["defense"]["parts"]
 
 
 def _typed(cast, combat, name, face_attack, face_defense):
     """Typed dice, one per die of the pools the tablet shows (D1)."""
-    plan = rounds.resolution_preview(_fresh(combat), str(cast.p[name].pk))
+    plan = resolution_preview(_fresh(combat), str(cast.p[name].pk))
     return {
         "attack_dice": " ".join([face_attack] * plan["attack"]["dice"]),
         "defense_dice": " ".join([face_defense] * plan["defense"]["dice"]),
@@ -691,8 +683,8 @@ def test_an_effect_the_result_does_not_allow_is_skipped_and_the_roll_stands(cast
     _resolve(cast, combat, "Teddy", **_typed(cast, combat, "Teddy", "9", "2"))
     assert _fresh(combat).grapples
     _resolve(cast, combat, "Frank")
-    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
-    rounds.combat_next_round(combat=_fresh(combat), by=cast.storyteller)
+    combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    combat_next_round(combat=_fresh(combat), by=cast.storyteller)
     combat = _roll_all(cast, _fresh(combat), {"Teddy": 9, "Frank": 1})
     _declare(cast, combat, "Frank", "resist")
     _declare(cast, combat, "Teddy", "sustain")
@@ -760,15 +752,15 @@ def test_a_typed_willpower_roll_must_be_the_whole_pool(cast):
     _declare(cast, combat, "Jane", "attack", "Thug")
     before = _fresh(combat).state
     with pytest.raises(RoundError, match=r"Jane's Willpower pool is 5 dice; 1 typed: .* \(D1\)"):
-        rounds.combat_abort(
+        combat_abort(
             combat=combat, by=cast.users["Jane"], participant=cast.p["Jane"], dice="9", key="a1"
         )
     assert _fresh(combat).state == before
-    rounds.combat_abort(
+    combat_abort(
         combat=combat,
         by=cast.users["Jane"],
         participant=cast.p["Jane"],
         dice="9 2 2 2 2",
         key="a1",
     )
-    assert rounds._round(_fresh(combat)).declaration(str(cast.p["Jane"].pk)).action == "pending"
+    assert wod_state(_fresh(combat)).declaration(str(cast.p["Jane"].pk)).action == "pending"
