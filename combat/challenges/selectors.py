@@ -640,12 +640,12 @@ def waiting_on(scene: Scene) -> dict[int, str]:
         if ch.status == ChallengeStatus.ANSWER:
             awaiting = ch.options.get("awaiting", "")
             if awaiting == "mob":
-                for member in services.unanswered(ch):
+                for member in reads.unanswered(ch):
                     out.setdefault(member.pk, TO_BID)
             else:
                 wait(awaiting, TO_ANSWER)
         elif ch.status == ChallengeStatus.LIVE:
-            engine = services.engine_of(ch)
+            engine = reads.engine_of(ch)
             phase = engine.phase if engine is not None else None
             if phase is Phase.THROWS and not _must_drop(ch, engine):
                 for side in sides:

@@ -528,9 +528,9 @@ def waiting_on(scene: Scene) -> dict[int, str]:
     combat = running(scene)
     if combat is None or combat.ruleset != "wod_dice":
         return {}
-    away = set(services._out(combat)) | set(services._chasing(combat))
+    away = reads.away(combat)
     out: dict[int, str] = {}
-    for o in services._pursuits(combat):
+    for o in reads.pursuits_waiting(combat):
         out[int(o["predator"])] = TO_PURSUE
     if combat.stage == CombatStage.INITIATIVE:
         for pid in combat.members:

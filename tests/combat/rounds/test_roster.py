@@ -8,7 +8,9 @@ import re
 from characters import services as sheet_services
 from combat import fragments
 from combat.models import Combat, Scene
-from combat.rounds import services as rounds
+from combat.rounds.declaring import combat_declare
+from combat.rounds.initiative import combat_begin_round, combat_initiative
+from combat.rounds.starting import combat_start
 
 
 def _people(scene_pk: int) -> str:
@@ -37,7 +39,7 @@ def test_it_shows_the_fighters_health_and_whom_the_round_waits_on(cast):
     board = _people(cast.scene.pk)
     assert "fight-health" not in board and not _waiting(board)  # no fight: names only
 
-    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Frank"], p["Jane"]])
+    combat = combat_start(scene=cast.scene, by=st, participants=[p["Frank"], p["Jane"]])
     board = _people(cast.scene.pk)
     row = _row(board, p["Jane"])
     # the D2 track, as the sheet draws it: seven boxes, two lethal ("X"), level Hurt (-1)
@@ -48,15 +50,15 @@ def test_it_shows_the_fighters_health_and_whom_the_round_waits_on(cast):
     assert "to roll initiative" in _waiting(board)
     assert "Jane" in _waiting(board) and "Frank" in _waiting(board)
 
-    rounds.combat_initiative(combat=combat, by=st, participant=p["Jane"], roll=5)
+    combat_initiative(combat=combat, by=st, participant=p["Jane"], roll=5)
     board = _people(cast.scene.pk)
     assert "Jane" not in _waiting(board) and "Frank" in _waiting(board)
-    rounds.combat_initiative(combat=combat, by=st, participant=p["Frank"], roll=1)
-    rounds.combat_begin_round(combat=Combat.objects.get(), by=st)
+    combat_initiative(combat=combat, by=st, participant=p["Frank"], roll=1)
+    combat_begin_round(combat=Combat.objects.get(), by=st)
     waiting = _waiting(_people(cast.scene.pk))
     assert "Frank" in waiting and "to declare" in waiting and "Jane" not in waiting  # D4
 
-    rounds.combat_declare(
+    combat_declare(
         combat=Combat.objects.get(), by=users["Frank"], participant=p["Frank"], action="dodge"
     )
     waiting = _waiting(_people(cast.scene.pk))
@@ -65,7 +67,7 @@ def test_it_shows_the_fighters_health_and_whom_the_round_waits_on(cast):
 
 def test_a_quick_npc_shows_the_fights_damage_on_its_rulesets_track(cast):
     p, st = cast.p, cast.storyteller
-    combat = rounds.combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Lurker"]])
+    combat = combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Lurker"]])
     Combat.objects.filter(pk=combat.pk).update(npc_damage={str(p["Lurker"].pk): 3})
     row = _row(_people(cast.scene.pk), p["Lurker"])
     assert row.count('class="box ') == 7
