@@ -9,9 +9,9 @@ from typing import Any
 from django import forms
 
 from chases import rules
+from chases.attacks import COVERS, DAMAGE_TYPES
 from chases.models import Start
 from chases.selectors import COURSE_PARTS, OBSTACLE_POOLS, TERRAINS
-from chases.services import COVERS, DAMAGE_TYPES
 from config.bounds import MAX_ID, parse_small
 
 BAD_DICE = "Type the dice as numbers 1 to 10 separated by spaces (e.g. 3 8 10 1), or leave blank."

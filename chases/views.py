@@ -1,4 +1,5 @@
-"""Chase pages: thin views over :mod:`chases.services`.
+"""Chase pages: thin views over the chase steps (:mod:`chases.starting`, :mod:`chases.running`,
+:mod:`chases.maneuvers`, :mod:`chases.obstacles`, :mod:`chases.attacks`).
 
 Parse the form, find the scene and chase through the access rules, call the service, render.
 The tablet's posts get the board back (the same partial the socket pushes), the phone's its
@@ -19,9 +20,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from characters.idempotency import IdempotencyError, KeyMalformed
-from chases import forms, selectors, services
+from chases import attacks, forms, maneuvers, obstacles, running, selectors, starting
 from chases.models import Chase
-from chases.services import ChaseError
+from chases.refusals import ChaseError
 from combat import fragments
 from combat import selectors as scene_selectors
 from combat.models import Scene
@@ -144,7 +145,7 @@ def chase_start(request: HttpRequest, pk: int) -> HttpResponse:
     return _run(
         request,
         scene,
-        lambda: services.start_chase(
+        lambda: starting.start_chase(
             scene=scene,
             by=request.user,
             predators=[by_pk[p] for p in data["predators"]],
@@ -164,12 +165,12 @@ def chase_start(request: HttpRequest, pk: int) -> HttpResponse:
 
 @chase_post(forms.DiceForm, keys=_rolling_keys)
 def chase_round(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_round(**_posted(request, chase, data), dice=form.dice, pools=form.pools)
+    running.chase_round(**_posted(request, chase, data), dice=form.dice, pools=form.pools)
 
 
 @chase_post(forms.ManeuverForm)
 def chase_maneuver(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         **_posted(request, chase, data),
         pursuit=data["pursuit"],
         role=data["role"],
@@ -180,7 +181,7 @@ def chase_maneuver(request: HttpRequest, *, chase: Chase, form: Any, data: dict)
 
 @chase_post(forms.ObstacleForm, keys=_rolling_keys)
 def chase_obstacle(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_obstacle_set(
+    obstacles.chase_obstacle_set(
         **_posted(request, chase, data),
         label=data["label"],
         difficulty=data["difficulty"],
@@ -191,22 +192,22 @@ def chase_obstacle(request: HttpRequest, *, chase: Chase, form: Any, data: dict)
 
 @chase_post(forms.ChoiceForm)
 def chase_obstacle_choice(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_obstacle_choice(**_posted(request, chase, data), who=data["who"])
+    obstacles.chase_obstacle_choice(**_posted(request, chase, data), who=data["who"])
 
 
 @chase_post(forms.DiceForm, keys=_facing_keys)
 def chase_obstacle_roll(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_obstacle_roll(**_posted(request, chase, data), dice=form.dice, pools=form.pools)
+    obstacles.chase_obstacle_roll(**_posted(request, chase, data), dice=form.dice, pools=form.pools)
 
 
 @chase_post(forms.CourseForm)
 def chase_course(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_set_course(**_posted(request, chase, data), difficulty=data["difficulty"])
+    running.chase_set_course(**_posted(request, chase, data), difficulty=data["difficulty"])
 
 
 @chase_post(forms.AttackForm)
 def chase_attack(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_attack(
+    attacks.chase_attack(
         **_posted(request, chase, data),
         attacker=data["attacker"],
         target=data["target"],
@@ -223,4 +224,4 @@ def chase_attack(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -
 
 @chase_post(forms.StepForm)
 def chase_call_off(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_call_off(**_posted(request, chase, data))
+    running.chase_call_off(**_posted(request, chase, data))

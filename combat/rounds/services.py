@@ -1832,7 +1832,8 @@ def _hand_to_chase(
     already running in the scene, K1) the fight goes on: the line says so and the
     storyteller gets a reminder to start it by hand.
     """
-    from chases.services import ChaseError, join_escape_chase, start_chase
+    from chases.refusals import ChaseError
+    from chases.starting import join_escape_chase, start_chase
 
     origin = {"round_id": combat.pk, "round": round_number}
     try:

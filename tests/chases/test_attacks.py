@@ -11,9 +11,9 @@ import pytest
 
 from characters.models import Attribute, LedgerEntry, LedgerKind
 from characters.selectors import current_values
-from chases import selectors, services
+from chases import attacks, maneuvers, running, selectors, starting
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase
-from chases.services import ChaseError
+from chases.refusals import ChaseError
 from combat.models import Combat
 from tests.chases.conftest import Dice
 from tests.factories import AbilityFactory, EquipmentFactory
@@ -26,7 +26,7 @@ def key(participant) -> str:
 
 
 def escape(scene, storyteller, prey, *predators, head_start=3, **extra) -> Chase:
-    return services.start_chase(
+    return starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=list(predators),
@@ -39,7 +39,7 @@ def escape(scene, storyteller, prey, *predators, head_start=3, **extra) -> Chase
 
 def attack(chase, by, attacker, target, *, rng=None, **extra) -> Chase:
     chase.refresh_from_db()
-    return services.chase_attack(
+    return attacks.chase_attack(
         chase=chase,
         by=by,
         attacker=attacker,
@@ -112,7 +112,7 @@ def test_the_attacker_splits_its_chase_roll_that_round_only(
     assert "split" in rolling[key(gunman)].text
     # Janet took 2 lethal (Hurt, −1): her chase pool is 5 − 1 = 4.
     assert rolling["prey"].dice == 4
-    services.chase_round(
+    running.chase_round(
         chase=chase, by=storyteller, expected_step=chase.step, rng=Dice(2, 2, 2, 2, 9, 9)
     )
     pools = {
@@ -120,7 +120,7 @@ def test_the_attacker_splits_its_chase_roll_that_round_only(
     }
     assert pools == {"prey": 4, key(gunman): 2}
     chase.refresh_from_db()
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         chase=chase,
         by=cody_player(gunman),
         pursuit=key(gunman),
@@ -221,14 +221,14 @@ def test_attack_run_lets_a_predator_shoot_from_further_away(scene, storyteller, 
     with pytest.raises(ChaseError) as refused:
         attack(chase, storyteller, key(gunman), "prey", rng=Dice(*[2] * 20))
     assert refused.value.rule == "K11"
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
         dice={"prey": [2, 2, 2, 2, 2], key(gunman): [9, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()  # Lead 6; Attack Run: 7, counted as 3 for Cody's attacks
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         chase=chase,
         by=cody_player(gunman),
         pursuit=key(gunman),
@@ -240,7 +240,7 @@ def test_attack_run_lets_a_predator_shoot_from_further_away(scene, storyteller, 
     assert ChaseStep.objects.filter(chase=chase, kind="attack").count() == 1
     # K8: until the end of the next round only; once it is rolled, the Lead 7 counts again.
     chase.refresh_from_db()
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
@@ -299,7 +299,7 @@ def test_refusals_name_their_rule_and_change_nothing(scene, storyteller, janet, 
     assert refused.value.rule == "K11"
     with pytest.raises(ChaseError, match="Only the storyteller"):
         attack(chase, cody_player(cody), key(cody), "prey", pool=3, damage=2)
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,

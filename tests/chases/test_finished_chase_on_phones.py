@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chases import services
+from chases import running, starting
 from combat import fragments
 from combat.models import Scene
 from combat.rounds import services as rounds
@@ -16,10 +16,10 @@ pytestmark = pytest.mark.django_db
 def test_bug8_a_finished_chase_leaves_the_phones_when_the_next_fight_starts(
     scene, storyteller, janet, hound
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
-    services.chase_call_off(chase=chase, by=storyteller, expected_step=chase.step)
+    running.chase_call_off(chase=chase, by=storyteller, expected_step=chase.step)
     scene = Scene.objects.get(pk=scene.pk)
     assert "Chase: Janet" in fragments.players_state(scene)  # its ending is told
     Scene.objects.filter(pk=scene.pk).update(ruleset="wod_dice")  # a dice fight follows
@@ -45,7 +45,7 @@ def test_bug7_an_unseen_pursuer_is_named_in_lower_case_inside_the_sentence(
     from chases import selectors
     from tests.chases.conftest import Dice
 
-    services.start_chase(
+    starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=[lurker],

@@ -12,9 +12,9 @@ import pytest
 
 from characters.models import Attribute
 from characters.selectors import current_values
-from chases import selectors, services
+from chases import attacks, maneuvers, obstacles, running, selectors, starting
 from chases.models import Chase, ChaseRoll, Phase, Side
-from chases.services import ChaseError
+from chases.refusals import ChaseError
 from combat import services as scenes
 from tests.chases.conftest import Dice, _sheet
 from tests.conftest import client_for
@@ -42,7 +42,7 @@ def bob(scene, chronicle, bob_player):
 
 
 def group_escape(scene, storyteller, prey, *predators, head_start=4) -> Chase:
-    return services.start_chase(
+    return starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=list(predators),
@@ -87,7 +87,7 @@ def test_the_group_rolls_at_its_slowest_members_pace(scene, storyteller, janet, 
     assert rolling["prey"]["pool"].dice == 3 and rolling["prey"]["runner"] == "Bob"
     assert rolling["prey"]["name"] == "Janet and Bob"
     dice = Dice(9, 9, 9, *[2] * 7)  # Bob's 3 dice, then the Hound's 7
-    services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, rng=dice)
+    running.chase_round(chase=chase, by=storyteller, expected_step=chase.step, rng=dice)
     assert dice.faces == []
     prey_roll = ChaseRoll.objects.get(step__chase=chase, purpose="round", side__role="prey")
     assert (prey_roll.side.participant, prey_roll.pool) == (bob, 3)
@@ -96,7 +96,7 @@ def test_the_group_rolls_at_its_slowest_members_pace(scene, storyteller, janet, 
 @pytest.mark.rules("K1", "K3")
 def test_a_cold_start_rolls_the_slowest_member(scene, storyteller, janet, bob, hound):
     dice = Dice(9, 9, 2)  # Bob's 3 dice at 6: 2 successes, head start 3
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=[hound],
@@ -115,7 +115,7 @@ def test_a_stalk_is_noticed_by_the_most_alert_member(scene, storyteller, janet, 
     # Subterfuge 2 = 4 dice: 0): +2 dice to the group's chase roll, by Bob (3 + 2 = 5).
     # Cody rolls Dexterity 2 + Athletics 3 = 5 dice: 0. Head start 2.
     dice = Dice(9, 9, 2, *[2] * 4, 9, 9, 2, 2, 2, *[2] * 5)
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=[cody],
@@ -137,7 +137,7 @@ def test_every_members_player_sees_the_prey_and_one_choice_counts(
     scene, storyteller, janet, bob, cody, player, bob_player, other_player
 ):
     chase = group_escape(scene, storyteller, [janet, bob], cody)
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
@@ -152,7 +152,7 @@ def test_every_members_player_sees_the_prey_and_one_choice_counts(
     assert "you chase Janet and Bob as a Predator" in cody_phone
     assert "won the round" not in cody_phone
     with pytest.raises(ChaseError, match="not your character"):
-        services.chase_maneuver(
+        maneuvers.chase_maneuver(
             chase=chase,
             by=other_player,
             pursuit=key(cody),
@@ -161,7 +161,7 @@ def test_every_members_player_sees_the_prey_and_one_choice_counts(
             expected_step=chase.step,
         )
     step = chase.step
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         chase=chase,
         by=bob_player,
         pursuit=key(cody),
@@ -170,7 +170,7 @@ def test_every_members_player_sees_the_prey_and_one_choice_counts(
         expected_step=step,
     )
     with pytest.raises(ChaseError, match="moved on"):
-        services.chase_maneuver(
+        maneuvers.chase_maneuver(
             chase=chase,
             by=player,
             pursuit=key(cody),
@@ -185,7 +185,7 @@ def test_every_members_player_sees_the_prey_and_one_choice_counts(
 @pytest.mark.rules("K1", "K9")
 def test_the_group_faces_an_obstacle_with_its_slowest_member(scene, storyteller, janet, bob, hound):
     chase = group_escape(scene, storyteller, [janet, bob], hound)
-    services.chase_obstacle_set(
+    obstacles.chase_obstacle_set(
         chase=chase,
         by=storyteller,
         label="A fence",
@@ -199,7 +199,7 @@ def test_the_group_faces_an_obstacle_with_its_slowest_member(scene, storyteller,
     [facing] = selectors.board_state(scene, participants)["obstacle_rolling"]
     assert (facing["name"], facing["pool"].dice) == ("Janet and Bob", 3)
     dice = Dice(2, 2, 2)  # Bob's 3 dice fail: the Prey is out (K9)
-    services.chase_obstacle_roll(chase=chase, by=storyteller, expected_step=chase.step, rng=dice)
+    obstacles.chase_obstacle_roll(chase=chase, by=storyteller, expected_step=chase.step, rng=dice)
     assert dice.faces == []
     chase.refresh_from_db()
     assert chase.outcome == "prey_out"
@@ -214,7 +214,7 @@ def test_an_attack_hits_one_member_and_a_member_attacking_splits_the_groups_roll
     # The Hound (power 6 − 3 = 3 dice: 3) at Bob (dodge 3 dice: 0); damage 3 + 2 = 5: 2;
     # Bob soaks bashing with Stamina 2: 0.
     dice = Dice(9, 9, 9, 2, 2, 2, 6, 6, 2, 2, 2, 2, 2)
-    services.chase_attack(
+    attacks.chase_attack(
         chase=chase,
         by=storyteller,
         attacker=key(hound),
@@ -230,7 +230,7 @@ def test_an_attack_hits_one_member_and_a_member_attacking_splits_the_groups_roll
     assert current_values(bob.character)["damage"] == 2
     assert current_values(janet.character)["damage"] == 0
     chase.refresh_from_db()
-    services.chase_attack(
+    attacks.chase_attack(
         chase=chase,
         by=storyteller,
         attacker="prey",

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from chases import services
+from chases import obstacles, running, starting
 from chases.models import Chase, Phase
 from combat import fragments
 from combat.models import Scene
@@ -62,7 +62,7 @@ def test_a_bad_start_says_why_and_starts_nothing(scene, storyteller, janet, houn
 def test_a_player_cannot_start_or_roll(scene, storyteller, janet, hound, player):
     client = client_for(player)
     assert start_post(client, scene, janet, hound).status_code == 404
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     response = client.post(
@@ -76,7 +76,7 @@ def test_a_player_cannot_start_or_roll(scene, storyteller, janet, hound, player)
 def test_the_tablet_rolls_typed_dice_and_the_winners_phone_is_offered_its_maneuvers(
     scene, storyteller, janet, hound, player, other_player, cody
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     tablet = client_for(storyteller)
@@ -116,7 +116,7 @@ def test_the_tablet_rolls_typed_dice_and_the_winners_phone_is_offered_its_maneuv
 
 
 def test_a_late_tap_is_refused_with_a_message(scene, storyteller, janet, hound, player):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     response = client_for(storyteller).post(
@@ -128,7 +128,7 @@ def test_a_late_tap_is_refused_with_a_message(scene, storyteller, janet, hound, 
 
 
 def test_typed_dice_must_be_d10s(scene, storyteller, janet, hound):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     response = client_for(storyteller).post(
@@ -149,7 +149,7 @@ def test_typed_dice_other_than_the_pool_the_tablet_shows_are_refused(
 
     from chases.models import ChaseRoll
 
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     tablet = client_for(storyteller)
@@ -187,10 +187,10 @@ def test_typed_dice_other_than_the_pool_the_tablet_shows_are_refused(
 def test_a_hidden_pursuer_is_never_named_nor_its_dice_shown_to_the_players(
     scene, storyteller, janet, lurker, player
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[lurker], prey=janet, start="escape", head_start=3
     )
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
@@ -211,10 +211,10 @@ def test_a_hidden_pursuer_is_never_named_nor_its_dice_shown_to_the_players(
 def test_the_prompts_reach_only_the_winners_phone(
     scene, storyteller, janet, cody, player, other_player
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[cody], prey=janet, start="escape", head_start=3
     )
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
@@ -247,7 +247,7 @@ def test_a_phone_after_pushes_shows_what_a_fresh_load_shows(
 
     monkeypatch.setattr("combat.live._send", capture)
     with django_capture_on_commit_callbacks(execute=True):
-        chase = services.start_chase(
+        chase = starting.start_chase(
             scene=scene,
             by=storyteller,
             predators=[hound],
@@ -256,7 +256,7 @@ def test_a_phone_after_pushes_shows_what_a_fresh_load_shows(
             head_start=3,
         )
     with django_capture_on_commit_callbacks(execute=True):
-        services.chase_round(
+        running.chase_round(
             chase=chase,
             by=storyteller,
             expected_step=chase.step,
@@ -281,7 +281,7 @@ def test_a_phone_after_pushes_shows_what_a_fresh_load_shows(
 def test_the_chase_renders_in_the_same_queries_for_few_or_many_steps(
     scene, storyteller, janet, hound, player
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=9
     )
     counts = []
@@ -294,7 +294,7 @@ def test_the_chase_renders_in_the_same_queries_for_few_or_many_steps(
         counts.append(len(captured))
         for _ in range(3):
             chase.refresh_from_db()
-            services.chase_round(
+            running.chase_round(
                 chase=chase,
                 by=storyteller,
                 expected_step=chase.step,
@@ -310,7 +310,7 @@ def test_the_storytellers_forms_keep_their_id_until_the_chase_moves(
     a join) and a new step draws a fresh one."""
     from combat import services as scenes
 
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
 
@@ -321,7 +321,7 @@ def test_the_storytellers_forms_keep_their_id_until_the_chase_moves(
     before = roll_form_id()
     scenes.scene_advance_clock(scene=fresh(scene), by=storyteller, seconds=60)
     assert roll_form_id() == before
-    services.chase_set_course(chase=chase, by=storyteller, difficulty=7)
+    running.chase_set_course(chase=chase, by=storyteller, difficulty=7)
     assert roll_form_id() != before
 
 
@@ -353,7 +353,7 @@ def test_each_role_does_only_what_it_may(
     from tests.factories import UserFactory
 
     user = UserFactory(username="stranger") if who == "stranger" else request.getfixturevalue(who)
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[cody], prey=janet, start="escape", head_start=3
     )
     client = client_for(user)
@@ -365,7 +365,7 @@ def test_each_role_does_only_what_it_may(
     )
     assert response.status_code == roll
     if roll != 200:
-        services.chase_round(
+        running.chase_round(
             chase=chase,
             by=storyteller,
             expected_step=step,
@@ -403,7 +403,7 @@ def test_the_tablet_rolls_an_attack_with_typed_dice_and_every_phone_sees_it(
 ):
     from characters.selectors import current_values
 
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     tablet = client_for(storyteller)
@@ -432,7 +432,7 @@ def test_the_tablet_rolls_an_attack_with_typed_dice_and_every_phone_sees_it(
 
 @pytest.mark.rules("K11")
 def test_a_bad_attack_form_says_why_and_changes_nothing(scene, storyteller, janet, hound, player):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     tablet = client_for(storyteller)
@@ -461,10 +461,10 @@ def test_a_bad_attack_form_says_why_and_changes_nothing(scene, storyteller, jane
 def test_a_pick_on_a_maneuver_that_takes_none_is_refused_and_changes_nothing(
     pick, status, said, scene, storyteller, janet, hound, player
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
@@ -495,10 +495,10 @@ def test_a_pick_on_a_maneuver_that_takes_none_is_refused_and_changes_nothing(
 def test_in_there_picks_a_part_of_the_chase_pool_from_the_phone(
     scene, storyteller, janet, hound, player
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,
@@ -596,10 +596,10 @@ def test_the_predators_run_counts_down_on_its_track_and_the_prey_escapes(
 def test_crashing_out_is_announced_on_every_phone(
     prey_dice, outcome, said, scene, storyteller, janet, hound, player, other_player, cody
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=4
     )
-    services.chase_obstacle_set(
+    obstacles.chase_obstacle_set(
         chase=chase,
         by=storyteller,
         label="A wall",
@@ -609,7 +609,7 @@ def test_crashing_out_is_announced_on_every_phone(
         expected_step=chase.step,
     )
     chase.refresh_from_db()
-    services.chase_obstacle_roll(
+    obstacles.chase_obstacle_roll(
         chase=chase,
         by=storyteller,
         expected_step=chase.step,

@@ -1,0 +1,230 @@
+"""What every chase step shares: opening it in the one order, the sides behind an engine key,
+and writing its outcome (the chase's state, its own step and rolls, the scene's log line, an
+ending announced on commit with :data:`chases.signals.chase_ended`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from characters.idempotency import Claim, idempotency_claim
+from chases import pools, rules, selectors
+from chases.actors import require_storyteller
+from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side, StepKind
+from chases.refusals import OVER, STALE, ChaseError
+from chases.signals import chase_ended
+from combat import steps
+from combat.models import LogKind, Participant, Scene
+from combat.rules.dice import RollResult
+from combat.services import lock_open_scene, record_change
+
+#: Not a rules ending: the storyteller stopped the chase.
+CALLED_OFF = "called_off"
+
+
+def side_key(side_or_participant: Participant) -> str:
+    return f"p{side_or_participant.pk}"
+
+
+def engine_key(side: Side) -> str:
+    return rules.PREY if side.role == Role.PREY else side.key
+
+
+def claim_key(
+    by: AbstractBaseUser, action: str, key: str | None, payload: dict[str, Any]
+) -> Claim | None:
+    if key is None:
+        return None
+    return idempotency_claim(user=by, action=f"chase.{action}", key=key, payload=payload)
+
+
+def open_step(
+    chase: Chase,
+    by: AbstractBaseUser,
+    action: str,
+    key: str | None,
+    payload: dict[str, Any],
+    expected_step: int | None,
+    *,
+    storyteller_only: bool = True,
+) -> tuple[Scene, Chase, None] | None:
+    """The opening of every step on a running chase, inside the caller's transaction, in the
+    one order (:func:`combat.steps.begin`): lock the scene, then the chase; claim the key (a
+    replay answers as the first did, before any other check); refuse anyone but the
+    storyteller (``storyteller_only``); the chase still running, at the step the form saw
+    (``expected_step``). ``None``: a replay, nothing to do."""
+
+    def lock() -> tuple[Scene, Chase]:
+        scene = lock_open_scene(chase.scene)
+        locked = Chase.objects.select_for_update().get(pk=chase.pk)
+        locked.scene = scene
+        return scene, locked
+
+    begun = steps.begin(
+        lock=lock, by=by, action=f"chase.{action}", key=key, payload=payload, refusal=ChaseError
+    )
+    if begun.replay:
+        return None
+    scene, locked = begun.scene, begun.row
+    if storyteller_only:
+        require_storyteller(by, scene)
+    if not locked.running:
+        raise ChaseError(OVER)
+    if expected_step is not None and locked.step != expected_step:
+        raise ChaseError(STALE)
+    return scene, locked, None
+
+
+def sides_of(chase: Chase) -> dict[str, Side]:
+    """Every side by its own key (a group Prey has one side per member, K1)."""
+    return {
+        s.key: s
+        for s in Side.objects.filter(chase=chase).select_related(
+            "participant", "participant__character"
+        )
+    }
+
+
+def members(sides: Mapping[str, Side], who: str) -> list[Side]:
+    """The sides behind an engine key: every member of the Prey, or one Predator."""
+    if who == rules.PREY:
+        return [s for s in sides.values() if s.role == Role.PREY]
+    return [sides[who]]
+
+
+def runner(
+    sides: Mapping[str, Side],
+    who: str,
+    values: Mapping[int, dict[str, int]],
+    attribute: str,
+    ability: str,
+    *,
+    split: int = 0,
+) -> tuple[Side, pools.Pool]:
+    """Who rolls for an engine key and its pool (a group Prey: its slowest member, K1)."""
+    return pools.runner(members(sides, who), dict(values), attribute, ability, split=split)
+
+
+def player_ids(sides: Mapping[str, Side]) -> list[int]:
+    return [s.participant.player_id for s in sides.values() if s.participant.player_id]
+
+
+def sheet_characters(sides: Mapping[str, Side]) -> list[Any]:
+    return [s.participant.character for s in sides.values() if s.participant.character_id]
+
+
+def leads(state: rules.Chase, shown: Mapping[str, str]) -> str:
+    parts = []
+    for p in state.pursuits:
+        label = f"Lead {p.lead}" if p.running else p.status.value
+        parts.append(f"{label} on {shown[p.predator]}" if len(state.pursuits) > 1 else label)
+    return ", ".join(parts)
+
+
+def record(
+    scene: Scene,
+    chase: Chase,
+    state: rules.Chase,
+    *,
+    by: AbstractBaseUser | None,
+    kind: str,
+    text: str,
+    sides: Mapping[str, Side],
+    rolls: Sequence[tuple[Side, str, int, RollResult, bool]] = (),
+    data: dict[str, Any] | None = None,
+    claim: Claim | None = None,
+) -> ChaseStep:
+    """Write the new state, the chase's own step and rolls, the scene log line; end the chase
+    when the engine says it is over, announcing it on commit. A ``claim`` keeps the chase as
+    the answer to a replay of this request."""
+    chase.state = state.to_dict()
+    chase.step += 1
+    if state.over is not None and chase.ended_at is None:
+        chase.phase = Phase.OVER
+        chase.pending = {}
+        chase.outcome = state.over.value
+        chase.ended_at = timezone.now()
+    chase.save()
+    step = ChaseStep.objects.create(
+        chase=chase,
+        number=chase.step,
+        round=state.rounds,
+        kind=kind,
+        text=text[:500],
+        data={**(data or {}), "leads": {p.predator: p.lead for p in state.pursuits}},
+        by=by if by is not None and by.is_authenticated else None,
+    )
+    ChaseRoll.objects.bulk_create(
+        ChaseRoll(
+            step=step,
+            side=side,
+            purpose=purpose,
+            pool=pool,
+            difficulty=result.difficulty,
+            dice=list(result.dice),
+            successes=result.successes,
+            botch=result.botch,
+            typed=typed,
+        )
+        for side, purpose, pool, result, typed in rolls
+    )
+    record_change(
+        scene,
+        by=by,
+        kind=LogKind.CHASE,
+        text=text,
+        public=True,
+        characters=sheet_characters(sides),
+        data={"chase": chase.pk, "step": chase.step, "kind": kind, **(data or {})},
+        private_user_ids=player_ids(sides),
+    )
+    if chase.phase == Phase.OVER and kind != StepKind.END:
+        shown = selectors.names(chase, public=True)
+        ending = selectors.OUTCOME_TEXT[chase.outcome].format(prey=shown[rules.PREY])
+        ChaseStep.objects.create(
+            chase=chase, number=chase.step, round=state.rounds, kind=StepKind.END, text=ending
+        )
+        record_change(
+            scene,
+            by=by,
+            kind=LogKind.CHASE,
+            text=f"Chase over: {ending}",
+            public=True,
+            characters=sheet_characters(sides),
+            data={"chase": chase.pk, "outcome": chase.outcome},
+            private_user_ids=player_ids(sides),
+        )
+        announce_end(chase)
+    if claim is not None:
+        claim.complete(chase=chase.pk)
+    return step
+
+
+def announce_end(chase: Chase) -> None:
+    """On commit: :data:`chases.signals.chase_ended`, with the outcome and where it came from."""
+    transaction.on_commit(
+        partial(
+            chase_ended.send,
+            sender=Chase,
+            chase=chase,
+            outcome=chase.outcome,
+            origin=chase.origin,
+        )
+    )
+
+
+def after_maneuvers(chase: Chase, state: rules.Chase) -> None:
+    """Once no winner is left to choose: an obstacle a maneuver set up, else the next roll."""
+    if chase.pending.get("maneuvers"):
+        chase.phase = Phase.MANEUVER
+    elif state.obstacle:
+        chase.phase = Phase.OBSTACLE
+        chase.pending = {"obstacle": {"facing": list(state.obstacle), "set": False}}
+    else:
+        chase.phase = Phase.ROLL
+        chase.pending = {}
