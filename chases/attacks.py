@@ -6,15 +6,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
 from characters.services import ledger_damage
 from chases import rules, selectors
 from chases.dice import roll_kind, roll_pool
 from chases.models import Chase, ChaseRoll, Phase, StepKind
-from chases.recording import engine_key, open_step, record, sides_of
+from chases.recording import chase_step, engine_key, record, sides_of
 from chases.refusals import ChaseError, rule_error
-from combat.models import Combat, Participant
+from combat import steps
+from combat.models import Combat, Participant, Scene
 from combat.rounds import wod
 from combat.rounds.sheets import Stats, stats_for
 from combat.rules import difficulty as diff
@@ -27,6 +27,9 @@ from combat.rules.health import apply_penalty
 #: dodges (D6) at the difficulty its cover gives, with no action spent (**decision**).
 COVERS = {"half": "half cover (3)", "near": "cover in reach (6)", "open": "in the open (9)"}
 DAMAGE_TYPES = ("bashing", "lethal", "aggravated")
+
+#: K11: the storyteller rolls an attack made during the chase.
+ATTACK = chase_step("chase.attack")
 
 
 def chase_attack(
@@ -43,7 +46,7 @@ def chase_attack(
     damage_type: str | None = None,
     cover: str = "near",
     dice: Mapping[str, Sequence[int] | None] | None = None,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
     rng: Any = None,
 ) -> Chase:
@@ -67,7 +70,7 @@ def chase_attack(
     dice = {k: list(v) for k, v in (dice or {}).items() if v}
     payload = {
         "chase": chase.pk,
-        "step": expected_step,
+        "token": token,
         "attacker": attacker,
         "target": target,
         "means": means,
@@ -79,11 +82,8 @@ def chase_attack(
         "cover": cover,
         "dice": dice,
     }
-    with transaction.atomic():
-        opened = open_step(chase, by, "attack", key, payload, expected_step)
-        if opened is None:  # a replay
-            return Chase.objects.get(pk=chase.pk)
-        scene, chase, claim = opened
+
+    def apply(scene: Scene, chase: Chase) -> Chase:
         if chase.phase != Phase.ROLL:
             raise ChaseError(
                 "An attack is made as part of a round, before it is rolled (K11).", rule="K11"
@@ -165,9 +165,10 @@ def chase_attack(
                 "lands": outcome.lands == "attacker",
                 "taken": taken,
             },
-            claim=claim,
         )
-    return chase
+        return chase
+
+    return steps.run(ATTACK, chase, by=by, key=key, payload=payload, seen=token, rules=apply)
 
 
 def _attack_pool(

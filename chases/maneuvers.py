@@ -2,16 +2,45 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
 from chases import rules, selectors
-from chases.actors import require_actor
+from chases.actors import require_actor, sides_named_by
 from chases.models import Chase, Phase, Role, StepKind
-from chases.recording import after_maneuvers, leads, members, open_step, record, sides_of
+from chases.recording import (
+    after_maneuvers,
+    chase_step,
+    leads,
+    on_running,
+    record,
+    sides_of,
+)
 from chases.refusals import ChaseError, rule_error
+from combat import steps
+from combat.models import Scene
 from combat.rules.errors import RuleError
 from combat.services import is_storyteller_of_scene
+
+
+def _may_maneuver(
+    by: AbstractBaseUser, scene: Scene, chase: Chase, payload: Mapping[str, Any]
+) -> None:
+    """K7, K8: the winning side's own player (the storyteller for an NPC) chooses; the
+    storyteller may move on without a choice. Who the form names is found first, a hidden
+    NPC's key answering as a key of nobody (the Prey's player names the Predator it won
+    against, so a Prey's maneuver checks only the Prey)."""
+    on_running(by, scene, chase, payload)
+    if payload["maneuver"] is None and is_storyteller_of_scene(by, scene):
+        return
+    who = rules.PREY if payload["role"] == Role.PREY else payload["pursuit"]
+    require_actor(by, scene, sides_named_by(chase, scene, by, who))
+
+
+#: K7, K8: the winner of a pursuit's maneuver (a player's for their side).
+MANEUVER = chase_step("chase.maneuver", may_act=_may_maneuver)
 
 
 def chase_maneuver(
@@ -22,7 +51,7 @@ def chase_maneuver(
     role: str,
     maneuver: str | None,
     pick: str | None = None,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
 ) -> Chase:
     """K7, K8: the winner of ``pursuit`` (a Predator's key) in the round just rolled takes one
@@ -31,19 +60,14 @@ def chase_maneuver(
     without a choice (the maneuver is optional)."""
     payload = {
         "chase": chase.pk,
-        "step": expected_step,
+        "token": token,
         "pursuit": pursuit,
         "role": role,
         "maneuver": maneuver,
         "pick": pick,
     }
-    with transaction.atomic():
-        opened = open_step(
-            chase, by, "maneuver", key, payload, expected_step, storyteller_only=False
-        )
-        if opened is None:  # a replay
-            return Chase.objects.get(pk=chase.pk)
-        scene, chase, claim = opened
+
+    def apply(scene: Scene, chase: Chase) -> Chase:
         if chase.phase != Phase.MANEUVER:
             raise ChaseError(
                 "No maneuver is open now: only the winner of the round just "
@@ -55,10 +79,6 @@ def chase_maneuver(
         if entry not in pending:
             raise ChaseError("Only the winner of the round just rolled may maneuver (K6).", "K6")
         sides = sides_of(chase)
-        actor = members(sides, rules.PREY if role == Role.PREY else pursuit)
-        storyteller = is_storyteller_of_scene(by, scene)
-        if not (maneuver is None and storyteller):
-            require_actor(by, scene, actor)
         state = selectors.engine(chase)
         shown = selectors.names(chase, public=True)
         who = rules.PREY if role == Role.PREY else pursuit
@@ -109,6 +129,7 @@ def chase_maneuver(
             text=text,
             sides=sides,
             data={"maneuver": maneuver, "pursuit": pursuit, "role": role, "pick": pick},
-            claim=claim,
         )
-    return chase
+        return chase
+
+    return steps.run(MANEUVER, chase, by=by, key=key, payload=payload, seen=token, rules=apply)

@@ -7,16 +7,32 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
 from chases import rules, selectors
-from chases.actors import require_actor
+from chases.actors import require_actor, sides_named_by
 from chases.dice import roll_pool
 from chases.models import Chase, ChaseRoll, Phase, StepKind
 from chases.pools import sheet_values
-from chases.recording import leads, members, open_step, record, runner, sides_of
+from chases.recording import chase_step, leads, on_running, record, runner, sides_of
 from chases.refusals import WRONG_PHASE, ChaseError, rule_error
+from combat import steps
+from combat.models import Scene
 from combat.rules.errors import RuleError
+
+
+def _may_pass(by: AbstractBaseUser, scene: Scene, chase: Chase, payload: Mapping[str, Any]) -> None:
+    """K7, K8: the side's own player passes it (the storyteller for an NPC); the side the form
+    names is found first, a hidden NPC's key answering as a key of nobody."""
+    on_running(by, scene, chase, payload)
+    require_actor(by, scene, sides_named_by(chase, scene, by, payload["who"]))
+
+
+#: K9: the storyteller sets an obstacle, its pool and difficulty.
+OBSTACLE_SET = chase_step("chase.obstacle_set")
+#: K7 Nope!, K8 Damnit!: a side facing the obstacle passes it without a roll.
+OBSTACLE_CHOICE = chase_step("chase.obstacle_choice", may_act=_may_pass)
+#: K9: who faces the obstacle rolls against it.
+OBSTACLE_ROLL = chase_step("chase.obstacle_roll")
 
 
 def chase_obstacle_set(
@@ -27,7 +43,7 @@ def chase_obstacle_set(
     difficulty: int,
     pool: tuple[str, str],
     facing: Sequence[str] = (),
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
 ) -> Chase:
     """K9: the storyteller sets an obstacle, its pool and difficulty: between rounds for
@@ -36,27 +52,24 @@ def chase_obstacle_set(
     label = (label or "").strip()[:120] or "An obstacle"
     payload = {
         "chase": chase.pk,
-        "step": expected_step,
+        "token": token,
         "label": label,
         "difficulty": difficulty,
         "pool": list(pool),
         "facing": list(facing),
     }
-    with transaction.atomic():
-        opened = open_step(chase, by, "obstacle_set", key, payload, expected_step)
-        if opened is None:  # a replay
-            return Chase.objects.get(pk=chase.pk)
-        scene, chase, claim = opened
+
+    def apply(scene: Scene, chase: Chase) -> Chase:
         if not 2 <= int(difficulty) <= 10:
             raise ChaseError("An obstacle's difficulty is 2 to 10 (K9, D1).", rule="K9")
         state = selectors.engine(chase)
         pending = chase.pending.get("obstacle")
         if chase.phase == Phase.OBSTACLE and pending and not pending.get("set"):
-            facing = pending["facing"]
+            faced = pending["facing"]
         elif chase.phase == Phase.ROLL:
             running = {rules.PREY, *(p.predator for p in state.pursuits if p.running)}
-            facing = list(dict.fromkeys(facing))
-            if not facing or not set(facing) <= running:
+            faced = list(dict.fromkeys(facing))
+            if not faced or not set(faced) <= running:
                 raise ChaseError(
                     "Say who faces the obstacle: the Prey or Predators still running (K9).",
                     rule="K9",
@@ -66,7 +79,7 @@ def chase_obstacle_set(
         chase.phase = Phase.OBSTACLE
         chase.pending = {
             "obstacle": {
-                "facing": list(facing),
+                "facing": list(faced),
                 "set": True,
                 "label": label,
                 "difficulty": int(difficulty),
@@ -78,7 +91,7 @@ def chase_obstacle_set(
         shown = selectors.names(chase, public=True)
         text = (
             f"Obstacle: {label} ({pool[0].title()} + {pool[1].title()}, difficulty "
-            f"{int(difficulty)}) for {', '.join(shown[k] for k in facing)}"
+            f"{int(difficulty)}) for {', '.join(shown[k] for k in faced)}"
         )
         record(
             scene,
@@ -89,9 +102,10 @@ def chase_obstacle_set(
             text=text,
             sides=sides,
             data={"obstacle": chase.pending["obstacle"]},
-            claim=claim,
         )
-    return chase
+        return chase
+
+    return steps.run(OBSTACLE_SET, chase, by=by, key=key, payload=payload, seen=token, rules=apply)
 
 
 def chase_obstacle_choice(
@@ -99,19 +113,14 @@ def chase_obstacle_choice(
     chase: Chase,
     by: AbstractBaseUser,
     who: str,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
 ) -> Chase:
     """K7 Nope! (the Prey) or K8 Damnit! (a Predator): pass the set obstacle without a roll.
     Nope! costs 3 on every Lead and is refused if any would drop to 0 or below."""
-    payload = {"chase": chase.pk, "step": expected_step, "who": who}
-    with transaction.atomic():
-        opened = open_step(
-            chase, by, "obstacle_choice", key, payload, expected_step, storyteller_only=False
-        )
-        if opened is None:  # a replay
-            return Chase.objects.get(pk=chase.pk)
-        scene, chase, claim = opened
+    payload = {"chase": chase.pk, "token": token, "who": who}
+
+    def apply(scene: Scene, chase: Chase) -> Chase:
         pending = chase.pending.get("obstacle")
         if chase.phase != Phase.OBSTACLE or not pending or not pending.get("set"):
             raise ChaseError(
@@ -122,7 +131,6 @@ def chase_obstacle_choice(
         if who in pending.get("choices", {}):
             raise ChaseError("Already passing this obstacle without a roll (K8).", rule="K8")
         sides = sides_of(chase)
-        require_actor(by, scene, members(sides, who))
         state = selectors.engine(chase)
         if selectors.offer_on_obstacle(chase, state, who) is None:
             raise ChaseError("Nope! would cost the Prey its whole Lead (K8).", rule="K8")
@@ -141,16 +149,19 @@ def chase_obstacle_choice(
             text=text,
             sides=sides,
             data={"maneuver": choice, "who": who},
-            claim=claim,
         )
-    return chase
+        return chase
+
+    return steps.run(
+        OBSTACLE_CHOICE, chase, by=by, key=key, payload=payload, seen=token, rules=apply
+    )
 
 
 def chase_obstacle_roll(
     *,
     chase: Chase,
     by: AbstractBaseUser,
-    expected_step: int | None = None,
+    token: str | None = None,
     dice: Mapping[str, Sequence[int] | None] | None = None,
     pools: Mapping[str, int] | None = None,
     key: str | None = None,
@@ -160,12 +171,9 @@ def chase_obstacle_roll(
     storyteller's pool at its difficulty; no success puts that participant out (the engine
     ends the chase for the Prey, the last Predator, or both)."""
     dice, pools = dict(dice or {}), dict(pools or {})
-    payload = {"chase": chase.pk, "step": expected_step, "dice": dice, "pools": pools}
-    with transaction.atomic():
-        opened = open_step(chase, by, "obstacle_roll", key, payload, expected_step)
-        if opened is None:  # a replay
-            return Chase.objects.get(pk=chase.pk)
-        scene, chase, claim = opened
+    payload = {"chase": chase.pk, "token": token, "dice": dice, "pools": pools}
+
+    def apply(scene: Scene, chase: Chase) -> Chase:
         pending = chase.pending.get("obstacle")
         if chase.phase != Phase.OBSTACLE or not pending or not pending.get("set"):
             raise ChaseError("Set the obstacle's pool and difficulty first (K9).", rule="K9")
@@ -208,6 +216,7 @@ def chase_obstacle_roll(
             sides=sides,
             rolls=rolls,
             data={"outcome": {w: str(r) for w, r in outcome.items()}},
-            claim=claim,
         )
-    return chase
+        return chase
+
+    return steps.run(OBSTACLE_ROLL, chase, by=by, key=key, payload=payload, seen=token, rules=apply)

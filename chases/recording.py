@@ -4,7 +4,7 @@ ending announced on commit with :data:`chases.signals.chase_ended`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -12,12 +12,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from characters.idempotency import Claim, idempotency_claim
 from chases import pools, rules, selectors
 from chases.actors import require_storyteller
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side, StepKind
 from chases.refusals import OVER, STALE, ChaseError
 from chases.signals import chase_ended
+from chases.tokens import token_of
 from combat import steps
 from combat.models import LogKind, Participant, Scene
 from combat.rules.dice import RollResult
@@ -35,49 +35,54 @@ def engine_key(side: Side) -> str:
     return rules.PREY if side.role == Role.PREY else side.key
 
 
-def claim_key(
-    by: AbstractBaseUser, action: str, key: str | None, payload: dict[str, Any]
-) -> Claim | None:
-    if key is None:
-        return None
-    return idempotency_claim(user=by, action=f"chase.{action}", key=key, payload=payload)
+def lock_chase(chase: Chase) -> tuple[Scene, Chase]:
+    """Lock the scene, then the chase (every chase step's order)."""
+    scene = lock_open_scene(chase.scene)
+    locked = Chase.objects.select_for_update().get(pk=chase.pk)
+    locked.scene = scene
+    return scene, locked
 
 
-def open_step(
-    chase: Chase,
-    by: AbstractBaseUser,
-    action: str,
-    key: str | None,
-    payload: dict[str, Any],
-    expected_step: int | None,
-    *,
-    storyteller_only: bool = True,
-) -> tuple[Scene, Chase, None] | None:
-    """The opening of every step on a running chase, inside the caller's transaction, in the
-    one order (:func:`combat.steps.begin`): lock the scene, then the chase; claim the key (a
-    replay answers as the first did, before any other check); refuse anyone but the
-    storyteller (``storyteller_only``); the chase still running, at the step the form saw
-    (``expected_step``). ``None``: a replay, nothing to do."""
-
-    def lock() -> tuple[Scene, Chase]:
-        scene = lock_open_scene(chase.scene)
-        locked = Chase.objects.select_for_update().get(pk=chase.pk)
-        locked.scene = scene
-        return scene, locked
-
-    begun = steps.begin(
-        lock=lock, by=by, action=f"chase.{action}", key=key, payload=payload, refusal=ChaseError
-    )
-    if begun.replay:
-        return None
-    scene, locked = begun.scene, begun.row
-    if storyteller_only:
-        require_storyteller(by, scene)
-    if not locked.running:
+def on_running(
+    by: AbstractBaseUser, scene: Scene, chase: Chase, payload: Mapping[str, Any]
+) -> None:
+    """A step players take too (their side's maneuver, Nope! or Damnit!): on a running chase;
+    the step's own ``may_act`` says whose side it is."""
+    if not chase.running:
         raise ChaseError(OVER)
-    if expected_step is not None and locked.step != expected_step:
-        raise ChaseError(STALE)
-    return scene, locked, None
+
+
+def storyteller_on_running(
+    by: AbstractBaseUser, scene: Scene, chase: Chase, payload: Mapping[str, Any]
+) -> None:
+    """Only the storyteller runs the chase, while it runs."""
+    require_storyteller(by, scene)
+    on_running(by, scene, chase, payload)
+
+
+def chase_tokens(chase: Chase) -> tuple[str, ...]:
+    """The one token a current chase screen carries, the tablet's and the phones' alike."""
+    return (token_of(chase),)
+
+
+def chase_step(
+    action: str,
+    may_act: Callable[[AbstractBaseUser, Scene, Chase, Mapping[str, Any]], None] = (
+        storyteller_on_running
+    ),
+) -> steps.Step[Chase, Chase]:
+    """Declare a step on a running chase (:func:`combat.steps.declare`): it locks the scene,
+    then the chase; ``may_act`` (by default the storyteller's alone); the chase's token."""
+    return steps.declare(
+        steps.Step(
+            action=action,
+            lock=lock_chase,
+            may_act=may_act,
+            tokens=chase_tokens,
+            refusal=ChaseError,
+            moved_on=STALE,
+        )
+    )
 
 
 def sides_of(chase: Chase) -> dict[str, Side]:
@@ -137,11 +142,9 @@ def record(
     sides: Mapping[str, Side],
     rolls: Sequence[tuple[Side, str, int, RollResult, bool]] = (),
     data: dict[str, Any] | None = None,
-    claim: Claim | None = None,
 ) -> ChaseStep:
     """Write the new state, the chase's own step and rolls, the scene log line; end the chase
-    when the engine says it is over, announcing it on commit. A ``claim`` keeps the chase as
-    the answer to a replay of this request."""
+    when the engine says it is over, announcing it on commit."""
     chase.state = state.to_dict()
     chase.step += 1
     if state.over is not None and chase.ended_at is None:
@@ -200,8 +203,6 @@ def record(
             private_user_ids=player_ids(sides),
         )
         announce_end(chase)
-    if claim is not None:
-        claim.complete(chase=chase.pk)
     return step
 
 

@@ -7,7 +7,6 @@ from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 from django.utils import timezone
 
 from chases import rules, selectors
@@ -18,22 +17,31 @@ from chases.recording import (
     CALLED_OFF,
     after_maneuvers,
     announce_end,
+    chase_step,
     leads,
-    open_step,
     record,
     runner,
     sides_of,
 )
 from chases.refusals import WRONG_PHASE, ChaseError, rule_error
+from combat import steps
+from combat.models import Scene
 from combat.rules.dice import RollResult
 from combat.rules.errors import RuleError
+
+#: K6: the storyteller rolls a round.
+ROUND = chase_step("chase.round")
+#: K6: the storyteller changes the course difficulty between rounds.
+COURSE = chase_step("chase.course")
+#: The storyteller ends a chase the rules did not end.
+CALL_OFF = chase_step("chase.call_off")
 
 
 def chase_round(
     *,
     chase: Chase,
     by: AbstractBaseUser,
-    expected_step: int | None = None,
+    token: str | None = None,
     dice: Mapping[str, Sequence[int] | None] | None = None,
     pools: Mapping[str, int] | None = None,
     key: str | None = None,
@@ -45,12 +53,9 @@ def chase_round(
     seconds (K12). ``dice`` by engine key (``prey`` or a Predator's key): the table's dice,
     else the server rolls; ``pools``: a storyteller's other pool for a side (K2)."""
     dice, pools = dict(dice or {}), dict(pools or {})
-    payload = {"chase": chase.pk, "step": expected_step, "dice": dice, "pools": pools}
-    with transaction.atomic():
-        opened = open_step(chase, by, "round", key, payload, expected_step)
-        if opened is None:  # a replay
-            return Chase.objects.get(pk=chase.pk)
-        scene, chase, claim = opened
+    payload = {"chase": chase.pk, "token": token, "dice": dice, "pools": pools}
+
+    def apply(scene: Scene, chase: Chase) -> Chase:
         if chase.phase != Phase.ROLL:
             raise ChaseError(WRONG_PHASE[Phase(chase.phase)], rule="K6")
         state = selectors.engine(chase)
@@ -103,9 +108,10 @@ def chase_round(
             sides=sides,
             rolls=rolls,
             data={"successes": {w: r.successes for w, r in results.items()}},
-            claim=claim,
         )
-    return chase
+        return chase
+
+    return steps.run(ROUND, chase, by=by, key=key, payload=payload, seen=token, rules=apply)
 
 
 def chase_set_course(
@@ -113,17 +119,14 @@ def chase_set_course(
     chase: Chase,
     by: AbstractBaseUser,
     difficulty: int,
-    expected_step: int | None = None,
+    token: str | None = None,
     key: str | None = None,
 ) -> Chase:
     """K6: the storyteller changes the course difficulty between rounds (an empty highway 4,
     rush hour 9)."""
-    payload = {"chase": chase.pk, "step": expected_step, "difficulty": difficulty}
-    with transaction.atomic():
-        opened = open_step(chase, by, "course", key, payload, expected_step)
-        if opened is None:  # a replay
-            return Chase.objects.get(pk=chase.pk)
-        scene, chase, claim = opened
+    payload = {"chase": chase.pk, "token": token, "difficulty": difficulty}
+
+    def apply(scene: Scene, chase: Chase) -> Chase:
         if chase.phase != Phase.ROLL:
             raise ChaseError("The course changes between rounds (K6).", rule="K6")
         if not 2 <= int(difficulty) <= 10:
@@ -141,22 +144,20 @@ def chase_set_course(
             text=text,
             sides=sides_of(chase),
             data={"difficulty": int(difficulty)},
-            claim=claim,
         )
-    return chase
+        return chase
+
+    return steps.run(COURSE, chase, by=by, key=key, payload=payload, seen=token, rules=apply)
 
 
 def chase_call_off(
-    *, chase: Chase, by: AbstractBaseUser, expected_step: int | None = None, key: str | None = None
+    *, chase: Chase, by: AbstractBaseUser, token: str | None = None, key: str | None = None
 ) -> Chase:
     """The storyteller ends a chase the rules did not end (the scene moved on, someone left):
     announced like any ending, with the outcome ``called_off``."""
-    payload = {"chase": chase.pk, "step": expected_step}
-    with transaction.atomic():
-        opened = open_step(chase, by, "call_off", key, payload, expected_step)
-        if opened is None:  # a replay
-            return Chase.objects.get(pk=chase.pk)
-        scene, chase, claim = opened
+    payload = {"chase": chase.pk, "token": token}
+
+    def apply(scene: Scene, chase: Chase) -> Chase:
         state = selectors.engine(chase)
         chase.phase, chase.pending, chase.outcome = Phase.OVER, {}, CALLED_OFF
         chase.ended_at = timezone.now()
@@ -168,7 +169,8 @@ def chase_call_off(
             kind=StepKind.END,
             text="Chase over: the storyteller called it off",
             sides=sides_of(chase),
-            claim=claim,
         )
         announce_end(chase)
-    return chase
+        return chase
+
+    return steps.run(CALL_OFF, chase, by=by, key=key, payload=payload, seen=token, rules=apply)

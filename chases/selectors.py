@@ -18,6 +18,7 @@ from django.db.models import Prefetch
 from chases import rules
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side
 from chases.pools import runner, sheet_values
+from chases.tokens import token_of
 from combat.models import Challenge, Combat, Participant, Scene
 from combat.render_cache import cached
 
@@ -280,6 +281,7 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
             ending += " by " + ", ".join(caught_by)
     return {
         "chase": chase,
+        "token": token_of(chase),
         "state": state,
         "public": public,
         "turn": _turn(chase, state, shown, maneuvers, obstacle, ending),
@@ -524,4 +526,5 @@ def prompts_state(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
         "obstacle_offers": obstacle,
         "course_parts": COURSE_PARTS,
         "prompt_id": f"chase-{chase.pk}-s{chase.step}",
+        "token": token_of(chase),
     }

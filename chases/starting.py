@@ -9,11 +9,12 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
+from characters.idempotency import Claim, idempotency_claim
 from chases import rules, selectors
 from chases.dice import START_DIFFICULTY, roll_pool
 from chases.models import Chase, ChaseRoll, Phase, Role, Side, Start, StepKind
 from chases.pools import pool_for, sheet_values
-from chases.recording import claim_key, leads, members, record, side_key, sides_of
+from chases.recording import leads, members, record, side_key, sides_of
 from chases.refusals import (
     ALREADY,
     NOT_IN_SCENE,
@@ -22,10 +23,54 @@ from chases.refusals import (
     ChaseError,
     rule_error,
 )
+from combat import steps
 from combat.models import Participant, Scene
 from combat.rules.dice import RollResult
 from combat.rules.errors import RuleError
 from combat.services import is_storyteller_of_scene, lock_open_scene
+
+
+def _lock_scene(scene: Scene) -> tuple[Scene, Scene]:
+    locked = lock_open_scene(scene)
+    return locked, locked
+
+
+def _may_start(by: AbstractBaseUser, scene: Scene, _: Scene, payload: Mapping[str, Any]) -> None:
+    """The storyteller starts any chase; from an escape, the player of a pursuing Predator
+    may too (the attacker elects to pursue, K4)."""
+    if is_storyteller_of_scene(by, scene):
+        return
+    pursuer = Participant.objects.filter(
+        scene=scene,
+        removed_at__isnull=True,
+        pk__in=payload["predators"],
+        character__player=by,
+        npc=False,
+    )
+    if not (payload["start"] == Start.ESCAPE and pursuer.exists()):
+        raise ChaseError(NOT_STORYTELLER)
+
+
+def _claim(by: AbstractBaseUser, key: str, payload: Mapping[str, Any]) -> Claim:
+    """This request's claim of ``key`` (made when the step began): what a replay answers."""
+    return idempotency_claim(user=by, action=START.action, key=key, payload=payload)
+
+
+def _lock_escape_chase(scene: Scene) -> tuple[Scene, Chase | None]:
+    """The scene, then its running chase from an escape (if any), locked."""
+    locked = lock_open_scene(scene)
+    running = Chase.objects.select_for_update().filter(
+        scene=locked, ended_at__isnull=True, start=Start.ESCAPE
+    )
+    return locked, running.first()
+
+
+#: Start a chase (K3, K4, K5): the storyteller's, or a pursuing Predator's from an escape.
+START = steps.declare(
+    steps.Step(action="chase.start", lock=_lock_scene, may_act=_may_start, refusal=ChaseError)
+)
+#: Join the chase an escape started (D13, K1): who may is checked once the chase is found.
+JOIN = steps.declare(steps.Step(action="chase.join", lock=_lock_escape_chase, refusal=ChaseError))
 
 
 def start_chase(
@@ -95,11 +140,9 @@ def start_chase(
         "difficulty": course_difficulty,
         "terrain": terrain_value.value,
     }
-    with transaction.atomic():
-        locked = lock_open_scene(scene)
-        claim = claim_key(by, "start", key, payload)
-        if claim is not None and claim.replay:
-            return Chase.objects.get(pk=claim.result["chase"])
+
+    def apply(locked: Scene, _: Scene) -> Chase:
+        nonlocal group, predators
         everyone = [*group, *predators]
         found = {
             p.pk: p
@@ -112,10 +155,6 @@ def start_chase(
                 raise ChaseError(NOT_IN_SCENE.format(name=p.name))
         group = [found[p.pk] for p in group]
         predators = [found[p.pk] for p in predators]
-        if not is_storyteller_of_scene(by, locked):
-            pursuer = any(p.player_id == by.pk and not p.npc for p in predators)
-            if not (start == Start.ESCAPE and pursuer):
-                raise ChaseError(NOT_STORYTELLER)
         if Chase.objects.filter(scene=locked, ended_at__isnull=True).exists():
             raise ChaseError(ALREADY)
         setup = {
@@ -252,10 +291,21 @@ def start_chase(
             sides=sides,
             rolls=[(by_participant[p.pk], *rest) for p, *rest in rolls],
             data={"start": start, "origin": chase.origin},
-            claim=claim,
         )
-    scene.seq, scene.game_time = locked.seq, locked.game_time
-    return chase
+        if key:  # a replay of this request answers this chase
+            _claim(by, key, payload).complete(chase=chase.pk)
+        scene.seq, scene.game_time = locked.seq, locked.game_time
+        return chase
+
+    return steps.run(
+        START,
+        scene,
+        by=by,
+        key=key,
+        payload=payload,
+        rules=apply,
+        replayed=lambda *_: Chase.objects.get(pk=_claim(by, key, payload).result["chase"]),
+    )
 
 
 def join_escape_chase(
@@ -276,13 +326,8 @@ def join_escape_chase(
     when no such chase runs, ``None`` (nothing changed: the caller starts one). A chase from
     that escape that already rolled, or that already counts ``predator``, is refused.
     """
-    with transaction.atomic():
-        locked = lock_open_scene(scene)
-        chase = (
-            Chase.objects.select_for_update()
-            .filter(scene=locked, ended_at__isnull=True, start=Start.ESCAPE)
-            .first()
-        )
+
+    def apply(locked: Scene, chase: Chase | None) -> Chase | None:
         if chase is None or chase.origin != origin:
             return None
         sides = sides_of(chase)
@@ -321,5 +366,8 @@ def join_escape_chase(
             sides=sides,
             data={"joined": side.key, "origin": chase.origin},
         )
-    scene.seq, scene.game_time = locked.seq, locked.game_time
-    return chase
+        scene.seq, scene.game_time = locked.seq, locked.game_time
+        return chase
+
+    payload = {"scene": scene.pk, "predator": predator.pk, "prey": prey.pk, "origin": origin}
+    return steps.run(JOIN, scene, by=by, key=None, payload=payload, rules=apply)

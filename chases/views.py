@@ -19,14 +19,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from characters.idempotency import IdempotencyError, KeyMalformed
+from characters.idempotency import IdempotencyError
 from chases import attacks, forms, maneuvers, obstacles, running, selectors, starting
 from chases.models import Chase
-from chases.refusals import ChaseError
-from combat import fragments
+from combat import fragments, steps
 from combat import selectors as scene_selectors
 from combat.models import Scene
-from combat.services import SceneError
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -84,10 +82,8 @@ def _bad(request: HttpRequest, scene: Scene, form: Any) -> HttpResponse:
 def _run(request: HttpRequest, scene: Scene, call: Any) -> HttpResponse:
     try:
         call()
-    except KeyMalformed as error:
-        return _reply(request, scene, error=str(error), status=400)
-    except (ChaseError, SceneError, IdempotencyError) as error:
-        return _reply(request, scene, error=str(error), status=409)
+    except (steps.Refused, IdempotencyError) as error:
+        return _reply(request, scene, error=str(error), status=steps.http_status(error))
     return _reply(request, scene)
 
 
@@ -127,9 +123,10 @@ def chase_post(
 
 
 def _posted(request: HttpRequest, chase: Chase, data: dict) -> dict[str, Any]:
-    """What every post on a chase hands its service: the chase, who posts, the step the form
-    was drawn for (a stale one is refused) and the key that makes a double tap count once."""
-    return {"chase": chase, "by": request.user, "expected_step": data["step"], "key": data["key"]}
+    """What every post on a chase hands its step: the chase, who posts, the token of the state
+    the form was drawn for (a stale one is refused) and the key that makes a double tap count
+    once."""
+    return {"chase": chase, "by": request.user, "token": data["token"], "key": data["key"]}
 
 
 @login_required

@@ -14,6 +14,7 @@ from characters.selectors import current_values
 from chases import attacks, maneuvers, running, selectors, starting
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase
 from chases.refusals import ChaseError
+from chases.tokens import token_of
 from combat.models import Combat
 from tests.chases.conftest import Dice
 from tests.factories import AbilityFactory, EquipmentFactory
@@ -44,7 +45,7 @@ def attack(chase, by, attacker, target, *, rng=None, **extra) -> Chase:
         by=by,
         attacker=attacker,
         target=target,
-        expected_step=chase.step,
+        token=token_of(chase),
         rng=rng,
         **{"means": "weapon", **extra},
     )
@@ -113,7 +114,7 @@ def test_the_attacker_splits_its_chase_roll_that_round_only(
     # Janet took 2 lethal (Hurt, −1): her chase pool is 5 − 1 = 4.
     assert rolling["prey"].dice == 4
     running.chase_round(
-        chase=chase, by=storyteller, expected_step=chase.step, rng=Dice(2, 2, 2, 2, 9, 9)
+        chase=chase, by=storyteller, token=token_of(chase), rng=Dice(2, 2, 2, 2, 9, 9)
     )
     pools = {
         r.side.key: r.pool for r in ChaseRoll.objects.filter(step__chase=chase, purpose="round")
@@ -126,7 +127,7 @@ def test_the_attacker_splits_its_chase_roll_that_round_only(
         pursuit=key(gunman),
         role="predator",
         maneuver=None,
-        expected_step=chase.step,
+        token=token_of(chase),
     )
     chase.refresh_from_db()
     rolling = {r["key"]: r["pool"] for r in selectors.board_state(scene, participants)["rolling"]}
@@ -224,7 +225,7 @@ def test_attack_run_lets_a_predator_shoot_from_further_away(scene, storyteller, 
     running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [2, 2, 2, 2, 2], key(gunman): [9, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()  # Lead 6; Attack Run: 7, counted as 3 for Cody's attacks
@@ -234,7 +235,7 @@ def test_attack_run_lets_a_predator_shoot_from_further_away(scene, storyteller, 
         pursuit=key(gunman),
         role="predator",
         maneuver="attack_run",
-        expected_step=chase.step,
+        token=token_of(chase),
     )
     attack(chase, storyteller, key(gunman), "prey", rng=Dice(*[2] * 20))
     assert ChaseStep.objects.filter(chase=chase, kind="attack").count() == 1
@@ -243,7 +244,7 @@ def test_attack_run_lets_a_predator_shoot_from_further_away(scene, storyteller, 
     running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [2, 2, 2, 2, 2], key(gunman): [2, 2]},
     )
     chase.refresh_from_db()
@@ -302,7 +303,7 @@ def test_refusals_name_their_rule_and_change_nothing(scene, storyteller, janet, 
     running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={
             "prey": [2, 2, 2, 2, 2],
             key(cody): [9, 2, 2, 2, 2],

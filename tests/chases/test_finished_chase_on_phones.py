@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chases import running, starting
+from chases.tokens import token_of
 from combat import fragments
 from combat.models import Scene
 from combat.rounds import services as rounds
@@ -19,7 +20,7 @@ def test_bug8_a_finished_chase_leaves_the_phones_when_the_next_fight_starts(
     chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
-    running.chase_call_off(chase=chase, by=storyteller, expected_step=chase.step)
+    running.chase_call_off(chase=chase, by=storyteller, token=token_of(chase))
     scene = Scene.objects.get(pk=scene.pk)
     assert "Chase: Janet" in fragments.players_state(scene)  # its ending is told
     Scene.objects.filter(pk=scene.pk).update(ruleset="wod_dice")  # a dice fight follows

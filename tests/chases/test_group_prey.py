@@ -15,6 +15,7 @@ from characters.selectors import current_values
 from chases import attacks, maneuvers, obstacles, running, selectors, starting
 from chases.models import Chase, ChaseRoll, Phase, Side
 from chases.refusals import ChaseError
+from chases.tokens import token_of
 from combat import services as scenes
 from tests.chases.conftest import Dice, _sheet
 from tests.conftest import client_for
@@ -87,7 +88,7 @@ def test_the_group_rolls_at_its_slowest_members_pace(scene, storyteller, janet, 
     assert rolling["prey"]["pool"].dice == 3 and rolling["prey"]["runner"] == "Bob"
     assert rolling["prey"]["name"] == "Janet and Bob"
     dice = Dice(9, 9, 9, *[2] * 7)  # Bob's 3 dice, then the Hound's 7
-    running.chase_round(chase=chase, by=storyteller, expected_step=chase.step, rng=dice)
+    running.chase_round(chase=chase, by=storyteller, token=token_of(chase), rng=dice)
     assert dice.faces == []
     prey_roll = ChaseRoll.objects.get(step__chase=chase, purpose="round", side__role="prey")
     assert (prey_roll.side.participant, prey_roll.pool) == (bob, 3)
@@ -140,7 +141,7 @@ def test_every_members_player_sees_the_prey_and_one_choice_counts(
     running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [9, 2, 2], key(cody): [2, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()
@@ -158,16 +159,15 @@ def test_every_members_player_sees_the_prey_and_one_choice_counts(
             pursuit=key(cody),
             role="prey",
             maneuver="bait",
-            expected_step=chase.step,
+            token=token_of(chase),
         )
-    step = chase.step
     maneuvers.chase_maneuver(
         chase=chase,
         by=bob_player,
         pursuit=key(cody),
         role="prey",
         maneuver="bait",
-        expected_step=step,
+        token=token_of(chase),
     )
     with pytest.raises(ChaseError, match="moved on"):
         maneuvers.chase_maneuver(
@@ -176,7 +176,7 @@ def test_every_members_player_sees_the_prey_and_one_choice_counts(
             pursuit=key(cody),
             role="prey",
             maneuver="gun_it",
-            expected_step=step,
+            token=token_of(chase),
         )
     chase.refresh_from_db()
     assert chase.phase == Phase.ROLL and chase.steps.filter(kind="maneuver").count() == 1
@@ -192,14 +192,14 @@ def test_the_group_faces_an_obstacle_with_its_slowest_member(scene, storyteller,
         difficulty=6,
         pool=("dexterity", "athletics"),
         facing=["prey"],
-        expected_step=chase.step,
+        token=token_of(chase),
     )
     chase.refresh_from_db()
     participants = [s.participant for s in chase.sides.all()]
     [facing] = selectors.board_state(scene, participants)["obstacle_rolling"]
     assert (facing["name"], facing["pool"].dice) == ("Janet and Bob", 3)
     dice = Dice(2, 2, 2)  # Bob's 3 dice fail: the Prey is out (K9)
-    obstacles.chase_obstacle_roll(chase=chase, by=storyteller, expected_step=chase.step, rng=dice)
+    obstacles.chase_obstacle_roll(chase=chase, by=storyteller, token=token_of(chase), rng=dice)
     assert dice.faces == []
     chase.refresh_from_db()
     assert chase.outcome == "prey_out"
@@ -223,7 +223,7 @@ def test_an_attack_hits_one_member_and_a_member_attacking_splits_the_groups_roll
         pool=6,
         damage=3,
         damage_type="bashing",
-        expected_step=chase.step,
+        token=token_of(chase),
         rng=dice,
     )
     assert dice.faces == []
@@ -238,7 +238,7 @@ def test_an_attack_hits_one_member_and_a_member_attacking_splits_the_groups_roll
         means="weapon",
         pool=4,
         damage=2,
-        expected_step=chase.step,
+        token=token_of(chase),
         rng=Dice(*[2] * 20),
     )
     chase.refresh_from_db()

@@ -8,6 +8,7 @@ from chases import maneuvers, obstacles, running, starting
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase
 from chases.refusals import ChaseError
 from chases.signals import chase_ended
+from chases.tokens import token_of
 from combat.models import SceneLogEntry
 from tests.chases.conftest import Dice
 
@@ -51,7 +52,7 @@ def lead(chase, predator) -> int:
 def round_(chase, by, prey_dice, **predator_dice):
     chase.refresh_from_db()
     dice = {"prey": prey_dice, **predator_dice}
-    return running.chase_round(chase=chase, by=by, expected_step=chase.step, dice=dice)
+    return running.chase_round(chase=chase, by=by, token=token_of(chase), dice=dice)
 
 
 # Starts -----------------------------------------------------------------------------------
@@ -207,7 +208,7 @@ def test_the_prey_wins_a_round_and_only_its_player_picks_a_maneuver(
         pursuit=key(hound),
         role="prey",
         maneuver="gun_it",
-        expected_step=step,
+        token=token_of(chase),
     )
     assert lead(chase, hound) == 4 and chase.phase == Phase.ROLL
     assert ChaseStep.objects.filter(chase=chase, kind="maneuver", text__contains="Gun it!").exists()
@@ -222,12 +223,12 @@ def test_only_the_storyteller_rolls_a_round(scene, storyteller, janet, hound, pl
 def test_a_stale_step_is_refused_and_a_double_tap_counts_once(scene, storyteller, janet, hound):
     chase = escape(scene, storyteller, janet, hound, head_start=3)
     dice = {"prey": [2, 2, 2, 2, 2], key(hound): [2, 2, 2, 2, 2, 2, 2]}
-    running.chase_round(chase=chase, by=storyteller, expected_step=chase.step, dice=dice, key="r1")
+    running.chase_round(chase=chase, by=storyteller, token=token_of(chase), dice=dice, key="r1")
     step = Chase.objects.get(pk=chase.pk).step
-    running.chase_round(chase=chase, by=storyteller, expected_step=chase.step, dice=dice, key="r1")
+    running.chase_round(chase=chase, by=storyteller, token=token_of(chase), dice=dice, key="r1")
     assert Chase.objects.get(pk=chase.pk).step == step
     with pytest.raises(ChaseError, match="moved on"):
-        running.chase_round(chase=chase, by=storyteller, expected_step=chase.step, dice=dice)
+        running.chase_round(chase=chase, by=storyteller, token=token_of(chase), dice=dice)
 
 
 @pytest.mark.rules("K8")
@@ -292,7 +293,7 @@ def test_on_foot_the_pool_switches_to_stamina_after_the_chosen_rounds(
     for _ in range(5):
         round_(chase, storyteller, [5, 2, 2, 2, 2], **{key(hound): [5, 2, 2, 2, 2, 2, 2]})
     chase.refresh_from_db()
-    running.chase_round(chase=chase, by=storyteller, expected_step=chase.step, rng=Dice(*[5] * 9))
+    running.chase_round(chase=chase, by=storyteller, token=token_of(chase), rng=Dice(*[5] * 9))
     rolls = ChaseRoll.objects.filter(step__chase=chase, step__round=6)
     assert {r.side.role: r.pool for r in rolls} == {"prey": 4, "predator": 3}  # Stamina 2 + 2
 
@@ -412,7 +413,7 @@ def test_the_storyteller_calls_a_chase_off_and_may_start_another(
     with pytest.raises(ChaseError, match="Only the storyteller"):
         running.chase_call_off(chase=chase, by=player)
     with django_capture_on_commit_callbacks(execute=True):
-        running.chase_call_off(chase=chase, by=storyteller, expected_step=chase.step)
+        running.chase_call_off(chase=chase, by=storyteller, token=token_of(chase))
     chase.refresh_from_db()
     assert chase.outcome == "called_off" and ended == [("called_off", {"round_id": 2})]
     assert escape(scene, storyteller, janet, hound).pk != chase.pk
@@ -500,9 +501,7 @@ def test_typed_dice_other_than_the_pool_are_refused_and_change_nothing(
     before = _unchanged(chase)
     dice = {"prey": [8, 9, 7], key(hound): [2] * 7}
     with pytest.raises(ChaseError) as refused:
-        running.chase_round(
-            chase=chase, by=storyteller, expected_step=chase.step, dice=dice, key="r1"
-        )
+        running.chase_round(chase=chase, by=storyteller, token=token_of(chase), dice=dice, key="r1")
     assert str(refused.value) == (
         "Janet's chase pool is 5 dice; 3 typed: type 5 or leave it blank (D1)"
     )
@@ -511,14 +510,14 @@ def test_typed_dice_other_than_the_pool_are_refused_and_change_nothing(
         running.chase_round(
             chase=chase,
             by=storyteller,
-            expected_step=chase.step,
+            token=token_of(chase),
             dice={"prey": [2] * 5, key(hound): [2] * 8},
         )
     assert _unchanged(chase) == before
     running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice=dice,
         pools={"prey": 3},
         key="r1",

@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from chases import obstacles, running, starting
 from chases.models import Chase, Phase
+from chases.tokens import token_of
 from combat import fragments
 from combat.models import Scene
 from tests.conftest import client_for
@@ -66,7 +67,9 @@ def test_a_player_cannot_start_or_roll(scene, storyteller, janet, hound, player)
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     response = client.post(
-        f"/chases/{chase.pk}/round/", {"step": chase.step, "key": "k1"}, HTTP_HX_REQUEST="true"
+        f"/chases/{chase.pk}/round/",
+        {"token": token_of(chase), "key": "k1"},
+        HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 409 and "Only the storyteller" in response.content.decode()
     chase.refresh_from_db()
@@ -84,7 +87,7 @@ def test_the_tablet_rolls_typed_dice_and_the_winners_phone_is_offered_its_maneuv
         f"/chases/{chase.pk}/round/",
         {
             "via": "tablet",
-            "step": chase.step,
+            "token": token_of(chase),
             "key": "roll-1",
             "dice-prey": "8 9 7 2 2",  # Dexterity 3 + Athletics 2
             f"dice-{key(hound)}": "2 3 2 2 2 2 2",  # Dexterity 4 + Athletics 3
@@ -102,7 +105,7 @@ def test_the_tablet_rolls_typed_dice_and_the_winners_phone_is_offered_its_maneuv
     response = client_for(player).post(
         f"/chases/{chase.pk}/maneuver/",
         {
-            "step": chase.step,
+            "token": token_of(chase),
             "key": "m1",
             "pursuit": key(hound),
             "role": "prey",
@@ -121,7 +124,7 @@ def test_a_late_tap_is_refused_with_a_message(scene, storyteller, janet, hound, 
     )
     response = client_for(storyteller).post(
         f"/chases/{chase.pk}/course/",
-        {"via": "tablet", "step": chase.step + 5, "key": "c1", "difficulty": "8"},
+        {"via": "tablet", "token": "stale", "key": "c1", "difficulty": "8"},
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 409 and "moved on" in response.content.decode()
@@ -133,7 +136,7 @@ def test_typed_dice_must_be_d10s(scene, storyteller, janet, hound):
     )
     response = client_for(storyteller).post(
         f"/chases/{chase.pk}/round/",
-        {"via": "tablet", "step": chase.step, "key": "r", "dice-prey": "3 11"},
+        {"via": "tablet", "token": token_of(chase), "key": "r", "dice-prey": "3 11"},
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 400 and "1 to 10" in response.content.decode()
@@ -157,7 +160,7 @@ def test_typed_dice_other_than_the_pool_the_tablet_shows_are_refused(
     assert 'name="pool-prey" value="5"' in board
     data = {
         "via": "tablet",
-        "step": chase.step,
+        "token": token_of(chase),
         "key": "r",
         "pool-prey": "5",
         "dice-prey": "8 9 7",
@@ -193,7 +196,7 @@ def test_a_hidden_pursuer_is_never_named_nor_its_dice_shown_to_the_players(
     running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [2, 2, 2, 2, 2], key(lurker): [7, 9, 4, 3]},
     )
     s = fresh(scene)
@@ -217,13 +220,69 @@ def test_the_prompts_reach_only_the_winners_phone(
     running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [2, 2, 2, 2, 2], key(cody): [9, 9, 2, 2, 2]},
     )
     s = fresh(scene)
     assert 'data-maneuver="head_off"' in fragments.private_state(s, other_player)
     assert "data-maneuver" not in fragments.private_state(s, player)
     assert "data-maneuver" not in fragments.players_state(s)
+
+
+def _forged(client, url: str, data: dict) -> tuple[int, str]:
+    """A phone's post (htmx, no ``via``): its status and the private part it gets back."""
+    response = client.post(url, data, HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    return response.status_code, re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", body)
+
+
+NOBODY = "p999999"
+
+
+@pytest.mark.parametrize("form", ["predator_maneuver", "prey_maneuver", "obstacle_choice"])
+def test_a_forged_side_key_of_a_hidden_predator_answers_as_one_that_names_nobody(
+    form, scene, storyteller, janet, cody, lurker, other_player
+):
+    """A player posts the side key of a hidden NPC (here Cody's, who is not in this chase):
+    status and sentence are those of a key that names nothing, whatever the hidden NPC is
+    doing (its maneuver pending, the Prey's maneuver against it, an obstacle it faces)."""
+    chase = starting.start_chase(
+        scene=scene, by=storyteller, predators=[lurker], prey=janet, start="escape", head_start=3
+    )
+    if form == "obstacle_choice":
+        obstacles.chase_obstacle_set(
+            chase=chase,
+            by=storyteller,
+            label="A fence",
+            difficulty=6,
+            pool=("dexterity", "athletics"),
+            facing=["prey", key(lurker)],
+            token=token_of(chase),
+        )
+        url, field, extra = f"/chases/{chase.pk}/obstacle/choice/", "who", {}
+    else:
+        wins = form == "predator_maneuver"
+        running.chase_round(
+            chase=chase,
+            by=storyteller,
+            token=token_of(chase),
+            dice={
+                "prey": [2] * 5 if wins else [9] * 5,
+                key(lurker): [9, 9, 2, 2] if wins else [2] * 4,
+            },
+        )
+        role = "predator" if wins else "prey"
+        url, field = f"/chases/{chase.pk}/maneuver/", "pursuit"
+        extra = {"role": role, "maneuver": "tail" if wins else "bait"}
+    chase.refresh_from_db()
+    client = client_for(other_player)
+    base = {"token": token_of(chase), **extra}
+    hidden = _forged(client, url, {**base, "key": "forge-1", field: key(lurker)})
+    nobody = _forged(client, url, {**base, "key": "forge-2", field: NOBODY})
+    assert hidden[0] == nobody[0] == 409
+    assert hidden[1] == nobody[1]
+    assert "Lurker" not in hidden[1]
+    assert Chase.objects.get(pk=chase.pk).step == chase.step
 
 
 # Sync: pushed fragments equal a fresh render ---------------------------------------------------
@@ -259,7 +318,7 @@ def test_a_phone_after_pushes_shows_what_a_fresh_load_shows(
         running.chase_round(
             chase=chase,
             by=storyteller,
-            expected_step=chase.step,
+            token=token_of(chase),
             dice={"prey": [9, 9, 2, 2, 2], key(hound): [2, 2, 2, 2, 2, 2, 2]},
         )
     players = [h for g, h in pushed if g.endswith(".players")]
@@ -297,7 +356,7 @@ def test_the_chase_renders_in_the_same_queries_for_few_or_many_steps(
             running.chase_round(
                 chase=chase,
                 by=storyteller,
-                expected_step=chase.step,
+                token=token_of(chase),
                 dice={"prey": [5, 2, 2, 2, 2], key(hound): [5, 2, 2, 2, 2, 2, 2]},
             )
     assert counts[0] == counts[1]
@@ -357,10 +416,14 @@ def test_each_role_does_only_what_it_may(
         scene=scene, by=storyteller, predators=[cody], prey=janet, start="escape", head_start=3
     )
     client = client_for(user)
-    step = chase.step
     response = client.post(
         f"/chases/{chase.pk}/round/",
-        {"step": step, "key": "r1", "dice-prey": "9 2 2 2 2", f"dice-{key(cody)}": "2 2 2 2 2"},
+        {
+            "token": token_of(chase),
+            "key": "r1",
+            "dice-prey": "9 2 2 2 2",
+            f"dice-{key(cody)}": "2 2 2 2 2",
+        },
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == roll
@@ -368,13 +431,19 @@ def test_each_role_does_only_what_it_may(
         running.chase_round(
             chase=chase,
             by=storyteller,
-            expected_step=step,
+            token=token_of(chase),
             dice={"prey": [9, 2, 2, 2, 2], key(cody): [2, 2, 2, 2, 2]},
         )
     chase.refresh_from_db()
     response = client.post(
         f"/chases/{chase.pk}/maneuver/",
-        {"step": chase.step, "key": "m1", "pursuit": key(cody), "role": "prey", "maneuver": "bait"},
+        {
+            "token": token_of(chase),
+            "key": "m1",
+            "pursuit": key(cody),
+            "role": "prey",
+            "maneuver": "bait",
+        },
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == maneuver
@@ -388,7 +457,7 @@ def test_each_role_does_only_what_it_may(
 def attack_post(client, chase, **fields):
     data = {
         "via": "tablet",
-        "step": chase.step,
+        "token": token_of(chase),
         "key": f"attack-{chase.step}",
         "means": "weapon",
         "cover": "near",
@@ -467,7 +536,7 @@ def test_a_pick_on_a_maneuver_that_takes_none_is_refused_and_changes_nothing(
     running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [8, 9, 7, 2, 2], key(hound): [2, 3, 2, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()
@@ -475,7 +544,7 @@ def test_a_pick_on_a_maneuver_that_takes_none_is_refused_and_changes_nothing(
     response = client_for(player).post(
         f"/chases/{chase.pk}/maneuver/",
         {
-            "step": chase.step,
+            "token": token_of(chase),
             "key": f"m-{pick}",
             "pursuit": key(hound),
             "role": "prey",
@@ -501,14 +570,14 @@ def test_in_there_picks_a_part_of_the_chase_pool_from_the_phone(
     running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [8, 9, 7, 2, 2], key(hound): [2, 3, 2, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()
     response = client_for(player).post(
         f"/chases/{chase.pk}/maneuver/",
         {
-            "step": chase.step,
+            "token": token_of(chase),
             "key": "m-in",
             "pursuit": key(hound),
             "role": "prey",
@@ -531,7 +600,7 @@ def _roll_post(client, chase, prey_dice, predator_key, predator_dice):
         f"/chases/{chase.pk}/round/",
         {
             "via": "tablet",
-            "step": chase.step,
+            "token": token_of(chase),
             "key": f"roll-{chase.step}",
             "dice-prey": prey_dice,
             f"dice-{predator_key}": predator_dice,
@@ -606,13 +675,13 @@ def test_crashing_out_is_announced_on_every_phone(
         difficulty=6,
         pool=("dexterity", "athletics"),
         facing=["prey", key(hound)],
-        expected_step=chase.step,
+        token=token_of(chase),
     )
     chase.refresh_from_db()
     obstacles.chase_obstacle_roll(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": prey_dice, key(hound): [2, 2, 2, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()

@@ -533,7 +533,6 @@ def test_an_attacker_does_not_join_a_chase_that_already_rolled(cast):
     chases.chase_round(
         chase=chase,
         by=cast.storyteller,
-        expected_step=chase.step,
         dice={"prey": [2] * 7, f"p{cast.p['Teddy'].pk}": [2] * 5},  # Jane's 7, Teddy's 5
     )
     _resolve(cast, combat, "Thug", attack_dice="2 2 2 2")
