@@ -70,7 +70,6 @@ def chase_attack(
     dice = {k: list(v) for k, v in (dice or {}).items() if v}
     payload = {
         "chase": chase.pk,
-        "token": token,
         "attacker": attacker,
         "target": target,
         "means": means,

@@ -60,7 +60,6 @@ def chase_maneuver(
     without a choice (the maneuver is optional)."""
     payload = {
         "chase": chase.pk,
-        "token": token,
         "pursuit": pursuit,
         "role": role,
         "maneuver": maneuver,

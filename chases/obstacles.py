@@ -52,7 +52,6 @@ def chase_obstacle_set(
     label = (label or "").strip()[:120] or "An obstacle"
     payload = {
         "chase": chase.pk,
-        "token": token,
         "label": label,
         "difficulty": difficulty,
         "pool": list(pool),
@@ -118,7 +117,7 @@ def chase_obstacle_choice(
 ) -> Chase:
     """K7 Nope! (the Prey) or K8 Damnit! (a Predator): pass the set obstacle without a roll.
     Nope! costs 3 on every Lead and is refused if any would drop to 0 or below."""
-    payload = {"chase": chase.pk, "token": token, "who": who}
+    payload = {"chase": chase.pk, "who": who}
 
     def apply(scene: Scene, chase: Chase) -> Chase:
         pending = chase.pending.get("obstacle")
@@ -171,7 +170,7 @@ def chase_obstacle_roll(
     storyteller's pool at its difficulty; no success puts that participant out (the engine
     ends the chase for the Prey, the last Predator, or both)."""
     dice, pools = dict(dice or {}), dict(pools or {})
-    payload = {"chase": chase.pk, "token": token, "dice": dice, "pools": pools}
+    payload = {"chase": chase.pk, "dice": dice, "pools": pools}
 
     def apply(scene: Scene, chase: Chase) -> Chase:
         pending = chase.pending.get("obstacle")

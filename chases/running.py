@@ -53,7 +53,7 @@ def chase_round(
     seconds (K12). ``dice`` by engine key (``prey`` or a Predator's key): the table's dice,
     else the server rolls; ``pools``: a storyteller's other pool for a side (K2)."""
     dice, pools = dict(dice or {}), dict(pools or {})
-    payload = {"chase": chase.pk, "token": token, "dice": dice, "pools": pools}
+    payload = {"chase": chase.pk, "dice": dice, "pools": pools}
 
     def apply(scene: Scene, chase: Chase) -> Chase:
         if chase.phase != Phase.ROLL:
@@ -124,7 +124,7 @@ def chase_set_course(
 ) -> Chase:
     """K6: the storyteller changes the course difficulty between rounds (an empty highway 4,
     rush hour 9)."""
-    payload = {"chase": chase.pk, "token": token, "difficulty": difficulty}
+    payload = {"chase": chase.pk, "difficulty": difficulty}
 
     def apply(scene: Scene, chase: Chase) -> Chase:
         if chase.phase != Phase.ROLL:
@@ -155,7 +155,7 @@ def chase_call_off(
 ) -> Chase:
     """The storyteller ends a chase the rules did not end (the scene moved on, someone left):
     announced like any ending, with the outcome ``called_off``."""
-    payload = {"chase": chase.pk, "token": token}
+    payload = {"chase": chase.pk}
 
     def apply(scene: Scene, chase: Chase) -> Chase:
         state = selectors.engine(chase)

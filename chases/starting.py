@@ -316,6 +316,7 @@ def join_escape_chase(
     prey: Participant,
     head_start: int,
     origin: dict[str, Any],
+    key: str | None = None,
 ) -> Chase | None:
     """D13, K1, K4: an escape is one roll every attacker compares against, so a second
     attacker it beat joins the chase the first comparison started, as another Predator with
@@ -325,6 +326,7 @@ def join_escape_chase(
     round of the same fight) and the same lone Prey, and not have rolled its first round;
     when no such chase runs, ``None`` (nothing changed: the caller starts one). A chase from
     that escape that already rolled, or that already counts ``predator``, is refused.
+    ``key``: a tap sent again counts once.
     """
 
     def apply(locked: Scene, chase: Chase | None) -> Chase | None:
@@ -369,5 +371,11 @@ def join_escape_chase(
         scene.seq, scene.game_time = locked.seq, locked.game_time
         return chase
 
-    payload = {"scene": scene.pk, "predator": predator.pk, "prey": prey.pk, "origin": origin}
-    return steps.run(JOIN, scene, by=by, key=None, payload=payload, rules=apply)
+    payload = {
+        "scene": scene.pk,
+        "predator": predator.pk,
+        "prey": prey.pk,
+        "head_start": head_start,
+        "origin": origin,
+    }
+    return steps.run(JOIN, scene, by=by, key=key, payload=payload, rules=apply)
