@@ -1,4 +1,4 @@
-"""Forms of the chase: what the tablet and the phones post, read and checked before a service
+"""Forms of the chase: what the tablet and the phones post, read and checked before a step
 runs. Every form carries the chase's ``token`` (the state it was drawn for) and an idempotency
 ``key``."""
 

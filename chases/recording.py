@@ -1,6 +1,7 @@
-"""What every chase step shares: opening it in the one order, the sides behind an engine key,
-and writing its outcome (the chase's state, its own step and rolls, the scene's log line, an
-ending announced on commit with :data:`chases.signals.chase_ended`)."""
+"""What every chase step shares: its declaration (:func:`chase_step`: lock the scene, then the
+chase; who may act; the chase's token, for :func:`combat.steps.run`), the sides behind an
+engine key, and writing its outcome (the chase's state, its own step and rolls, the scene's
+log line, an ending announced on commit with :data:`chases.signals.chase_ended`)."""
 
 from __future__ import annotations
 

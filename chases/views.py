@@ -1,7 +1,7 @@
 """Chase pages: thin views over the chase steps (:mod:`chases.starting`, :mod:`chases.running`,
 :mod:`chases.maneuvers`, :mod:`chases.obstacles`, :mod:`chases.attacks`).
 
-Parse the form, find the scene and chase through the access rules, call the service, render.
+Parse the form, find the scene and chase through the access rules, take the step, render.
 The tablet's posts get the board back (the same partial the socket pushes), the phone's its
 private part; a refusal comes back in the same place with its sentence (400: a form it could
 not read, 409: the chase or scene refused), and nothing changed. Plain posts redirect.
