@@ -5,6 +5,7 @@ log line, an ending announced on commit with :data:`chases.signals.chase_ended`)
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -28,8 +29,13 @@ from combat.services import lock_open_scene, record_change
 CALLED_OFF = "called_off"
 
 
-def side_key(side_or_participant: Participant) -> str:
-    return f"p{side_or_participant.pk}"
+def side_key(participant: Participant) -> str:
+    """A Predator's key in the chase (and a group member's, after ``prey-``): its participant
+    id, or for a hidden NPC a key drawn at random, so nothing a phone gets (the track, the
+    Prey's maneuver against it) carries an id derived from it."""
+    if participant.hidden:
+        return f"u{secrets.token_hex(4)}"
+    return f"p{participant.pk}"
 
 
 def engine_key(side: Side) -> str:

@@ -163,7 +163,8 @@ def start_chase(
             "predator_run": predator_run,
             "options": rules.ChaseOptions(sprint_rounds=sprint_rounds),
         }
-        names = [side_key(p) for p in predators]
+        keys = {p.pk: side_key(p) for p in [*group, *predators]}  # drawn once (hidden NPCs)
+        names = [keys[p.pk] for p in predators]
         values = sheet_values(everyone)
         pool = setup["course"].chase_pool
         rolls: list[tuple[Participant, str, int, RollResult, bool]] = []
@@ -222,7 +223,7 @@ def start_chase(
                     START_DIFFICULTY,
                 )
                 hiding = {
-                    side_key(p): roll(
+                    keys[p.pk]: roll(
                         p,
                         ChaseRoll.Purpose.STALK,
                         f"predator_stalk:{p.pk}",
@@ -243,7 +244,7 @@ def start_chase(
                     bonus=bonus,
                 )
                 pounce = {
-                    side_key(p): roll(
+                    keys[p.pk]: roll(
                         p,
                         ChaseRoll.Purpose.START,
                         f"predator:{p.pk}",
@@ -269,13 +270,13 @@ def start_chase(
             raise ChaseError(ALREADY) from None
         sides = {}
         for n, p in enumerate(group):
-            member_key = rules.PREY if n == 0 else f"{rules.PREY}-{side_key(p)}"
+            member_key = rules.PREY if n == 0 else f"{rules.PREY}-{keys[p.pk]}"
             sides[member_key] = Side.objects.create(
                 chase=chase, participant=p, role=Role.PREY, key=member_key
             )
         for p in predators:
-            sides[side_key(p)] = Side.objects.create(
-                chase=chase, participant=p, role=Role.PREDATOR, key=side_key(p)
+            sides[keys[p.pk]] = Side.objects.create(
+                chase=chase, participant=p, role=Role.PREDATOR, key=keys[p.pk]
             )
         by_participant = {s.participant_id: s for s in sides.values()}
         shown = selectors.names(chase, public=True)
@@ -346,11 +347,12 @@ def join_escape_chase(
         chase.scene = locked
         state = selectors.engine(chase)
         try:
-            new = state.join(side_key(predator), int(head_start))
+            joining = side_key(predator)
+            new = state.join(joining, int(head_start))
         except RuleError as error:
             raise rule_error(error) from None
         side = Side.objects.create(
-            chase=chase, participant=predator, role=Role.PREDATOR, key=side_key(predator)
+            chase=chase, participant=predator, role=Role.PREDATOR, key=joining
         )
         sides[side.key] = side
         shown = selectors.names(chase, public=True)

@@ -12,7 +12,7 @@ import pytest
 from characters.models import Attribute, LedgerEntry, LedgerKind
 from characters.selectors import current_values
 from chases import attacks, maneuvers, running, selectors, starting
-from chases.models import Chase, ChaseRoll, ChaseStep, Phase
+from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Side
 from chases.refusals import ChaseError
 from chases.tokens import token_of
 from combat.models import Combat
@@ -23,7 +23,9 @@ pytestmark = pytest.mark.django_db
 
 
 def key(participant) -> str:
-    return f"p{participant.pk}"
+    """The participant's side key in its latest chase (a hidden NPC's is drawn at random)."""
+    side = Side.objects.filter(participant=participant).order_by("-pk").first()
+    return side.key if side else f"p{participant.pk}"
 
 
 def escape(scene, storyteller, prey, *predators, head_start=3, **extra) -> Chase:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chases import maneuvers, obstacles, running, starting
-from chases.models import Chase, ChaseRoll, ChaseStep, Phase
+from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Side
 from chases.refusals import ChaseError
 from chases.signals import chase_ended
 from chases.tokens import token_of
@@ -16,7 +16,9 @@ pytestmark = pytest.mark.django_db
 
 
 def key(participant) -> str:
-    return f"p{participant.pk}"
+    """The participant's side key in its latest chase (a hidden NPC's is drawn at random)."""
+    side = Side.objects.filter(participant=participant).order_by("-pk").first()
+    return side.key if side else f"p{participant.pk}"
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from chases import obstacles, running, starting
-from chases.models import Chase, Phase
+from chases.models import Chase, Phase, Side
 from chases.tokens import token_of
 from combat import fragments
 from combat.models import Scene
@@ -20,7 +20,9 @@ pytestmark = pytest.mark.django_db
 
 
 def key(participant) -> str:
-    return f"p{participant.pk}"
+    """The participant's side key in its latest chase (a hidden NPC's is drawn at random)."""
+    side = Side.objects.filter(participant=participant).order_by("-pk").first()
+    return side.key if side else f"p{participant.pk}"
 
 
 def fresh(scene) -> Scene:
@@ -227,6 +229,25 @@ def test_the_prompts_reach_only_the_winners_phone(
     assert 'data-maneuver="head_off"' in fragments.private_state(s, other_player)
     assert "data-maneuver" not in fragments.private_state(s, player)
     assert "data-maneuver" not in fragments.players_state(s)
+
+
+def test_no_phone_gets_an_id_of_the_hidden_pursuer(scene, storyteller, janet, lurker, player):
+    """Its side key is drawn, not the participant's id: the phones' track and the Prey's
+    maneuver against it (the form names the pursuit) carry nothing derived from it."""
+    chase = starting.start_chase(
+        scene=scene, by=storyteller, predators=[lurker], prey=janet, start="escape", head_start=3
+    )
+    running.chase_round(
+        chase=chase,
+        by=storyteller,
+        token=token_of(chase),
+        dice={"prey": [9, 9, 2, 2, 2], key(lurker): [2, 2, 2, 2]},
+    )
+    s = fresh(scene)
+    private = fragments.private_state(s, player)
+    assert 'data-maneuver="bait"' in private  # Janet's maneuver against the unseen pursuer
+    for html in (fragments.players_state(s), private):
+        assert not re.search(rf"\bp{lurker.pk}\b", html)
 
 
 def _forged(client, url: str, data: dict) -> tuple[int, str]:
