@@ -1,5 +1,6 @@
-"""Forms of the chase: what the tablet and the phones post, read and checked before a service
-runs. Every form carries the chase ``step`` it was drawn for and an idempotency ``key``."""
+"""Forms of the chase: what the tablet and the phones post, read and checked before a step
+runs. Every form carries the chase's ``token`` (the state it was drawn for) and an idempotency
+``key``."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from typing import Any
 from django import forms
 
 from chases import rules
+from chases.attacks import COVERS, DAMAGE_TYPES
 from chases.models import Start
 from chases.selectors import COURSE_PARTS, OBSTACLE_POOLS, TERRAINS
-from chases.services import COVERS, DAMAGE_TYPES
-from config.bounds import MAX_ID, parse_small
+from config.bounds import parse_small
 
 BAD_DICE = "Type the dice as numbers 1 to 10 separated by spaces (e.g. 3 8 10 1), or leave blank."
 OBSTACLE_POOL_CHOICES = [(f"{a}+{b}", f"{a.title()} + {b.title()}") for a, b in OBSTACLE_POOLS]
@@ -40,7 +41,7 @@ def problems(form: forms.Form) -> str:
 
 
 class StepForm(forms.Form):
-    step = forms.IntegerField(min_value=0, max_value=MAX_ID)
+    token = forms.CharField(max_length=64)
     key = forms.CharField(max_length=64)
 
 

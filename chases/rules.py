@@ -127,7 +127,7 @@ def changes_course(by: str, name: PreyManeuver | PredatorManeuver | str) -> bool
     """K7 In there!, K8 Herd: the maneuvers that set a new course, for which the tablet asks
     the winner to pick the part of the chase pool it uses."""
     try:
-        return _maneuver(by, name) in _NEW_COURSE
+        return maneuver_of(by, name) in _NEW_COURSE
     except RuleError:
         return False
 
@@ -636,7 +636,7 @@ class Chase:
         refused.
         """
         self._require_running()
-        move = _maneuver(by, name)
+        move = maneuver_of(by, name)
         if move.on_obstacle:
             raise RuleError("K8", "Nope! and Damnit! are used only when facing an obstacle")
         role = Role.PREY if by == PREY else Role.PREDATOR
@@ -837,7 +837,8 @@ def _per_predator(
     return {names[0]: int(value)}
 
 
-def _maneuver(by: str, name: PreyManeuver | PredatorManeuver | str) -> Any:
+def maneuver_of(by: str, name: PreyManeuver | PredatorManeuver | str) -> Any:
+    """The maneuver ``name`` as ``by`` (the Prey or a Predator) takes it (K7, K8)."""
     kind: type[Enum] = PreyManeuver if by == PREY else PredatorManeuver
     if isinstance(name, kind):
         return name

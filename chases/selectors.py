@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Prefetch
 
-from characters.models import Character
-from characters.selectors import SHEET_PREFETCH, current_values_for
 from chases import rules
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side
+from chases.pools import runner, sheet_values
+from chases.tokens import token_of
 from combat.models import Challenge, Combat, Participant, Scene
 from combat.render_cache import cached
 
@@ -103,80 +102,6 @@ OUTCOME_TEXT = {
 
 #: K11: the rolls of an attack during the chase, named on every phone.
 ROLL_LABELS = {"attack": "attacks", "dodge": "dodges", "damage": "damage", "soak": "soaks"}
-
-
-# Pools from the sheets (K2) ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Pool:
-    """A side's dice for a pool: the parts it counted and the wound penalty (D2)."""
-
-    dice: int
-    text: str
-
-
-def sheet_values(participants: Iterable[Participant]) -> dict[int, dict[str, int]]:
-    """By participant id: every attribute and current ability (lowercase) and ``penalty``.
-
-    A sheet counts its attributes, its abilities as the ledger leaves them tonight and its
-    wound penalty (D2); a quick NPC its typed-in pools.
-    """
-    participants = list(participants)
-    ids = [p.character_id for p in participants if p.character_id]
-    characters = Character.objects.filter(pk__in=ids).prefetch_related(*SHEET_PREFETCH)
-    characters = {c.pk: c for c in characters}
-    now = current_values_for(characters.values()) if characters else {}
-    values: dict[int, dict[str, int]] = {}
-    for p in participants:
-        if p.character_id and p.character_id in characters:
-            c = characters[p.character_id]
-            found = {a.name.lower(): a.value for a in c.attributes.all()}
-            found.update({k.lower(): v for k, v in now[c.pk]["abilities"].items()})
-            found["penalty"] = now[c.pk]["health"]["penalty"] or 0
-        else:
-            found = {str(k).lower(): int(v) for k, v in (p.quick_pools or {}).items()}
-            found["penalty"] = 0
-        values[p.pk] = found
-    return values
-
-
-def pool_for(
-    values: dict[str, int], attribute: str, ability: str, bonus: int = 0, split: int = 0
-) -> Pool:
-    """``attribute + ability`` (missing counts 0) less the wound penalty and the dice a
-    split takes off (K11, D14), never below 0."""
-    a, b = values.get(attribute, 0), values.get(ability, 0)
-    penalty = values.get("penalty", 0)
-    text = f"{attribute.title()} {a} + {ability.title()} {b}"
-    if bonus:
-        text += f" + {bonus} stalk"
-    if penalty:
-        text += f" {penalty} wounds"
-    if split:
-        text += f" − {split} split (attacking, D14)"
-    return Pool(max(0, a + b + bonus + penalty - split), text)
-
-
-def runner(
-    members: list[Side],
-    values: dict[int, dict[str, int]],
-    attribute: str,
-    ability: str,
-    *,
-    bonus: int = 0,
-    split: int = 0,
-    best: bool = False,
-) -> tuple[Side, Pool]:
-    """Who rolls for a side of the chase, and its pool. K1 **decision**: a group fleeing
-    together is one Prey running at its slowest member's pace, so its chase and obstacle
-    rolls use the member with the smallest pool (the first listed on a tie); ``best``: the
-    largest (the stalk's Perception + Alertness, since any of them may notice)."""
-    ranked = [
-        (pool_for(values[s.participant_id], attribute, ability, bonus, split), s) for s in members
-    ]
-    pool, side = (max if best else min)(ranked, key=lambda item: item[0].dice)
-    return side, pool
 
 
 # The chase of a scene ----------------------------------------------------------------------
@@ -356,6 +281,7 @@ def chase_state(scene: Scene, *, public: bool) -> dict[str, Any] | None:
             ending += " by " + ", ".join(caught_by)
     return {
         "chase": chase,
+        "token": token_of(chase),
         "state": state,
         "public": public,
         "turn": _turn(chase, state, shown, maneuvers, obstacle, ending),
@@ -600,4 +526,5 @@ def prompts_state(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
         "obstacle_offers": obstacle,
         "course_parts": COURSE_PARTS,
         "prompt_id": f"chase-{chase.pk}-s{chase.step}",
+        "token": token_of(chase),
     }

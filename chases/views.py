@@ -1,6 +1,7 @@
-"""Chase pages: thin views over :mod:`chases.services`.
+"""Chase pages: thin views over the chase steps (:mod:`chases.starting`, :mod:`chases.running`,
+:mod:`chases.maneuvers`, :mod:`chases.obstacles`, :mod:`chases.attacks`).
 
-Parse the form, find the scene and chase through the access rules, call the service, render.
+Parse the form, find the scene and chase through the access rules, take the step, render.
 The tablet's posts get the board back (the same partial the socket pushes), the phone's its
 private part; a refusal comes back in the same place with its sentence (400: a form it could
 not read, 409: the chase or scene refused), and nothing changed. Plain posts redirect.
@@ -18,14 +19,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from characters.idempotency import IdempotencyError, KeyMalformed
-from chases import forms, selectors, services
+from characters.idempotency import IdempotencyError
+from chases import attacks, forms, maneuvers, obstacles, running, selectors, starting
 from chases.models import Chase
-from chases.services import ChaseError
-from combat import fragments
+from combat import fragments, steps
 from combat import selectors as scene_selectors
 from combat.models import Scene
-from combat.services import SceneError
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -83,10 +82,8 @@ def _bad(request: HttpRequest, scene: Scene, form: Any) -> HttpResponse:
 def _run(request: HttpRequest, scene: Scene, call: Any) -> HttpResponse:
     try:
         call()
-    except KeyMalformed as error:
-        return _reply(request, scene, error=str(error), status=400)
-    except (ChaseError, SceneError, IdempotencyError) as error:
-        return _reply(request, scene, error=str(error), status=409)
+    except (steps.Refused, IdempotencyError) as error:
+        return _reply(request, scene, error=str(error), status=steps.http_status(error))
     return _reply(request, scene)
 
 
@@ -126,9 +123,10 @@ def chase_post(
 
 
 def _posted(request: HttpRequest, chase: Chase, data: dict) -> dict[str, Any]:
-    """What every post on a chase hands its service: the chase, who posts, the step the form
-    was drawn for (a stale one is refused) and the key that makes a double tap count once."""
-    return {"chase": chase, "by": request.user, "expected_step": data["step"], "key": data["key"]}
+    """What every post on a chase hands its step: the chase, who posts, the token of the state
+    the form was drawn for (a stale one is refused) and the key that makes a double tap count
+    once."""
+    return {"chase": chase, "by": request.user, "token": data["token"], "key": data["key"]}
 
 
 @login_required
@@ -144,7 +142,7 @@ def chase_start(request: HttpRequest, pk: int) -> HttpResponse:
     return _run(
         request,
         scene,
-        lambda: services.start_chase(
+        lambda: starting.start_chase(
             scene=scene,
             by=request.user,
             predators=[by_pk[p] for p in data["predators"]],
@@ -164,12 +162,12 @@ def chase_start(request: HttpRequest, pk: int) -> HttpResponse:
 
 @chase_post(forms.DiceForm, keys=_rolling_keys)
 def chase_round(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_round(**_posted(request, chase, data), dice=form.dice, pools=form.pools)
+    running.chase_round(**_posted(request, chase, data), dice=form.dice, pools=form.pools)
 
 
 @chase_post(forms.ManeuverForm)
 def chase_maneuver(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         **_posted(request, chase, data),
         pursuit=data["pursuit"],
         role=data["role"],
@@ -180,7 +178,7 @@ def chase_maneuver(request: HttpRequest, *, chase: Chase, form: Any, data: dict)
 
 @chase_post(forms.ObstacleForm, keys=_rolling_keys)
 def chase_obstacle(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_obstacle_set(
+    obstacles.chase_obstacle_set(
         **_posted(request, chase, data),
         label=data["label"],
         difficulty=data["difficulty"],
@@ -191,22 +189,22 @@ def chase_obstacle(request: HttpRequest, *, chase: Chase, form: Any, data: dict)
 
 @chase_post(forms.ChoiceForm)
 def chase_obstacle_choice(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_obstacle_choice(**_posted(request, chase, data), who=data["who"])
+    obstacles.chase_obstacle_choice(**_posted(request, chase, data), who=data["who"])
 
 
 @chase_post(forms.DiceForm, keys=_facing_keys)
 def chase_obstacle_roll(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_obstacle_roll(**_posted(request, chase, data), dice=form.dice, pools=form.pools)
+    obstacles.chase_obstacle_roll(**_posted(request, chase, data), dice=form.dice, pools=form.pools)
 
 
 @chase_post(forms.CourseForm)
 def chase_course(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_set_course(**_posted(request, chase, data), difficulty=data["difficulty"])
+    running.chase_set_course(**_posted(request, chase, data), difficulty=data["difficulty"])
 
 
 @chase_post(forms.AttackForm)
 def chase_attack(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_attack(
+    attacks.chase_attack(
         **_posted(request, chase, data),
         attacker=data["attacker"],
         target=data["target"],
@@ -223,4 +221,4 @@ def chase_attack(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -
 
 @chase_post(forms.StepForm)
 def chase_call_off(request: HttpRequest, *, chase: Chase, form: Any, data: dict) -> None:
-    services.chase_call_off(**_posted(request, chase, data))
+    running.chase_call_off(**_posted(request, chase, data))

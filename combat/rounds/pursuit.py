@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from chases.services import ChaseError, join_escape_chase, start_chase
+from chases.refusals import ChaseError
+from chases.starting import join_escape_chase, start_chase
 from combat.models import Combat, CombatStage, Participant, Scene
 from combat.rounds.errors import RoundError
 from combat.rounds.fight import (

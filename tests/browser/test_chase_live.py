@@ -313,14 +313,14 @@ def test_two_predators_each_with_its_own_lead_and_one_catches_the_prey(
         prompt = jane.locator("#chase-prompts")
         expect(prompt).to_contain_text("against Frank", timeout=PUSH)
         # The Hound is an NPC: its maneuver is the storyteller's (Tail, +1 Lead to the Prey).
-        step = prompt.locator("input[name=step]").first.input_value()
+        step = prompt.locator("input[name=token]").first.input_value()
         _settle(tablet)
         _submit(
             tablet, tablet.locator("#chase .npc-maneuvers button[data-maneuver=tail]"), "/maneuver/"
         )
         expect(_track(jane, "Hound").locator(".lead")).to_have_text("2", timeout=PUSH)
         # Her prompt is her private part, a push of its own: tap it once it is the new step's.
-        expect(prompt.locator("input[name=step]").first).not_to_have_value(step, timeout=PUSH)
+        expect(prompt.locator("input[name=token]").first).not_to_have_value(step, timeout=PUSH)
         prompt.locator("button[data-maneuver=bait]").click()
         expect(_track(frank, "Frank").locator(".lead")).to_have_text("2", timeout=PUSH)
         expect(tablet.locator("#chase .chase-turn")).to_have_text(

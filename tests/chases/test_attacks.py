@@ -11,9 +11,10 @@ import pytest
 
 from characters.models import Attribute, LedgerEntry, LedgerKind
 from characters.selectors import current_values
-from chases import selectors, services
-from chases.models import Chase, ChaseRoll, ChaseStep, Phase
-from chases.services import ChaseError
+from chases import attacks, maneuvers, running, selectors, starting
+from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Side
+from chases.refusals import ChaseError
+from chases.tokens import token_of
 from combat.models import Combat
 from tests.chases.conftest import Dice
 from tests.factories import AbilityFactory, EquipmentFactory
@@ -22,11 +23,13 @@ pytestmark = pytest.mark.django_db
 
 
 def key(participant) -> str:
-    return f"p{participant.pk}"
+    """The participant's side key in its latest chase (a hidden NPC's is drawn at random)."""
+    side = Side.objects.filter(participant=participant).order_by("-pk").first()
+    return side.key if side else f"p{participant.pk}"
 
 
 def escape(scene, storyteller, prey, *predators, head_start=3, **extra) -> Chase:
-    return services.start_chase(
+    return starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=list(predators),
@@ -39,12 +42,12 @@ def escape(scene, storyteller, prey, *predators, head_start=3, **extra) -> Chase
 
 def attack(chase, by, attacker, target, *, rng=None, **extra) -> Chase:
     chase.refresh_from_db()
-    return services.chase_attack(
+    return attacks.chase_attack(
         chase=chase,
         by=by,
         attacker=attacker,
         target=target,
-        expected_step=chase.step,
+        token=token_of(chase),
         rng=rng,
         **{"means": "weapon", **extra},
     )
@@ -112,21 +115,21 @@ def test_the_attacker_splits_its_chase_roll_that_round_only(
     assert "split" in rolling[key(gunman)].text
     # Janet took 2 lethal (Hurt, −1): her chase pool is 5 − 1 = 4.
     assert rolling["prey"].dice == 4
-    services.chase_round(
-        chase=chase, by=storyteller, expected_step=chase.step, rng=Dice(2, 2, 2, 2, 9, 9)
+    running.chase_round(
+        chase=chase, by=storyteller, token=token_of(chase), rng=Dice(2, 2, 2, 2, 9, 9)
     )
     pools = {
         r.side.key: r.pool for r in ChaseRoll.objects.filter(step__chase=chase, purpose="round")
     }
     assert pools == {"prey": 4, key(gunman): 2}
     chase.refresh_from_db()
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         chase=chase,
         by=cody_player(gunman),
         pursuit=key(gunman),
         role="predator",
         maneuver=None,
-        expected_step=chase.step,
+        token=token_of(chase),
     )
     chase.refresh_from_db()
     rolling = {r["key"]: r["pool"] for r in selectors.board_state(scene, participants)["rolling"]}
@@ -221,29 +224,29 @@ def test_attack_run_lets_a_predator_shoot_from_further_away(scene, storyteller, 
     with pytest.raises(ChaseError) as refused:
         attack(chase, storyteller, key(gunman), "prey", rng=Dice(*[2] * 20))
     assert refused.value.rule == "K11"
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [2, 2, 2, 2, 2], key(gunman): [9, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()  # Lead 6; Attack Run: 7, counted as 3 for Cody's attacks
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         chase=chase,
         by=cody_player(gunman),
         pursuit=key(gunman),
         role="predator",
         maneuver="attack_run",
-        expected_step=chase.step,
+        token=token_of(chase),
     )
     attack(chase, storyteller, key(gunman), "prey", rng=Dice(*[2] * 20))
     assert ChaseStep.objects.filter(chase=chase, kind="attack").count() == 1
     # K8: until the end of the next round only; once it is rolled, the Lead 7 counts again.
     chase.refresh_from_db()
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [2, 2, 2, 2, 2], key(gunman): [2, 2]},
     )
     chase.refresh_from_db()
@@ -299,10 +302,10 @@ def test_refusals_name_their_rule_and_change_nothing(scene, storyteller, janet, 
     assert refused.value.rule == "K11"
     with pytest.raises(ChaseError, match="Only the storyteller"):
         attack(chase, cody_player(cody), key(cody), "prey", pool=3, damage=2)
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={
             "prey": [2, 2, 2, 2, 2],
             key(cody): [9, 2, 2, 2, 2],

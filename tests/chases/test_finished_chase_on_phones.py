@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from chases import services
+from chases import running, starting
+from chases.tokens import token_of
 from combat import fragments
 from combat.models import Scene
 from combat.rounds.starting import combat_start
@@ -16,10 +17,10 @@ pytestmark = pytest.mark.django_db
 def test_bug8_a_finished_chase_leaves_the_phones_when_the_next_fight_starts(
     scene, storyteller, janet, hound
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
-    services.chase_call_off(chase=chase, by=storyteller, expected_step=chase.step)
+    running.chase_call_off(chase=chase, by=storyteller, token=token_of(chase))
     scene = Scene.objects.get(pk=scene.pk)
     assert "Chase: Janet" in fragments.players_state(scene)  # its ending is told
     Scene.objects.filter(pk=scene.pk).update(ruleset="wod_dice")  # a dice fight follows
@@ -45,7 +46,7 @@ def test_bug7_an_unseen_pursuer_is_named_in_lower_case_inside_the_sentence(
     from chases import selectors
     from tests.chases.conftest import Dice
 
-    services.start_chase(
+    starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=[lurker],

@@ -12,9 +12,10 @@ import pytest
 
 from characters.models import Attribute
 from characters.selectors import current_values
-from chases import selectors, services
+from chases import attacks, maneuvers, obstacles, running, selectors, starting
 from chases.models import Chase, ChaseRoll, Phase, Side
-from chases.services import ChaseError
+from chases.refusals import ChaseError
+from chases.tokens import token_of
 from combat import services as scenes
 from tests.chases.conftest import Dice, _sheet
 from tests.conftest import client_for
@@ -42,7 +43,7 @@ def bob(scene, chronicle, bob_player):
 
 
 def group_escape(scene, storyteller, prey, *predators, head_start=4) -> Chase:
-    return services.start_chase(
+    return starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=list(predators),
@@ -87,7 +88,7 @@ def test_the_group_rolls_at_its_slowest_members_pace(scene, storyteller, janet, 
     assert rolling["prey"]["pool"].dice == 3 and rolling["prey"]["runner"] == "Bob"
     assert rolling["prey"]["name"] == "Janet and Bob"
     dice = Dice(9, 9, 9, *[2] * 7)  # Bob's 3 dice, then the Hound's 7
-    services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, rng=dice)
+    running.chase_round(chase=chase, by=storyteller, token=token_of(chase), rng=dice)
     assert dice.faces == []
     prey_roll = ChaseRoll.objects.get(step__chase=chase, purpose="round", side__role="prey")
     assert (prey_roll.side.participant, prey_roll.pool) == (bob, 3)
@@ -96,7 +97,7 @@ def test_the_group_rolls_at_its_slowest_members_pace(scene, storyteller, janet, 
 @pytest.mark.rules("K1", "K3")
 def test_a_cold_start_rolls_the_slowest_member(scene, storyteller, janet, bob, hound):
     dice = Dice(9, 9, 2)  # Bob's 3 dice at 6: 2 successes, head start 3
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=[hound],
@@ -115,7 +116,7 @@ def test_a_stalk_is_noticed_by_the_most_alert_member(scene, storyteller, janet, 
     # Subterfuge 2 = 4 dice: 0): +2 dice to the group's chase roll, by Bob (3 + 2 = 5).
     # Cody rolls Dexterity 2 + Athletics 3 = 5 dice: 0. Head start 2.
     dice = Dice(9, 9, 2, *[2] * 4, 9, 9, 2, 2, 2, *[2] * 5)
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=[cody],
@@ -137,10 +138,10 @@ def test_every_members_player_sees_the_prey_and_one_choice_counts(
     scene, storyteller, janet, bob, cody, player, bob_player, other_player
 ):
     chase = group_escape(scene, storyteller, [janet, bob], cody)
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [9, 2, 2], key(cody): [2, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()
@@ -152,31 +153,30 @@ def test_every_members_player_sees_the_prey_and_one_choice_counts(
     assert "you chase Janet and Bob as a Predator" in cody_phone
     assert "won the round" not in cody_phone
     with pytest.raises(ChaseError, match="not your character"):
-        services.chase_maneuver(
+        maneuvers.chase_maneuver(
             chase=chase,
             by=other_player,
             pursuit=key(cody),
             role="prey",
             maneuver="bait",
-            expected_step=chase.step,
+            token=token_of(chase),
         )
-    step = chase.step
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         chase=chase,
         by=bob_player,
         pursuit=key(cody),
         role="prey",
         maneuver="bait",
-        expected_step=step,
+        token=token_of(chase),
     )
     with pytest.raises(ChaseError, match="moved on"):
-        services.chase_maneuver(
+        maneuvers.chase_maneuver(
             chase=chase,
             by=player,
             pursuit=key(cody),
             role="prey",
             maneuver="gun_it",
-            expected_step=step,
+            token=token_of(chase),
         )
     chase.refresh_from_db()
     assert chase.phase == Phase.ROLL and chase.steps.filter(kind="maneuver").count() == 1
@@ -185,21 +185,21 @@ def test_every_members_player_sees_the_prey_and_one_choice_counts(
 @pytest.mark.rules("K1", "K9")
 def test_the_group_faces_an_obstacle_with_its_slowest_member(scene, storyteller, janet, bob, hound):
     chase = group_escape(scene, storyteller, [janet, bob], hound)
-    services.chase_obstacle_set(
+    obstacles.chase_obstacle_set(
         chase=chase,
         by=storyteller,
         label="A fence",
         difficulty=6,
         pool=("dexterity", "athletics"),
         facing=["prey"],
-        expected_step=chase.step,
+        token=token_of(chase),
     )
     chase.refresh_from_db()
     participants = [s.participant for s in chase.sides.all()]
     [facing] = selectors.board_state(scene, participants)["obstacle_rolling"]
     assert (facing["name"], facing["pool"].dice) == ("Janet and Bob", 3)
     dice = Dice(2, 2, 2)  # Bob's 3 dice fail: the Prey is out (K9)
-    services.chase_obstacle_roll(chase=chase, by=storyteller, expected_step=chase.step, rng=dice)
+    obstacles.chase_obstacle_roll(chase=chase, by=storyteller, token=token_of(chase), rng=dice)
     assert dice.faces == []
     chase.refresh_from_db()
     assert chase.outcome == "prey_out"
@@ -214,7 +214,7 @@ def test_an_attack_hits_one_member_and_a_member_attacking_splits_the_groups_roll
     # The Hound (power 6 − 3 = 3 dice: 3) at Bob (dodge 3 dice: 0); damage 3 + 2 = 5: 2;
     # Bob soaks bashing with Stamina 2: 0.
     dice = Dice(9, 9, 9, 2, 2, 2, 6, 6, 2, 2, 2, 2, 2)
-    services.chase_attack(
+    attacks.chase_attack(
         chase=chase,
         by=storyteller,
         attacker=key(hound),
@@ -223,14 +223,14 @@ def test_an_attack_hits_one_member_and_a_member_attacking_splits_the_groups_roll
         pool=6,
         damage=3,
         damage_type="bashing",
-        expected_step=chase.step,
+        token=token_of(chase),
         rng=dice,
     )
     assert dice.faces == []
     assert current_values(bob.character)["damage"] == 2
     assert current_values(janet.character)["damage"] == 0
     chase.refresh_from_db()
-    services.chase_attack(
+    attacks.chase_attack(
         chase=chase,
         by=storyteller,
         attacker="prey",
@@ -238,7 +238,7 @@ def test_an_attack_hits_one_member_and_a_member_attacking_splits_the_groups_roll
         means="weapon",
         pool=4,
         damage=2,
-        expected_step=chase.step,
+        token=token_of(chase),
         rng=Dice(*[2] * 20),
     )
     chase.refresh_from_db()

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from chases import services
-from chases.models import Chase, ChaseRoll, ChaseStep, Phase
-from chases.services import ChaseError
+from chases import maneuvers, obstacles, running, starting
+from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Side
+from chases.refusals import ChaseError
 from chases.signals import chase_ended
+from chases.tokens import token_of
 from combat.models import SceneLogEntry
 from tests.chases.conftest import Dice
 
@@ -15,7 +16,9 @@ pytestmark = pytest.mark.django_db
 
 
 def key(participant) -> str:
-    return f"p{participant.pk}"
+    """The participant's side key in its latest chase (a hidden NPC's is drawn at random)."""
+    side = Side.objects.filter(participant=participant).order_by("-pk").first()
+    return side.key if side else f"p{participant.pk}"
 
 
 @pytest.fixture
@@ -32,7 +35,7 @@ def ended(django_capture_on_commit_callbacks):
 
 
 def escape(scene, storyteller, prey, *predators, head_start=3, **extra) -> Chase:
-    return services.start_chase(
+    return starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=list(predators),
@@ -51,7 +54,7 @@ def lead(chase, predator) -> int:
 def round_(chase, by, prey_dice, **predator_dice):
     chase.refresh_from_db()
     dice = {"prey": prey_dice, **predator_dice}
-    return services.chase_round(chase=chase, by=by, expected_step=chase.step, dice=dice)
+    return running.chase_round(chase=chase, by=by, token=token_of(chase), dice=dice)
 
 
 # Starts -----------------------------------------------------------------------------------
@@ -79,7 +82,7 @@ def test_it_refuses_an_escape_without_a_head_start(scene, storyteller, janet, ho
 
 @pytest.mark.rules("K3")
 def test_a_cold_start_sets_the_head_start_from_the_preys_roll(scene, storyteller, janet, hound):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=[hound],
@@ -97,7 +100,7 @@ def test_a_botched_cold_start_is_a_catch_announced_on_commit(
     scene, storyteller, janet, hound, ended, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        chase = services.start_chase(
+        chase = starting.start_chase(
             scene=scene,
             by=storyteller,
             predators=[hound],
@@ -115,7 +118,7 @@ def test_a_botched_cold_start_is_a_catch_announced_on_commit(
 def test_stalk_and_pounce_adds_the_preys_spare_successes_to_its_pool(
     scene, storyteller, janet, cody
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=[cody],
@@ -135,7 +138,7 @@ def test_stalk_and_pounce_adds_the_preys_spare_successes_to_its_pool(
 
 @pytest.mark.rules("K5")
 def test_a_pounce_that_lands_ends_the_chase_at_once(scene, storyteller, janet, cody):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene,
         by=storyteller,
         predators=[cody],
@@ -155,7 +158,7 @@ def test_only_the_storyteller_starts_a_chase_unless_a_pursuer_elects_to(
     scene, storyteller, janet, cody, player, other_player
 ):
     with pytest.raises(ChaseError, match="Only the storyteller"):
-        services.start_chase(
+        starting.start_chase(
             scene=scene,
             by=player,
             predators=[cody],
@@ -191,23 +194,23 @@ def test_the_prey_wins_a_round_and_only_its_player_picks_a_maneuver(
     assert scene.game_time == clock + 15
     step = chase.step
     with pytest.raises(ChaseError, match="not your character"):
-        services.chase_maneuver(
+        maneuvers.chase_maneuver(
             chase=chase, by=other_player, pursuit=key(hound), role="prey", maneuver="bait"
         )
     with pytest.raises(ChaseError, match="Only the winner") as refused:
-        services.chase_maneuver(
+        maneuvers.chase_maneuver(
             chase=chase, by=storyteller, pursuit=key(hound), role="predator", maneuver="tail"
         )
     assert refused.value.rule == "K6"
     chase.refresh_from_db()
     assert chase.step == step
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         chase=chase,
         by=player,
         pursuit=key(hound),
         role="prey",
         maneuver="gun_it",
-        expected_step=step,
+        token=token_of(chase),
     )
     assert lead(chase, hound) == 4 and chase.phase == Phase.ROLL
     assert ChaseStep.objects.filter(chase=chase, kind="maneuver", text__contains="Gun it!").exists()
@@ -222,12 +225,12 @@ def test_only_the_storyteller_rolls_a_round(scene, storyteller, janet, hound, pl
 def test_a_stale_step_is_refused_and_a_double_tap_counts_once(scene, storyteller, janet, hound):
     chase = escape(scene, storyteller, janet, hound, head_start=3)
     dice = {"prey": [2, 2, 2, 2, 2], key(hound): [2, 2, 2, 2, 2, 2, 2]}
-    services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, dice=dice, key="r1")
+    running.chase_round(chase=chase, by=storyteller, token=token_of(chase), dice=dice, key="r1")
     step = Chase.objects.get(pk=chase.pk).step
-    services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, dice=dice, key="r1")
+    running.chase_round(chase=chase, by=storyteller, token=token_of(chase), dice=dice, key="r1")
     assert Chase.objects.get(pk=chase.pk).step == step
     with pytest.raises(ChaseError, match="moved on"):
-        services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, dice=dice)
+        running.chase_round(chase=chase, by=storyteller, token=token_of(chase), dice=dice)
 
 
 @pytest.mark.rules("K8")
@@ -237,7 +240,7 @@ def test_a_prey_maneuver_that_costs_the_whole_lead_is_refused(
     chase = escape(scene, storyteller, janet, hound, head_start=1)
     round_(chase, storyteller, [8, 9, 2, 2, 2], **{key(hound): [2, 2, 2, 2, 2, 2, 2]})  # Lead 3
     with pytest.raises(ChaseError) as refused:
-        services.chase_maneuver(
+        maneuvers.chase_maneuver(
             chase=chase, by=player, pursuit=key(hound), role="prey", maneuver="quick_reverse"
         )
     assert refused.value.rule == "K8"
@@ -252,12 +255,12 @@ def test_the_tablet_asks_for_the_pick_of_a_new_course(scene, storyteller, janet,
     round_(chase, storyteller, [2, 2, 2, 2, 2], **{key(hound): [9, 2, 2, 2, 2, 2, 2]})
     step = Chase.objects.get(pk=chase.pk).step
     with pytest.raises(ChaseError, match="Pick the part") as refused:
-        services.chase_maneuver(
+        maneuvers.chase_maneuver(
             chase=chase, by=storyteller, pursuit=key(hound), role="predator", maneuver="herd"
         )
     assert refused.value.rule == "K8"
     assert lead(chase, hound) == 2 and Chase.objects.get(pk=chase.pk).step == step
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         chase=chase,
         by=storyteller,
         pursuit=key(hound),
@@ -272,12 +275,12 @@ def test_the_tablet_asks_for_the_pick_of_a_new_course(scene, storyteller, janet,
 def test_the_storyteller_moves_on_without_a_maneuver(scene, storyteller, janet, hound):
     chase = escape(scene, storyteller, janet, hound)
     round_(chase, storyteller, [2, 2, 2, 2, 2], **{key(hound): [9, 2, 2, 2, 2, 2, 2]})
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         chase=chase, by=storyteller, pursuit=key(hound), role="predator", maneuver="head_off"
     )
     assert lead(chase, hound) == 2 + 4 and chase.phase == Phase.ROLL
     round_(chase, storyteller, [9, 2, 2, 2, 2], **{key(hound): [2, 2, 2, 2, 2, 2, 2]})
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         chase=chase, by=storyteller, pursuit=key(hound), role="prey", maneuver=None
     )
     chase.refresh_from_db()
@@ -292,7 +295,7 @@ def test_on_foot_the_pool_switches_to_stamina_after_the_chosen_rounds(
     for _ in range(5):
         round_(chase, storyteller, [5, 2, 2, 2, 2], **{key(hound): [5, 2, 2, 2, 2, 2, 2]})
     chase.refresh_from_db()
-    services.chase_round(chase=chase, by=storyteller, expected_step=chase.step, rng=Dice(*[5] * 9))
+    running.chase_round(chase=chase, by=storyteller, token=token_of(chase), rng=Dice(*[5] * 9))
     rolls = ChaseRoll.objects.filter(step__chase=chase, step__round=6)
     assert {r.side.role: r.pool for r in rolls} == {"prey": 4, "predator": 3}  # Stamina 2 + 2
 
@@ -306,28 +309,28 @@ def test_quick_reverse_puts_the_predator_before_an_obstacle_it_may_damnit(
 ):
     chase = escape(scene, storyteller, janet, cody, head_start=5)
     round_(chase, storyteller, [9, 9, 2, 2, 2], **{key(cody): [2, 2, 2, 2, 2]})  # Lead 7
-    services.chase_maneuver(
+    maneuvers.chase_maneuver(
         chase=chase, by=player, pursuit=key(cody), role="prey", maneuver="quick_reverse"
     )
     chase.refresh_from_db()
     assert chase.phase == Phase.OBSTACLE and chase.pending["obstacle"]["facing"] == [key(cody)]
     assert lead(chase, cody) == 4
     with pytest.raises(ChaseError, match="first"):
-        services.chase_obstacle_roll(chase=chase, by=storyteller)
-    services.chase_obstacle_set(
+        obstacles.chase_obstacle_roll(chase=chase, by=storyteller)
+    obstacles.chase_obstacle_set(
         chase=chase, by=storyteller, label="A fence", difficulty=7, pool=("dexterity", "athletics")
     )
     with pytest.raises(ChaseError, match="not your character"):
-        services.chase_obstacle_choice(chase=chase, by=player, who=key(cody))
-    services.chase_obstacle_choice(chase=chase, by=other_player, who=key(cody))
-    services.chase_obstacle_roll(chase=chase, by=storyteller)
+        obstacles.chase_obstacle_choice(chase=chase, by=player, who=key(cody))
+    obstacles.chase_obstacle_choice(chase=chase, by=other_player, who=key(cody))
+    obstacles.chase_obstacle_roll(chase=chase, by=storyteller)
     assert lead(chase, cody) == 7 and chase.phase == Phase.ROLL
 
 
 @pytest.mark.rules("K9")
 def test_a_failed_obstacle_puts_the_prey_out(scene, storyteller, janet, hound, ended):
     chase = escape(scene, storyteller, janet, hound, head_start=5)
-    services.chase_obstacle_set(
+    obstacles.chase_obstacle_set(
         chase=chase,
         by=storyteller,
         label="Traffic",
@@ -335,7 +338,7 @@ def test_a_failed_obstacle_puts_the_prey_out(scene, storyteller, janet, hound, e
         pool=("dexterity", "athletics"),
         facing=["prey"],
     )
-    services.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [2, 3, 4, 2, 2]})
+    obstacles.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [2, 3, 4, 2, 2]})
     chase.refresh_from_db()
     assert chase.outcome == "prey_out"
 
@@ -345,7 +348,7 @@ def test_nope_is_refused_when_it_would_cost_the_whole_lead(
     scene, storyteller, janet, hound, player
 ):
     chase = escape(scene, storyteller, janet, hound, head_start=3)
-    services.chase_obstacle_set(
+    obstacles.chase_obstacle_set(
         chase=chase,
         by=storyteller,
         label="Wall",
@@ -354,7 +357,7 @@ def test_nope_is_refused_when_it_would_cost_the_whole_lead(
         facing=["prey"],
     )
     with pytest.raises(ChaseError) as refused:
-        services.chase_obstacle_choice(chase=chase, by=player, who="prey")
+        obstacles.chase_obstacle_choice(chase=chase, by=player, who="prey")
     assert refused.value.rule == "K8"
 
 
@@ -396,12 +399,12 @@ def test_with_two_predators_either_catching_ends_the_chase(
 @pytest.mark.rules("K6")
 def test_the_course_difficulty_changes_between_rounds_only(scene, storyteller, janet, hound):
     chase = escape(scene, storyteller, janet, hound)
-    services.chase_set_course(chase=chase, by=storyteller, difficulty=9)
+    running.chase_set_course(chase=chase, by=storyteller, difficulty=9)
     chase.refresh_from_db()
     assert chase.state["course"]["difficulty"] == 9
     round_(chase, storyteller, [2, 2, 2, 2, 2], **{key(hound): [9, 2, 2, 2, 2, 2, 2]})
     with pytest.raises(ChaseError) as refused:
-        services.chase_set_course(chase=chase, by=storyteller, difficulty=4)
+        running.chase_set_course(chase=chase, by=storyteller, difficulty=4)
     assert refused.value.rule == "K6"
 
 
@@ -410,9 +413,9 @@ def test_the_storyteller_calls_a_chase_off_and_may_start_another(
 ):
     chase = escape(scene, storyteller, janet, hound, origin={"round_id": 2})
     with pytest.raises(ChaseError, match="Only the storyteller"):
-        services.chase_call_off(chase=chase, by=player)
+        running.chase_call_off(chase=chase, by=player)
     with django_capture_on_commit_callbacks(execute=True):
-        services.chase_call_off(chase=chase, by=storyteller, expected_step=chase.step)
+        running.chase_call_off(chase=chase, by=storyteller, token=token_of(chase))
     chase.refresh_from_db()
     assert chase.outcome == "called_off" and ended == [("called_off", {"round_id": 2})]
     assert escape(scene, storyteller, janet, hound).pk != chase.pk
@@ -500,25 +503,23 @@ def test_typed_dice_other_than_the_pool_are_refused_and_change_nothing(
     before = _unchanged(chase)
     dice = {"prey": [8, 9, 7], key(hound): [2] * 7}
     with pytest.raises(ChaseError) as refused:
-        services.chase_round(
-            chase=chase, by=storyteller, expected_step=chase.step, dice=dice, key="r1"
-        )
+        running.chase_round(chase=chase, by=storyteller, token=token_of(chase), dice=dice, key="r1")
     assert str(refused.value) == (
         "Janet's chase pool is 5 dice; 3 typed: type 5 or leave it blank (D1)"
     )
     assert refused.value.rule == "D1"
     with pytest.raises(ChaseError, match=r"Hound's chase pool is 7 dice; 8 typed: .* \(D1\)"):
-        services.chase_round(
+        running.chase_round(
             chase=chase,
             by=storyteller,
-            expected_step=chase.step,
+            token=token_of(chase),
             dice={"prey": [2] * 5, key(hound): [2] * 8},
         )
     assert _unchanged(chase) == before
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice=dice,
         pools={"prey": 3},
         key="r1",
@@ -529,7 +530,7 @@ def test_typed_dice_other_than_the_pool_are_refused_and_change_nothing(
 @pytest.mark.rules("D1", "K3", "K9")
 def test_typed_start_and_obstacle_dice_must_be_the_whole_pool(scene, storyteller, janet, hound):
     with pytest.raises(ChaseError, match=r"Janet's chase pool is 5 dice; 2 typed: .* \(D1\)"):
-        services.start_chase(
+        starting.start_chase(
             scene=scene,
             by=storyteller,
             predators=[hound],
@@ -539,7 +540,7 @@ def test_typed_start_and_obstacle_dice_must_be_the_whole_pool(scene, storyteller
         )
     assert not Chase.objects.exists()
     chase = escape(scene, storyteller, janet, hound, head_start=5)
-    services.chase_obstacle_set(
+    obstacles.chase_obstacle_set(
         chase=chase,
         by=storyteller,
         label="Traffic",
@@ -549,8 +550,8 @@ def test_typed_start_and_obstacle_dice_must_be_the_whole_pool(scene, storyteller
     )
     before = _unchanged(chase)
     with pytest.raises(ChaseError, match=r"Janet's pool is 5 dice; 1 typed: .* \(D1\)"):
-        services.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [9]})
+        obstacles.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [9]})
     assert _unchanged(chase) == before
-    services.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [9, 2, 2, 2, 2]})
+    obstacles.chase_obstacle_roll(chase=chase, by=storyteller, dice={"prey": [9, 2, 2, 2, 2]})
     chase.refresh_from_db()
     assert chase.phase == Phase.ROLL and not chase.outcome

@@ -9,8 +9,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from chases import services
-from chases.models import Chase, Phase
+from chases import obstacles, running, starting
+from chases.models import Chase, Phase, Side
+from chases.tokens import token_of
 from combat import fragments
 from combat.models import Scene
 from tests.conftest import client_for
@@ -19,7 +20,9 @@ pytestmark = pytest.mark.django_db
 
 
 def key(participant) -> str:
-    return f"p{participant.pk}"
+    """The participant's side key in its latest chase (a hidden NPC's is drawn at random)."""
+    side = Side.objects.filter(participant=participant).order_by("-pk").first()
+    return side.key if side else f"p{participant.pk}"
 
 
 def fresh(scene) -> Scene:
@@ -62,11 +65,13 @@ def test_a_bad_start_says_why_and_starts_nothing(scene, storyteller, janet, houn
 def test_a_player_cannot_start_or_roll(scene, storyteller, janet, hound, player):
     client = client_for(player)
     assert start_post(client, scene, janet, hound).status_code == 404
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     response = client.post(
-        f"/chases/{chase.pk}/round/", {"step": chase.step, "key": "k1"}, HTTP_HX_REQUEST="true"
+        f"/chases/{chase.pk}/round/",
+        {"token": token_of(chase), "key": "k1"},
+        HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 409 and "Only the storyteller" in response.content.decode()
     chase.refresh_from_db()
@@ -76,7 +81,7 @@ def test_a_player_cannot_start_or_roll(scene, storyteller, janet, hound, player)
 def test_the_tablet_rolls_typed_dice_and_the_winners_phone_is_offered_its_maneuvers(
     scene, storyteller, janet, hound, player, other_player, cody
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     tablet = client_for(storyteller)
@@ -84,7 +89,7 @@ def test_the_tablet_rolls_typed_dice_and_the_winners_phone_is_offered_its_maneuv
         f"/chases/{chase.pk}/round/",
         {
             "via": "tablet",
-            "step": chase.step,
+            "token": token_of(chase),
             "key": "roll-1",
             "dice-prey": "8 9 7 2 2",  # Dexterity 3 + Athletics 2
             f"dice-{key(hound)}": "2 3 2 2 2 2 2",  # Dexterity 4 + Athletics 3
@@ -102,7 +107,7 @@ def test_the_tablet_rolls_typed_dice_and_the_winners_phone_is_offered_its_maneuv
     response = client_for(player).post(
         f"/chases/{chase.pk}/maneuver/",
         {
-            "step": chase.step,
+            "token": token_of(chase),
             "key": "m1",
             "pursuit": key(hound),
             "role": "prey",
@@ -116,24 +121,24 @@ def test_the_tablet_rolls_typed_dice_and_the_winners_phone_is_offered_its_maneuv
 
 
 def test_a_late_tap_is_refused_with_a_message(scene, storyteller, janet, hound, player):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     response = client_for(storyteller).post(
         f"/chases/{chase.pk}/course/",
-        {"via": "tablet", "step": chase.step + 5, "key": "c1", "difficulty": "8"},
+        {"via": "tablet", "token": "stale", "key": "c1", "difficulty": "8"},
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 409 and "moved on" in response.content.decode()
 
 
 def test_typed_dice_must_be_d10s(scene, storyteller, janet, hound):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     response = client_for(storyteller).post(
         f"/chases/{chase.pk}/round/",
-        {"via": "tablet", "step": chase.step, "key": "r", "dice-prey": "3 11"},
+        {"via": "tablet", "token": token_of(chase), "key": "r", "dice-prey": "3 11"},
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 400 and "1 to 10" in response.content.decode()
@@ -149,7 +154,7 @@ def test_typed_dice_other_than_the_pool_the_tablet_shows_are_refused(
 
     from chases.models import ChaseRoll
 
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     tablet = client_for(storyteller)
@@ -157,7 +162,7 @@ def test_typed_dice_other_than_the_pool_the_tablet_shows_are_refused(
     assert 'name="pool-prey" value="5"' in board
     data = {
         "via": "tablet",
-        "step": chase.step,
+        "token": token_of(chase),
         "key": "r",
         "pool-prey": "5",
         "dice-prey": "8 9 7",
@@ -187,13 +192,13 @@ def test_typed_dice_other_than_the_pool_the_tablet_shows_are_refused(
 def test_a_hidden_pursuer_is_never_named_nor_its_dice_shown_to_the_players(
     scene, storyteller, janet, lurker, player
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[lurker], prey=janet, start="escape", head_start=3
     )
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [2, 2, 2, 2, 2], key(lurker): [7, 9, 4, 3]},
     )
     s = fresh(scene)
@@ -211,19 +216,94 @@ def test_a_hidden_pursuer_is_never_named_nor_its_dice_shown_to_the_players(
 def test_the_prompts_reach_only_the_winners_phone(
     scene, storyteller, janet, cody, player, other_player
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[cody], prey=janet, start="escape", head_start=3
     )
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [2, 2, 2, 2, 2], key(cody): [9, 9, 2, 2, 2]},
     )
     s = fresh(scene)
     assert 'data-maneuver="head_off"' in fragments.private_state(s, other_player)
     assert "data-maneuver" not in fragments.private_state(s, player)
     assert "data-maneuver" not in fragments.players_state(s)
+
+
+def test_no_phone_gets_an_id_of_the_hidden_pursuer(scene, storyteller, janet, lurker, player):
+    """Its side key is drawn, not the participant's id: the phones' track and the Prey's
+    maneuver against it (the form names the pursuit) carry nothing derived from it."""
+    chase = starting.start_chase(
+        scene=scene, by=storyteller, predators=[lurker], prey=janet, start="escape", head_start=3
+    )
+    running.chase_round(
+        chase=chase,
+        by=storyteller,
+        token=token_of(chase),
+        dice={"prey": [9, 9, 2, 2, 2], key(lurker): [2, 2, 2, 2]},
+    )
+    s = fresh(scene)
+    private = fragments.private_state(s, player)
+    assert 'data-maneuver="bait"' in private  # Janet's maneuver against the unseen pursuer
+    for html in (fragments.players_state(s), private):
+        assert not re.search(rf"\bp{lurker.pk}\b", html)
+
+
+def _forged(client, url: str, data: dict) -> tuple[int, str]:
+    """A phone's post (htmx, no ``via``): its status and the private part it gets back."""
+    response = client.post(url, data, HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    return response.status_code, re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", body)
+
+
+NOBODY = "p999999"
+
+
+@pytest.mark.parametrize("form", ["predator_maneuver", "prey_maneuver", "obstacle_choice"])
+def test_a_forged_side_key_of_a_hidden_predator_answers_as_one_that_names_nobody(
+    form, scene, storyteller, janet, cody, lurker, other_player
+):
+    """A player posts the side key of a hidden NPC (here Cody's, who is not in this chase):
+    status and sentence are those of a key that names nothing, whatever the hidden NPC is
+    doing (its maneuver pending, the Prey's maneuver against it, an obstacle it faces)."""
+    chase = starting.start_chase(
+        scene=scene, by=storyteller, predators=[lurker], prey=janet, start="escape", head_start=3
+    )
+    if form == "obstacle_choice":
+        obstacles.chase_obstacle_set(
+            chase=chase,
+            by=storyteller,
+            label="A fence",
+            difficulty=6,
+            pool=("dexterity", "athletics"),
+            facing=["prey", key(lurker)],
+            token=token_of(chase),
+        )
+        url, field, extra = f"/chases/{chase.pk}/obstacle/choice/", "who", {}
+    else:
+        wins = form == "predator_maneuver"
+        running.chase_round(
+            chase=chase,
+            by=storyteller,
+            token=token_of(chase),
+            dice={
+                "prey": [2] * 5 if wins else [9] * 5,
+                key(lurker): [9, 9, 2, 2] if wins else [2] * 4,
+            },
+        )
+        role = "predator" if wins else "prey"
+        url, field = f"/chases/{chase.pk}/maneuver/", "pursuit"
+        extra = {"role": role, "maneuver": "tail" if wins else "bait"}
+    chase.refresh_from_db()
+    client = client_for(other_player)
+    base = {"token": token_of(chase), **extra}
+    hidden = _forged(client, url, {**base, "key": "forge-1", field: key(lurker)})
+    nobody = _forged(client, url, {**base, "key": "forge-2", field: NOBODY})
+    assert hidden[0] == nobody[0] == 409
+    assert hidden[1] == nobody[1]
+    assert "Lurker" not in hidden[1]
+    assert Chase.objects.get(pk=chase.pk).step == chase.step
 
 
 # Sync: pushed fragments equal a fresh render ---------------------------------------------------
@@ -247,7 +327,7 @@ def test_a_phone_after_pushes_shows_what_a_fresh_load_shows(
 
     monkeypatch.setattr("combat.live._send", capture)
     with django_capture_on_commit_callbacks(execute=True):
-        chase = services.start_chase(
+        chase = starting.start_chase(
             scene=scene,
             by=storyteller,
             predators=[hound],
@@ -256,10 +336,10 @@ def test_a_phone_after_pushes_shows_what_a_fresh_load_shows(
             head_start=3,
         )
     with django_capture_on_commit_callbacks(execute=True):
-        services.chase_round(
+        running.chase_round(
             chase=chase,
             by=storyteller,
-            expected_step=chase.step,
+            token=token_of(chase),
             dice={"prey": [9, 9, 2, 2, 2], key(hound): [2, 2, 2, 2, 2, 2, 2]},
         )
     players = [h for g, h in pushed if g.endswith(".players")]
@@ -281,7 +361,7 @@ def test_a_phone_after_pushes_shows_what_a_fresh_load_shows(
 def test_the_chase_renders_in_the_same_queries_for_few_or_many_steps(
     scene, storyteller, janet, hound, player
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=9
     )
     counts = []
@@ -294,10 +374,10 @@ def test_the_chase_renders_in_the_same_queries_for_few_or_many_steps(
         counts.append(len(captured))
         for _ in range(3):
             chase.refresh_from_db()
-            services.chase_round(
+            running.chase_round(
                 chase=chase,
                 by=storyteller,
-                expected_step=chase.step,
+                token=token_of(chase),
                 dice={"prey": [5, 2, 2, 2, 2], key(hound): [5, 2, 2, 2, 2, 2, 2]},
             )
     assert counts[0] == counts[1]
@@ -310,7 +390,7 @@ def test_the_storytellers_forms_keep_their_id_until_the_chase_moves(
     a join) and a new step draws a fresh one."""
     from combat import services as scenes
 
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
 
@@ -321,7 +401,7 @@ def test_the_storytellers_forms_keep_their_id_until_the_chase_moves(
     before = roll_form_id()
     scenes.scene_advance_clock(scene=fresh(scene), by=storyteller, seconds=60)
     assert roll_form_id() == before
-    services.chase_set_course(chase=chase, by=storyteller, difficulty=7)
+    running.chase_set_course(chase=chase, by=storyteller, difficulty=7)
     assert roll_form_id() != before
 
 
@@ -353,28 +433,38 @@ def test_each_role_does_only_what_it_may(
     from tests.factories import UserFactory
 
     user = UserFactory(username="stranger") if who == "stranger" else request.getfixturevalue(who)
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[cody], prey=janet, start="escape", head_start=3
     )
     client = client_for(user)
-    step = chase.step
     response = client.post(
         f"/chases/{chase.pk}/round/",
-        {"step": step, "key": "r1", "dice-prey": "9 2 2 2 2", f"dice-{key(cody)}": "2 2 2 2 2"},
+        {
+            "token": token_of(chase),
+            "key": "r1",
+            "dice-prey": "9 2 2 2 2",
+            f"dice-{key(cody)}": "2 2 2 2 2",
+        },
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == roll
     if roll != 200:
-        services.chase_round(
+        running.chase_round(
             chase=chase,
             by=storyteller,
-            expected_step=step,
+            token=token_of(chase),
             dice={"prey": [9, 2, 2, 2, 2], key(cody): [2, 2, 2, 2, 2]},
         )
     chase.refresh_from_db()
     response = client.post(
         f"/chases/{chase.pk}/maneuver/",
-        {"step": chase.step, "key": "m1", "pursuit": key(cody), "role": "prey", "maneuver": "bait"},
+        {
+            "token": token_of(chase),
+            "key": "m1",
+            "pursuit": key(cody),
+            "role": "prey",
+            "maneuver": "bait",
+        },
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == maneuver
@@ -388,7 +478,7 @@ def test_each_role_does_only_what_it_may(
 def attack_post(client, chase, **fields):
     data = {
         "via": "tablet",
-        "step": chase.step,
+        "token": token_of(chase),
         "key": f"attack-{chase.step}",
         "means": "weapon",
         "cover": "near",
@@ -403,7 +493,7 @@ def test_the_tablet_rolls_an_attack_with_typed_dice_and_every_phone_sees_it(
 ):
     from characters.selectors import current_values
 
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     tablet = client_for(storyteller)
@@ -432,7 +522,7 @@ def test_the_tablet_rolls_an_attack_with_typed_dice_and_every_phone_sees_it(
 
 @pytest.mark.rules("K11")
 def test_a_bad_attack_form_says_why_and_changes_nothing(scene, storyteller, janet, hound, player):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
     tablet = client_for(storyteller)
@@ -461,13 +551,13 @@ def test_a_bad_attack_form_says_why_and_changes_nothing(scene, storyteller, jane
 def test_a_pick_on_a_maneuver_that_takes_none_is_refused_and_changes_nothing(
     pick, status, said, scene, storyteller, janet, hound, player
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [8, 9, 7, 2, 2], key(hound): [2, 3, 2, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()
@@ -475,7 +565,7 @@ def test_a_pick_on_a_maneuver_that_takes_none_is_refused_and_changes_nothing(
     response = client_for(player).post(
         f"/chases/{chase.pk}/maneuver/",
         {
-            "step": chase.step,
+            "token": token_of(chase),
             "key": f"m-{pick}",
             "pursuit": key(hound),
             "role": "prey",
@@ -495,20 +585,20 @@ def test_a_pick_on_a_maneuver_that_takes_none_is_refused_and_changes_nothing(
 def test_in_there_picks_a_part_of_the_chase_pool_from_the_phone(
     scene, storyteller, janet, hound, player
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
     )
-    services.chase_round(
+    running.chase_round(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": [8, 9, 7, 2, 2], key(hound): [2, 3, 2, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()
     response = client_for(player).post(
         f"/chases/{chase.pk}/maneuver/",
         {
-            "step": chase.step,
+            "token": token_of(chase),
             "key": "m-in",
             "pursuit": key(hound),
             "role": "prey",
@@ -531,7 +621,7 @@ def _roll_post(client, chase, prey_dice, predator_key, predator_dice):
         f"/chases/{chase.pk}/round/",
         {
             "via": "tablet",
-            "step": chase.step,
+            "token": token_of(chase),
             "key": f"roll-{chase.step}",
             "dice-prey": prey_dice,
             f"dice-{predator_key}": predator_dice,
@@ -596,23 +686,23 @@ def test_the_predators_run_counts_down_on_its_track_and_the_prey_escapes(
 def test_crashing_out_is_announced_on_every_phone(
     prey_dice, outcome, said, scene, storyteller, janet, hound, player, other_player, cody
 ):
-    chase = services.start_chase(
+    chase = starting.start_chase(
         scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=4
     )
-    services.chase_obstacle_set(
+    obstacles.chase_obstacle_set(
         chase=chase,
         by=storyteller,
         label="A wall",
         difficulty=6,
         pool=("dexterity", "athletics"),
         facing=["prey", key(hound)],
-        expected_step=chase.step,
+        token=token_of(chase),
     )
     chase.refresh_from_db()
-    services.chase_obstacle_roll(
+    obstacles.chase_obstacle_roll(
         chase=chase,
         by=storyteller,
-        expected_step=chase.step,
+        token=token_of(chase),
         dice={"prey": prey_dice, key(hound): [2, 2, 2, 2, 2, 2, 2]},
     )
     chase.refresh_from_db()

@@ -461,7 +461,7 @@ def test_a_surviving_escape_hands_over_to_a_chase(cast):
 
 def test_an_escape_while_a_chase_runs_tells_the_storyteller_instead_of_failing(cast):
     """K1: one chase at a time in a scene; the round goes on and the storyteller is told."""
-    from chases import services as chases
+    from chases import starting as chases
     from chases.models import Chase
 
     running = chases.start_chase(
@@ -511,7 +511,7 @@ def test_every_attacker_an_escape_beat_joins_its_chase_with_its_own_lead(cast):
 
 def test_an_attacker_does_not_join_a_chase_that_already_rolled(cast):
     """K1: once the chase from the escape rolled its first round, it has moved on."""
-    from chases import services as chases
+    from chases import running as chases
     from chases.models import Chase
 
     combat = _start(cast, ("Jane", "Thug", "Teddy"))
@@ -525,7 +525,6 @@ def test_an_attacker_does_not_join_a_chase_that_already_rolled(cast):
     chases.chase_round(
         chase=chase,
         by=cast.storyteller,
-        expected_step=chase.step,
         dice={"prey": [2] * 7, f"p{cast.p['Teddy'].pk}": [2] * 5},  # Jane's 7, Teddy's 5
     )
     _resolve(cast, combat, "Thug", attack_dice="2 2 2 2")
