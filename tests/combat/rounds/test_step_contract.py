@@ -22,6 +22,7 @@ from combat import fragments, live
 from combat.challenges import reads, throwing
 from combat.models import Challenge, Combat, Scene
 from combat.rounds import bns
+from combat.rounds.answers import combat_abort
 from combat.rounds.bns_reads import engine_of
 from combat.rounds.bookkeeping import combat_book_keeping, combat_next_round
 from combat.rounds.declaring import combat_declare
@@ -132,6 +133,24 @@ def _book_keeping(cast) -> dict:
     return ctx
 
 
+def _declared(cast) -> dict:
+    """Frank (the slowest) has declared a dodge: he may abort it (D16)."""
+    ctx = _wod(cast)
+    combat_declare(
+        combat=Combat.objects.get(), by=cast.users["Frank"], participant=cast.p["Frank"],
+        action="dodge",
+    )  # fmt: skip
+    return ctx
+
+
+def _abort(ctx: dict, name: str, key: str | None = None) -> Any:
+    cast = ctx["cast"]
+    return combat_abort(
+        combat=Combat.objects.get(), by=cast.users[name], participant=cast.p[name],
+        key=key,
+    )  # fmt: skip
+
+
 def _resolve(ctx: dict, name: str, key: str | None = None, at: str | None = None) -> Any:
     cast = ctx["cast"]
     return combat_resolve(
@@ -140,6 +159,15 @@ def _resolve(ctx: dict, name: str, key: str | None = None, at: str | None = None
 
 
 STEPS = [
+    Step(
+        "round.abort",
+        "cast",
+        _declared,
+        lambda c, key, at: _abort(c, "Frank", key),
+        lambda c: None,  # an abort carries no token: it answers the character's own action
+        lambda c: _abort(c, "Jane"),  # Jane has declared nothing to abort
+        "D16",
+    ),
     Step(
         "round.resolve",
         "cast",
