@@ -1,45 +1,21 @@
-"""The contract every write step keeps (combat/steps.py), run four ways for each step below:
-
-1. a double tap (the same key twice) makes one change;
-2. a tap made on a state that moved on (a stale token) is refused and changes nothing;
-3. a refusal answers with its sentence and its rule ID;
-4. what the step pushes equals a fresh render of the same audiences (zulip's ``verify_action``).
-
-Each step is a row of ``STEPS``: how to set it up, the tap, the same tap on a stale token, and a
-tap the rules refuse (with the rule it names).
-"""
+"""The step contract (tests/contract.py) for the steps of fights and challenges: one row each."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from combat import fragments, live
 from combat.challenges import services as challenges
 from combat.models import Challenge, Combat, Scene
 from combat.rounds import bns
 from combat.rounds import services as rounds
-from combat.steps import Refused, http_status
+from tests import contract
 from tests.combat.challenges.conftest import make_table
+from tests.contract import Contract
 
 pytestmark = pytest.mark.django_db
-
-
-@dataclass(frozen=True)
-class Step:
-    name: str
-    fixture: str
-    setup: Callable[[Any], dict]  # -> what the taps need (``ctx``)
-    tap: Callable[[dict, str, str | None], Any]  # (ctx, key, token)
-    token: Callable[[dict], str | None]  # the token a screen shows now
-    refused: Callable[[dict], Any]  # a tap the rules refuse
-    rule: str
-    state: Callable[[dict], tuple] = lambda ctx: _fight_state(ctx)
-    regions: tuple[str, ...] | None = None  # the board regions it pushes (None: all)
 
 
 def _wod(cast) -> dict:
@@ -99,12 +75,26 @@ def _declare(ctx: dict, side: str, total: int, key: str | None = None, at=None) 
     )  # fmt: skip
 
 
+def _fight_moves_on(ctx: dict) -> None:
+    """Every step that moves a fight draws new tokens."""
+    combat = Combat.objects.get()
+    Combat.objects.filter(pk=combat.pk).update(
+        work={**combat.work, "token": "moved", "players_token": "moved"}
+    )
+
+
+def _challenge_moves_on(ctx: dict) -> None:
+    """A retest thrown meanwhile: a later throw."""
+    ch = Challenge.objects.get(pk=ctx["ch"].pk)
+    Challenge.objects.filter(pk=ch.pk).update(state={**ch.state, "throws": 99})
+
+
 def _token(ctx: dict) -> str:
     return rounds.state_token(Combat.objects.get(), players=True)
 
 
-STEPS = [
-    Step(
+ROWS = [
+    Contract(
         "round.declare",
         "cast",
         _wod,
@@ -124,8 +114,10 @@ STEPS = [
             action="dodge",
         ),
         "D4",
+        _fight_state,
+        move_on=_fight_moves_on,
     ),
-    Step(
+    Contract(
         "round.initiative",
         "cast",
         _initiative,
@@ -144,8 +136,9 @@ STEPS = [
             roll=11,
         ),
         "D3",
+        _fight_state,
     ),
-    Step(
+    Contract(
         "round.bns.act",
         "docks",
         _bns,
@@ -165,8 +158,10 @@ STEPS = [
             simple="move",
         ),
         "B4",
+        _fight_state,
+        move_on=_fight_moves_on,
     ),
-    Step(
+    Contract(
         "challenge.declare",
         "db",
         _draw,
@@ -175,76 +170,31 @@ STEPS = [
         lambda c: challenges.round_of(challenges.engine_of(Challenge.objects.get(pk=c["ch"].pk))),
         lambda c: _declare(c, "defender", 99),
         "C4",
-        state=_challenge_state,
+        _challenge_state,
         regions=challenges.CHALLENGE_REGIONS,
+        move_on=_challenge_moves_on,
     ),
 ]
 
 
-@pytest.fixture(params=STEPS, ids=[s.name for s in STEPS])
-def step(request) -> tuple[Step, dict]:
-    spec = request.param
-    return spec, spec.setup(request.getfixturevalue(spec.fixture))
+@pytest.fixture(params=ROWS, ids=contract.ids(ROWS))
+def row(request) -> tuple[Contract, dict]:
+    return contract.prepare(request)
 
 
-def test_a_double_tap_makes_one_change(step):
-    spec, ctx = step
-    spec.tap(ctx, "contract-tap-1", spec.token(ctx))
-    once = spec.state(ctx)
-    spec.tap(ctx, "contract-tap-1", spec.token(ctx))
-    assert spec.state(ctx) == once
+def test_a_double_tap_makes_one_change(row):
+    contract.double_tap(row)
 
 
-def test_a_stale_token_is_refused_and_changes_nothing(step):
-    spec, ctx = step
-    stale = spec.token(ctx)
-    if stale is None:
-        pytest.skip(f"{spec.name} carries no token")
-    _move_on(spec, ctx)
-    before = spec.state(ctx)
-    with pytest.raises(Refused) as refused:
-        spec.tap(ctx, "contract-stale-1", stale)
-    assert http_status(refused.value) == 409 and "moved on" in refused.value.sentence
-    assert spec.state(ctx) == before
+def test_a_stale_token_is_refused_and_changes_nothing(row):
+    contract.stale_token(row)
 
 
-def _move_on(spec: Step, ctx: dict) -> None:
-    """The state moves on after the screen drew its token (another tap got in first)."""
-    if spec.name.startswith("challenge"):  # a retest thrown meanwhile: a later throw
-        ch = Challenge.objects.get(pk=ctx["ch"].pk)
-        Challenge.objects.filter(pk=ch.pk).update(state={**ch.state, "throws": 99})
-        return
-    combat = Combat.objects.get()  # every step that moves a fight draws new tokens
-    Combat.objects.filter(pk=combat.pk).update(
-        work={**combat.work, "token": "moved", "players_token": "moved"}
-    )
-
-
-def test_a_refusal_answers_its_sentence_and_rule(step):
-    spec, ctx = step
-    before = spec.state(ctx)
-    with pytest.raises(Refused) as refused:
-        spec.refused(ctx)
-    error = refused.value
-    assert http_status(error) == 409
-    assert error.rule == spec.rule and f"({spec.rule})" in str(error), str(error)
-    assert spec.state(ctx) == before
+def test_a_refusal_answers_its_sentence_and_rule(row):
+    contract.refusal(row)
 
 
 def test_the_pushed_fragments_equal_a_fresh_render(
-    step, monkeypatch, django_capture_on_commit_callbacks
+    row, monkeypatch, django_capture_on_commit_callbacks
 ):
-    spec, ctx = step
-    sent: list[tuple[str, str]] = []
-    monkeypatch.setattr(live, "_send", lambda group, html: sent.append((group, html)))
-    with django_capture_on_commit_callbacks(execute=True):
-        spec.tap(ctx, "contract-push-1", spec.token(ctx))
-    scene = Scene.objects.get(pk=ctx["scene"].pk)
-    pushed = dict(sent)
-    regions = None if spec.regions is None else {*spec.regions, "clock", "log"}
-    assert pushed[live.storytellers_group(scene.pk)] == fragments.board_regions(scene, regions)
-    assert pushed[live.players_group(scene.pk)] == fragments.players_state(scene)
-    for user in ctx["users"].values():
-        group = live.player_group(scene.pk, user.pk)
-        if group in pushed:
-            assert pushed[group] == fragments.private_state(scene, user), user
+    contract.pushes(row, monkeypatch, django_capture_on_commit_callbacks)
