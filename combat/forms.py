@@ -12,7 +12,6 @@ from characters.models import Character, Ruleset
 from characters.selectors import chronicles_run_by
 from combat.models import JOIN_CODE_LENGTH, Scene
 from combat.services import MAX_CLOCK_STEP
-from config.bounds import MAX_ID
 
 POOLS_HELP = "Name and number, one pair a line or comma-separated: Physical 7, Social 5, Brawl 3"
 BAD_POOL = "Pools are a name and a number, like “Physical 7”; “{part}” is not."
@@ -20,6 +19,7 @@ POOL_RANGE = "A pool is 0 to 99; “{part}” is not."
 TOO_MANY_POOLS = "At most 20 pools for a quick NPC."
 NPC_ONE_OF = "Pick an NPC sheet or type a quick NPC's name (not both)."
 KEY_PATTERN = r"^[A-Za-z0-9_-]{8,64}$"
+TOKEN_PATTERN = r"^[0-9a-f]{16}$"  # combat.steps.token
 
 _POOL = re.compile(r"^(?P<name>[^\d:=]+?)\s*[:=]?\s*(?P<value>-?\d+)$")
 
@@ -58,7 +58,7 @@ class OpenSceneForm(forms.Form):
 class ClockForm(forms.Form):
     seconds = forms.IntegerField(min_value=1, max_value=MAX_CLOCK_STEP)
     key = forms.RegexField(regex=KEY_PATTERN)
-    seq = forms.IntegerField(min_value=0, max_value=MAX_ID, required=False)
+    token = forms.RegexField(regex=TOKEN_PATTERN, required=False)  # the board it was tapped on
 
 
 class SituationForm(forms.Form):

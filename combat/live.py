@@ -259,6 +259,13 @@ def sheets_changed(*, character_ids: Iterable[int] = (), chronicle_ids: Iterable
         log.exception("could not announce a sheet change")
 
 
+def on_sheets_changed(
+    sender: Any, *, character_ids: Iterable[int] = (), chronicle_ids: Iterable[int] = (), **_: Any
+) -> None:
+    """``characters.signals.sheets_changed``'s receiver (sent on commit)."""
+    sheets_changed(character_ids=character_ids, chronicle_ids=chronicle_ids)
+
+
 def close_session_sockets(sender: Any, request: Any = None, **kwargs: Any) -> None:
     """On ``user_logged_out``: close every socket of the session that is logging out.
 

@@ -13,11 +13,12 @@ from django.db.models import Count, Max, Q, QuerySet
 
 from characters.models import Character, Chronicle, GameNight, LedgerEntry
 from characters.selectors import chronicles_run_by, sheet
+from combat.gametime import format_game_time
 from combat.hub import fresh_since
 from combat.logtext import one_line
 from combat.models import Participant, Presence, Scene, SceneLogEntry
 from combat.render_cache import sheets_now
-from combat.services import format_game_time
+from combat.steps import token
 
 BOARD_LOG_LENGTH = 30
 PHONE_LOG_LENGTH = 20
@@ -190,10 +191,17 @@ def public_state(scene: Scene) -> dict[str, Any]:
     }
 
 
+def scene_token(scene: Scene) -> str:
+    """The token of the board a tablet drew (``combat.steps.token``): current until the
+    scene's ``seq`` moves; a tablet's scene forms post it as ``token``."""
+    return token("scene", scene.pk, scene.seq)
+
+
 def clock_state(scene: Scene) -> dict[str, Any]:
     """The board's clock panel: the scene row is all it needs (no query)."""
     return {
         "scene": scene,
+        "scene_token": scene_token(scene),
         "clock": format_game_time(scene.game_time),
         "clock_steps": clock_steps(scene),
     }

@@ -196,7 +196,7 @@ def scene_clock(request: HttpRequest, pk: int) -> HttpResponse:
             scene=scene,
             by=request.user,
             seconds=form.cleaned_data["seconds"],
-            expected_seq=form.cleaned_data["seq"],
+            seen=form.cleaned_data["token"] or None,
             idempotency_key=form.cleaned_data["key"],
         )
     except (SceneError, IdempotencyError) as error:

@@ -26,6 +26,7 @@ declared step, named by its action) and four one-line tests::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,10 @@ class Contract:
     move_on: Callable[[dict], None] | None = None
     pushes_scene: bool = True  # False: a step no scene hears of (no scene group gets a push)
     players: bool = True  # False: a step the players do not see (no public part goes out)
+    # True: a change to sheets, not to a scene: the board gets exactly ``regions`` (no clock,
+    # no log, no seq) and the players concerned their private part, nobody the public part
+    sheet: bool = False
+    logged: bool = True  # False: a step that writes no log line (the log panel stays)
 
 
 def ids(rows: Iterable[Contract]) -> list[str]:
@@ -106,7 +111,7 @@ def refusal(prepared: tuple[Contract, dict]) -> None:
     assert http_status(error) == 409
     assert error.sentence, row.name
     assert error.rule == row.rule, str(error)
-    assert not row.rule or f"({row.rule})" in str(error), str(error)
+    assert not row.rule or re.search(rf"\b{row.rule}\b", str(error)), str(error)
     assert row.state(ctx) == before
 
 
@@ -122,9 +127,12 @@ def pushes(prepared: tuple[Contract, dict], monkeypatch, capture_on_commit) -> N
         return
     scene = Scene.objects.get(pk=ctx["scene"].pk)
     pushed = dict(sent)
-    regions = None if row.regions is None else {*row.regions, "clock", "log"}
+    logged = {"log"} if row.logged else set()
+    regions = None if row.regions is None else {*row.regions, "clock", *logged}
+    if row.sheet:
+        regions = row.regions
     assert pushed[live.storytellers_group(scene.pk)] == fragments.board_regions(scene, regions)
-    if row.players:
+    if row.players and not row.sheet:
         assert pushed[live.players_group(scene.pk)] == fragments.players_state(scene)
     else:
         assert live.players_group(scene.pk) not in pushed, row.name

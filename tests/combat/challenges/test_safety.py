@@ -112,7 +112,7 @@ def normalise(t: Table, html: str) -> str:
     html = re.sub(
         r'(data-seq|data-sheet-seq|data-step|data-scene|data-self)="[\d.]*"', r'\1="N"', html
     )
-    html = re.sub(r'name="(key|seq)" value="[^"]*"', r'name="\1" value="N"', html)
+    html = re.sub(r'name="(key|seq|token)" value="[^"]*"', r'name="\1" value="N"', html)
     html = re.sub(IDS, r'name="\1" value="ID"', html)
     html = re.sub(r'<option value="\d+"', '<option value="ID"', html)
     html = re.sub(r"(challenge|participant|sheet|odds|cc-done)-\d+", r"\1-N", html)
