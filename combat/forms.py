@@ -55,21 +55,28 @@ class OpenSceneForm(forms.Form):
         self.fields["chronicle"].queryset = chronicles_run_by(user).order_by("name")
 
 
-class ClockForm(forms.Form):
+class StepForm(forms.Form):
+    """A scene step's post: the tap's key (a double tap counts once) and the token of the
+    board it was made on (a board that moved on is refused), both optional here."""
+
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
+    token = forms.RegexField(regex=TOKEN_PATTERN, required=False)
+
+
+class ClockForm(StepForm):
     seconds = forms.IntegerField(min_value=1, max_value=MAX_CLOCK_STEP)
     key = forms.RegexField(regex=KEY_PATTERN)
-    token = forms.RegexField(regex=TOKEN_PATTERN, required=False)  # the board it was tapped on
 
 
-class SituationForm(forms.Form):
+class SituationForm(StepForm):
     situation = forms.CharField(max_length=300, required=False, strip=True)
 
 
-class RulesetForm(forms.Form):
+class RulesetForm(StepForm):
     ruleset = forms.ChoiceField(choices=Ruleset.choices)
 
 
-class NpcForm(forms.Form):
+class NpcForm(StepForm):
     character = forms.ModelChoiceField(queryset=None, required=False)
     name = forms.CharField(max_length=120, required=False, strip=True)
     pools = forms.CharField(max_length=600, required=False, help_text=POOLS_HELP)
