@@ -33,3 +33,7 @@ class CombatConfig(AppConfig):
         from combat.rounds import handback
 
         handback.connect()  # a chase started by an escape hands a catch back to its round
+
+        from combat import region_reads
+
+        region_reads.connect()  # what the features' regions read before a render
