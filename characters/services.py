@@ -2,18 +2,22 @@
 
 Every function runs in one transaction, locks the rows it changes, and raises
 :class:`LedgerError` with a message for people (changing nothing) when the request cannot be met.
+The ledger's writes (a cost, a regain, a reversal, damage) are declared steps
+(:mod:`combat.steps`): lock the character, claim the request's key (a replay answers the
+entry the first one wrote, before any other check), then the rules part below.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from functools import partial
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from characters.idempotency import Claim, idempotency_claim
 from characters.models import (
     PER_NIGHT_KINDS,
     Category,
@@ -25,7 +29,8 @@ from characters.models import (
     LedgerKind,
 )
 from characters.selectors import current_values, entry_counts
-from characters.signals import night_closed
+from characters.signals import night_closed, sheets_changed
+from combat import steps
 
 NO_OPEN_NIGHT = "No game night is open for {chronicle}: open one first."
 NIGHT_ALREADY_OPENED = "Game night {number} is no longer the open one; nothing was changed."
@@ -58,7 +63,7 @@ PAID_FOR_REGAIN = (
 )
 
 
-class LedgerError(Exception):
+class LedgerError(steps.Refused):
     """A ledger change refused, with a message for the storyteller or player.
 
     ``rule_id`` names the RULES.md rule that refused it, when one did; ``field`` the
@@ -68,7 +73,7 @@ class LedgerError(Exception):
     def __init__(
         self, message: str, rule_id: str | None = None, *, field: str | None = None
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, rule_id or "")
         self.rule_id = rule_id
         self.field = field  # the argument at fault (subject, category, amount), if one is
 
@@ -76,14 +81,71 @@ class LedgerError(Exception):
 def _announce_sheets(
     *, character_ids: tuple[int, ...] = (), chronicle_ids: tuple[int, ...] = ()
 ) -> None:
-    """On commit: every open scene these sheets are in shows the change (combat.live)."""
+    """On commit: every open scene these sheets are in shows the change (``sheets_changed``,
+    which combat hears: combat builds on characters, not the other way round)."""
+    transaction.on_commit(
+        partial(
+            sheets_changed.send,
+            sender=Character,
+            character_ids=character_ids,
+            chronicle_ids=chronicle_ids,
+        )
+    )
 
-    def announce() -> None:
-        from combat import live  # combat builds on characters, not the other way round
 
-        live.sheets_changed(character_ids=character_ids, chronicle_ids=chronicle_ids)
+def _lock_character(character: Character) -> tuple[None, Character]:
+    """A ledger step locks the character (no scene: a sheet is not a scene)."""
+    return None, Character.objects.select_for_update().get(pk=character.pk)
 
-    transaction.on_commit(announce)
+
+def _lock_entry(entry: LedgerEntry) -> tuple[None, LedgerEntry]:
+    """The entry, then its character, so a spend or a regain of it waits for the reversal."""
+    locked = LedgerEntry.objects.select_for_update().get(pk=entry.pk)
+    Character.objects.select_for_update().get(pk=locked.character_id)
+    return None, locked
+
+
+def _step(action: str, lock: Callable[[Any], tuple[None, Any]]) -> steps.Step:
+    return steps.declare(steps.Step(action=action, lock=lock, refusal=LedgerError))
+
+
+#: The ledger's steps; their actions name the keys' namespaces, as before they were declared.
+SPEND = _step("ledger.spend", _lock_character)
+DAMAGE = _step("ledger.damage", _lock_character)
+REGAIN = _step("ledger.regain", _lock_character)
+REVERSE = _step("ledger.reverse", _lock_entry)
+
+
+def _entry_answer(entry: LedgerEntry | None) -> dict[str, Any]:
+    return {"entry": entry.pk if entry is not None else None}
+
+
+def _entry_recalled(stored: Mapping[str, Any]) -> LedgerEntry | None:
+    return None if stored.get("entry") is None else LedgerEntry.objects.get(pk=stored["entry"])
+
+
+def _run(
+    step: steps.Step,
+    target: Any,
+    *,
+    by: AbstractBaseUser | None,
+    key: str | None,
+    payload: dict[str, Any],
+    rules: Callable[[None, Any], Any],
+) -> Any:
+    """Run a ledger step; a replay answers the entry the first request wrote."""
+    if key is not None and (by is None or not by.is_authenticated):
+        raise ValueError("an idempotency key belongs to a user: pass by=")
+    return steps.run(
+        step,
+        target,
+        by=by,  # type: ignore[arg-type]
+        key=key,
+        payload=payload,
+        rules=rules,
+        answer=_entry_answer,
+        recall=_entry_recalled,
+    )
 
 
 def game_night_open(
@@ -190,39 +252,52 @@ def ledger_spend(
         raise LedgerError(KIND_NOT_SPENT.format(kind=kind), field="kind")
     if not isinstance(amount, int) or amount < 1:
         raise LedgerError(AMOUNT_POSITIVE, field="amount")
-    with transaction.atomic():
-        locked = Character.objects.select_for_update().get(pk=character.pk)
-        payload = {
-            "character": locked.pk,
-            "kind": kind,
-            "subject": subject,
-            "category": category,
-            "amount": amount,
-            "reason": reason,
-            "source": source,
-        }
-        claim = _claim(by, "ledger.spend", idempotency_key, payload)
-        if claim is not None and claim.replay:
-            return LedgerEntry.objects.get(pk=claim.result["entry"])
-        night = _open_night(locked.chronicle)
-        now = current_values(locked)
-        subject, category = _as_on_the_sheet(now, kind, subject.strip(), category.strip())
-        _check_affordable(locked, now, kind, subject, category, amount)
-        entry = LedgerEntry.objects.create(
-            game_night=night,
-            character=locked,
-            kind=kind,
-            subject=subject,
-            category=category,
-            amount=amount,
-            reason=reason,
-            source=source,
-            created_by=by,
-        )
-        if claim is not None:
-            claim.complete(entry=entry.pk)
-        _announce_sheets(character_ids=(locked.pk,))
-        return entry
+    payload = {
+        "character": character.pk,
+        "kind": kind,
+        "subject": subject,
+        "category": category,
+        "amount": amount,
+        "reason": reason,
+        "source": source,
+    }
+    spend = partial(
+        _spend, by=by, kind=kind, subject=subject, category=category, amount=amount,
+        reason=reason, source=source,
+    )  # fmt: skip
+    return _run(SPEND, character, by=by, key=idempotency_key, payload=payload, rules=spend)
+
+
+def _spend(
+    _scene: None,
+    locked: Character,
+    *,
+    by: AbstractBaseUser | None,
+    kind: str,
+    subject: str,
+    category: str,
+    amount: int,
+    reason: str,
+    source: str,
+) -> LedgerEntry:
+    """The rules part of a cost: what the character has now pays for it, in the open night."""
+    night = _open_night(locked.chronicle)
+    now = current_values(locked)
+    subject, category = _as_on_the_sheet(now, kind, subject.strip(), category.strip())
+    _check_affordable(locked, now, kind, subject, category, amount)
+    entry = LedgerEntry.objects.create(
+        game_night=night,
+        character=locked,
+        kind=kind,
+        subject=subject,
+        category=category,
+        amount=amount,
+        reason=reason,
+        source=source,
+        created_by=by,
+    )
+    _announce_sheets(character_ids=(locked.pk,))
+    return entry
 
 
 def ledger_damage(
@@ -234,6 +309,7 @@ def ledger_damage(
     empty_boxes: int,
     reason: str = "",
     source: str = "",
+    idempotency_key: str | None = None,
 ) -> LedgerEntry | None:
     """D2: damage on the health track through the ledger (a ``health_damage`` entry of
     ``damage_type``), as much of ``amount`` as fits in the ``empty_boxes`` the caller counted
@@ -241,27 +317,18 @@ def ledger_damage(
     fits = min(amount, empty_boxes)
     if fits < 1:
         return None
-    with transaction.atomic():
-        return ledger_spend(
-            character=character,
-            kind=LedgerKind.HEALTH_DAMAGE,
-            by=by,
-            category=damage_type,
-            amount=fits,
-            reason=reason,
-            source=source,
-        )
-
-
-def _claim(
-    by: AbstractBaseUser | None, action: str, key: str | None, payload: dict
-) -> Claim | None:
-    """Claim an idempotency key of ``by`` for this write, inside its transaction."""
-    if key is None:
-        return None
-    if by is None or not by.is_authenticated:
-        raise ValueError("an idempotency key belongs to a user: pass by=")
-    return idempotency_claim(user=by, action=action, key=key, payload=payload)
+    payload = {
+        "character": character.pk,
+        "damage_type": damage_type,
+        "amount": fits,
+        "reason": reason,
+        "source": source,
+    }
+    damage = partial(
+        _spend, by=by, kind=LedgerKind.HEALTH_DAMAGE, subject="", category=damage_type,
+        amount=fits, reason=reason, source=source,
+    )  # fmt: skip
+    return _run(DAMAGE, character, by=by, key=idempotency_key, payload=payload, rules=damage)
 
 
 REGAIN_CATEGORIES = (Category.PHYSICAL, Category.SOCIAL, Category.MENTAL)
@@ -286,52 +353,59 @@ def ledger_regain(
         raise LedgerError(
             REGAIN_CATEGORY.format(category=category or "no category"), "W7", field="category"
         )
-    with transaction.atomic():
-        locked = Character.objects.select_for_update().get(pk=character.pk)
-        payload = {"character": locked.pk, "category": category, "reason": reason}
-        claim = _claim(by, "ledger.regain", idempotency_key, payload)
-        if claim is not None and claim.replay:
-            return LedgerEntry.objects.get(pk=claim.result["entry"])
-        night = _open_night(locked.chronicle)
-        label = Category(category).label.lower()
-        done = LedgerEntry.objects.filter(
-            game_night=night,
-            character=locked,
-            kind=LedgerKind.TRAIT_REGAINED,
-            category=category,
-            reverses__isnull=True,
-            reversed_by__isnull=True,
+    payload = {"character": character.pk, "category": category, "reason": reason}
+    regain = partial(_regain, by=by, category=category, reason=reason, source=source)
+    return _run(REGAIN, character, by=by, key=idempotency_key, payload=payload, rules=regain)
+
+
+def _regain(
+    _scene: None,
+    locked: Character,
+    *,
+    by: AbstractBaseUser | None,
+    category: str,
+    reason: str,
+    source: str,
+) -> LedgerEntry:
+    """The rules part of a regain (W7)."""
+    night = _open_night(locked.chronicle)
+    label = Category(category).label.lower()
+    done = LedgerEntry.objects.filter(
+        game_night=night,
+        character=locked,
+        kind=LedgerKind.TRAIT_REGAINED,
+        category=category,
+        reverses__isnull=True,
+        reversed_by__isnull=True,
+    )
+    if done.exists():
+        raise LedgerError(
+            REGAIN_TWICE.format(character=locked, category=label), "W7", field="category"
         )
-        if done.exists():
-            raise LedgerError(
-                REGAIN_TWICE.format(character=locked, category=label), "W7", field="category"
-            )
-        now = current_values(locked)
-        if now["traits"].get(category) == now["permanent_traits"].get(category):
-            raise LedgerError(
-                REGAIN_NOTHING.format(character=locked, category=label), "W7", field="category"
-            )
-        if now["willpower"] < 1:
-            raise LedgerError(REGAIN_NO_WILLPOWER.format(character=locked), "W7")
-        common = {"game_night": night, "character": locked, "source": source, "created_by": by}
-        paid = LedgerEntry.objects.create(
-            kind=LedgerKind.WILLPOWER_SPENT,
-            amount=1,
-            reason=reason or f"Regained {label} traits (W7)",
-            **common,
+    now = current_values(locked)
+    if now["traits"].get(category) == now["permanent_traits"].get(category):
+        raise LedgerError(
+            REGAIN_NOTHING.format(character=locked, category=label), "W7", field="category"
         )
-        regain = LedgerEntry.objects.create(
-            kind=LedgerKind.TRAIT_REGAINED,
-            category=category,
-            amount=1,
-            reason=reason,
-            paid_by=paid,
-            **common,
-        )
-        if claim is not None:
-            claim.complete(entry=regain.pk)
-        _announce_sheets(character_ids=(locked.pk,))
-        return regain
+    if now["willpower"] < 1:
+        raise LedgerError(REGAIN_NO_WILLPOWER.format(character=locked), "W7")
+    common = {"game_night": night, "character": locked, "source": source, "created_by": by}
+    paid = LedgerEntry.objects.create(
+        kind=LedgerKind.WILLPOWER_SPENT,
+        amount=1,
+        reason=reason or f"Regained {label} traits (W7)",
+        **common,
+    )
+    regain = LedgerEntry.objects.create(
+        kind=LedgerKind.TRAIT_REGAINED,
+        category=category,
+        amount=1,
+        reason=reason,
+        paid_by=paid,
+        **common,
+    )
+    _announce_sheets(character_ids=(locked.pk,))
+    return regain
 
 
 _POOLS = {
@@ -400,37 +474,49 @@ def _why_not_counting(entry: LedgerEntry, night: GameNight) -> str:
     return "a refresh came after it"
 
 
-def ledger_reverse(*, entry: LedgerEntry, by: AbstractBaseUser | None, reason: str) -> LedgerEntry:
+def ledger_reverse(
+    *,
+    entry: LedgerEntry,
+    by: AbstractBaseUser | None,
+    reason: str,
+    idempotency_key: str | None = None,
+) -> LedgerEntry:
     """Undo an entry with a reason; the reversal is itself an entry of the open night.
 
     Only an entry that still counts can be reversed: one from a closed game night (traits,
     abilities, once-per-night uses) or from before the last refresh (pools, damage) already
-    stopped counting, and reversing it would lift a current value above the sheet.
+    stopped counting, and reversing it would lift a current value above the sheet. With an
+    ``idempotency_key``, the same request sent again answers the first reversal.
     """
     if not reason.strip():
         raise LedgerError(REASON_REQUIRED)
-    with transaction.atomic():
-        locked = LedgerEntry.objects.select_for_update().get(pk=entry.pk)
-        # The character too, so a spend or a regain of it waits for the reversal.
-        Character.objects.select_for_update().get(pk=locked.character_id)
-        if locked.reverses_id is not None:
-            raise LedgerError(CANNOT_REVERSE_REVERSAL)
-        if locked.kind == LedgerKind.REFRESH:
-            raise LedgerError(CANNOT_REVERSE_REFRESH)
-        if LedgerEntry.objects.filter(reverses=locked).exists():
-            raise LedgerError(ALREADY_REVERSED)
-        regain = LedgerEntry.objects.filter(paid_by=locked).first()
-        if regain is not None:
-            label = Category(regain.category).label.lower()
-            raise LedgerError(PAID_FOR_REGAIN.format(category=label), "W7")
-        night = _open_night(locked.character.chronicle)
-        if not entry_counts(locked):
-            raise LedgerError(NO_LONGER_COUNTS.format(why=_why_not_counting(locked, night)))
-        reversal = _write_reversal(locked, night, by, reason.strip())
-        if locked.paid_by is not None and entry_counts(locked.paid_by):
-            _write_reversal(locked.paid_by, night, by, reason.strip())
-        _announce_sheets(character_ids=(locked.character_id,))
-        return reversal
+    payload = {"entry": entry.pk, "reason": reason}
+    reverse = partial(_reverse, by=by, reason=reason.strip())
+    return _run(REVERSE, entry, by=by, key=idempotency_key, payload=payload, rules=reverse)
+
+
+def _reverse(
+    _scene: None, locked: LedgerEntry, *, by: AbstractBaseUser | None, reason: str
+) -> LedgerEntry:
+    """The rules part of a reversal."""
+    if locked.reverses_id is not None:
+        raise LedgerError(CANNOT_REVERSE_REVERSAL)
+    if locked.kind == LedgerKind.REFRESH:
+        raise LedgerError(CANNOT_REVERSE_REFRESH)
+    if LedgerEntry.objects.filter(reverses=locked).exists():
+        raise LedgerError(ALREADY_REVERSED)
+    regain = LedgerEntry.objects.filter(paid_by=locked).first()
+    if regain is not None:
+        label = Category(regain.category).label.lower()
+        raise LedgerError(PAID_FOR_REGAIN.format(category=label), "W7")
+    night = _open_night(locked.character.chronicle)
+    if not entry_counts(locked):
+        raise LedgerError(NO_LONGER_COUNTS.format(why=_why_not_counting(locked, night)))
+    reversal = _write_reversal(locked, night, by, reason)
+    if locked.paid_by is not None and entry_counts(locked.paid_by):
+        _write_reversal(locked.paid_by, night, by, reason)
+    _announce_sheets(character_ids=(locked.character_id,))
+    return reversal
 
 
 def _write_reversal(

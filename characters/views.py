@@ -13,7 +13,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from characters import selectors, services
 from characters.forms import GameNightForm, LedgerRecordForm, ReverseForm, subject_choices
-from characters.idempotency import KeyReused
 from characters.models import Character, Chronicle, GameNight, LedgerEntry, LedgerKind
 from characters.night_report import night_report
 
@@ -152,19 +151,19 @@ def ledger_record(request: HttpRequest, pk: int) -> HttpResponse:
     data = form.cleaned_data
     try:
         entry = _record(request, data)
-    except KeyReused as error:
+    except services.LedgerError as error:
+        if not error.key_reused:
+            field = _FIELD_OF_ARGUMENT.get(error.field or "")
+            if error.field == "category":
+                field = "category" if data["kind"] == LedgerKind.TRAIT_REGAINED else "damage_type"
+            form.add_error(field, str(error))
+            return _desk(request, chronicle, form, status=400)
         fresh = request.POST.copy()
         fresh["key"] = uuid.uuid4().hex  # the next try is a new request
         form = LedgerRecordForm(fresh, characters=characters, now=now)
         form.is_valid()
         form.add_error(None, str(error))
         return _desk(request, chronicle, form, status=409)
-    except services.LedgerError as error:
-        field = _FIELD_OF_ARGUMENT.get(error.field or "")
-        if error.field == "category":
-            field = "category" if data["kind"] == LedgerKind.TRAIT_REGAINED else "damage_type"
-        form.add_error(field, str(error))
-        return _desk(request, chronicle, form, status=400)
     messages.success(request, f"Recorded for {entry.character}: {entry}.")
     return redirect("chronicle", pk=chronicle.pk)
 

@@ -1,4 +1,9 @@
-"""Who may name which participant of a scene: one resolver for every id a phone posts.
+"""Who is posting from which screen, and who may name which participant of a scene.
+
+:func:`screen_for` is the one way of telling the tablet from a phone: a user who runs the
+scene posts from the tablet unless the form says ``from=phone`` (a storyteller who also plays
+a character there); anyone else must play in it. :func:`participant_named_by` is the one
+resolver for every id a phone posts.
 
 For anyone but the scene's storytellers a hidden participant does not exist: the queryset
 below leaves it out in the same query that finds the others, so a forged id of a hidden NPC
@@ -10,10 +15,27 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
+from django.http import Http404, HttpRequest
 
 from characters.access import chronicles_run_by
 from combat.models import Participant, Scene
+from combat.selectors import scenes_played_by, scenes_run_by
 from combat.steps import Refused
+
+NO_SCENE = "No such scene for you."
+
+
+def screen_for(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
+    """The scene ``pk`` and whether the post comes from its tablet (``True``) or a phone; a
+    scene the user neither runs nor plays in is a 404 (another chronicle's is not there)."""
+    scene = scenes_run_by(request.user).select_related("game_night").filter(pk=pk).first()
+    if scene is not None and request.POST.get("from") != "phone":
+        return scene, True
+    scene = scenes_played_by(request.user).filter(pk=pk).first()
+    if scene is None:
+        raise Http404(NO_SCENE)
+    return scene, False
+
 
 #: The one sentence for an id that names no participant this user may name.
 NOT_HERE = "That character is not in this scene."

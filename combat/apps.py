@@ -23,11 +23,17 @@ class CombatConfig(AppConfig):
         post_save.connect(close_stale_sockets, sender=user, dispatch_uid="combat.account_saved")
         post_delete.connect(close_stale_sockets, sender=user, dispatch_uid="combat.account_gone")
 
-        from characters.signals import night_closed
+        from characters.signals import night_closed, sheets_changed
+        from combat.live import on_sheets_changed
         from combat.services import scenes_close_with_night
 
         night_closed.connect(scenes_close_with_night, dispatch_uid="combat.scenes_close_with_night")
+        sheets_changed.connect(on_sheets_changed, dispatch_uid="combat.sheets_changed")
 
         from combat.rounds import handback
 
         handback.connect()  # a chase started by an escape hands a catch back to its round
+
+        from combat import region_reads
+
+        region_reads.connect()  # what the features' regions read before a render

@@ -12,7 +12,6 @@ from characters.models import Character, Ruleset
 from characters.selectors import chronicles_run_by
 from combat.models import JOIN_CODE_LENGTH, Scene
 from combat.services import MAX_CLOCK_STEP
-from config.bounds import MAX_ID
 
 POOLS_HELP = "Name and number, one pair a line or comma-separated: Physical 7, Social 5, Brawl 3"
 BAD_POOL = "Pools are a name and a number, like “Physical 7”; “{part}” is not."
@@ -20,6 +19,7 @@ POOL_RANGE = "A pool is 0 to 99; “{part}” is not."
 TOO_MANY_POOLS = "At most 20 pools for a quick NPC."
 NPC_ONE_OF = "Pick an NPC sheet or type a quick NPC's name (not both)."
 KEY_PATTERN = r"^[A-Za-z0-9_-]{8,64}$"
+TOKEN_PATTERN = r"^[0-9a-f]{16}$"  # combat.steps.token
 
 _POOL = re.compile(r"^(?P<name>[^\d:=]+?)\s*[:=]?\s*(?P<value>-?\d+)$")
 
@@ -55,21 +55,28 @@ class OpenSceneForm(forms.Form):
         self.fields["chronicle"].queryset = chronicles_run_by(user).order_by("name")
 
 
-class ClockForm(forms.Form):
+class StepForm(forms.Form):
+    """A scene step's post: the tap's key (a double tap counts once) and the token of the
+    board it was made on (a board that moved on is refused), both optional here."""
+
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
+    token = forms.RegexField(regex=TOKEN_PATTERN, required=False)
+
+
+class ClockForm(StepForm):
     seconds = forms.IntegerField(min_value=1, max_value=MAX_CLOCK_STEP)
     key = forms.RegexField(regex=KEY_PATTERN)
-    seq = forms.IntegerField(min_value=0, max_value=MAX_ID, required=False)
 
 
-class SituationForm(forms.Form):
+class SituationForm(StepForm):
     situation = forms.CharField(max_length=300, required=False, strip=True)
 
 
-class RulesetForm(forms.Form):
+class RulesetForm(StepForm):
     ruleset = forms.ChoiceField(choices=Ruleset.choices)
 
 
-class NpcForm(forms.Form):
+class NpcForm(StepForm):
     character = forms.ModelChoiceField(queryset=None, required=False)
     name = forms.CharField(max_length=120, required=False, strip=True)
     pools = forms.CharField(max_length=600, required=False, help_text=POOLS_HELP)

@@ -24,6 +24,7 @@ from django.template.loader import render_to_string
 
 from combat import render_cache, selectors
 from combat.models import Participant, Scene
+from combat.regions import read as read_regions
 
 TABLET = "combat/scene_tablet.html"
 PHONE = "combat/scene_phone.html"
@@ -41,8 +42,8 @@ REGIONS = tuple(REGION_TEMPLATES)
 # What a sheet change (a cost, a refresh) may change on a board: the people and the features'
 # boards, which show pools and health.
 SHEET_REGIONS = ("people", "challenges", "combat", "chase")
-# What each region's template needs beyond the scene row and the clock (the features'
-# boards run their own template tags): a clock tap renders the clock and the log, nothing else.
+# What each region's template needs beyond the scene row and the clock (the features' boards
+# read theirs, combat.regions): a clock tap renders the clock and the log, nothing else.
 _NEEDS_PEOPLE = {"people"}
 # A region whose change changes another: the people panel says whom the challenges wait on
 # (combat.roster), so a challenge's step re-renders it too; a round's steps push every region.
@@ -94,6 +95,7 @@ def board_regions(scene: Scene, regions: Collection[str] | None = None) -> str:
             context.update(selectors.people_state(scene))
         if _NEEDS_LOG & set(wanted):
             context.update(selectors.log_state(scene))
+        context.update(read_regions(scene, "board", context, wanted))
         context = {**context, "oob": True}
         return "".join(render_to_string(REGION_TEMPLATES[r], context) for r in wanted)
 

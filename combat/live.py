@@ -34,12 +34,15 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.contrib.auth import get_user_model
+from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.db import transaction
+from django.db.models import Max
 from django.db.models.signals import post_save
+from django.utils.crypto import constant_time_compare
 
-from combat import faults
+from combat import faults, fragments
 from combat.hub import seq_of
+from combat.models import Participant, Scene
 
 FRAGMENT_EVENT = "live.fragment"
 LOGOUT_EVENT = "live.logout"
@@ -127,8 +130,6 @@ def scene_changed(
     ``regions`` names the board's regions that changed (``None``: all of them); ``players``
     false: a change no player sees, for the storytellers alone.
     """
-    from combat import fragments
-
     faults.point("kill_after_commit")
     parts = fragments.scene_change_parts(
         scene_id, private_user_ids=private_user_ids, regions=regions, players=players
@@ -164,10 +165,6 @@ def audience_seqs(scene_ids: Collection[int]) -> dict[int, dict[str, Any]]:
     ``sheets`` each player's ``data-sheet-seq`` (what ``selectors.sheet_seq`` gives their
     private part: the newest game night, the newest ledger entry of their characters here).
     Two queries, whatever the number of scenes and players."""
-    from django.db.models import Max
-
-    from combat.models import Participant, Scene
-
     ids = list(scene_ids)
     scenes = Scene.objects.filter(pk__in=ids).annotate(night=Max("chronicle__game_nights__pk"))
     out: dict[int, dict[str, Any]] = {}
@@ -194,8 +191,6 @@ def audience_seqs(scene_ids: Collection[int]) -> dict[int, dict[str, Any]]:
 def private_changed(scene_id: int, user_id: int) -> None:
     """Only one player's own part changed (not a scene change: no ``seq``): every phone of
     theirs in the scene shows it (call it on commit)."""
-    from combat import fragments
-
     try:
         scene = fragments.load(scene_id)
         user = get_user_model().objects.filter(pk=user_id).first()
@@ -219,8 +214,6 @@ def recheck_player(scene_id: int, user_id: int) -> None:
 
 def presence_changed(scene_id: int) -> None:
     """Who is connected changed: only the storytellers' board shows it."""
-    from combat import fragments
-
     html = fragments.presence_fragment(scene_id)
     if html:
         _send(storytellers_group(scene_id), html)
@@ -232,8 +225,6 @@ def sheets_changed(*, character_ids: Iterable[int] = (), chronicle_ids: Iterable
     The private part of each player concerned (rendered once per player: it is theirs) and,
     once per scene, the board regions that show sheets.
     """
-    from combat import fragments
-
     try:
         scenes = fragments.open_scenes_of(character_ids=character_ids, chronicle_ids=chronicle_ids)
         if not scenes:
@@ -257,6 +248,13 @@ def sheets_changed(*, character_ids: Iterable[int] = (), chronicle_ids: Iterable
                     )
     except Exception:  # the sheet is written: a phone that misses it resyncs
         log.exception("could not announce a sheet change")
+
+
+def on_sheets_changed(
+    sender: Any, *, character_ids: Iterable[int] = (), chronicle_ids: Iterable[int] = (), **_: Any
+) -> None:
+    """``characters.signals.sheets_changed``'s receiver (sent on commit)."""
+    sheets_changed(character_ids=character_ids, chronicle_ids=chronicle_ids)
 
 
 def close_session_sockets(sender: Any, request: Any = None, **kwargs: Any) -> None:
@@ -288,8 +286,6 @@ def session_standing(user_id: int, session_key: str | None) -> str:
     change made from it (Django gives that browser a new session key): the socket should
     reconnect with the browser's cookie, which holds or not.
     """
-    from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY
-    from django.utils.crypto import constant_time_compare
 
     store = import_module(settings.SESSION_ENGINE).SessionStore
     if not session_key or not store().exists(session_key):

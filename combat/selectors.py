@@ -13,11 +13,13 @@ from django.db.models import Count, Max, Q, QuerySet
 
 from characters.models import Character, Chronicle, GameNight, LedgerEntry
 from characters.selectors import chronicles_run_by, sheet
+from combat import regions
+from combat.gametime import format_game_time
 from combat.hub import fresh_since
 from combat.logtext import one_line
 from combat.models import Participant, Presence, Scene, SceneLogEntry
 from combat.render_cache import sheets_now
-from combat.services import format_game_time
+from combat.steps import token
 
 BOARD_LOG_LENGTH = 30
 PHONE_LOG_LENGTH = 20
@@ -183,17 +185,25 @@ def public_state(scene: Scene) -> dict[str, Any]:
             "pk", "scene_id", "name", "npc", "hidden", "character_id"
         )
     )
-    return {
+    context = {
         "scene": scene,
         "participants": participants,
         "clock": format_game_time(scene.game_time),
     }
+    return {**context, **regions.read(scene, "public", context)}
+
+
+def scene_token(scene: Scene) -> str:
+    """The token of the board a tablet drew (``combat.steps.token``): current until the
+    scene's ``seq`` moves; a tablet's scene forms post it as ``token``."""
+    return token("scene", scene.pk, scene.seq)
 
 
 def clock_state(scene: Scene) -> dict[str, Any]:
     """The board's clock panel: the scene row is all it needs (no query)."""
     return {
         "scene": scene,
+        "scene_token": scene_token(scene),
         "clock": format_game_time(scene.game_time),
         "clock_steps": clock_steps(scene),
     }
@@ -230,8 +240,10 @@ def people_state(scene: Scene) -> dict[str, Any]:
 
 
 def board_state(scene: Scene) -> dict[str, Any]:
-    """The storyteller's board: everyone (hidden NPCs too) with presence, clock, the log."""
-    return {**people_state(scene), **log_state(scene)}
+    """The storyteller's board: everyone (hidden NPCs too) with presence, clock, the log, and
+    what the features' regions show."""
+    context = {**people_state(scene), **log_state(scene)}
+    return {**context, **regions.read(scene, "board", context)}
 
 
 def sheet_seq(scene: Scene, character_ids: list[int]) -> str:
@@ -254,7 +266,7 @@ def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
     characters = sheets_now(p.character_id for p in own)  # read once for the whole part
     sheets = [{"participant": p, **sheet(*characters[p.character_id])} for p in own]
     removed = [] if own else player_participants(scene, user, removed=True)
-    return {
+    context = {
         "scene": scene,
         "player": user,
         "sheets": sheets,
@@ -262,3 +274,4 @@ def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
         "removed": removed,
         "log": log_for_player(scene, user, limit=PHONE_LOG_LENGTH, public=False),
     }
+    return {**context, **regions.read(scene, "private", context)}

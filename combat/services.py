@@ -4,12 +4,18 @@ Every function runs in one transaction, locks the scene row (``select_for_update
 scene's ``seq``, writes a log line where a person would want one, and announces the change with
 ``transaction.on_commit`` so no phone hears of a change that rolled back. A refused request
 raises :class:`SceneError` with a sentence for people and changes nothing.
+
+The scene's own writes are declared steps (:mod:`combat.steps`): ``OPEN``, ``JOIN``,
+``NPC``, ``REMOVE``, ``SITUATION``, ``RULESET``, ``CLOSE`` and ``CLOCK``, each taken by
+``steps.run`` in the one order (lock → the request's key → who may act → the token the
+tablet saw → the rules part, a short function here). A tablet's token is
+:func:`scene_token`: the board it drew is current.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -20,6 +26,7 @@ from django.utils import timezone
 from characters.access import chronicles_run_by
 from characters.models import Character, Chronicle, GameNight, Ruleset
 from combat import live, steps
+from combat.gametime import format_game_time
 from combat.logtext import one_line
 from combat.models import (
     JOIN_CODE_ALPHABET,
@@ -30,6 +37,7 @@ from combat.models import (
     Scene,
     SceneLogEntry,
 )
+from combat.selectors import scene_token
 from combat.steps import Refused
 
 NO_OPEN_NIGHT = "{chronicle} has no open game night: open one before opening a scene."
@@ -75,6 +83,52 @@ def lock_open_scene(scene: Scene, *, expected_seq: int | None = None) -> Scene:
     if expected_seq is not None and locked.seq != expected_seq:
         raise SceneError(STALE)
     return locked
+
+
+def lock_scene(scene: Scene | int) -> Scene:
+    """Lock the scene row (a declared step's lock: whether it is open is checked after the
+    request's key, so a replayed tap answers as the first did)."""
+    pk = scene if isinstance(scene, int) else scene.pk
+    return Scene.objects.select_for_update().select_related("chronicle").get(pk=pk)
+
+
+def _open_scene(scene: Scene) -> None:
+    if scene.closed_at is not None:
+        raise SceneError(SCENE_CLOSED)
+
+
+def _storyteller_of_open_scene(by: AbstractBaseUser, scene: Scene, _row: Any, _: Any) -> None:
+    _open_scene(scene)
+    require_storyteller(by, scene.chronicle)
+
+
+def _scene_step(action: str, **declared: Any) -> steps.Step:
+    """A step of the storyteller's on an open scene, on the board's token."""
+    defaults = {
+        "lock": lambda scene: (lock_scene(scene),) * 2,
+        "may_act": _storyteller_of_open_scene,
+        "tokens": lambda scene: (scene_token(scene),),
+        "refusal": SceneError,
+        "moved_on": STALE,
+    }
+    return steps.declare(steps.Step(action=action, **{**defaults, **declared}))
+
+
+def _run(
+    step: steps.Step,
+    target: Any,
+    *,
+    by: AbstractBaseUser,
+    key: str | None,
+    seen: str | None,
+    payload: dict[str, Any],
+    rules: Any,
+    **answers: Any,
+) -> Any:
+    return steps.run(
+        step, target, by=by, key=key or None, payload=payload, seen=seen or None, rules=rules,
+        **answers,
+    )  # fmt: skip
 
 
 def record_change(
@@ -145,8 +199,29 @@ def _new_join_code() -> str:
     return "".join(secrets.choice(JOIN_CODE_ALPHABET) for _ in range(JOIN_CODE_LENGTH))
 
 
+def _lock_chronicle(chronicle: Chronicle) -> tuple[None, Chronicle]:
+    return None, Chronicle.objects.select_for_update().get(pk=chronicle.pk)
+
+
+def _runs_chronicle(by: AbstractBaseUser, _scene: None, chronicle: Chronicle, _: Any) -> None:
+    require_storyteller(by, chronicle)
+
+
+#: Opening a scene: the chronicle's storyteller, in its open game night.
+OPEN = steps.declare(
+    steps.Step(
+        action="scene.open", lock=_lock_chronicle, may_act=_runs_chronicle, refusal=SceneError
+    )
+)
+
+
 def scene_open(
-    *, chronicle: Chronicle, by: AbstractBaseUser, name: str, ruleset: str | None = None
+    *,
+    chronicle: Chronicle,
+    by: AbstractBaseUser,
+    name: str,
+    ruleset: str | None = None,
+    key: str | None = None,
 ) -> Scene:
     """Open a scene in the chronicle's open game night, run by ``by``."""
     name = (name or "").strip()
@@ -157,36 +232,46 @@ def scene_open(
     ruleset = ruleset or chronicle.ruleset
     if ruleset not in Ruleset.values:
         raise SceneError(UNKNOWN_RULESET.format(ruleset=ruleset))
-    require_storyteller(by, chronicle)
+
+    def rules(_: None, chronicle: Chronicle) -> Scene:
+        night = GameNight.objects.filter(chronicle=chronicle, closed_at__isnull=True).first()
+        if night is None:
+            raise SceneError(NO_OPEN_NIGHT.format(chronicle=chronicle))
+        scene = Scene.objects.create(
+            chronicle=chronicle,
+            game_night=night,
+            name=name,
+            ruleset=ruleset,
+            join_code=_new_join_code(),
+            storyteller=by,
+        )
+        record_change(scene, by=by, kind=LogKind.SCENE, text=f"Scene opened: {name}", public=True)
+        return scene
+
+    payload = {"chronicle": chronicle.pk, "name": name, "ruleset": ruleset}
     for _ in range(10):
         try:
-            with transaction.atomic():
-                Chronicle.objects.select_for_update().get(pk=chronicle.pk)
-                night = GameNight.objects.filter(
-                    chronicle=chronicle, closed_at__isnull=True
-                ).first()
-                if night is None:
-                    raise SceneError(NO_OPEN_NIGHT.format(chronicle=chronicle))
-                scene = Scene.objects.create(
-                    chronicle=chronicle,
-                    game_night=night,
-                    name=name,
-                    ruleset=ruleset,
-                    join_code=_new_join_code(),
-                    storyteller=by,
-                )
-                record_change(
-                    scene, by=by, kind=LogKind.SCENE, text=f"Scene opened: {name}", public=True
-                )
-                return scene
+            return _run(
+                OPEN, chronicle, by=by, key=key, seen=None, payload=payload, rules=rules,
+                answer=lambda scene: {"scene": scene.pk},
+                recall=lambda stored: Scene.objects.get(pk=stored["scene"]),
+            )  # fmt: skip
         except IntegrityError:  # a join code taken at the same moment: draw another
             continue
     raise SceneError("Could not draw a free join code; try again.")
 
 
-def scene_close(*, scene: Scene, by: AbstractBaseUser) -> Scene:
-    require_storyteller(by, scene.chronicle)
-    return _close(scene, by=by, text="Scene closed")
+#: Closing a scene: every player's own part changes (its start forms go).
+CLOSE = _scene_step("scene.close")
+
+
+def scene_close(
+    *, scene: Scene, by: AbstractBaseUser, key: str | None = None, seen: str | None = None
+) -> Scene:
+    return _run(
+        CLOSE, scene, by=by, key=key, seen=seen, payload={"scene": scene.pk},
+        rules=partial(_closing, by=by, text="Scene closed"),
+    )  # fmt: skip
 
 
 def scenes_close_with_night(
@@ -196,29 +281,26 @@ def scenes_close_with_night(
     commit): last week's scenes leave the overview, and no phone plays on in a night whose
     losses are reset. One transaction a scene; one a storyteller closed meanwhile is left."""
     closed = []
+    text = f"Scene closed: game night {night.number} ended"
     for scene in Scene.objects.filter(game_night=night, closed_at__isnull=True).order_by("pk"):
-        try:
-            closed.append(
-                _close(scene, by=by, text=f"Scene closed: game night {night.number} ended")
-            )
-        except SceneError:
-            continue  # closed meanwhile
+        with transaction.atomic():
+            locked = lock_scene(scene)
+            if locked.closed_at is None:  # else closed meanwhile
+                closed.append(_closing(locked, locked, by=by, text=text))
     return closed
 
 
-def _close(scene: Scene, *, by: AbstractBaseUser | None, text: str) -> Scene:
-    """Close an open scene; every player's own part changes (its start forms go)."""
-    with transaction.atomic():
-        scene = lock_open_scene(scene)
-        scene.closed_at = timezone.now()
-        record_change(
-            scene,
-            by=by,
-            kind=LogKind.SCENE,
-            text=text,
-            public=True,
-            private_user_ids=_every_player(scene),
-        )
+def _closing(scene: Scene, _: Scene, *, by: AbstractBaseUser | None, text: str) -> Scene:
+    """Close the locked open scene; every player's own part changes (its start forms go)."""
+    scene.closed_at = timezone.now()
+    record_change(
+        scene,
+        by=by,
+        kind=LogKind.SCENE,
+        text=text,
+        public=True,
+        private_user_ids=_every_player(scene),
+    )
     return scene
 
 
@@ -234,51 +316,63 @@ def _every_player(scene: Scene) -> list[int]:
     )
 
 
-def scene_set_ruleset(*, scene: Scene, by: AbstractBaseUser, ruleset: str) -> Scene:
+#: The scene's ruleset: every player's start forms change with it.
+RULESET = _scene_step("scene.ruleset")
+
+
+def scene_set_ruleset(
+    *,
+    scene: Scene,
+    by: AbstractBaseUser,
+    ruleset: str,
+    key: str | None = None,
+    seen: str | None = None,
+) -> Scene:
     if ruleset not in Ruleset.values:
         raise SceneError(UNKNOWN_RULESET.format(ruleset=ruleset))
-    require_storyteller(by, scene.chronicle)
-    with transaction.atomic():
-        scene = lock_open_scene(scene)
+
+    def rules(scene: Scene, _: Scene) -> Scene:
         scene.ruleset = ruleset
-        label = Ruleset(ruleset).label
         record_change(
             scene,
             by=by,
             kind=LogKind.SCENE,
-            text=f"Ruleset: {label}",
+            text=f"Ruleset: {Ruleset(ruleset).label}",
             public=True,
             private_user_ids=_every_player(scene),
         )
-    return scene
+        return scene
+
+    payload = {"scene": scene.pk, "ruleset": ruleset}
+    return _run(RULESET, scene, by=by, key=key, seen=seen, payload=payload, rules=rules)
 
 
-def scene_set_situation(*, scene: Scene, by: AbstractBaseUser, situation: str) -> Scene:
+#: What is happening, as the players' phones show it.
+SITUATION = _scene_step("scene.situation")
+
+
+def scene_set_situation(
+    *,
+    scene: Scene,
+    by: AbstractBaseUser,
+    situation: str,
+    key: str | None = None,
+    seen: str | None = None,
+) -> Scene:
     """What is happening, as the players' phones show it."""
-    require_storyteller(by, scene.chronicle)
     situation = (situation or "").strip()[:300]
-    with transaction.atomic():
-        scene = lock_open_scene(scene)
+
+    def rules(scene: Scene, _: Scene) -> Scene:
         scene.situation = situation
         record_change(scene, by=by, regions=())
-    return scene
+        return scene
+
+    payload = {"scene": scene.pk, "situation": situation}
+    return _run(SITUATION, scene, by=by, key=key, seen=seen, payload=payload, rules=rules)
 
 
-def _storyteller_only(by: AbstractBaseUser, scene: Scene, _row: Any, _payload: Any) -> None:
-    require_storyteller(by, scene.chronicle)
-
-
-#: The game clock's step (C10, W9): the storyteller's, on the board's seq.
-CLOCK = steps.declare(
-    steps.Step(
-        action="scene.clock",
-        lock=lambda scene: (lock_open_scene(scene),) * 2,
-        may_act=_storyteller_only,
-        tokens=lambda scene: (str(scene.seq),),
-        refusal=SceneError,
-        moved_on=STALE,
-    )
-)
+#: The game clock's step (C10, W9): the storyteller's, on the board's token.
+CLOCK = _scene_step("scene.clock")
 
 
 def scene_advance_clock(
@@ -286,13 +380,14 @@ def scene_advance_clock(
     scene: Scene,
     by: AbstractBaseUser,
     seconds: int,
-    expected_seq: int | None = None,
+    seen: str | None = None,
     idempotency_key: str | None = None,
 ) -> Scene:
     """Move the scene's game clock forward; locks and effects expire by it (C10, W9).
 
     A tap sent again with its ``idempotency_key`` (a double tap, an offline tap replayed after
-    the first one got through) counts once and is not refused as stale.
+    the first one got through) counts once and is not refused as stale; a tap on a board that
+    moved on (``seen``, its :func:`scene_token`) is refused and changes nothing.
     """
     if not isinstance(seconds, int) or not 1 <= seconds <= MAX_CLOCK_STEP:
         raise SceneError(CLOCK_RANGE)
@@ -309,29 +404,44 @@ def scene_advance_clock(
         )
         return scene
 
-    return steps.run(
-        CLOCK,
-        scene,
-        by=by,
-        key=idempotency_key,
-        payload={"scene": scene.pk, "seconds": seconds, "seq": expected_seq},
-        seen=None if expected_seq is None else str(expected_seq),
-        rules=rules,
+    payload = {"scene": scene.pk, "seconds": seconds, "token": seen}
+    return _run(CLOCK, scene, by=by, key=idempotency_key, seen=seen, payload=payload, rules=rules)
+
+
+def _joins_with_own_character(
+    by: AbstractBaseUser, scene: Scene, _: Scene, payload: Mapping[str, Any]
+) -> None:
+    """A player joins with one of their own characters, of the scene's chronicle."""
+    _open_scene(scene)
+    if payload["player"] != by.pk:
+        raise SceneError(NOT_YOUR_CHARACTER.format(character=payload["name"]))
+    if payload["chronicle"] != scene.chronicle_id:
+        raise SceneError(
+            WRONG_CHRONICLE.format(character=payload["name"], chronicle=scene.chronicle)
+        )
+
+
+#: A player joins an open scene by its code.
+JOIN = steps.declare(
+    steps.Step(
+        action="scene.join",
+        lock=lambda scene: (lock_scene(scene),) * 2,
+        may_act=_joins_with_own_character,
+        refusal=SceneError,
     )
+)
 
 
-def scene_join(*, code: str, user: AbstractBaseUser, character: Character) -> Participant:
+def scene_join(
+    *, code: str, user: AbstractBaseUser, character: Character, key: str | None = None
+) -> Participant:
     """A player joins an open scene with one of their characters, by the scene's code."""
     code = (code or "").strip().upper()
     scene = Scene.objects.filter(join_code=code, closed_at__isnull=True).first()
     if scene is None or len(code) != JOIN_CODE_LENGTH:
         raise SceneError(UNKNOWN_CODE.format(code=code[:JOIN_CODE_LENGTH] or "(none)"))
-    if character.player_id != user.pk:
-        raise SceneError(NOT_YOUR_CHARACTER.format(character=character))
-    if character.chronicle_id != scene.chronicle_id:
-        raise SceneError(WRONG_CHRONICLE.format(character=character, chronicle=scene.chronicle))
-    with transaction.atomic():
-        scene = lock_open_scene(scene)
+
+    def rules(scene: Scene, _: Scene) -> Participant:
         existing = Participant.objects.filter(
             scene=scene, character=character, removed_at__isnull=True
         ).first()
@@ -350,7 +460,24 @@ def scene_join(*, code: str, user: AbstractBaseUser, character: Character) -> Pa
             private_user_ids=[user.pk],
             regions=PARTICIPANT_REGIONS,
         )
-    return participant
+        return participant
+
+    payload = {
+        "scene": scene.pk,
+        "character": character.pk,
+        "name": character.name,
+        "player": character.player_id,
+        "chronicle": character.chronicle_id,
+    }
+    return _run(
+        JOIN, scene, by=user, key=key, seen=None, payload=payload, rules=rules,
+        answer=lambda joined: {"participant": joined.pk},
+        recall=lambda stored: Participant.objects.get(pk=stored["participant"]),
+    )  # fmt: skip
+
+
+#: The storyteller adds an NPC (a hidden one: no phone hears of it).
+NPC = _scene_step("scene.npc")
 
 
 def scene_add_npc(
@@ -361,9 +488,10 @@ def scene_add_npc(
     name: str = "",
     pools: dict[str, Any] | None = None,
     hidden: bool = False,
+    key: str | None = None,
+    seen: str | None = None,
 ) -> Participant:
     """Add an NPC: one of the chronicle's NPC sheets, or a quick NPC with a name and pools."""
-    require_storyteller(by, scene.chronicle)
     if character is not None:
         if character.chronicle_id != scene.chronicle_id or not character.npc:
             raise SceneError(NOT_AN_NPC.format(character=character, chronicle=scene.chronicle))
@@ -373,8 +501,8 @@ def scene_add_npc(
         raise SceneError("Give the NPC a name.")
     if len(name) > 120:
         raise SceneError(NAME_TOO_LONG.format(limit=120))
-    with transaction.atomic():
-        scene = lock_open_scene(scene)
+
+    def rules(scene: Scene, _: Scene) -> Participant:
         if (
             character is not None
             and Participant.objects.filter(
@@ -399,20 +527,48 @@ def scene_add_npc(
             regions=PARTICIPANT_REGIONS,
             players=not hidden,  # no phone counts a hidden NPC coming in
         )
-    return participant
+        return participant
+
+    payload = {
+        "scene": scene.pk,
+        "character": character.pk if character is not None else None,
+        "name": name,
+        "pools": pools or {},
+        "hidden": hidden,
+    }
+    return _run(
+        NPC, scene, by=by, key=key, seen=seen, payload=payload, rules=rules,
+        answer=lambda added: {"participant": added.pk},
+        recall=lambda stored: Participant.objects.get(pk=stored["participant"]),
+    )  # fmt: skip
 
 
-def scene_remove(*, scene: Scene, by: AbstractBaseUser, participant: Participant) -> None:
+def _lock_participant(target: tuple[Scene, int]) -> tuple[Scene, Participant | None]:
+    scene = lock_scene(target[0])
+    participant = (
+        Participant.objects.select_for_update(of=("self",))
+        .select_related("character")
+        .filter(pk=target[1], scene=scene, removed_at__isnull=True)
+        .first()
+    )
+    return scene, participant
+
+
+#: The storyteller takes someone out of the scene.
+REMOVE = _scene_step("scene.remove", lock=_lock_participant, tokens=None)
+
+
+def scene_remove(
+    *,
+    scene: Scene,
+    by: AbstractBaseUser,
+    participant: Participant,
+    key: str | None = None,
+    seen: str | None = None,
+) -> None:
     """The storyteller takes someone out of the scene; their phone is told at once."""
-    require_storyteller(by, scene.chronicle)
-    with transaction.atomic():
-        scene = lock_open_scene(scene)
-        participant = (
-            Participant.objects.select_for_update(of=("self",))
-            .select_related("character")
-            .filter(pk=participant.pk, scene=scene, removed_at__isnull=True)
-            .first()
-        )
+
+    def rules(scene: Scene, participant: Participant | None) -> None:
         if participant is None:
             raise SceneError(NOT_IN_SCENE)
         participant.removed_at = timezone.now()
@@ -431,6 +587,10 @@ def scene_remove(*, scene: Scene, by: AbstractBaseUser, participant: Participant
         )
         for user_id in player_ids:  # their phone shows the removal, then its socket closes
             transaction.on_commit(partial(live.recheck_player, scene.pk, user_id))
+
+    payload = {"scene": scene.pk, "participant": participant.pk}
+    target = (scene, participant.pk)
+    _run(REMOVE, target, by=by, key=key, seen=seen, payload=payload, rules=rules)
 
 
 def presence_connect(
@@ -458,14 +618,3 @@ def presence_disconnect(*, channel_name: str, announce: bool = True) -> None:
         gone.delete()
         if announce:
             transaction.on_commit(partial(live.presence_changed, gone.scene_id))
-
-
-def format_game_time(seconds: int) -> str:
-    """``1h 05m 30s`` style, for the clock and the log."""
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h {minutes:02d}m {secs:02d}s"
-    if minutes:
-        return f"{minutes}m {secs:02d}s"
-    return f"{secs}s"

@@ -30,7 +30,13 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from characters.idempotency import IdempotencyError, KeyMalformed, idempotency_claim
+from characters.idempotency import (
+    Claim,
+    IdempotencyError,
+    KeyMalformed,
+    KeyReused,
+    idempotency_claim,
+)
 
 Row = TypeVar("Row")
 _RULE_AT_END = re.compile(r"\(([A-Z]{1,2}\d+)\)\.?$")
@@ -41,6 +47,7 @@ class Refused(Exception):
     that refuses it (empty when no rule of the book does, e.g. "the round moved on")."""
 
     status = 409
+    key_reused = False  # the request's key was used for another request (a screen draws anew)
 
     def __init__(self, sentence: str, rule: str = "") -> None:
         super().__init__(sentence)
@@ -74,6 +81,7 @@ class Begun(Generic[Row]):
     scene: Any
     row: Row
     replay: bool
+    claim: Claim | None = None  # the claimed key: a replay's ``claim.result`` is the first answer
 
 
 def begin(
@@ -92,15 +100,17 @@ def begin(
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("a step begins inside its transaction")
     scene, row = lock()
-    replay = False
+    claim = None
     if key:
         try:
-            replay = idempotency_claim(user=by, action=action, key=key, payload=payload).replay
+            claim = idempotency_claim(user=by, action=action, key=key, payload=payload)
         except KeyMalformed as error:
             raise Unreadable(str(error)) from None
         except IdempotencyError as error:
-            raise refusal(str(error)) from None
-    return Begun(scene=scene, row=row, replay=replay)
+            refused = refusal(str(error))
+            refused.key_reused = isinstance(error, KeyReused)
+            raise refused from None
+    return Begun(scene=scene, row=row, replay=claim is not None and claim.replay, claim=claim)
 
 
 def token(kind: str, pk: int, counter: int | str) -> str:
@@ -157,11 +167,16 @@ def run(
     seen: str | None = None,
     rules: Callable[[Any, Row], Result],
     replayed: Callable[[Any, Row], Result] | None = None,
+    answer: Callable[[Result], Mapping[str, Any]] | None = None,
+    recall: Callable[[Mapping[str, Any]], Result] | None = None,
 ) -> Result:
     """Take ``step`` on ``target`` in the one order, in one transaction: lock → claim the key
     (a replay answers ``replayed(scene, row)``, default the row, and checks nothing else) →
     who may act → the token the actor ``seen`` → ``rules(scene, row)``, which steps the
-    engine, writes, logs and publishes on commit (``combat.services.record_change``)."""
+    engine, writes, logs and publishes on commit (``combat.services.record_change``).
+
+    A step whose answer is a new row keeps it with the key: ``answer(result)`` is stored
+    (ids, not objects: it is JSON) and a replay answers ``recall(stored)``, the first row."""
     with transaction.atomic():
         begun = begin(
             lock=lambda: step.lock(target),
@@ -172,9 +187,14 @@ def run(
             refusal=step.refusal,
         )
         if begun.replay:
+            if recall is not None and begun.claim is not None:
+                return recall(begun.claim.result)
             return replayed(begun.scene, begun.row) if replayed else begun.row  # type: ignore[return-value]
         if step.may_act is not None:
             step.may_act(by, begun.scene, begun.row, payload)
         if seen is not None and step.tokens is not None and seen not in step.tokens(begun.row):
             raise step.refusal(step.moved_on)
-        return rules(begun.scene, begun.row)
+        result = rules(begun.scene, begun.row)
+        if answer is not None and begun.claim is not None:
+            begun.claim.complete(**answer(result))
+        return result

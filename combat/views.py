@@ -1,9 +1,9 @@
 """The scene pages: the storyteller's overview and tablet, joining, and the player's phone.
 
-Views stay thin: parse a form, find the scene through an access helper, call a service from
-:mod:`combat.services`, render. A refused request gets the service's sentence and changes
-nothing. htmx posts from the tablet get the board back (the same partial the socket pushes);
-plain posts get a redirect and a message.
+Views stay thin: a tablet's post is a :func:`combat.posts.scene_post` (find the scene and the
+screen, parse the form: 400, call the step of :mod:`combat.services`; a refusal answers its
+sentence, 409). htmx posts from the tablet get the board back (the same partial the socket
+pushes); plain posts get a redirect and a message.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from characters.idempotency import IdempotencyError
 from characters.models import Character
-from combat import forms, fragments, selectors, services
+from combat import forms, fragments, posts, selectors, services
 from combat.models import Participant, Scene
+from combat.posts import scene_post
 from combat.services import SceneError
 from config.network import lan_addresses
 from config.throttle import by_address, by_user, guarded
@@ -32,10 +32,6 @@ NO_CHARACTER_IN_CHRONICLE = (
     "ask its storyteller to add one."
 )
 LOOPBACK = {"localhost", "127.0.0.1", "[::1]", "::1"}
-
-
-def _is_htmx(request: HttpRequest) -> bool:
-    return request.headers.get("HX-Request") == "true"
 
 
 def _get_scene_for_storyteller(request: HttpRequest, pk: int) -> Scene:
@@ -74,44 +70,6 @@ def _qr_svg(url: str) -> str:
     return segno.make(url, error="m").svg_inline(
         scale=4, border=2, dark="#000", light="#fff", omitsize=True, svgclass="qr", title=url
     )
-
-
-def _board_reply(
-    request: HttpRequest, scene: Scene, *, error: str = "", status: int = 200
-) -> HttpResponse:
-    """After a tablet post: the board (htmx) or the tablet page (a plain form post).
-
-    htmx gets the board with the sentence in it: 400 for a form it could not read, 409 when
-    the scene refused the change (closed, or moved on since the tap: a replayed offline tap
-    is then dropped by static/js/scene.js with that sentence). The tablet swaps both in.
-    """
-    if _is_htmx(request):
-        scene.refresh_from_db()
-        context = {**selectors.board_state(scene), "error": error, "oob": False}
-        return render(request, f"{fragments.TABLET}#board", context, status=status)
-    if error:
-        messages.error(request, error)
-    return redirect("scene_tablet", pk=scene.pk)
-
-
-def _clock_reply(
-    request: HttpRequest, scene: Scene, *, error: str = "", status: int = 200
-) -> HttpResponse:
-    """After a clock tap: the clock panel only (htmx). The rest of the board (the log line)
-    comes with the push every tablet of the scene gets; the board is not rendered twice."""
-    if not _is_htmx(request):
-        return _board_reply(request, scene, error=error, status=status)
-    scene.refresh_from_db()
-    context = {**selectors.clock_state(scene), "error": error}
-    return render(request, f"{fragments.TABLET}#clock-panel", context, status=status)
-
-
-def _bad_form(request: HttpRequest, scene: Scene, lead: str, form) -> HttpResponse:
-    return _board_reply(request, scene, error=f"{lead} {forms.problems(form)}", status=400)
-
-
-def _refused(request: HttpRequest, scene: Scene, error: SceneError) -> HttpResponse:
-    return _board_reply(request, scene, error=str(error), status=409)
 
 
 # The storyteller's overview and tablet ---------------------------------------------------
@@ -180,114 +138,78 @@ def scene_tablet(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-@login_required
-@require_POST
-def scene_clock(request: HttpRequest, pk: int) -> HttpResponse:
+def _step(data: dict) -> dict:
+    """The tap's key and the token of the board it was made on, as a step takes them."""
+    return {"key": data.get("key") or None, "seen": data.get("token") or None}
+
+
+@scene_post(forms.ClockForm, reply=posts.clock_reply, lead="Clock not moved.")
+def scene_clock(request: HttpRequest, *, scene: Scene, tablet: bool, data: dict) -> None:
     """Advance the game clock. The form's key makes a tap sent twice count once; a tap made on
-    an older board (its seq) is refused with a sentence and changes nothing."""
-    scene = _get_scene_for_storyteller(request, pk)
-    form = forms.ClockForm(request.POST)
-    if not form.is_valid():
-        return _clock_reply(
-            request, scene, error=f"Clock not moved. {forms.problems(form)}", status=400
-        )
-    try:
-        services.scene_advance_clock(
-            scene=scene,
-            by=request.user,
-            seconds=form.cleaned_data["seconds"],
-            expected_seq=form.cleaned_data["seq"],
-            idempotency_key=form.cleaned_data["key"],
-        )
-    except (SceneError, IdempotencyError) as error:
-        return _clock_reply(request, scene, error=str(error), status=409)
-    return _clock_reply(request, scene)
+    an older board (its token) is refused with a sentence and changes nothing."""
+    services.scene_advance_clock(
+        scene=scene,
+        by=request.user,
+        seconds=data["seconds"],
+        seen=data["token"] or None,
+        idempotency_key=data["key"],
+    )
 
 
-@login_required
-@require_POST
-def scene_situation(request: HttpRequest, pk: int) -> HttpResponse:
-    scene = _get_scene_for_storyteller(request, pk)
-    form = forms.SituationForm(request.POST)
-    if not form.is_valid():
-        return _bad_form(request, scene, "Nothing changed.", form)
-    try:
-        services.scene_set_situation(
-            scene=scene, by=request.user, situation=form.cleaned_data["situation"]
-        )
-    except SceneError as error:
-        return _refused(request, scene, error)
-    return _board_reply(request, scene)
+@scene_post(forms.SituationForm)
+def scene_situation(request: HttpRequest, *, scene: Scene, tablet: bool, data: dict) -> None:
+    services.scene_set_situation(
+        scene=scene, by=request.user, situation=data["situation"], **_step(data)
+    )
 
 
-@login_required
-@require_POST
-def scene_ruleset(request: HttpRequest, pk: int) -> HttpResponse:
-    scene = _get_scene_for_storyteller(request, pk)
-    form = forms.RulesetForm(request.POST)
-    if not form.is_valid():
-        return _bad_form(request, scene, "Nothing changed.", form)
-    try:
-        services.scene_set_ruleset(
-            scene=scene, by=request.user, ruleset=form.cleaned_data["ruleset"]
-        )
-    except SceneError as error:
-        return _refused(request, scene, error)
-    return _board_reply(request, scene)
+@scene_post(forms.RulesetForm)
+def scene_ruleset(request: HttpRequest, *, scene: Scene, tablet: bool, data: dict) -> None:
+    services.scene_set_ruleset(scene=scene, by=request.user, ruleset=data["ruleset"], **_step(data))
 
 
-@login_required
-@require_POST
-def scene_npcs(request: HttpRequest, pk: int) -> HttpResponse:
+@scene_post(forms.NpcForm, lead="No NPC added.", scene_form=True)
+def scene_npcs(request: HttpRequest, *, scene: Scene, tablet: bool, data: dict) -> None:
     """Add an NPC: one of the chronicle's NPC sheets, or a quick NPC with typed-in pools."""
-    scene = _get_scene_for_storyteller(request, pk)
-    form = forms.NpcForm(request.POST, scene=scene)
-    if not form.is_valid():
-        return _bad_form(request, scene, "No NPC added.", form)
-    data = form.cleaned_data
-    try:
-        services.scene_add_npc(
-            scene=scene,
-            by=request.user,
-            character=data["character"],
-            name=data["name"],
-            pools=data["pools"],
-            hidden=data["hidden"],
-        )
-    except SceneError as error:
-        return _refused(request, scene, error)
-    return _board_reply(request, scene)
+    services.scene_add_npc(
+        scene=scene,
+        by=request.user,
+        character=data["character"],
+        name=data["name"],
+        pools=data["pools"],
+        hidden=data["hidden"],
+        **_step(data),
+    )
 
 
-@login_required
-@require_POST
-def scene_remove(request: HttpRequest, pk: int, participant_pk: int) -> HttpResponse:
-    scene = _get_scene_for_storyteller(request, pk)
+@scene_post(forms.StepForm)
+def scene_remove(
+    request: HttpRequest, *, scene: Scene, tablet: bool, data: dict, participant_pk: int
+) -> None:
     participant = Participant.objects.filter(scene=scene, pk=participant_pk).first()
     if participant is None:
-        return _refused(request, scene, SceneError(services.NOT_IN_SCENE))
-    try:
-        services.scene_remove(scene=scene, by=request.user, participant=participant)
-    except SceneError as error:
-        return _refused(request, scene, error)
-    return _board_reply(request, scene)
+        raise SceneError(services.NOT_IN_SCENE)
+    services.scene_remove(scene=scene, by=request.user, participant=participant, **_step(data))
 
 
-@login_required
-@require_POST
-def scene_close(request: HttpRequest, pk: int) -> HttpResponse:
-    scene = _get_scene_for_storyteller(request, pk)
-    try:
-        services.scene_close(scene=scene, by=request.user)
-    except SceneError as error:
-        messages.error(request, str(error))
+def _closed_reply(
+    request: HttpRequest, scene: Scene, tablet: bool, error: str = "", status: int = 200
+) -> HttpResponse:
+    """After closing: the overview (the tablet of a closed scene has nothing left to do)."""
+    if error:
+        messages.error(request, error)
     else:
         messages.success(request, f"Scene closed: {scene.name}.")
-    if _is_htmx(request):
+    if posts.is_htmx(request):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = reverse("scene_overview")
         return response
     return redirect("scene_overview")
+
+
+@scene_post(forms.StepForm, reply=_closed_reply)
+def scene_close(request: HttpRequest, *, scene: Scene, tablet: bool, data: dict) -> None:
+    services.scene_close(scene=scene, by=request.user, **_step(data))
 
 
 # Joining and the phone -------------------------------------------------------------------

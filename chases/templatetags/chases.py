@@ -1,5 +1,6 @@
-"""Template tags of the chase regions: they read the chase of the scene in the context, so
-the scene's board, public and private parts include the chase without knowing about it."""
+"""Template tags of the chase regions: they hand their include the chase as the scene's
+selectors read it before the render (:mod:`combat.regions`), so the scene's board, public and
+private parts include the chase without knowing about it, and no query runs in a render."""
 
 from __future__ import annotations
 
@@ -7,25 +8,30 @@ from typing import Any
 
 from django import template
 
-from chases import selectors
+from combat import regions
 
 register = template.Library()
 
 
+def _read(context: template.Context, name: str) -> Any:
+    if name in context:
+        return context[name]
+    return regions.read_one(name, context["scene"], context.flatten())
+
+
 @register.simple_tag(takes_context=True)
 def chase_board(context: template.Context) -> dict[str, Any]:
-    """The storyteller's chase region (the board's context has ``rows`` of participants)."""
-    participants = [row["participant"] for row in context.get("rows", [])]
-    return selectors.board_state(context["scene"], participants)
+    """The storyteller's chase region (read with the board's ``rows`` of participants)."""
+    return _read(context, "chase_board")
 
 
 @register.simple_tag(takes_context=True)
 def chase_public(context: template.Context) -> dict[str, Any] | None:
     """What every player of the scene sees of the chase (hidden NPCs unnamed)."""
-    return selectors.chase_state(context["scene"], public=True)
+    return _read(context, "chase_public")
 
 
 @register.simple_tag(takes_context=True)
 def chase_prompts(context: template.Context) -> dict[str, Any]:
     """This player's maneuvers and obstacle passes (the private part has ``player``)."""
-    return selectors.prompts_state(context["scene"], context.get("player"))
+    return _read(context, "chase_prompts")

@@ -1,5 +1,6 @@
-"""Template tags of the challenge regions: each takes the scene (and the player), so the
-scene's own selectors need not know about challenges."""
+"""Template tags of the challenge regions: each hands its include the challenges as the
+scene's selectors read them before the render (:mod:`combat.regions`), so the scene's own
+selectors need not know about challenges and no query runs in a render."""
 
 from __future__ import annotations
 
@@ -7,29 +8,33 @@ from typing import Any
 
 from django import template
 
-from combat.challenges import selectors
+from combat import regions
 
 register = template.Library()
 
 
-@register.simple_tag
-def challenge_prompts(scene: Any, player: Any) -> dict[str, Any]:
+def _read(context: template.Context, name: str, scene: Any) -> Any:
+    return context[name] if name in context else regions.read_one(name, scene, context.flatten())
+
+
+@register.simple_tag(takes_context=True)
+def challenge_prompts(context: template.Context, scene: Any, player: Any) -> dict[str, Any]:
     """This player's challenge cards and start form (the phone's private part)."""
     if scene is None or player is None or not getattr(player, "is_authenticated", False):
         return {"cards": [], "starts": []}
-    return selectors.player_cards(scene, player)
+    return _read(context, "challenge_prompts", scene)
 
 
-@register.simple_tag
-def challenge_board(scene: Any) -> dict[str, Any]:
+@register.simple_tag(takes_context=True)
+def challenge_board(context: template.Context, scene: Any) -> dict[str, Any]:
     """Every challenge of the scene as the storyteller's board shows it."""
-    return selectors.board_cards(scene) if scene is not None else {"cards": []}
+    return _read(context, "challenge_board", scene) if scene is not None else {"cards": []}
 
 
-@register.simple_tag
-def challenge_public(scene: Any) -> list[dict[str, Any]]:
+@register.simple_tag(takes_context=True)
+def challenge_public(context: template.Context, scene: Any) -> list[dict[str, Any]]:
     """The public line of each challenge (no bid, throw or total)."""
-    return selectors.public_lines(scene) if scene is not None else []
+    return _read(context, "challenge_public", scene) if scene is not None else []
 
 
 @register.filter

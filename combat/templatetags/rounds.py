@@ -1,4 +1,5 @@
-"""Template tags of the combat rounds: each region reads its own state from the scene."""
+"""Template tags of the combat rounds: each hands its include the round as the scene's
+selectors read it before the render (:mod:`combat.regions`); no query runs in a render."""
 
 from __future__ import annotations
 
@@ -6,27 +7,31 @@ from typing import Any
 
 from django import template
 
-from combat.rounds import selectors
+from combat import regions
 
 register = template.Library()
 
 
-@register.simple_tag
-def round_board(scene) -> dict[str, Any]:
+def _read(context: template.Context, name: str, scene: Any) -> Any:
+    return context[name] if name in context else regions.read_one(name, scene, context.flatten())
+
+
+@register.simple_tag(takes_context=True)
+def round_board(context: template.Context, scene: Any) -> dict[str, Any]:
     """The storyteller's round (everything, hidden NPCs too)."""
-    return selectors.board(scene)
+    return _read(context, "round_board", scene)
 
 
-@register.simple_tag
-def round_public(scene) -> dict[str, Any]:
+@register.simple_tag(takes_context=True)
+def round_public(context: template.Context, scene: Any) -> dict[str, Any]:
     """The round as every player of the scene may see it."""
-    return selectors.public(scene)
+    return _read(context, "round_public", scene)
 
 
-@register.simple_tag
-def round_prompts(scene, player) -> dict[str, Any]:
+@register.simple_tag(takes_context=True)
+def round_prompts(context: template.Context, scene: Any, player: Any) -> dict[str, Any]:
     """This player's prompts in the round."""
-    return selectors.prompts(scene, player)
+    return _read(context, "round_prompts", scene)
 
 
 @register.filter

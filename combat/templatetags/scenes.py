@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from combat.services import format_game_time
+from combat.gametime import format_game_time
 
 register = template.Library()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from combat import services
+from combat import services, steps
 from combat.models import Participant, Scene, SceneLogEntry
 from combat.services import SceneError
 from tests.factories import CharacterFactory, ChronicleFactory
@@ -78,7 +78,7 @@ def test_it_refuses_a_clock_step_out_of_range(scene, storyteller, seconds):
 def test_it_refuses_a_stale_clock_step(scene, storyteller):
     with pytest.raises(SceneError, match="moved on"):
         services.scene_advance_clock(
-            scene=scene, by=storyteller, seconds=60, expected_seq=scene.seq - 1
+            scene=scene, by=storyteller, seconds=60, seen=steps.token("scene", scene.pk, 0)
         )
 
 

@@ -18,6 +18,7 @@ from django.test.utils import CaptureQueriesContext
 
 from combat import fragments, selectors, services
 from combat.models import Participant, Presence, Scene, SceneLogEntry
+from combat.selectors import scene_token
 from tests.conftest import client_for
 from tests.factories import (
     CharacterFactory,
@@ -159,7 +160,7 @@ ENDPOINTS = [
         "clock",
         "post",
         "/scenes/{pk}/clock/",
-        {"seconds": "60", "key": "k3y-0f-a-tap", "seq": "{seq}"},
+        {"seconds": "60", "key": "k3y-0f-a-tap", "token": "{token}"},
         _refused_post((302, "/scenes/{pk}/", True)),
     ),
     Endpoint(
@@ -263,7 +264,7 @@ def test_it_lets_each_role_do_only_what_it_may(
         "participant": quick_npc.pk,
         "code": scene.join_code,
         "chronicle": chronicle.pk,
-        "seq": Scene.objects.get(pk=scene.pk).seq,
+        "token": scene_token(Scene.objects.get(pk=scene.pk)),
         "second": second.pk,
     }
     url = endpoint.url.format(**values)
@@ -395,18 +396,18 @@ def test_it_leaves_room_for_the_challenge_board_combat_and_chase(scene, storytel
 # The game clock ------------------------------------------------------------------------
 
 
-def _clock(client, scene, seconds="60", seq=None, **extra):
+def _clock(client, scene, seconds="60", token=None, **extra):
     data = {"seconds": seconds, "key": "tap-key-123"}
-    if seq is not None:
-        data["seq"] = seq
+    if token is not None:
+        data["token"] = token
     return client.post(f"/scenes/{scene.pk}/clock/", data, **extra)
 
 
 def test_it_counts_a_double_tap_once(scene, storyteller):
     client = client_for(storyteller)
-    seen = scene.seq
-    first = _clock(client, scene, seq=seen, HTTP_HX_REQUEST="true")
-    second = _clock(client, scene, seq=seen, HTTP_HX_REQUEST="true")  # same key: a replay
+    seen = scene_token(scene)
+    first = _clock(client, scene, token=seen, HTTP_HX_REQUEST="true")
+    second = _clock(client, scene, token=seen, HTTP_HX_REQUEST="true")  # same key: a replay
     scene.refresh_from_db()
     assert scene.game_time == 60
     # The answer is the clock panel only: the rest of the board comes with the push.
@@ -417,7 +418,7 @@ def test_it_counts_a_double_tap_once(scene, storyteller):
     assert second.status_code == 200 and f'data-seq="{scene.seq}"' in second.content.decode()
     # Another tap made on the same (now old) board: 409, the tablet swaps the sentence in; a
     # tap replayed after being offline is dropped with it.
-    data = {"seconds": "60", "key": "another-tap", "seq": seen}
+    data = {"seconds": "60", "key": "another-tap", "token": seen}
     third = client.post(f"/scenes/{scene.pk}/clock/", data, HTTP_HX_REQUEST="true")
     assert third.status_code == 409
     assert "moved on since you loaded it" in third.content.decode()

@@ -1,0 +1,128 @@
+"""One post style for a scene's screens: parse, authorize, call, answer.
+
+:func:`scene_post` wraps a view that takes one step: it finds the scene and the screen
+(:func:`combat.access.screen_for`), reads the form (a form it cannot read: 400, nothing
+tried), calls the view's step and answers with ``reply``: the screen with the refusal's
+sentence in it when the step refused (:func:`combat.steps.http_status`: 409), else the
+screen as it now is. Modelled on ``round_post`` (combat/rounds/views.py)::
+
+    @scene_post(forms.SituationForm)
+    def scene_situation(request, *, scene, tablet, data):
+        services.scene_set_situation(scene=scene, by=request.user, ...)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, Protocol
+
+from django import forms as django_forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from combat import access, fragments, selectors
+from combat.forms import problems
+from combat.models import Scene
+from combat.steps import Refused, http_status
+
+UNREADABLE = "Nothing changed."
+
+
+class Reply(Protocol):
+    def __call__(
+        self,
+        request: HttpRequest,
+        scene: Scene,
+        tablet: bool,
+        error: str = "",
+        status: int = 200,
+    ) -> HttpResponse: ...
+
+
+def is_htmx(request: HttpRequest) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def screen_reply_for(error_name: str = "error") -> Reply:
+    """A reply that answers with the screen the post came from: the board (tablet) or the
+    player's own part (phone), the sentence in it as ``error_name`` (each feature's panel
+    shows its own: ``round_error``, ``challenge_error``, ``chase_error``), for htmx; a plain
+    form post gets the page back by a redirect, the sentence as a message."""
+
+    def reply(
+        request: HttpRequest, scene: Scene, tablet: bool, error: str = "", status: int = 200
+    ) -> HttpResponse:
+        if not is_htmx(request):
+            if error:
+                messages.error(request, error)
+            return redirect("scene_tablet" if tablet else "scene_phone", pk=scene.pk)
+        scene.refresh_from_db()
+        if tablet:
+            context = {**selectors.board_state(scene), error_name: error, "oob": False}
+            return render(request, f"{fragments.TABLET}#board", context, status=status)
+        state = selectors.private_state(scene, request.user)
+        context = {**state, error_name: error, "oob": False}
+        return render(request, f"{fragments.PHONE}#private", context, status=status)
+
+    return reply
+
+
+#: The scene's own posts: the board with the sentence in its clock panel.
+screen_reply = screen_reply_for("error")
+
+
+def clock_reply(
+    request: HttpRequest, scene: Scene, tablet: bool, error: str = "", status: int = 200
+) -> HttpResponse:
+    """After a clock tap: the clock panel only (htmx). The rest of the board (the log line)
+    comes with the push every tablet of the scene gets; the board is not rendered twice."""
+    if not is_htmx(request):
+        return screen_reply(request, scene, tablet, error, status)
+    scene.refresh_from_db()
+    context = {**selectors.clock_state(scene), "error": error}
+    return render(request, f"{fragments.TABLET}#clock-panel", context, status=status)
+
+
+def scene_post(
+    form_class: type[django_forms.Form] | None = None,
+    *,
+    reply: Reply = screen_reply,
+    phone: bool = False,
+    lead: str = UNREADABLE,
+    scene_form: bool = False,
+) -> Callable[[Callable[..., Any]], Callable[..., HttpResponse]]:
+    """Wrap a scene post. ``phone``: a player's phone may post it too (else a phone gets
+    404, as a scene it cannot see); ``lead``: the sentence before a form's problems;
+    ``scene_form``: the form takes the scene (its choices are the scene's)."""
+
+    def decorate(action: Callable[..., Any]) -> Callable[..., HttpResponse]:
+        @login_required
+        @require_POST
+        @wraps(action)
+        def view(request: HttpRequest, pk: int, **kwargs: Any) -> HttpResponse:
+            scene, tablet = access.screen_for(request, pk)
+            if not tablet and not phone:
+                raise Http404(access.NO_SCENE)
+            data: dict[str, Any] = {}
+            if form_class is not None:
+                form = (
+                    form_class(request.POST, scene=scene)  # type: ignore[call-arg]
+                    if scene_form
+                    else form_class(request.POST)
+                )
+                if not form.is_valid():
+                    return reply(request, scene, tablet, f"{lead} {problems(form)}", 400)
+                data = form.cleaned_data
+            try:
+                action(request, scene=scene, tablet=tablet, data=data, **kwargs)
+            except Refused as error:
+                return reply(request, scene, tablet, str(error), http_status(error))
+            return reply(request, scene, tablet)
+
+        return view
+
+    return decorate
