@@ -80,6 +80,18 @@ def _took_part(ch: Challenge, own: list[int]) -> bool:
     return any(pk in own for pk in (ch.attacker_id, ch.defender_id)) or bool(mob & set(own))
 
 
+def _status(ch: Challenge, names: dict[str, str]) -> str:
+    """Where the challenge stands, in words: while it waits for an answer, whose (C11: the
+    player's own bid in a test the storyteller called; C16: a mob that forms before the
+    defender is asked)."""
+    awaiting = ch.options.get("awaiting", "")
+    if ch.status == ChallengeStatus.ANSWER and awaiting == "attacker":
+        return f"Waiting for {names['attacker']}'s bid"
+    if ch.status == ChallengeStatus.ANSWER and awaiting == "mob":
+        return "Waiting for the mob to bid (C16)"
+    return ch.get_status_display()
+
+
 def _bids(ch: Challenge) -> dict[str, str]:
     out = {}
     for side in ("attacker", "defender"):
@@ -114,6 +126,7 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
         "extended": bool(engine and engine.mode.value == "extended"),
         "announced": _announced(ch, engine),
         "awaiting": ch.options.get("awaiting", ""),
+        "status": _status(ch, names),
         "dispute": ch.options.get("dispute", ""),
         "moves": {},
         "mob": [
@@ -619,7 +632,7 @@ def public_lines(scene: Scene) -> list[dict[str, Any]]:
             {
                 "ch": ch,
                 "names": " vs ".join(p.name for p in parts) + ("" if ch.defender else " (test)"),
-                "state": ch.get_status_display(),
+                "state": _status(ch, {"attacker": ch.attacker.name}),
                 # who won and the effect in words; what the sheets lost is for the sides
                 "outcome": ch.options.get("public_outcome", ch.outcome)
                 if ch.status == ChallengeStatus.OVER
