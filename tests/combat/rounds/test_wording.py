@@ -1,0 +1,60 @@
+"""Issue 19, bug 7: the words of a round never contradict its state (the board's preview of a
+grapple's roll, the Control track beside the last result)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from combat.rounds import services as rounds
+from tests.combat.rounds.test_wod_services import _declare, _fresh, _grappled, _resolve
+from tests.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def _board(cast) -> str:
+    url = reverse("scene_tablet", args=[cast.scene.pk])
+    return _text(client_for(cast.storyteller).get(url).content.decode())
+
+
+def _phone(cast, name: str) -> str:
+    url = reverse("scene_phone", args=[cast.scene.pk])
+    return _text(client_for(cast.users[name]).get(url).content.decode())
+
+
+@pytest.mark.rules("G2", "G3")
+@pytest.mark.parametrize(
+    ("action", "label"), [("resist", "Resist the grapple"), ("reverse", "Reverse the grapple")]
+)
+def test_the_sustain_preview_names_the_victims_declared_answer(cast, action, label):
+    """G2, G3: Frank declared Resist; the board's roll for Teddy's sustain said "Frank No
+    defense: Strength 2 + Brawl 1" (the Victim's grapple pool is the answer it declared)."""
+    combat = _grappled(cast, ("Teddy", "Frank"))
+    _declare(cast, combat, "Frank", action)
+    _declare(cast, combat, "Teddy", "sustain")
+    board = _board(cast)
+    assert "No defense" not in board
+    assert f"Frank {label}: Strength 2 + Brawl 1 = 3 dice" in board
+
+
+@pytest.mark.rules("G4")
+def test_the_control_track_says_the_point_lost_at_the_rounds_end(cast):
+    """G4: the round's last result says "Control 5"; book keeping takes one off a sustained
+    grapple and the track showed 4 without a word (the two disagreed)."""
+    combat = _grappled(cast, ("Teddy", "Frank"))
+    _declare(cast, combat, "Frank", "resist")
+    _declare(cast, combat, "Teddy", "sustain")
+    _resolve(cast, combat, "Teddy", attack_dice="8 9 10 2 2 2 2 2", defense_dice="7 2 2")
+    _resolve(cast, combat, "Frank")
+    assert "Control 5" in _board(cast)
+    rounds.combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    assert _fresh(combat).grapples[0]["control"] == 4
+    for page in (_board(cast), _phone(cast, "Frank"), _phone(cast, "Jane")):
+        assert "Control 4 (5 − 1 at the round's end, G4)" in page, page
