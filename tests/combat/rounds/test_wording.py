@@ -58,3 +58,26 @@ def test_the_control_track_says_the_point_lost_at_the_rounds_end(cast):
     assert _fresh(combat).grapples[0]["control"] == 4
     for page in (_board(cast), _phone(cast, "Frank"), _phone(cast, "Jane")):
         assert "Control 4 (5 − 1 at the round's end, G4)" in page, page
+
+
+@pytest.mark.rules("G8")
+@pytest.mark.xfail(
+    strict=True,
+    reason="the words are written in combat/rounds/services.py (_apply_effect), being split "
+    "into modules now: its single-effect text should say the grapple ends (G8)",
+)
+def test_a_single_effect_grapple_says_it_ends(cast):
+    """G8: all the opening Control on one effect; the grapple is not sustained. The line said
+    "Teddy grapples Frank, Control 3 (D10, G1); drop (G6)" and the track was simply gone."""
+    from tests.combat.rounds.test_wod_services import _roll_all, _start
+
+    combat = _start(cast, ("Teddy", "Frank"))
+    combat = _roll_all(cast, combat, {"Teddy": 9, "Frank": 1})
+    _declare(cast, combat, "Frank", "dodge")
+    _declare(cast, combat, "Teddy", "grapple", "Frank")
+    _resolve(
+        cast, combat, "Teddy", attack_dice="8 9 10 2 2 2 2 2", defense_dice="2 2 2", effect="drop"
+    )
+    assert _fresh(combat).grapples == []
+    assert "G8" in _fresh(combat).results[-1]["text"]
+    assert "G8" in _phone(cast, "Frank").split("Teddy grapples Frank")[1]
