@@ -357,14 +357,27 @@ def answer_choices(ch: Challenge, participant: Participant) -> dict[str, Any]:
         # the bids the engine takes: the storyteller's ruling, else not flagged otherwise
         ruling, flags = ch.options.get("stamina_ruling"), sheet.stamina_flags()
         bids = [(n, c) for n, c in bids if ruling or (ruling is None and flags.get(n) is not False)]
+    abilities = sorted(sheet.abilities().items())
+    weapons = sheet.weapons()
+    attributes = sorted(sheet.attributes()) if ruleset == "met_bns" else []
+    # Issue 19, good defaults: what the defender most likely uses is already picked.
+    theirs = ch.options.get("attacker", {})
+    named = theirs.get("skill") or theirs.get("ability") or ""
     return {
         "limit": limit,
         "bids": bids,
         "temper": temper,
         "count": sheet.trait_count(ch.category) if not temper else sheet.temper(ch.category),
-        "abilities": sorted(sheet.abilities().items()),
-        "weapons": sheet.weapons(),
-        "attributes": sorted(sheet.attributes()) if ruleset == "met_bns" else [],
+        "abilities": abilities,
+        "weapons": weapons,
+        "attributes": attributes,
+        # B1: the attribute of the challenge's category; C8: the ability the attack named,
+        # when this side has it; the weapon carried, for a physical challenge
+        "default_attribute": next(
+            (a for a in attributes if a.casefold() == ch.category.casefold()), ""
+        ),
+        "default_ability": named if any(n == named for n, _v in abilities) else "",
+        "default_weapon": weapons[0].pk if weapons and ch.category == "physical" else None,
         "bns": ruleset == "met_bns",
         "quick": participant.character_id is None,
     }
