@@ -490,20 +490,35 @@ def _declare_choices(
     may_split = state.phase_index == 0 and not (
         d is not None and d.action == "pending" and d.abort_reason != "void"
     )
+    detail = combat.work.get("detail", {}).get(who, {})
+    carried = [w.name for w in stats.weapons[1:]]  # after the bare hands every sheet has
     return {
-        "actions": [(a, wod.ACTION_LABELS[a]) for a in actions],
+        "actions": [(a, wod.ACTION_LABELS[a], " ".join(_NEEDS.get(a, ()))) for a in actions],
         "targets": targets,
         "weapons": [w.name for w in stats.weapons],
+        # Issue 19, good defaults: what was declared, else the weapon the character carries
+        "weapon": detail.get("weapon") or (carried[0] if carried else stats.weapons[0].name),
         "max_actions": max(stats.dot("Wits"), 1),
         "haste": combat.haste.get(who, 0) if main else None,
         "current": current,
-        "detail": combat.work.get("detail", {}).get(who, {}),
+        "detail": detail,
         "split": split_choices(
             combat, p, targets, stats, current, victim=g is not None and g["grappler"] != who
         )
         if may_split
         else None,
     }
+
+
+# What each action of the declare form needs besides itself (the phone shows only those,
+# static/js/declare.js): a target (D5, G5, G7), a kind of attack (D5), a weapon (D6, D7).
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "attack": ("target", "maneuver", "weapon"),
+    "grapple": ("target", "maneuver"),
+    "guard": ("weapon",),
+    "assist": ("target",),
+    "break_up": ("target",),
+}
 
 
 def split_choices(

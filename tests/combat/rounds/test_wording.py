@@ -81,3 +81,23 @@ def test_a_single_effect_grapple_says_it_ends(cast):
     assert _fresh(combat).grapples == []
     assert "G8" in _fresh(combat).results[-1]["text"]
     assert "G8" in _phone(cast, "Frank").split("Teddy grapples Frank")[1]
+
+
+def _declare_form(cast, name: str) -> str:
+    url = reverse("scene_phone", args=[cast.scene.pk])
+    html = client_for(cast.users[name]).get(url).content.decode()
+    return re.search(r'<form [^>]*class="declare-form".*?</form>', html, re.S).group(0)
+
+
+def test_the_declare_form_starts_on_the_weapon_the_character_carries(cast):
+    """Issue 19, good defaults: Jane carries a knife; her declare form started on Fists."""
+    from tests.combat.rounds.test_wod_services import _roll_all, _start
+    from tests.factories import EquipmentFactory
+
+    EquipmentFactory(character=cast.p["Jane"].character, name="Knife", kind="weapon", damage=1)
+    combat = _start(cast, ("Jane", "Thug"))
+    _roll_all(cast, combat, {"Jane": 1, "Thug": 9})
+    form = _declare_form(cast, "Jane")
+    weapon = re.search(r'<select name="weapon">(.*?)</select>', form, re.S).group(1)
+    assert re.search(r'<option value="Knife"[^>]*selected', weapon), weapon
+    assert "Fists" in weapon  # still there to pick
