@@ -4,8 +4,10 @@
 // - A prompt that waits on this player carries data-now="<family>:<step>" (one key per turn or
 //   step: another side's move never makes a new one). A key not seen before brings its prompt
 //   into view; arriving by a push it buzzes with the "your turn" pattern, unless it is this
-//   phone's own tap's doing (a push while the tap is under way, or just after, of the same
-//   prompt, or of a tap made outside any prompt: a start form). Nothing else buzzes.
+//   phone's own tap's doing (a push while the tap is under way, or between its answer and
+//   that answer drawn, of the same prompt, or of a tap made outside any prompt: a start
+//   form). Once the answer is drawn, a new key is another's doing: the other side's throw a
+//   moment after this phone's own still buzzes. Nothing else buzzes.
 // - A refused tap's answer is swapped in, and its sentence (.flash[role=alert], read out by
 //   screen readers) brought into view.
 (function () {
@@ -17,6 +19,7 @@
 
   let seen = null; // every now key this page has shown (a reconnect shows no key as new)
   let ownTapAt = -Infinity;
+  let drawn = true; // the answer of this phone's last tap is on the screen
   let sentAt = null; // this phone's own post under way since: a push meanwhile may be its echo
   let tapped = ""; // what that tap answered: the family of its prompt's key, "*" for none
 
@@ -55,7 +58,7 @@
     if (!fresh.length) return;
     bring(fresh[0]);
     if (first || !fromPush) return;
-    const echo = underWay() || Date.now() - ownTapAt < OWN_TAP_MS;
+    const echo = underWay() || (!drawn && Date.now() - ownTapAt < OWN_TAP_MS);
     if (!echo || fresh.some((el) => tapped !== "*" && family(el.dataset.now) !== tapped)) buzz();
   }
 
@@ -72,9 +75,20 @@
     }
   });
 
+  // Under the sticky freshness badge is out of sight too.
+  function covered(el) {
+    const badge = document.getElementById("scene-freshness");
+    if (!badge) return false;
+    const a = el.getBoundingClientRect();
+    const b = badge.getBoundingClientRect();
+    return a.top < b.bottom && a.bottom > b.top && a.left < b.right && a.right > b.left;
+  }
+
   function showRefusal() {
     const flash = document.querySelector(".phone .flash[role=alert]");
-    if (flash && !inView(flash)) flash.scrollIntoView({ block: "center", behavior: "instant" });
+    if (flash && (!inView(flash) || covered(flash))) {
+      flash.scrollIntoView({ block: "start", behavior: "instant" }); // its scroll-margin clears the badge
+    }
   }
 
   function underWay() {
@@ -93,6 +107,7 @@
     const now = elt && elt.closest ? elt.closest("[data-now]") : null;
     tapped = now ? family(now.dataset.now) : "*";
     sentAt = Date.now();
+    drawn = false;
     const xhr = event.detail.xhr;
     xhr.addEventListener("loadend", () => {
       sentAt = null;
@@ -104,6 +119,7 @@
   document.addEventListener("htmx:afterSettle", (event) => {
     if (!event.detail.requestConfig) return; // a push settles too: wsAfterMessage saw it
     checkNow(false);
+    drawn = true;
   });
 
   function start() {
