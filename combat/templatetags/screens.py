@@ -53,6 +53,12 @@ def now_first(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @register.filter
+def any_now(cards: list[dict[str, Any]]) -> bool:
+    """Whether any of the cards waits on this player (the others then fold to their line)."""
+    return any(now_key(c) for c in cards)
+
+
+@register.filter
 def reveal(ch: Any) -> list[str]:
     """The lines of the challenge's last reveal, in order: both throws, the totals when they
     decided (C4), who won and what each side lost; [] before anything was thrown."""
