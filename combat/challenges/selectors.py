@@ -85,6 +85,18 @@ def _took_part(ch: Challenge, own: list[int]) -> bool:
     return any(pk in own for pk in (ch.attacker_id, ch.defender_id)) or bool(mob & set(own))
 
 
+def _status(ch: Challenge, names: dict[str, str]) -> str:
+    """Where the challenge stands, in words: while it waits for an answer, whose (C11: the
+    player's own bid in a test the storyteller called; C16: a mob that forms before the
+    defender is asked)."""
+    awaiting = ch.options.get("awaiting", "")
+    if ch.status == ChallengeStatus.ANSWER and awaiting == "attacker":
+        return f"Waiting for {names['attacker']}'s bid"
+    if ch.status == ChallengeStatus.ANSWER and awaiting == "mob":
+        return "Waiting for the mob to bid (C16)"
+    return ch.get_status_display()
+
+
 def _bids(ch: Challenge) -> dict[str, str]:
     out = {}
     for side in ("attacker", "defender"):
@@ -119,6 +131,7 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
         "extended": bool(engine and engine.mode.value == "extended"),
         "announced": _announced(ch, engine),
         "awaiting": ch.options.get("awaiting", ""),
+        "status": _status(ch, names),
         "dispute": ch.options.get("dispute", ""),
         "moves": {},
         "mob": [
@@ -349,14 +362,27 @@ def answer_choices(ch: Challenge, participant: Participant) -> dict[str, Any]:
         # the bids the engine takes: the storyteller's ruling, else not flagged otherwise
         ruling, flags = ch.options.get("stamina_ruling"), sheet.stamina_flags()
         bids = [(n, c) for n, c in bids if ruling or (ruling is None and flags.get(n) is not False)]
+    abilities = sorted(sheet.abilities().items())
+    weapons = sheet.weapons()
+    attributes = sorted(sheet.attributes()) if ruleset == "met_bns" else []
+    # Issue 19, good defaults: what the defender most likely uses is already picked.
+    theirs = ch.options.get("attacker", {})
+    named = theirs.get("skill") or theirs.get("ability") or ""
     return {
         "limit": limit,
         "bids": bids,
         "temper": temper,
         "count": sheet.trait_count(ch.category) if not temper else sheet.temper(ch.category),
-        "abilities": sorted(sheet.abilities().items()),
-        "weapons": sheet.weapons(),
-        "attributes": sorted(sheet.attributes()) if ruleset == "met_bns" else [],
+        "abilities": abilities,
+        "weapons": weapons,
+        "attributes": attributes,
+        # B1: the attribute of the challenge's category; C8: the ability the attack named,
+        # when this side has it; the weapon carried, for a physical challenge
+        "default_attribute": next(
+            (a for a in attributes if a.casefold() == ch.category.casefold()), ""
+        ),
+        "default_ability": named if any(n == named for n, _v in abilities) else "",
+        "default_weapon": weapons[0].pk if weapons and ch.category == "physical" else None,
         "bns": ruleset == "met_bns",
         "quick": participant.character_id is None,
     }
@@ -606,7 +632,7 @@ def public_lines(scene: Scene) -> list[dict[str, Any]]:
             {
                 "ch": ch,
                 "names": " vs ".join(p.name for p in parts) + ("" if ch.defender else " (test)"),
-                "state": ch.get_status_display(),
+                "state": _status(ch, {"attacker": ch.attacker.name}),
                 # who won and the effect in words; what the sheets lost is for the sides
                 "outcome": ch.options.get("public_outcome", ch.outcome)
                 if ch.status == ChallengeStatus.OVER

@@ -9,6 +9,7 @@ an abort answers a later-declared attack).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -57,6 +58,7 @@ def _initiative_rows(combat: Combat, members: dict[int, Participant]) -> list[di
 
 
 def _grapples(combat: Combat, members: dict[int, Participant], *, public: bool) -> list[dict]:
+    results = [r for r in combat.results if r.get("public") or not public]
     out = []
     for g in combat.grapples:
         grappler, victim = members.get(int(g["grappler"])), members.get(int(g["victim"]))
@@ -71,12 +73,29 @@ def _grapples(combat: Combat, members: dict[int, Participant], *, public: bool) 
                 "victim": victim,
                 "control": control,
                 "boxes": range(min(control, 15)),
+                "decayed": _decayed(g, control, grappler.name, results),
                 "over": g.get("over"),
                 "prone": g.get("victim_prone"),
                 "effects": planning.grapple_effects(combat, g["grappler"]),
             }
         )
     return out
+
+
+_CONTROL = re.compile(r"Control (\d+)")
+
+
+def _decayed(g: dict[str, Any], control: int, grappler: str, results: list[dict]) -> int | None:
+    """G4: the Control the last result about this grapple said, when book keeping has since
+    taken its point off (the track would otherwise contradict the line beside it)."""
+    if not g.get("control_decay", True) or g.get("over"):
+        return None
+    for result in reversed(results):
+        text = result.get("text", "")
+        said = _CONTROL.findall(text)
+        if grappler in text and said:
+            return int(said[-1]) if int(said[-1]) == control + 1 else None
+    return None
 
 
 def _base(combat: Combat, members: dict[int, Participant], *, public: bool) -> dict[str, Any]:
@@ -263,7 +282,9 @@ def board(scene: Scene) -> dict[str, Any]:
             ]
         if state.step is Step.RESOLVE:
             ctx["previews"] = [
-                _preview(combat, who, members) for who in state.up if who not in state.resolved
+                _preview(combat, state, who, members)
+                for who in state.up
+                if who not in state.resolved
             ]
         # D16: an abort whose new action has not come: declare it for them or pass over.
         ctx["pending"] = [
@@ -287,7 +308,9 @@ def _victim(combat: Combat, p: Participant) -> bool:
     return g is not None and g["grappler"] != str(p.pk)
 
 
-def _preview(combat: Combat, who: str, members: dict[int, Participant]) -> dict[str, Any]:
+def _preview(
+    combat: Combat, state: WodRound, who: str, members: dict[int, Participant]
+) -> dict[str, Any]:
     plan = planning.resolution_preview(combat, who)
     d = plan.get("declaration")
     return {
@@ -295,16 +318,26 @@ def _preview(combat: Combat, who: str, members: dict[int, Participant]) -> dict[
         "plan": plan,
         "text": reads.describe(d, members) if d else "nothing declared",
         "target": members.get(int(plan["target"])) if plan.get("target") else None,
-        "defense_label": wod.ACTION_LABELS.get(plan.get("defense_action") or "", "")
-        or {"counter": "Attacks back (D7)", "guard": "Guard (D6)"}.get(
-            plan.get("defense_action") or "", "No defense"
-        ),
+        "defense_label": _defense_label(state, plan),
         "effects": planning.grapple_effects(combat, who)
         if plan["kind"] in ("grapple_hold", "attack")
         else [],
         "grapple_start": plan.get("declaration") is not None
         and plan["declaration"].action == "grapple",
     }
+
+
+def _defense_label(state: WodRound, plan: dict[str, Any]) -> str:
+    """What the other side's roll in the preview is: G2, G3, a held Victim rolls the answer it
+    declared (resist, reverse); else the defense it stands on (D6, D7), or none."""
+    action = plan.get("defense_action") or ""
+    if plan["kind"] == "grapple_hold":
+        answer = state.standing(plan["target"])
+        action = answer.action if answer is not None else ""
+    return wod.ACTION_LABELS.get(action, "") or {
+        "counter": "Attacks back (D7)",
+        "guard": "Guard (D6)",
+    }.get(action, "No defense")
 
 
 def public(scene: Scene) -> dict[str, Any]:
@@ -455,20 +488,35 @@ def _declare_choices(
     may_split = state.phase_index == 0 and not (
         d is not None and d.action == "pending" and d.abort_reason != "void"
     )
+    detail = combat.work.get("detail", {}).get(who, {})
+    carried = [w.name for w in stats.weapons[1:]]  # after the bare hands every sheet has
     return {
-        "actions": [(a, wod.ACTION_LABELS[a]) for a in actions],
+        "actions": [(a, wod.ACTION_LABELS[a], " ".join(_NEEDS.get(a, ()))) for a in actions],
         "targets": targets,
         "weapons": [w.name for w in stats.weapons],
+        # Issue 19, good defaults: what was declared, else the weapon the character carries
+        "weapon": detail.get("weapon") or (carried[0] if carried else stats.weapons[0].name),
         "max_actions": max(stats.dot("Wits"), 1),
         "haste": combat.haste.get(who, 0) if main else None,
         "current": current,
-        "detail": combat.work.get("detail", {}).get(who, {}),
+        "detail": detail,
         "split": split_choices(
             combat, p, targets, stats, current, victim=g is not None and g["grappler"] != who
         )
         if may_split
         else None,
     }
+
+
+# What each action of the declare form needs besides itself (the phone shows only those,
+# static/js/declare.js): a target (D5, G5, G7), a kind of attack (D5), a weapon (D6, D7).
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "attack": ("target", "maneuver", "weapon"),
+    "grapple": ("target", "maneuver"),
+    "guard": ("weapon",),
+    "assist": ("target",),
+    "break_up": ("target",),
+}
 
 
 def split_choices(

@@ -21,16 +21,22 @@ _WAITING_MOVES = ("answer", "choose", "drop_out", "declare", "accept")
 def now_key(c: dict[str, Any]) -> str:
     """The "now" key of a challenge card (``selectors.card`` or a mob member's), or ""."""
     ch = c["ch"]
+    # The key names the point of the challenge the question is about (its answer, or which
+    # throw: services.round_of), never its step: the other side's lock-in or sealed total
+    # moves the step, and would make the same question new (and buzz).
+    at = c.get("round") or "answer"
     if c.get("viewer") == "member":
         member = c.get("member")
-        if member is not None and (c.get("mob_bids") or c.get("drop_out")):
-            return f"mob-{ch.pk}-{member.pk}:{ch.step}"
+        if member is not None and c.get("mob_bids"):
+            return f"mob-{ch.pk}-{member.pk}:bid"  # another member's bid asks nothing new
+        if member is not None and c.get("drop_out"):
+            return f"mob-{ch.pk}-{member.pk}:{at}"
         return ""
     moves = c.get("moves") or {}
     waiting = any(moves.get(m) for m in _WAITING_MOVES)
     if moves.get("throw") and not c.get("my_throw"):
         waiting = True
-    return f"c{ch.pk}-{c.get('viewer')}:{ch.step}" if waiting else ""
+    return f"c{ch.pk}-{c.get('viewer')}:{at}" if waiting else ""
 
 
 @register.filter
@@ -44,6 +50,12 @@ def now_first(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return 1 if c["ch"].is_open else 2
 
     return sorted(cards, key=rank)
+
+
+@register.filter
+def any_now(cards: list[dict[str, Any]]) -> bool:
+    """Whether any of the cards waits on this player (the others then fold to their line)."""
+    return any(now_key(c) for c in cards)
 
 
 @register.filter

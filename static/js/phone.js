@@ -4,19 +4,19 @@
 // - A prompt that waits on this player carries data-now="<family>:<step>" (one key per turn or
 //   step: another side's move never makes a new one). A key not seen before brings its prompt
 //   into view; arriving by a push it buzzes with the "your turn" pattern, unless it is this
-//   phone's own tap's doing (a push while the tap is under way, or just after, of the same
-//   prompt, or of a tap made outside any prompt: a start form). Nothing else buzzes.
+//   phone's own tap's doing (a push while the tap is under way, of the same prompt, or of a
+//   tap made outside any prompt: a start form). When the answer is in (htmx has swapped it
+//   by then) its keys are seen: a new key after that is another's doing, so the other
+//   side's throw a moment after this phone's own still buzzes. Nothing else buzzes.
 // - A refused tap's answer is swapped in, and its sentence (.flash[role=alert], read out by
 //   screen readers) brought into view.
 (function () {
   "use strict";
 
   const YOUR_TURN = [300, 120, 300, 120, 600]; // long, long, longer: nothing else buzzes so
-  const OWN_TAP_MS = 400; // a push this soon after this phone's own tap's answer is its echo
   const SENDING_MS = 5000; // a tap with no word back for this long no longer holds a buzz back
 
   let seen = null; // every now key this page has shown (a reconnect shows no key as new)
-  let ownTapAt = -Infinity;
   let sentAt = null; // this phone's own post under way since: a push meanwhile may be its echo
   let tapped = ""; // what that tap answered: the family of its prompt's key, "*" for none
 
@@ -55,7 +55,7 @@
     if (!fresh.length) return;
     bring(fresh[0]);
     if (first || !fromPush) return;
-    const echo = underWay() || Date.now() - ownTapAt < OWN_TAP_MS;
+    const echo = underWay();
     if (!echo || fresh.some((el) => tapped !== "*" && family(el.dataset.now) !== tapped)) buzz();
   }
 
@@ -72,9 +72,20 @@
     }
   });
 
+  // Under the sticky freshness badge is out of sight too.
+  function covered(el) {
+    const badge = document.getElementById("scene-freshness");
+    if (!badge) return false;
+    const a = el.getBoundingClientRect();
+    const b = badge.getBoundingClientRect();
+    return a.top < b.bottom && a.bottom > b.top && a.left < b.right && a.right > b.left;
+  }
+
   function showRefusal() {
     const flash = document.querySelector(".phone .flash[role=alert]");
-    if (flash && !inView(flash)) flash.scrollIntoView({ block: "center", behavior: "instant" });
+    if (flash && (!inView(flash) || covered(flash))) {
+      flash.scrollIntoView({ block: "start", behavior: "instant" }); // its scroll-margin clears the badge
+    }
   }
 
   function underWay() {
@@ -95,8 +106,8 @@
     sentAt = Date.now();
     const xhr = event.detail.xhr;
     xhr.addEventListener("loadend", () => {
+      checkNow(false); // the answer's keys, swapped in on "load": this phone's own doing
       sentAt = null;
-      ownTapAt = Date.now();
     });
   });
 

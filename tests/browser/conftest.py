@@ -101,16 +101,3 @@ def page(browser: object) -> Iterator[object]:
     page = context.new_page()
     yield page
     context.close()
-
-
-def screenshots_dir() -> Path:
-    """Where browser tests keep their screenshots (test artifacts, looked at by a person):
-    ``SCREENSHOTS_DIR``, else ``var/screenshots/`` (git-ignored)."""
-    from django.conf import settings
-
-    found = os.environ.get("SCREENSHOTS_DIR") or str(
-        Path(settings.BASE_DIR) / "var" / "screenshots"
-    )
-    path = Path(found)
-    path.mkdir(parents=True, exist_ok=True)
-    return path

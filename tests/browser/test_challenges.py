@@ -472,6 +472,7 @@ def test_a_push_keeps_a_half_typed_move_open_and_a_sent_one_is_drawn_afresh(brow
     expect(s.a.get_by_label("Negative trait")).to_be_visible()
     expect(s.a.get_by_label("Negative trait")).to_have_value("Arrog")
 
+    s.a.locator("#challenge-prompts summary", has_text="Call the storyteller").click()
     why = s.a.get_by_label("Why you call the storyteller")
     why.fill("He cheated")
     _tap(s.a, "Call the storyteller")

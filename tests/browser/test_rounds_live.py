@@ -229,6 +229,7 @@ def test_a_wod_dice_round_with_haste_block_grapple_and_soaked_damage(
         expect(teddy.locator("#round-prompts")).not_to_contain_text("paused", timeout=PUSH)
         expect(form.locator("select[name=action]")).to_have_value("grapple")
         expect(form.locator("select[name=target] option:checked")).to_have_text("Thug")
+        form.locator("summary", has_text="Haste actions").click()  # folded until asked for
         form.locator("[name=haste]").fill("1")
         form.get_by_role("button", name="Declare").click()
         expect(jane.locator("#round-prompts")).to_contain_text("Declare now", timeout=PUSH)

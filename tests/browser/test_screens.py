@@ -2,7 +2,7 @@
 
 The phone (390 px and a small 360 px one) and the tablet (1280 x 800): what must be read is in
 view, nothing of one feature's CSS lands on another's markup. Screenshots of the main moments go
-to ``var/screenshots/`` (git-ignored) to be looked at.
+to ``$SCREENSHOTS_DIR`` (default ``var/screenshots/``, git-ignored) to be looked at.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from characters import services as sheet_services
 from combat import services as scene_services
-from tests.browser.conftest import screenshots_dir
+from tests.browser.shots import shot
 from tests.browser.threads import off_loop
 from tests.factories import (
     CharacterFactory,
@@ -26,12 +26,7 @@ from tests.factories import (
 pytestmark = pytest.mark.django_db(transaction=True)
 SMALL_PHONE = {"width": 360, "height": 740}
 PUSH = 8_000  # ms: how long a page waits for a push before the test fails
-SHOTS = screenshots_dir()
-
-
-def _shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=False)
+_shot = shot
 
 
 def _log_in(page, live_url: str, username: str) -> None:

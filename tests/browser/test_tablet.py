@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import screenshots_dir
+from tests.browser.shots import shots_dir
 from tests.browser.test_screens import IN_VIEW, _open, _six_npcs
 from tests.browser.threads import off_loop
 
@@ -20,7 +20,7 @@ document.addEventListener("scene:notice", (e) => window.__notices.push(e.detail.
 
 
 def _shot(page, name: str) -> None:
-    page.screenshot(path=str(screenshots_dir() / f"{name}.png"), full_page=False)
+    page.screenshot(path=str(shots_dir() / f"{name}.png"), full_page=False)
 
 
 def _in_view(page, locator) -> None:

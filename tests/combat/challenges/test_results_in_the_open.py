@@ -5,10 +5,12 @@ in", "has declared") to the other side and the storyteller, never what was throw
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 
 from combat.challenges.reads import step_token
+from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -99,3 +101,35 @@ def test_every_finished_challenge_of_the_night_stays_on_the_board_one_line_each(
     for ch in done:
         assert f'id="cc-done-{ch.pk}"' in board
     assert board.count('class="row cc-void-form"') == 4
+
+
+def _head(card: str) -> str:
+    """The card's head line (mode · category · where it stands · who you are)."""
+    head = re.search(r'<header class="cc-head">(.*?)</header>', card, re.S).group(1)
+    return unescape(_text(head))
+
+
+def test_bug6_a_static_test_says_it_waits_on_the_players_bid_not_the_defender(classic):
+    """C11: the storyteller calls a static test of Marcus; Marcus must bid. The card said
+    "Waiting for the defender's answer" (there is no defender to wait on)."""
+    t = classic
+    ch = t.start(by=t.st, defender=None, mode="static", category="mental", difficulty=4)
+    assert t.ch(ch).options["awaiting"] == "attacker"
+    for page, side in ((t.phone(t.a_user), "attacker"), (t.board(), "")):
+        head = _head(_card(page, ch.pk, side))
+        assert "defender" not in head.replace("you are the attacker", ""), head
+        assert "Waiting for Marcus's bid" in head, head
+
+
+def test_a_forming_mob_says_it_waits_on_the_mob_then_on_the_defender(classic):
+    """C16: while the mob forms the defender is not asked yet (the card said it was)."""
+    from tests.combat.challenges.test_mob import _brute, _mob_post
+
+    t = classic
+    brute_user, brute = _brute(t)
+    ch = t.start(category="physical", bid="Strong", mob=[brute])
+    head = _head(_card(t.phone(t.d_user), ch.pk, "defender"))
+    assert "Waiting for the mob to bid (C16)" in head, head
+    _mob_post(client_for(brute_user), t, ch, brute, bid="Burly", key="mob-bid-0001")
+    head = _head(_card(t.phone(t.d_user), ch.pk, "defender"))
+    assert "Waiting for the defender's answer" in head, head
