@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
+# make test's pytest processes (pytest-xdist); 0 runs the suite in this process, one by one.
+TEST_WORKERS ?= 2
 # The real night's database and secret key, never the demo's (db.sqlite3, var/secret_key).
 VENUE_ENV := SQLITE_PATH=var/venue/db.sqlite3 SECRET_KEY_FILE=var/venue/secret_key
 
@@ -48,11 +50,13 @@ venue: setup
 	$(VENUE_ENV) $(PY) manage.py venue --port $(PORT)
 
 ## make test: install and run the whole suite (set DATABASE_URL / REDIS_URL for PostgreSQL / Redis)
+# Two workers, each with its own test database and channel prefix; the browser and fault tests
+# all go to one of them, one after another (tests/conftest.py's ONE_AT_A_TIME).
 test: setup-dev
 	@if [ -x /usr/bin/chromium ]; then echo "browser tests: /usr/bin/chromium"; \
 	else echo "NOTE: /usr/bin/chromium not found: browser tests will be SKIPPED (apt-get install chromium)"; fi
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: setup-dev
 	$(VENV)/bin/ruff check .

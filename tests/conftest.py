@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 
@@ -17,6 +18,43 @@ from tests.factories import (
     TraitFactory,
     UserFactory,
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist each worker has its own test database (pytest-django's ``_gw0``
+    suffix), so its scenes' primary keys repeat another worker's: its channel layer gets its
+    own Redis prefix too, or one worker's pushes would reach the other's scene groups."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    from django.conf import settings
+
+    for layer in settings.CHANNEL_LAYERS.values():
+        layer_config = layer.get("CONFIG", {})
+        if "prefix" in layer_config:
+            layer_config["prefix"] = f"{layer_config['prefix']}-{worker}"
+
+
+# Tests that start a browser or server processes of their own run one after another, on one
+# worker (``make test``'s two): two of them at once on two cores would starve each other's
+# timing, while the other worker takes the rest of the suite, test by test.
+ONE_AT_A_TIME = ("tests/browser/", "tests/faults/")
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``-n N`` (``--dist load``): xdist's load scheduling, but ONE_AT_A_TIME's tests make one
+    unit of work. (xdist's own ``loadgroup`` marks do not group under pytest 9.2, whose items
+    keep their node ids elsewhere, so the grouping goes by path here.)"""
+    if config.getvalue("dist") not in ("load", "loadgroup"):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneAtATime(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return ONE_AT_A_TIME[0] if nodeid.startswith(ONE_AT_A_TIME) else nodeid
+
+    return OneAtATime(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)

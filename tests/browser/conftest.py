@@ -80,7 +80,11 @@ def live_url(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) ->
 # Module scope: Playwright's loop must be gone before pytest-asyncio's tests run.
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # Every expect() waits on its condition and ends as soon as it holds; the ceiling is 15 s
+    # rather than Playwright's 5 s, as CI's two cores run the rest of the suite beside these.
+    expect.set_options(timeout=15_000)
 
     # Playwright's sync API keeps an event loop in the test thread; the tests' own ORM calls
     # (making the cast, flushing the database) are plain sync code, so Django's async guard

@@ -154,6 +154,16 @@ def test_a_refusals_sentence_stays_when_a_push_of_the_same_state_lands_after_it(
         context.close()
 
 
+def _answered(page, path: str, tap) -> None:
+    """Tap, and wait for the tap's own answer (not only its push, which may land first): an
+    answer still on its way would otherwise swap the board over whatever comes next."""
+    with page.expect_response(
+        lambda r: r.request.method == "POST" and r.url.endswith(path)
+    ) as answer:
+        tap()
+    answer.value.finished()
+
+
 def test_it_opens_a_scene_that_three_phones_join_by_code(live_url: str, browser) -> None:
     from playwright.sync_api import expect
 
@@ -161,10 +171,16 @@ def test_it_opens_a_scene_that_three_phones_join_by_code(live_url: str, browser)
     try:
         tablet = table.tablet
         tablet.reload()
+        # Measured once the socket's whole state is in and every phone shows all three.
+        expect(tablet.locator("#scene-freshness")).to_have_text("live")
         people = tablet.locator("#scene-board .people")
         for name in ("Marcus", "Sophia", "Janet"):
             expect(people).to_contain_text(name)
         expect(people).not_to_contain_text("Nettie")
+        for phone in table.phones.values():
+            expect(phone.locator("#scene-freshness")).to_have_text("live")
+            for name in ("Marcus", "Sophia", "Janet"):
+                expect(phone.locator("#scene-public .here")).to_contain_text(name)
 
         # A 10-inch landscape tablet shows it all without scrolling the page; fingers fit.
         assert tablet.evaluate(OVERFLOW) == [0, 0]
@@ -174,10 +190,10 @@ def test_it_opens_a_scene_that_three_phones_join_by_code(live_url: str, browser)
             assert phone.evaluate(SMALL_TARGETS, ".phone") == []
             assert phone.evaluate(OVERFLOW)[0] == 0
 
-        tablet.get_by_role("button", name="+1 min").click()
+        _answered(tablet, "/clock/", tablet.get_by_role("button", name="+1 min").click)
         expect(tablet.locator("#scene-clock")).to_have_text("1m 00s")
         tablet.get_by_label("What is happening").fill("The Prince arrives")
-        tablet.get_by_role("button", name="Set", exact=True).click()
+        _answered(tablet, "/situation/", tablet.get_by_role("button", name="Set", exact=True).click)
         expect(tablet.locator("#scene-board")).to_contain_text("The Prince arrives")
 
         # A refused tap (409) still brings its sentence to the tablet.
