@@ -54,7 +54,8 @@ def round_tokens(ch: Challenge) -> tuple[str, ...]:
 
 def side_may_act(by: AbstractBaseUser, scene: Scene, ch: Challenge, asked: Mapping) -> None:
     """Who may take a side's step: a player for their own character's side, the storyteller
-    (from the tablet, ``as_st``) for an NPC or static side; only in an open challenge."""
+    (from the tablet, ``as_st``) for an NPC or static side. That the challenge is still open
+    is checked after the token (:func:`take`)."""
     side, as_st = asked["side"], asked.get("as_st", False)
     if side not in ("attacker", "defender"):
         raise ChallengeError(NOT_YOURS)
@@ -62,8 +63,6 @@ def side_may_act(by: AbstractBaseUser, scene: Scene, ch: Challenge, asked: Mappi
         raise ChallengeError(NOT_ST)
     if side not in sides_for(ch, by, as_st=as_st):
         raise ChallengeError(NOT_YOURS)
-    if not ch.is_open:
-        raise ChallengeError(CLOSED)
 
 
 def storyteller_may_act(by: AbstractBaseUser, scene: Scene, ch: Challenge, _: Mapping) -> None:
@@ -104,7 +103,16 @@ def take(
 ) -> Challenge:
     """Take ``step`` on ``challenge`` (:func:`combat.steps.run`): ``asked`` is what the tap
     asked (the key is claimed for it, ``side_may_act`` reads its side), ``seen`` the token
-    its screen carried (none: not checked); ``rules(scene, row)`` is the step itself."""
+    its screen carried (none: not checked); ``rules(scene, row)`` is the step itself.
+
+    A side's step (:func:`side_may_act`) is taken only in an open challenge, checked after
+    the token: a tap on a challenge another tap has just ended says it moved on."""
+
+    def open_only(scene: Scene, ch: Challenge) -> Challenge:
+        if not ch.is_open:
+            raise ChallengeError(CLOSED)
+        return rules(scene, ch)
+
     return steps.run(
         step,
         challenge,
@@ -112,7 +120,7 @@ def take(
         key=key,
         payload={"challenge": challenge.pk, **asked},
         seen=seen,
-        rules=rules,
+        rules=open_only if step.may_act is side_may_act else rules,
     )
 
 
