@@ -1,0 +1,399 @@
+"""What one tap costs the server: CPU ms and queries per tap, for a challenge and a round.
+
+``python bench/tap_cost.py [--database sqlite|postgres] [--challenges 10] [--rounds 4]
+[--profile var/tap.prof]``
+
+A benchmark, never a test: it prints numbers and asserts nothing. In one process, through
+the real views with Django's test client (DEBUG off), against SQLite (a file of its own,
+``var/bench_tap_cost.sqlite3``) or PostgreSQL (``--database postgres``: the database of
+``DATABASE_URL`` with ``_tapcost`` appended, dropped and made again; the in-memory channel
+layer either way, so a push is rendered and handed to the layer but crosses no network).
+
+- **Challenge**: one pair of ``bench/challenge_setup.py`` (met_classic) plays whole
+  challenges: the start, the defender's bid, both throws, the loser takes the result (5
+  posts). Each post locks, writes, commits, renders every audience's fragments on commit and
+  answers with the actor's region. The first challenges warm up (templates compiled, caches
+  filled) and leave finished cards on both phones and the board, as a night does.
+- ``--tablet``: the storyteller's tablet is open on both scenes (a presence row), so every
+  change renders the board too; without it no board is open and none is rendered.
+- **Round** (wod_dice): the storyteller starts a fight of two players, sets both
+  initiatives, begins the round; each player declares from the phone; the storyteller
+  resolves both and ends the fight (8 posts).
+
+For each it prints the CPU per tap (``time.process_time``: this process's CPU, the server's
+whole share of a tap), the queries per tap, and where the CPU went: the step itself, the
+pushes rendered on commit, and the answer. The last line is JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.challenge_play import Pair  # noqa: E402
+
+SQLITE = ROOT / "var" / "bench_tap_cost.sqlite3"
+SETUP = ROOT / "var" / "bench_tap_cost_setup.json"
+
+
+def environment(database: str) -> str:
+    """Settings for a DEBUG-off server on its own database; returns the database's label."""
+    os.environ.pop("REDIS_URL", None)  # the in-memory layer and cache: one process
+    os.environ.update(
+        DEBUG="0",
+        SECRET_KEY="bench-tap-cost-" + "x" * 50,
+        ALLOWED_HOSTS="testserver",
+        SECURE_SSL_REDIRECT="0",
+        SESSION_COOKIE_SECURE="0",
+        CSRF_COOKIE_SECURE="0",
+        SECURE_HSTS_SECONDS="0",
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    if database == "postgres":
+        url = os.environ.get("DATABASE_URL", "")
+        if not url.startswith("postgres"):
+            raise SystemExit("--database postgres needs DATABASE_URL=postgres://…")
+        base, _, name = url.rpartition("/")
+        name = name.split("?")[0] + "_tapcost"
+        host = base.split("@")[-1].split(":")[0] or "127.0.0.1"
+        user = base.split("//")[1].split("@")[0].split(":")[0] if "@" in base else "postgres"
+        for tool in ("dropdb", "createdb"):
+            extra = ["--if-exists"] if tool == "dropdb" else []
+            subprocess.run([tool, "-h", host, "-U", user, *extra, name], check=True)
+        os.environ["DATABASE_URL"] = f"{base}/{name}"
+        return f"postgres ({name})"
+    os.environ.pop("DATABASE_URL", None)
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(SQLITE) + suffix).unlink(missing_ok=True)
+    os.environ["SQLITE_PATH"] = str(SQLITE)
+    return "sqlite"
+
+
+def build_challenge_pair() -> dict[str, Any]:
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "challenge_setup.py"), str(SETUP), "--pairs", "1"],
+        check=True,
+        env=os.environ,
+    )
+    return json.loads(SETUP.read_text())["setups"][0]["tables"][0]
+
+
+def build_round_table() -> dict[str, Any]:
+    """A wod_dice scene: the storyteller and two players with dots (no pushes while built)."""
+    from django.contrib.auth import get_user_model
+
+    from characters.models import Attribute, Character, Chronicle, GameNight
+    from characters.roles import storytellers_group
+    from combat import live, services
+
+    saved = live.scene_changed, live.presence_changed, live.sheets_changed
+    live.scene_changed = live.presence_changed = live.sheets_changed = lambda *a, **k: None
+    try:
+        users = get_user_model()
+        st = users.objects.create(username="tapcost_st", is_staff=True)
+        st.groups.add(storytellers_group())
+        chronicle = Chronicle.objects.create(name="Tap cost rounds", ruleset="wod_dice")
+        chronicle.storytellers.add(st)
+        GameNight.objects.create(chronicle=chronicle, number=1, opened_by=st)
+        scene = services.scene_open(chronicle=chronicle, by=st, name="Tap cost fight")
+        out: dict[str, Any] = {"scene": scene.pk, "st": st, "players": []}
+        for name in ("Jane", "Frank"):
+            user = users.objects.create(username=f"tapcost_{name.lower()}")
+            character = Character.objects.create(
+                chronicle=chronicle, name=name, player=user, creature="mortal", willpower=5
+            )
+            for attr in ("Strength", "Dexterity", "Stamina", "Wits", "Perception"):
+                Attribute.objects.create(character=character, name=attr, value=3)
+            p = services.scene_join(code=scene.join_code, user=user, character=character)
+            out["players"].append({"user": user, "participant": p.pk})
+        return out
+    finally:
+        live.scene_changed, live.presence_changed, live.sheets_changed = saved
+
+
+class Meter:
+    """Counts queries and CPU by phase: the step, the pushes (on commit), the answer."""
+
+    def __init__(self) -> None:
+        self.queries = Counter()
+        self.shapes = Counter()
+        self.cpu = Counter()
+        self.phase = "step"
+        self.on = False
+
+    def count(self, execute, sql, params, many, context):
+        if self.on:
+            self.queries[self.phase] += 1
+            self.shapes[(self.phase, " ".join(sql.split())[:90])] += 1
+        return execute(sql, params, many, context)
+
+    @contextmanager
+    def paused(self):
+        """The driver's own look-ups (which challenge, which token) are no tap's."""
+        was, self.on = self.on, False
+        try:
+            yield
+        finally:
+            self.on = was
+
+    @contextmanager
+    def during(self, phase: str):
+        before, start = self.phase, time.process_time()
+        self.phase = phase
+        try:
+            yield
+        finally:
+            if self.on:
+                self.cpu[phase] += time.process_time() - start
+            self.phase = before
+
+
+def instrument(meter: Meter) -> None:
+    """Attribute the pushes' and the answer's CPU and queries to them."""
+    from django.db.backends.signals import connection_created
+
+    from combat import live
+    from combat.challenges import views as challenge_views
+    from combat.rounds import views as round_views
+
+    def wrap(fn, phase):
+        def wrapped(*args, **kwargs):
+            with meter.during(phase):
+                return fn(*args, **kwargs)
+
+        return wrapped
+
+    for name in ("scene_changed", "sheets_changed", "private_changed"):
+        setattr(live, name, wrap(getattr(live, name), "pushes"))
+    challenge_views._region = wrap(challenge_views._region, "answer")
+    for name in ("_reply",):
+        if hasattr(round_views, name):
+            setattr(round_views, name, wrap(getattr(round_views, name), "answer"))
+
+    def connected(sender, connection, **kwargs) -> None:
+        # the wrapper outlives its connections: counted once however often it reconnects
+        if meter.count not in connection.execute_wrappers:
+            connection.execute_wrappers.append(meter.count)
+
+    connection_created.connect(connected, weak=False)
+
+
+def open_tablets(scene_ids: list[int]) -> None:
+    """A storyteller's socket on each scene, as its presence row says (no socket is read)."""
+    from combat.models import Presence, Scene
+
+    for scene in Scene.objects.filter(pk__in=scene_ids).select_related("chronicle"):
+        st = scene.chronicle.storytellers.first()
+        Presence.objects.create(scene=scene, user=st, channel_name=f"tapcost.tablet.{scene.pk}")
+
+
+def client_for(user=None, session: str = ""):
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    else:
+        client.cookies[settings.SESSION_COOKIE_NAME] = session
+    return client
+
+
+def post(client, url: str, counter, **data) -> str:
+    data.setdefault("key", f"tap-{next(counter):08d}")
+    answer = client.post(url, data, HTTP_HX_REQUEST="true")
+    if answer.status_code != 200:
+        raise SystemExit(f"POST {url} answered {answer.status_code}: {answer.content[:400]!r}")
+    return answer.content.decode()
+
+
+def challenge_driver(table: dict[str, Any], counter, meter: Meter):
+    from combat.models import Challenge
+
+    scene = table["scene"]
+    phones = {s: client_for(session=table[s]["session"]) for s in ("attacker", "defender")}
+    pair = Pair(traits={s: table[s]["traits"] for s in ("attacker", "defender")})
+
+    def play() -> int:
+        ch = pair.next()
+        if ch is None:
+            raise SystemExit("the pair's bids ran out: fewer --challenges")
+        post(
+            phones["attacker"],
+            f"/scenes/{scene}/challenges/",
+            counter,
+            attacker=table["attacker"]["participant"],
+            defender=table["defender"]["participant"],
+            mode="contested",
+            bid=f"{ch.category}:{ch.bids['attacker']}",
+            effect="bench",
+        )
+        with meter.paused():
+            cid = Challenge.objects.filter(scene_id=scene).order_by("-pk").values_list("pk")[0][0]
+        act = f"/scenes/{scene}/challenges/{cid}/act/"
+        bid = ch.bids["defender"]
+        post(phones["defender"], act, counter, action="answer", side="defender", answer="bid",
+             bid=bid)  # fmt: skip
+        post(phones["attacker"], act, counter, action="throw", side="attacker",
+             throw=ch.throws["attacker"])  # fmt: skip
+        post(phones["defender"], act, counter, action="throw", side="defender",
+             throw=ch.throws["defender"])  # fmt: skip
+        post(phones[ch.loser], act, counter, action="accept", side=ch.loser)
+        pair.resolved()
+        return 5
+
+    return play
+
+
+def round_driver(table: dict[str, Any], counter, meter: Meter):
+    from combat.models import Combat
+    from combat.rounds.services import state_token
+
+    scene = table["scene"]
+    st = client_for(table["st"])
+    phones = [client_for(p["user"]) for p in table["players"]]
+    ids = [p["participant"] for p in table["players"]]
+
+    def url(slug: str) -> str:
+        return f"/scenes/{scene}/combat/{slug}/"
+
+    def at() -> str:
+        with meter.paused():
+            return state_token(Combat.objects.filter(scene_id=scene).latest("pk"))
+
+    def play() -> int:
+        post(st, url("start"), counter, who=ids)
+        for pk, roll in zip(ids, (7, 3), strict=True):
+            post(st, url("initiative"), counter, participant=pk, roll=roll)
+        post(st, url("begin"), counter, at=at())
+        # the lower initiative declares first (W: declarations go up the order)
+        post(phones[1], url("declare"), counter, participant=ids[1], action="dodge", at=at(),
+             **{"from": "phone"})  # fmt: skip
+        post(phones[0], url("declare"), counter, participant=ids[0], action="dodge", at=at(),
+             **{"from": "phone"})  # fmt: skip
+        for pk in ids:
+            post(st, url("resolve"), counter, participant=pk, at=at())
+        post(st, url("end"), counter)
+        return 9
+
+    return play
+
+
+def measure(
+    name: str, play, repeats: int, warm: int, meter: Meter, profile, show_sql: int = 0
+) -> dict[str, Any]:
+    from django.db import connection
+
+    for _ in range(warm):
+        play()
+    connection.close()  # the next request opens a connection that counts
+    meter.queries.clear()
+    meter.cpu.clear()
+    meter.shapes.clear()
+    meter.on = True
+    taps = 0
+    start = time.process_time()
+    if profile is not None:
+        profile.enable()
+    for _ in range(repeats):
+        taps += play()
+    if profile is not None:
+        profile.disable()
+    cpu = time.process_time() - start
+    meter.on = False
+    meter.cpu["step"] = cpu - meter.cpu["pushes"] - meter.cpu["answer"]
+    row = {
+        "what": name,
+        "taps": taps,
+        "cpu_ms_per_tap": round(1000 * cpu / taps, 1),
+        "queries_per_tap": round(sum(meter.queries.values()) / taps, 1),
+        "by_phase": {
+            phase: {
+                "cpu_ms": round(1000 * meter.cpu[phase] / taps, 1),
+                "queries": round(meter.queries[phase] / taps, 1),
+            }
+            for phase in ("step", "pushes", "answer")
+        },
+    }
+    phases = ", ".join(
+        f"{p} {v['cpu_ms']} ms / {v['queries']} q" for p, v in row["by_phase"].items()
+    )
+    print(
+        f"{name}: {row['cpu_ms_per_tap']} ms CPU a tap, {row['queries_per_tap']} queries a tap"
+        f" over {taps} taps ({phases})",
+        flush=True,
+    )
+    if show_sql:
+        for (phase, sql), n in meter.shapes.most_common(show_sql):
+            print(f"  {n / taps:5.1f} a tap  {phase:6} {sql}")
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--challenges", type=int, default=10)
+    parser.add_argument("--warm", type=int, default=8, help="challenges played before measuring")
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument(
+        "--tablet",
+        action="store_true",
+        help="the storyteller's tablet open on each scene (a presence row): its board is pushed",
+    )
+    parser.add_argument("--sql", type=int, default=0, help="print the N commonest queries")
+    parser.add_argument("--profile", help="write cProfile's stats of the measured taps here")
+    args = parser.parse_args()
+    label = environment(args.database)
+    table = build_challenge_pair()  # migrates the database too
+
+    import django
+
+    django.setup()
+    import itertools
+
+    round_table = build_round_table()
+    if args.tablet:
+        open_tablets([table["scene"], round_table["scene"]])
+    meter = Meter()
+    instrument(meter)
+    counter = itertools.count()
+    profile = cProfile.Profile() if args.profile else None
+    rows = [
+        measure(
+            "challenge",
+            challenge_driver(table, counter, meter),
+            args.challenges,
+            args.warm,
+            meter,
+            profile,
+            args.sql,
+        ),
+        measure(
+            "round",
+            round_driver(round_table, counter, meter),
+            args.rounds,
+            1,
+            meter,
+            profile,
+            args.sql,
+        ),
+    ]
+    if profile is not None:
+        profile.dump_stats(args.profile)
+    print(json.dumps({"database": label, "tablet": args.tablet, "results": rows}))
+
+
+if __name__ == "__main__":
+    main()
