@@ -1,0 +1,104 @@
+"""A finished challenge's card is rendered once, not on every tap of the night.
+
+A phone keeps its player's finished cards (up to ``KEPT``) and the board every one of the
+night, and each change re-rendered them all: the bulk of a tap's rendering once a night is
+under way. A finished card offers no move (no form, no token, no timer), so its html is a
+function of what it shows: the challenge's row, the sides' names as this viewer reads them,
+the viewer and the include's arguments. ``{% finished_card %}…{% endfinished_card %}``
+(around ``_card.html``'s body) keys the rendering by exactly these and keeps it in a small
+process-local LRU; a card that is open, waits on a choice (W8), has a mob (C16: its
+members' names and bids), a timer, or any move renders every time. Any write to a challenge
+changes its row (and so the key), a rename changes the names: nothing stale is served, in
+any process.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from django import template
+from django.utils.safestring import SafeString
+
+from combat import render_cache
+
+register = template.Library()
+
+SIZE = 4096  # cards (about 1.5 KB each)
+_memo: OrderedDict[Hashable, SafeString] = OrderedDict()
+_lock = threading.Lock()
+stats = {"hits": 0, "misses": 0}
+
+
+def clear() -> None:
+    with _lock:
+        _memo.clear()
+
+
+def _remembered(key: Hashable, render: Callable[[], SafeString]) -> SafeString:
+    with _lock:
+        html = _memo.get(key)
+        if html is not None:
+            _memo.move_to_end(key)
+            stats["hits"] += 1
+            return html
+    html = render()
+    with _lock:
+        stats["misses"] += 1
+        _memo[key] = html
+        while len(_memo) > SIZE:
+            _memo.popitem(last=False)
+    return html
+
+
+def card_key(context: template.Context) -> Hashable | None:
+    """What a finished card's html is a function of, or None: render it every time."""
+    c = context.get("c")
+    ch = c.get("ch") if isinstance(c, dict) else None
+    if ch is None or ch.is_open or ch.deadline is not None or c.get("moves"):
+        return None
+    options = ch.options or {}
+    if options.get("choose") or options.get("mob") or options.get("mob_dropped"):
+        return None
+    if c.get("viewer") not in ("attacker", "defender", "st", "public"):
+        return None  # a mob member's card, a step-in offer
+    scene = context.get("scene")
+    return (
+        _row(ch),
+        c.get("viewer"),
+        tuple(sorted((c.get("names") or {}).items())),
+        *(repr(context.get(name)) for name in ("side", "url", "target", "st_url")),
+        getattr(scene, "pk", None),
+    )
+
+
+def _row(ch: Any) -> tuple[str, ...]:
+    """The challenge's row, every field spelt out; inside a change's renderings once per
+    loaded row (the same instance serves both phones and the board: renderings only read)."""
+
+    def spelt() -> tuple[Any, tuple[str, ...]]:
+        return ch, tuple(repr(getattr(ch, f.attname)) for f in ch._meta.concrete_fields)
+
+    held, row = render_cache.cached(("card_row", id(ch)), spelt)
+    return row if held is ch else spelt()[1]
+
+
+class FinishedCardNode(template.Node):
+    def __init__(self, nodelist: template.NodeList) -> None:
+        self.nodelist = nodelist
+
+    def render(self, context: template.Context) -> str:
+        key = card_key(context)
+        if key is None:
+            return self.nodelist.render(context)
+        return _remembered(key, lambda: self.nodelist.render(context))
+
+
+@register.tag("finished_card")
+def finished_card(parser: Any, token: Any) -> FinishedCardNode:
+    """``{% finished_card %}…{% endfinished_card %}``: see the module."""
+    nodelist = parser.parse(("endfinished_card",))
+    parser.delete_first_token()
+    return FinishedCardNode(nodelist)

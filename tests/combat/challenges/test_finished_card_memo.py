@@ -1,0 +1,93 @@
+"""A finished card is rendered once (combat/templatetags/finished_cards.py), and what is kept is
+always what a fresh rendering shows: a write to the challenge, a rename, another viewer or
+include renders anew; an open card is never kept."""
+
+from __future__ import annotations
+
+import pytest
+from django.template.loader import render_to_string
+
+from combat import fragments
+from combat.challenges import selectors
+from combat.challenges.services import challenge_st
+from combat.models import Participant
+from combat.templatetags import finished_cards
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _empty_memo():
+    finished_cards.clear()
+    yield
+    finished_cards.clear()
+
+
+def _card(t, ch, viewer: str, **extra) -> str:
+    context = {"c": selectors.card(t.ch(ch), viewer), "scene": t.refresh().scene, **extra}
+    return render_to_string("combat/challenges/_prompt_card.html", context)
+
+
+def _fresh(t, ch, viewer: str, **extra) -> str:
+    finished_cards.clear()
+    return _card(t, ch, viewer, **extra)
+
+
+def _finished(t, loser: str = "defender"):
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.throw(ch, *(("rock", "scissors") if loser == "defender" else ("scissors", "rock")))
+    return t.do("accept", ch, t.d_user if loser == "defender" else t.a_user, side=loser)
+
+
+def test_a_finished_card_is_rendered_once_and_equals_a_fresh_rendering(classic):
+    t = classic
+    ch = _finished(t)
+    finished_cards.clear()
+    before = dict(finished_cards.stats)
+    first = _card(t, ch, "attacker")
+    again = _card(t, ch, "attacker")
+    assert finished_cards.stats["misses"] == before["misses"] + 1
+    assert finished_cards.stats["hits"] == before["hits"] + 1
+    assert first == again == _fresh(t, ch, "attacker")
+    assert "you are the attacker" in first
+    # another viewer, another include's arguments: another rendering
+    assert _card(t, ch, "defender") == _fresh(t, ch, "defender") != first
+    board = render_to_string(
+        "combat/challenges/_card.html",
+        {"c": selectors.card(t.ch(ch), "st"), "url": "", "target": "#challenge-board", "side": ""},
+    )
+    assert "you are the" not in board
+
+
+def test_a_write_or_a_rename_is_never_served_stale(classic):
+    t = classic
+    ch = _finished(t)
+    kept = _card(t, ch, "defender")
+    Participant.objects.filter(pk=t.a.pk).update(name="Marcus the Bold")
+    renamed = _card(t, ch, "defender")
+    assert "Marcus the Bold" in renamed and renamed == _fresh(t, ch, "defender") != kept
+    challenge_st(scene=t.refresh().scene, challenge=t.ch(ch), by=t.st, action="void", text="oops")
+    voided = _card(t, ch, "defender")
+    assert "Voided: oops" in voided and voided == _fresh(t, ch, "defender")
+
+
+def test_an_open_card_is_never_kept(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    before = dict(finished_cards.stats)
+    _card(t, ch, "defender")
+    _card(t, ch, "attacker", csrf_token="x")
+    assert finished_cards.stats == before
+
+
+def test_the_pushes_equal_a_fresh_rendering_with_the_memo_warm(classic):
+    t = classic
+    _finished(t)
+    _finished(t, loser="attacker")
+    users = [t.a_user.pk, t.d_user.pk]
+    warm = fragments.scene_change_fragments(t.refresh().scene.pk, private_user_ids=users)
+    assert finished_cards.stats["hits"] > 0
+    finished_cards.clear()
+    cold = fragments.scene_change_fragments(t.scene.pk, private_user_ids=users)
+    assert warm == cold
