@@ -259,7 +259,7 @@ def challenge_driver(table: dict[str, Any], counter, meter: Meter):
 
 def round_driver(table: dict[str, Any], counter, meter: Meter):
     from combat.models import Combat
-    from combat.rounds.services import state_token
+    from combat.rounds.tokens import state_token
 
     scene = table["scene"]
     st = client_for(table["st"])
@@ -277,14 +277,14 @@ def round_driver(table: dict[str, Any], counter, meter: Meter):
         post(st, url("start"), counter, who=ids)
         for pk, roll in zip(ids, (7, 3), strict=True):
             post(st, url("initiative"), counter, participant=pk, roll=roll)
-        post(st, url("begin"), counter, at=at())
+        post(st, url("begin"), counter, token=at())
         # the lower initiative declares first (W: declarations go up the order)
-        post(phones[1], url("declare"), counter, participant=ids[1], action="dodge", at=at(),
+        post(phones[1], url("declare"), counter, participant=ids[1], action="dodge", token=at(),
              **{"from": "phone"})  # fmt: skip
-        post(phones[0], url("declare"), counter, participant=ids[0], action="dodge", at=at(),
+        post(phones[0], url("declare"), counter, participant=ids[0], action="dodge", token=at(),
              **{"from": "phone"})  # fmt: skip
         for pk in ids:
-            post(st, url("resolve"), counter, participant=pk, at=at())
+            post(st, url("resolve"), counter, participant=pk, token=at())
         post(st, url("end"), counter)
         return 9
 
