@@ -129,6 +129,7 @@ def test_it_draws_a_rolled_one_legibly_in_every_feature(live_url: str, browser) 
     try:
         _log_in(phone, live_url, "jane")
         phone.goto(f"{live_url}/scenes/{scene_pk}/phone/")
+        _live(phone)  # its socket's connect is done before the database is flushed (PostgreSQL)
         for die in phone.evaluate(DIE_JS):
             assert die["color"] != die["background"], die
             assert die["color"] == "rgb(0, 0, 0)", die
