@@ -9,7 +9,7 @@ from django.template.loader import render_to_string
 
 from combat import fragments
 from combat.challenges import selectors
-from combat.challenges.services import challenge_st
+from combat.challenges.storyteller import challenge_st
 from combat.models import Participant
 from combat.templatetags import finished_cards
 
