@@ -1,22 +1,13 @@
-"""The contract of combat/steps.py for the challenge's declared steps, four ways each (as
-tests/combat/rounds/test_step_contract.py runs the rounds'): a double tap makes one change; a
-stale token is refused and changes nothing; a refusal answers its sentence and rule; the
-pushed fragments equal a fresh render of the same audiences.
-
-Rows are in that file's format (``name, fixture, setup, tap, token, refused, rule, state,
-regions``), one per declared action; a tap is ``(ctx, key, token)``.
-"""
+"""The step contract (tests/contract.py) for the challenge's declared steps: one row each."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from django.db.models import F
 
-from combat import fragments, live
 from combat import services as scenes
 from combat.challenges import (
     answering,
@@ -30,24 +21,12 @@ from combat.challenges import (
     throwing,
 )
 from combat.models import Challenge, Scene
-from combat.steps import Refused, http_status
+from tests import contract
 from tests.combat.challenges.conftest import Table, make_table
+from tests.contract import Contract
 from tests.factories import CharacterFactory, TraitFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@dataclass(frozen=True)
-class Row:
-    name: str
-    fixture: str
-    setup: Callable[[Any], dict]
-    tap: Callable[[dict, str, str | None], Any]
-    token: Callable[[dict], str | None]
-    refused: Callable[[dict], Any]
-    rule: str
-    state: Callable[[dict], tuple] = lambda ctx: _state(ctx)
-    regions: tuple[str, ...] | None = reads.CHALLENGE_REGIONS
 
 
 def _state(ctx: dict) -> tuple:
@@ -142,8 +121,25 @@ def _start(ctx: dict, key: str | None = None, token: str | None = None, **kw: An
     return starting.challenge_start(scene=t.scene, by=t.a_user, key=key, expected_seq=seq, **kw)
 
 
+def _move_on(ctx: dict) -> None:
+    """Another tap got in after the screen drew its token: the scene and the challenge step
+    on and a later throw is called for."""
+    Scene.objects.filter(pk=ctx["t"].scene.pk).update(seq=F("seq") + 1)
+    if ctx["ch"] is not None:
+        ch = Challenge.objects.get(pk=ctx["ch"].pk)
+        Challenge.objects.filter(pk=ch.pk).update(
+            step=F("step") + 1, state={**ch.state, "throws": 99} if ch.state else ch.state
+        )
+
+
+def _row(*args: Any, **kw: Any) -> Contract:
+    return Contract(
+        *args, **{"state": _state, "move_on": _move_on, "regions": reads.CHALLENGE_REGIONS, **kw}
+    )
+
+
 ROWS = [
-    Row(
+    _row(
         "challenge.retest",
         "db",
         _lost,
@@ -154,7 +150,7 @@ ROWS = [
         lambda c: _side(c, retests.challenge_retest, "attacker", kind="willpower"),
         "C8",
     ),
-    Row(
+    _row(
         "challenge.blood",
         "db",
         _live,
@@ -165,7 +161,7 @@ ROWS = [
         lambda c: _side(c, spending.challenge_blood, "attacker", amount=4),
         "C5",
     ),
-    Row(
+    _row(
         "challenge.mob.bid",
         "db",
         _mob,
@@ -174,7 +170,7 @@ ROWS = [
         lambda c: _bid(c, "Nothing"),
         "C1",
     ),
-    Row(
+    _row(
         "challenge.start",
         "db",
         _table,
@@ -183,7 +179,7 @@ ROWS = [
         lambda c: _start(c, category="physical", bid="Strong", race=True, mode="simple"),
         "W13",
     ),
-    Row(
+    _row(
         "challenge.answer",
         "db",
         _waiting,
@@ -194,7 +190,7 @@ ROWS = [
         lambda c: _side(c, answering.challenge_answer, "defender", answer="bid", bid="Nothing"),
         "C1",
     ),
-    Row(
+    _row(
         "challenge.throw",
         "db",
         _live,
@@ -205,7 +201,7 @@ ROWS = [
         lambda c: _side(c, throwing.challenge_throw, "attacker", throw="lizard"),
         "C3",
     ),
-    Row(
+    _row(
         "challenge.by_hand",
         "db",
         _live,
@@ -216,7 +212,7 @@ ROWS = [
         lambda c: _side(c, throwing.challenge_by_hand, "attacker", result="nobody"),
         "C3",
     ),
-    Row(
+    _row(
         "challenge.declare",
         "db",
         _draw,
@@ -227,7 +223,7 @@ ROWS = [
         lambda c: _side(c, throwing.challenge_declare, "defender", total=99),
         "C4",
     ),
-    Row(
+    _row(
         "challenge.accept",
         "db",
         _lost,
@@ -236,7 +232,7 @@ ROWS = [
         lambda c: _side(c, retests.challenge_accept, "attacker"),
         "C3",
     ),
-    Row(
+    _row(
         "challenge.negative",
         "db",
         _live,
@@ -247,7 +243,7 @@ ROWS = [
         lambda c: _side(c, negatives.challenge_name_negative, "attacker", trait=" "),
         "C5",
     ),
-    Row(
+    _row(
         "challenge.st",
         "db",
         _waiting,
@@ -272,69 +268,24 @@ ROWS = [
 ]
 
 
-@pytest.fixture(params=ROWS, ids=[r.name for r in ROWS])
-def row(request) -> tuple[Row, dict]:
-    spec = request.param
-    return spec, spec.setup(request.getfixturevalue(spec.fixture))
-
-
-def _move_on(ctx: dict) -> None:
-    """Another tap got in after the screen drew its token: the scene and the challenge step
-    on and a later throw is called for."""
-    Scene.objects.filter(pk=ctx["t"].scene.pk).update(seq=F("seq") + 1)
-    if ctx["ch"] is not None:
-        ch = Challenge.objects.get(pk=ctx["ch"].pk)
-        Challenge.objects.filter(pk=ch.pk).update(
-            step=F("step") + 1, state={**ch.state, "throws": 99} if ch.state else ch.state
-        )
+@pytest.fixture(params=ROWS, ids=contract.ids(ROWS))
+def row(request) -> tuple[Contract, dict]:
+    return contract.prepare(request)
 
 
 def test_a_double_tap_makes_one_change(row):
-    spec, ctx = row
-    spec.tap(ctx, "contract-tap-1", spec.token(ctx))
-    once = spec.state(ctx)
-    spec.tap(ctx, "contract-tap-1", spec.token(ctx))
-    assert spec.state(ctx) == once
+    contract.double_tap(row)
 
 
 def test_a_stale_token_is_refused_and_changes_nothing(row):
-    spec, ctx = row
-    stale = spec.token(ctx)
-    if stale is None:
-        pytest.skip(f"{spec.name} carries no token")
-    _move_on(ctx)
-    before = spec.state(ctx)
-    with pytest.raises(Refused) as refused:
-        spec.tap(ctx, "contract-stale-1", stale)
-    assert http_status(refused.value) == 409 and "moved on" in refused.value.sentence
-    assert spec.state(ctx) == before
+    contract.stale_token(row)
 
 
 def test_a_refusal_answers_its_sentence_and_rule(row):
-    spec, ctx = row
-    before = spec.state(ctx)
-    with pytest.raises(Refused) as refused:
-        spec.refused(ctx)
-    error = refused.value
-    assert http_status(error) == 409
-    assert error.rule == spec.rule and f"({spec.rule})" in str(error), str(error)
-    assert spec.state(ctx) == before
+    contract.refusal(row)
 
 
 def test_the_pushed_fragments_equal_a_fresh_render(
     row, monkeypatch, django_capture_on_commit_callbacks
 ):
-    spec, ctx = row
-    sent: list[tuple[str, str]] = []
-    monkeypatch.setattr(live, "_send", lambda group, html: sent.append((group, html)))
-    with django_capture_on_commit_callbacks(execute=True):
-        spec.tap(ctx, "contract-push-1", spec.token(ctx))
-    scene = Scene.objects.get(pk=ctx["t"].scene.pk)
-    pushed = dict(sent)
-    regions = None if spec.regions is None else {*spec.regions, "clock", "log"}
-    assert pushed[live.storytellers_group(scene.pk)] == fragments.board_regions(scene, regions)
-    assert pushed[live.players_group(scene.pk)] == fragments.players_state(scene)
-    for user in ctx["users"].values():
-        group = live.player_group(scene.pk, user.pk)
-        if group in pushed:
-            assert pushed[group] == fragments.private_state(scene, user), user
+    contract.pushes(row, monkeypatch, django_capture_on_commit_callbacks)

@@ -1,26 +1,16 @@
-"""The contract every write step keeps (combat/steps.py), run four ways for each step below:
+"""The step contract (tests/contract.py) for the rounds' declared steps: one row each.
 
-1. a double tap (the same key twice) makes one change;
-2. a tap made on a state that moved on (a stale token) is refused and changes nothing;
-3. a refusal answers with its sentence and its rule ID;
-4. what the step pushes equals a fresh render of the same audiences (zulip's ``verify_action``).
-
-Each step is a row of ``STEPS``: how to set it up, the tap, the same tap on a stale token, and a
-tap the rules refuse (with the rule it names).
+Every step that moves a fight draws new tokens, so a row moves on by replacing them.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from combat import fragments, live
-from combat.challenges import reads, throwing
-from combat.models import Challenge, Combat, Scene
+from combat.models import Combat, Scene
 from combat.rounds import bns
 from combat.rounds.answers import combat_abort
 from combat.rounds.bns_reads import engine_of
@@ -30,23 +20,10 @@ from combat.rounds.initiative import combat_begin_round, combat_initiative
 from combat.rounds.resolving import combat_resolve
 from combat.rounds.starting import combat_start
 from combat.rounds.tokens import state_token
-from combat.steps import Refused, http_status
-from tests.combat.challenges.conftest import make_table
+from tests import contract
+from tests.contract import Contract
 
 pytestmark = pytest.mark.django_db
-
-
-@dataclass(frozen=True)
-class Step:
-    name: str
-    fixture: str
-    setup: Callable[[Any], dict]  # -> what the taps need (``ctx``)
-    tap: Callable[[dict, str, str | None], Any]  # (ctx, key, token)
-    token: Callable[[dict], str | None]  # the token a screen shows now
-    refused: Callable[[dict], Any]  # a tap the rules refuse
-    rule: str
-    state: Callable[[dict], tuple] = lambda ctx: _fight_state(ctx)
-    regions: tuple[str, ...] | None = None  # the board regions it pushes (None: all)
 
 
 def _wod(cast) -> dict:
@@ -80,30 +57,6 @@ def _fight_state(ctx: dict) -> tuple:
     scene = Scene.objects.get(pk=ctx["scene"].pk)
     combat = Combat.objects.get()
     return scene.seq, scene.players_seq, combat.state, combat.initiative, combat.results
-
-
-def _draw(db) -> dict:
-    """A met_classic challenge thrown to a draw: both sides declare their totals (C4)."""
-    t = make_table("met_classic")
-    ch = t.start(category="physical", bid="Strong")
-    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
-    ch = t.throw(ch, "rock", "rock")
-    return {"t": t, "scene": t.scene, "users": {"a": t.a_user, "d": t.d_user}, "ch": ch}
-
-
-def _challenge_state(ctx: dict) -> tuple:
-    scene = Scene.objects.get(pk=ctx["scene"].pk)
-    ch = Challenge.objects.get(pk=ctx["ch"].pk)
-    return scene.seq, scene.players_seq, ch.step, ch.state, ch.sealed, ch.history
-
-
-def _declare(ctx: dict, side: str, total: int, key: str | None = None, at=None) -> Any:
-    t = ctx["t"]
-    t.refresh()
-    return throwing.challenge_declare(
-        scene=t.scene, challenge=t.ch(ctx["ch"]), by=ctx["users"][side[0]], side=side,
-        total=total, key=key, token=at,
-    )  # fmt: skip
 
 
 def _token(ctx: dict) -> str:
@@ -158,8 +111,20 @@ def _resolve(ctx: dict, name: str, key: str | None = None, at: str | None = None
     )
 
 
-STEPS = [
-    Step(
+def _move_on(ctx: dict) -> None:
+    """Another tap got in first: every step that moves a fight draws new tokens."""
+    combat = Combat.objects.get()
+    Combat.objects.filter(pk=combat.pk).update(
+        work={**combat.work, "token": "moved", "players_token": "moved"}
+    )
+
+
+def _row(*args: Any, **kw: Any) -> Contract:
+    return Contract(*args, **{"state": _fight_state, "move_on": _move_on, **kw})
+
+
+ROWS = [
+    _row(
         "round.abort",
         "cast",
         _declared,
@@ -168,7 +133,7 @@ STEPS = [
         lambda c: _abort(c, "Jane"),  # Jane has declared nothing to abort
         "D16",
     ),
-    Step(
+    _row(
         "round.resolve",
         "cast",
         _resolving,
@@ -177,7 +142,7 @@ STEPS = [
         lambda c: _resolve(c, "Frank"),  # the fastest resolves first
         "D4",
     ),
-    Step(
+    _row(
         "round.book_keeping",
         "cast",
         _book_keeping,
@@ -188,7 +153,7 @@ STEPS = [
         lambda c: combat_next_round(combat=Combat.objects.get(), by=c["cast"].storyteller),
         "D17",
     ),
-    Step(
+    _row(
         "round.declare",
         "cast",
         _wod,
@@ -209,7 +174,7 @@ STEPS = [
         ),
         "D4",
     ),
-    Step(
+    _row(
         "round.initiative",
         "cast",
         _initiative,
@@ -229,7 +194,7 @@ STEPS = [
         ),
         "D3",
     ),
-    Step(
+    _row(
         "round.bns.act",
         "docks",
         _bns,
@@ -250,85 +215,27 @@ STEPS = [
         ),
         "B4",
     ),
-    Step(
-        "challenge.declare",
-        "db",
-        _draw,
-        lambda c, key, at: _declare(c, "attacker", 10, key, at),
-        # both sides declare at the same step: the token is the throw it belongs to
-        lambda c: reads.round_token(Challenge.objects.get(pk=c["ch"].pk)),
-        lambda c: _declare(c, "defender", 99),
-        "C4",
-        state=_challenge_state,
-        regions=reads.CHALLENGE_REGIONS,
-    ),
 ]
 
 
-@pytest.fixture(params=STEPS, ids=[s.name for s in STEPS])
-def step(request) -> tuple[Step, dict]:
-    spec = request.param
-    return spec, spec.setup(request.getfixturevalue(spec.fixture))
+@pytest.fixture(params=ROWS, ids=contract.ids(ROWS))
+def row(request) -> tuple[Contract, dict]:
+    return contract.prepare(request)
 
 
-def test_a_double_tap_makes_one_change(step):
-    spec, ctx = step
-    spec.tap(ctx, "contract-tap-1", spec.token(ctx))
-    once = spec.state(ctx)
-    spec.tap(ctx, "contract-tap-1", spec.token(ctx))
-    assert spec.state(ctx) == once
+def test_a_double_tap_makes_one_change(row):
+    contract.double_tap(row)
 
 
-def test_a_stale_token_is_refused_and_changes_nothing(step):
-    spec, ctx = step
-    stale = spec.token(ctx)
-    if stale is None:
-        pytest.skip(f"{spec.name} carries no token")
-    _move_on(spec, ctx)
-    before = spec.state(ctx)
-    with pytest.raises(Refused) as refused:
-        spec.tap(ctx, "contract-stale-1", stale)
-    assert http_status(refused.value) == 409 and "moved on" in refused.value.sentence
-    assert spec.state(ctx) == before
+def test_a_stale_token_is_refused_and_changes_nothing(row):
+    contract.stale_token(row)
 
 
-def _move_on(spec: Step, ctx: dict) -> None:
-    """The state moves on after the screen drew its token (another tap got in first)."""
-    if spec.name.startswith("challenge"):  # a retest thrown meanwhile: a later throw
-        ch = Challenge.objects.get(pk=ctx["ch"].pk)
-        Challenge.objects.filter(pk=ch.pk).update(state={**ch.state, "throws": 99})
-        return
-    combat = Combat.objects.get()  # every step that moves a fight draws new tokens
-    Combat.objects.filter(pk=combat.pk).update(
-        work={**combat.work, "token": "moved", "players_token": "moved"}
-    )
-
-
-def test_a_refusal_answers_its_sentence_and_rule(step):
-    spec, ctx = step
-    before = spec.state(ctx)
-    with pytest.raises(Refused) as refused:
-        spec.refused(ctx)
-    error = refused.value
-    assert http_status(error) == 409
-    assert error.rule == spec.rule and f"({spec.rule})" in str(error), str(error)
-    assert spec.state(ctx) == before
+def test_a_refusal_answers_its_sentence_and_rule(row):
+    contract.refusal(row)
 
 
 def test_the_pushed_fragments_equal_a_fresh_render(
-    step, monkeypatch, django_capture_on_commit_callbacks
+    row, monkeypatch, django_capture_on_commit_callbacks
 ):
-    spec, ctx = step
-    sent: list[tuple[str, str]] = []
-    monkeypatch.setattr(live, "_send", lambda group, html: sent.append((group, html)))
-    with django_capture_on_commit_callbacks(execute=True):
-        spec.tap(ctx, "contract-push-1", spec.token(ctx))
-    scene = Scene.objects.get(pk=ctx["scene"].pk)
-    pushed = dict(sent)
-    regions = None if spec.regions is None else {*spec.regions, "clock", "log"}
-    assert pushed[live.storytellers_group(scene.pk)] == fragments.board_regions(scene, regions)
-    assert pushed[live.players_group(scene.pk)] == fragments.players_state(scene)
-    for user in ctx["users"].values():
-        group = live.player_group(scene.pk, user.pk)
-        if group in pushed:
-            assert pushed[group] == fragments.private_state(scene, user), user
+    contract.pushes(row, monkeypatch, django_capture_on_commit_callbacks)
