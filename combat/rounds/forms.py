@@ -112,6 +112,11 @@ class PursueForm(_Base):
 
 class PauseForm(forms.Form):
     paused = forms.BooleanField(required=False)
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
+
+
+class KeyForm(forms.Form):
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)  # a double tap counts once
 
 
 class TokenForm(forms.Form):

@@ -169,6 +169,7 @@ def round_skip(request, *, scene, combat, data) -> None:
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
         at=data["token"] or None,
+        key=data["key"] or None,
     )
 
 
@@ -225,6 +226,7 @@ def round_out(request, *, scene, combat, data) -> None:
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
         out=data["out"],
+        key=data["key"] or None,
     )
 
 
@@ -259,12 +261,15 @@ def round_effect(request, *, scene, combat, data) -> None:
         participant=_participant(request, scene, data["participant"]),
         name=data["name"],
         rounds=data["rounds"],
+        key=data["key"] or None,
     )
 
 
 @round_post(forms.PauseForm)
 def round_pause(request, *, scene, combat, data) -> None:
-    storyteller.combat_pause(combat=combat, by=request.user, paused=data["paused"])
+    storyteller.combat_pause(
+        combat=combat, by=request.user, paused=data["paused"], key=data["key"] or None
+    )
 
 
 @round_post(forms.TokenForm)
@@ -277,9 +282,9 @@ def round_next(request, *, scene, combat, data) -> None:
     bookkeeping.combat_next_round(combat=combat, by=request.user, at=data["token"] or None)
 
 
-@round_post(None)
+@round_post(forms.KeyForm)
 def round_end(request, *, scene, combat, data) -> None:
-    storyteller.combat_end(combat=combat, by=request.user)
+    storyteller.combat_end(combat=combat, by=request.user, key=data["key"] or None)
 
 
 # met_bns (B4-B11) ------------------------------------------------------------------------

@@ -22,13 +22,6 @@ TESTS = Path(__file__).resolve().parents[1]
 #: each with who brings it. Remove an entry when its area lands; an entry never hides a new
 #: step nobody named here.
 CONVERTING: dict[str, str] = {
-    "challenge.cancel": "contract: its row comes with the rows for every step (issue 18)",
-    "challenge.choose": "contract: its row comes with the rows for every step (issue 18)",
-    "challenge.dispute": "contract: its row comes with the rows for every step (issue 18)",
-    "challenge.mob.drop": "contract: its row comes with the rows for every step (issue 18)",
-    "challenge.mob.step_in": "contract: its row comes with the rows for every step (issue 18)",
-    "challenge.relent": "contract: its row comes with the rows for every step (issue 18)",
-    "round.begin": "contract: its row comes with the rows for every step (issue 18)",
     "round.bns.assess": "contract: its row comes with the rows for every step (issue 18)",
     "round.bns.celerity": "contract: its row comes with the rows for every step (issue 18)",
     "round.bns.delay": "contract: its row comes with the rows for every step (issue 18)",
@@ -39,19 +32,11 @@ CONVERTING: dict[str, str] = {
     "round.bns.mediate": "contract: its row comes with the rows for every step (issue 18)",
     "round.bns.resume": "contract: its row comes with the rows for every step (issue 18)",
     "round.bns.settle": "contract: its row comes with the rows for every step (issue 18)",
-    "round.committed": "contract: its row comes with the rows for every step (issue 18)",
-    "round.effect": "contract: its row comes with the rows for every step (issue 18)",
-    "round.end": "contract: its row comes with the rows for every step (issue 18)",
     "round.met.celerity": "contract: its row comes with the rows for every step (issue 18)",
     "round.met.mob": "contract: its row comes with the rows for every step (issue 18)",
     "round.met.next": "contract: its row comes with the rows for every step (issue 18)",
     "round.met.take": "contract: its row comes with the rows for every step (issue 18)",
-    "round.next": "contract: its row comes with the rows for every step (issue 18)",
-    "round.pause": "contract: its row comes with the rows for every step (issue 18)",
     "round.pursue": "contract: its row comes with the rows for every step (issue 18)",
-    "round.remind": "contract: its row comes with the rows for every step (issue 18)",
-    "round.set_out": "contract: its row comes with the rows for every step (issue 18)",
-    "round.skip": "contract: its row comes with the rows for every step (issue 18)",
     "round.start": "contract: its row comes with the rows for every step (issue 18)",
 }
 

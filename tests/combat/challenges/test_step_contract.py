@@ -121,6 +121,89 @@ def _start(ctx: dict, key: str | None = None, token: str | None = None, **kw: An
     return starting.challenge_start(scene=t.scene, by=t.a_user, key=key, expected_seq=seq, **kw)
 
 
+def _brute(t: Table, user=None) -> tuple[Any, Any]:
+    """A third player's Brute: one physical trait (Burly) and one negative (Lazy)."""
+    user = UserFactory(username=f"brute_{t.scene.pk}")
+    brute = CharacterFactory(chronicle=t.scene.chronicle, name="Brute", player=user)
+    TraitFactory(character=brute, category="physical", name="Burly", count=1)
+    TraitFactory(character=brute, category="physical", name="Lazy", count=1, negative=True)
+    return user, scenes.scene_join(code=t.scene.join_code, user=user, character=brute)
+
+
+def _must_drop(db) -> dict:
+    """The defender named Brute's Lazy: Brute cannot match it and must drop out (C16)."""
+    t = make_table("met_classic")
+    user, brute = _brute(t)
+    ch = t.start(category="physical", bid="Strong", mob=[brute])
+    ch = t.do("mob_bid", ch, user, member=brute, bid="Burly")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.do("name_negative", ch, t.d_user, side="defender", trait="Lazy")
+    ctx = _ctx(t, ch)
+    ctx["users"]["b"] = user
+    return {**ctx, "member": brute}
+
+
+def _place_free(db) -> dict:
+    """Brute dropped out: Rex (two Wiry) may step into the mob in his place (C16)."""
+    ctx = _must_drop(db)
+    t = ctx["t"]
+    mob.challenge_mob_drop(
+        scene=t.refresh().scene, challenge=_ch(ctx), by=ctx["users"]["b"], member=ctx["member"]
+    )
+    user = UserFactory(username=f"rex_{t.scene.pk}")
+    rex = CharacterFactory(chronicle=t.scene.chronicle, name="Rex", player=user)
+    TraitFactory(character=rex, category="physical", name="Wiry", count=2)
+    ctx["users"]["r"] = user
+    ctx["rex"] = scenes.scene_join(code=t.scene.join_code, user=user, character=rex)
+    return ctx
+
+
+def _member(ctx: dict, fn: Callable, user: str, member: str, **kw: Any) -> Any:
+    return fn(
+        scene=ctx["t"].refresh().scene, challenge=_ch(ctx), by=ctx["users"][user],
+        member=ctx[member], **kw,
+    )  # fmt: skip
+
+
+def _retested(db) -> dict:
+    """Cody won; Janet retests with Expression: Cody may cancel with Leadership (W10)."""
+    t = make_table("met_werewolf")
+    ch = t.start(category="social", bid="Charismatic", ability="Expression", effect="backs off")
+    ch = t.do(
+        "answer", ch, t.d_user, side="defender", answer="bid", bid="Impressive",
+        ability="Leadership",
+    )  # fmt: skip
+    ch = t.throw(ch, "rock", "paper")
+    ch = t.do("retest", ch, t.a_user, side="attacker", kind="ability", ability="Expression")
+    return _ctx(t, ch)
+
+
+def _to_choose(db) -> dict:
+    """Janet named Cody's Arrogant and won: Cody picks one more trait to cross off (W8)."""
+    t = make_table("met_werewolf")
+    TraitFactory(
+        character=t.d.character, category="social", name="Arrogant", count=1, negative=True
+    )
+    ch = t.start(category="social", bid="Charismatic")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Impressive")
+    ch = t.do("name_negative", ch, t.a_user, side="attacker", trait="Arrogant")
+    ch = t.throw(ch, "rock", "scissors")
+    return _ctx(t, t.do("accept", ch, t.d_user, side="defender"))
+
+
+def _relent(ctx: dict, by: str, key: str | None = None, token: str | None = None) -> Any:
+    return answering.challenge_relent(
+        scene=ctx["t"].refresh().scene, challenge=_ch(ctx), by=ctx["users"][by],
+        side="attacker", key=key, token=token,
+    )  # fmt: skip
+
+
+def _sheets(ctx: dict) -> tuple:
+    """The challenge and what the sheets hold now (a cancel or a choice crosses off)."""
+    t = ctx["t"]
+    return (*_state(ctx), str(t.now(t.a)), str(t.now(t.d)))
+
+
 def _move_on(ctx: dict) -> None:
     """Another tap got in after the screen drew its token: the scene and the challenge step
     on and a later throw is called for."""
@@ -265,7 +348,56 @@ ROWS = [
         ),
         "C12",
     ),
-]
+    _row(
+        "challenge.relent", "db", _live, lambda c, key, at: _relent(c, "a", key, at), _step,
+        lambda c: _relent(c, "d"), "",  # nobody relents for the other side: no rule of the book
+    ),
+    _row(
+        "challenge.dispute", "db", _live,
+        lambda c, key, at: _side(
+            c, storyteller.challenge_dispute, "attacker", text="a bad call", key=key
+        ),
+        lambda c: None,  # a call for the storyteller carries no token: always reachable
+        lambda c: storyteller.challenge_dispute(
+            scene=c["t"].refresh().scene, challenge=_ch(c), by=c["users"]["d"], side="attacker"
+        ),
+        "",  # nobody calls for the other side: no rule of the book
+    ),
+    _row(
+        "challenge.mob.drop", "db", _must_drop,
+        lambda c, key, at: _member(c, mob.challenge_mob_drop, "b", "member", key=key, token=at),
+        _step,
+        lambda c: _member(c, mob.challenge_mob_drop, "d", "member"), "",  # not Sophia's to drop
+    ),
+    _row(
+        "challenge.mob.step_in", "db", _place_free,
+        lambda c, key, at: _member(
+            c, mob.challenge_mob_step_in, "r", "rex", bid="Wiry", key=key, token=at
+        ),
+        _step,
+        lambda c: _member(c, mob.challenge_mob_step_in, "r", "rex"),  # no bid
+        "C16",
+    ),
+    _row(
+        "challenge.cancel", "db", _retested,
+        lambda c, key, at: _side(
+            c, retests.challenge_cancel, "defender", ability="Leadership", key=key, token=at
+        ),
+        _step,
+        # Janet has no retest of Cody's to cancel
+        lambda c: _side(c, retests.challenge_cancel, "attacker", ability="Leadership"),
+        "C8", state=_sheets,
+    ),
+    _row(
+        "challenge.choose", "db", _to_choose,
+        lambda c, key, at: _side(
+            c, negatives.challenge_choose_trait, "defender", trait="Dignified", key=key, token=at
+        ),
+        _step,
+        lambda c: _side(c, negatives.challenge_choose_trait, "defender", trait="Wise"),
+        "W8", state=_sheets,
+    ),
+]  # fmt: skip
 
 
 @pytest.fixture(params=ROWS, ids=contract.ids(ROWS))

@@ -12,9 +12,10 @@ import pytest
 
 from combat.models import Combat, Scene
 from combat.rounds import bns
-from combat.rounds.answers import combat_abort
+from combat.rounds import storyteller as st_steps
+from combat.rounds.answers import combat_abort, combat_answer_committed
 from combat.rounds.bns_reads import engine_of
-from combat.rounds.bookkeeping import combat_book_keeping, combat_next_round
+from combat.rounds.bookkeeping import combat_book_keeping, combat_next_round, combat_remind
 from combat.rounds.declaring import combat_declare
 from combat.rounds.initiative import combat_begin_round, combat_initiative
 from combat.rounds.resolving import combat_resolve
@@ -109,6 +110,83 @@ def _resolve(ctx: dict, name: str, key: str | None = None, at: str | None = None
     return combat_resolve(
         combat=Combat.objects.get(), by=cast.storyteller, participant=cast.p[name], key=key, at=at
     )
+
+
+def _fight() -> Combat:
+    return Combat.objects.get()
+
+
+def _by(ctx: dict, name: str | None = None) -> Any:
+    """The storyteller (no name), or the named character's player."""
+    return ctx["cast"].storyteller if name is None else ctx["cast"].users[name]
+
+
+def _booked(cast) -> dict:
+    """Book Keeping is done: the next round may start (D4)."""
+    ctx = _book_keeping(cast)
+    combat_book_keeping(combat=_fight(), by=cast.storyteller)
+    return ctx
+
+
+def _all_rolled(cast) -> dict:
+    """Every initiative is in: the storyteller opens the Main Phase (D4)."""
+    ctx = _initiative(cast)
+    for name, die in (("Jane", 9), ("Frank", 1)):
+        combat_initiative(combat=_fight(), by=cast.storyteller, participant=cast.p[name], roll=die)
+    return ctx
+
+
+def _committed(cast) -> dict:
+    """The Thug's committed attack on Jane waits for her answer (D5); Frank only dodges."""
+    p, st = cast.p, cast.storyteller
+    combat_start(scene=cast.scene, by=st, participants=[p["Jane"], p["Frank"], p["Thug"]])
+    for name, die in (("Jane", 1), ("Frank", 5), ("Thug", 10)):
+        combat_initiative(combat=_fight(), by=st, participant=p[name], roll=die)
+    combat_begin_round(combat=_fight(), by=st)
+    for name, action, target, extra in (
+        ("Jane", "attack", "Thug", {}),
+        ("Frank", "dodge", None, {}),
+        ("Thug", "attack", "Jane", {"weapon": "Club", "maneuver": "committed"}),
+    ):
+        combat_declare(
+            combat=_fight(), by=st, participant=p[name], action=action,
+            target=p[target] if target else None, **extra,
+        )  # fmt: skip
+    return {"cast": cast, "scene": cast.scene, "users": cast.users}
+
+
+def _answer(ctx: dict, name: str, key: str | None = None) -> Any:
+    p = ctx["cast"].p
+    return combat_answer_committed(
+        combat=_fight(), by=_by(ctx, name), participant=p[name], attacker=p["Thug"],
+        answer="harder", key=key,
+    )  # fmt: skip
+
+
+def _set_out(ctx: dict, key: str | None = None, name: str | None = None) -> Any:
+    return st_steps.combat_set_out(
+        combat=_fight(), by=_by(ctx, name), participant=ctx["cast"].p["Frank"], out=True, key=key
+    )
+
+
+def _skip(ctx: dict, key: str | None = None, at: str | None = None, name=None) -> Any:
+    return st_steps.combat_skip(
+        combat=_fight(), by=_by(ctx, name), participant=ctx["cast"].p["Frank"], at=at, key=key
+    )
+
+
+def _effect(ctx: dict, key: str | None = None, rounds: int = 2) -> Any:
+    return st_steps.combat_add_effect(
+        combat=_fight(), by=_by(ctx), participant=ctx["cast"].p["Jane"], name="Blinded",
+        rounds=rounds, key=key,
+    )  # fmt: skip
+
+
+def _remind(ctx: dict, key: str | None = None, text: str = "Frank's arm is broken") -> Any:
+    return combat_remind(
+        combat=_fight(), by=_by(ctx, "Frank"), participant=ctx["cast"].p["Frank"], text=text,
+        key=key,
+    )  # fmt: skip
 
 
 def _move_on(ctx: dict) -> None:
@@ -215,7 +293,53 @@ ROWS = [
         ),
         "B4",
     ),
-]
+    _row(
+        "round.set_out", "cast", _wod, lambda c, key, at: _set_out(c, key), lambda c: None,
+        lambda c: _set_out(c, name="Frank"), "",  # only the storyteller: no rule of the book
+    ),
+    _row(
+        "round.skip", "cast", _wod, lambda c, key, at: _skip(c, key, at), _tablet_token,
+        lambda c: _skip(c, name="Frank"), "",  # only the storyteller passes a character over
+    ),
+    _row(
+        "round.pause", "cast", _wod,
+        lambda c, key, at: st_steps.combat_pause(combat=_fight(), by=_by(c), paused=True, key=key),
+        lambda c: None,
+        lambda c: st_steps.combat_pause(combat=_fight(), by=_by(c, "Jane"), paused=True), "",
+    ),
+    _row(
+        "round.effect", "cast", _wod, lambda c, key, at: _effect(c, key), lambda c: None,
+        lambda c: _effect(c, rounds=0), "D17",
+    ),
+    _row(
+        "round.end", "cast", _wod,
+        lambda c, key, at: st_steps.combat_end(combat=_fight(), by=_by(c), key=key),
+        lambda c: None,
+        lambda c: st_steps.combat_end(combat=_fight(), by=_by(c, "Jane")), "",
+    ),
+    _row(
+        "round.begin", "cast", _all_rolled,
+        lambda c, key, at: combat_begin_round(combat=_fight(), by=_by(c), key=key, at=at),
+        _tablet_token,
+        lambda c: combat_begin_round(combat=_fight(), by=_by(c, "Jane")), "",
+    ),
+    _row(
+        "round.next", "cast", _booked,
+        lambda c, key, at: combat_next_round(combat=_fight(), by=_by(c), key=key, at=at),
+        _tablet_token,
+        lambda c: combat_next_round(combat=_fight(), by=_by(c, "Jane")), "",
+    ),
+    _row(
+        "round.remind", "cast", _wod, lambda c, key, at: _remind(c, key), lambda c: None,
+        lambda c: _remind(c, text=" "), "",  # a reminder says something: no rule of the book
+        state=lambda c: (*_fight_state(c), _fight().reminders),
+    ),
+    _row(
+        "round.committed", "cast", _committed, lambda c, key, at: _answer(c, "Jane", key),
+        lambda c: None,  # an answer carries no token: it answers the attack on her
+        lambda c: _answer(c, "Frank"), "D5",  # no committed attack on Frank waits
+    ),
+]  # fmt: skip
 
 
 @pytest.fixture(params=ROWS, ids=contract.ids(ROWS))
