@@ -141,7 +141,9 @@ def round_roll_missing(request, *, scene, combat, data) -> None:
 
 @round_post(forms.TokenForm)
 def round_begin(request, *, scene, combat, data) -> None:
-    initiative.combat_begin_round(combat=combat, by=request.user, at=data["token"] or None)
+    initiative.combat_begin_round(
+        combat=combat, by=request.user, at=data["token"] or None, key=data["key"] or None
+    )
 
 
 @round_post(forms.DeclareForm)
@@ -239,6 +241,7 @@ def round_pursue(request, *, scene, combat, data) -> None:
         predator=_participant(request, scene, data["participant"]),
         pursue=data["pursue"],
         at=data["token"] or None,
+        key=data["key"] or None,
     )
 
 
@@ -274,12 +277,16 @@ def round_pause(request, *, scene, combat, data) -> None:
 
 @round_post(forms.TokenForm)
 def round_book_keeping(request, *, scene, combat, data) -> None:
-    bookkeeping.combat_book_keeping(combat=combat, by=request.user, at=data["token"] or None)
+    bookkeeping.combat_book_keeping(
+        combat=combat, by=request.user, at=data["token"] or None, key=data["key"] or None
+    )
 
 
 @round_post(forms.TokenForm)
 def round_next(request, *, scene, combat, data) -> None:
-    bookkeeping.combat_next_round(combat=combat, by=request.user, at=data["token"] or None)
+    bookkeeping.combat_next_round(
+        combat=combat, by=request.user, at=data["token"] or None, key=data["key"] or None
+    )
 
 
 @round_post(forms.KeyForm)
@@ -292,7 +299,7 @@ def round_end(request, *, scene, combat, data) -> None:
 
 @round_post(forms.MediateForm)
 def round_bns_mediate(request, *, scene, combat, data) -> None:
-    bns.bns_mediate(combat=combat, by=request.user, agreed=data["agreed"])
+    bns.bns_mediate(combat=combat, by=request.user, agreed=data["agreed"], key=data["key"] or None)
 
 
 @round_post(forms.AssessForm)
@@ -302,6 +309,7 @@ def round_bns_assess(request, *, scene, combat, data) -> None:
         by=request.user,
         participants=_chosen(request, scene),
         started_by=_participant(request, scene, data["started_by"]),
+        key=data["key"] or None,
     )
 
 
@@ -328,6 +336,7 @@ def round_bns_finish(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
+        key=data["key"] or None,
     )
 
 
@@ -337,6 +346,7 @@ def round_bns_delay(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
+        key=data["key"] or None,
     )
 
 
@@ -346,6 +356,7 @@ def round_bns_resume(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
+        key=data["key"] or None,
     )
 
 
@@ -355,6 +366,7 @@ def round_bns_escape(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
+        key=data["key"] or None,
     )
 
 
@@ -364,13 +376,17 @@ def round_bns_intent(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
+        key=data["key"] or None,
     )
 
 
 @round_post(forms.SettleForm)
 def round_bns_escape_settle(request, *, scene, combat, data) -> None:
     bns.bns_escape_settle(
-        combat=combat, by=request.user, can_be_attacked=not data["cannot_be_attacked"]
+        combat=combat,
+        by=request.user,
+        can_be_attacked=not data["cannot_be_attacked"],
+        key=data["key"] or None,
     )
 
 
@@ -381,12 +397,15 @@ def round_bns_celerity(request, *, scene, combat, data) -> None:
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
         rounds=data["rounds"],
+        key=data["key"] or None,
     )
 
 
 @round_post(forms.TokenForm)
 def round_bns_end_round(request, *, scene, combat, data) -> None:
-    bns.bns_end_round(combat=combat, by=request.user, at=data["token"] or None)
+    bns.bns_end_round(
+        combat=combat, by=request.user, at=data["token"] or None, key=data["key"] or None
+    )
 
 
 # met_classic and met_werewolf (C15, C16) --------------------------------------------------
@@ -400,6 +419,7 @@ def round_met_celerity(request, *, scene, combat, data) -> None:
         participant=_participant(request, scene, data["participant"]),
         level=data["level"],
         follow_ups=data["follow_ups"],
+        key=data["key"] or None,
     )
 
 
@@ -410,6 +430,7 @@ def round_met_take(request, *, scene, combat, data) -> None:
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
         action=data["action"],
+        key=data["key"] or None,
     )
 
 
@@ -420,7 +441,13 @@ def round_met_mob(request, *, scene, combat, data) -> None:
         attacker, target = parse_id(key.removeprefix("target_")), parse_id(value)
         if key.startswith("target_") and attacker and target:
             targets[_participant(request, scene, attacker)] = _participant(request, scene, target)
-    met.met_mob(combat=combat, by=request.user, targets=targets, agreed=data["agreed"])
+    met.met_mob(
+        combat=combat,
+        by=request.user,
+        targets=targets,
+        agreed=data["agreed"],
+        key=data["key"] or None,
+    )
 
 
 @round_post(None)

@@ -21,24 +21,7 @@ TESTS = Path(__file__).resolve().parents[1]
 #: Actions whose row or declaration is still on its way while the areas convert (issue 18):
 #: each with who brings it. Remove an entry when its area lands; an entry never hides a new
 #: step nobody named here.
-CONVERTING: dict[str, str] = {
-    "round.bns.assess": "contract: its row comes with the rows for every step (issue 18)",
-    "round.bns.celerity": "contract: its row comes with the rows for every step (issue 18)",
-    "round.bns.delay": "contract: its row comes with the rows for every step (issue 18)",
-    "round.bns.end_round": "contract: its row comes with the rows for every step (issue 18)",
-    "round.bns.escape": "contract: its row comes with the rows for every step (issue 18)",
-    "round.bns.finish": "contract: its row comes with the rows for every step (issue 18)",
-    "round.bns.intent": "contract: its row comes with the rows for every step (issue 18)",
-    "round.bns.mediate": "contract: its row comes with the rows for every step (issue 18)",
-    "round.bns.resume": "contract: its row comes with the rows for every step (issue 18)",
-    "round.bns.settle": "contract: its row comes with the rows for every step (issue 18)",
-    "round.met.celerity": "contract: its row comes with the rows for every step (issue 18)",
-    "round.met.mob": "contract: its row comes with the rows for every step (issue 18)",
-    "round.met.next": "contract: its row comes with the rows for every step (issue 18)",
-    "round.met.take": "contract: its row comes with the rows for every step (issue 18)",
-    "round.pursue": "contract: its row comes with the rows for every step (issue 18)",
-    "round.start": "contract: its row comes with the rows for every step (issue 18)",
-}
+CONVERTING: dict[str, str] = {}
 
 
 def _walk(patterns) -> None:
