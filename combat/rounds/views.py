@@ -12,15 +12,13 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
 
 from combat import access, fragments
 from combat import selectors as scene_selectors
-from combat.forms import problems
 from combat.models import Participant, Scene
+from combat.posts import scene_post
 from combat.rounds import (
     answers,
     bns,
@@ -38,21 +36,9 @@ from combat.rounds import (
     starting,
     storyteller,
 )
-from combat.steps import Refused, http_status
 from config.bounds import parse_id
 
 NO_FIGHT = errors.NO_COMBAT
-
-
-def _scene(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
-    """A scene the user runs (tablet) or plays in (phone), else 404."""
-    scene = scene_selectors.scenes_run_by(request.user).filter(pk=pk).first()
-    if scene is not None and request.POST.get("from") != "phone":
-        return scene, True
-    scene = scene_selectors.scenes_played_by(request.user).filter(pk=pk).first()
-    if scene is None:
-        raise Http404("No such scene for you.")
-    return scene, False
 
 
 def _reply(
@@ -73,29 +59,18 @@ def _reply(
 
 
 def round_post(form_class: type | None) -> Callable:
-    """Wrap a round post: find the scene and its fight, parse the form, turn a refusal into
-    the screen with its sentence (409) and a bad form into 400."""
+    """A round post (:func:`combat.posts.scene_post`, from the tablet or a phone): the view
+    gets the scene's running fight; a post with no fight running (but a start) is refused."""
 
     def decorate(action: Callable[..., Any]) -> Callable[..., HttpResponse]:
-        @login_required
-        @require_POST
         @wraps(action)
-        def view(request: HttpRequest, pk: int) -> HttpResponse:
-            scene, tablet = _scene(request, pk)
+        def step(request: HttpRequest, *, scene: Scene, tablet: bool, data: dict) -> None:
             combat = reads.running_combat(scene)
-            form = form_class(request.POST) if form_class else None
-            if form is not None and not form.is_valid():
-                return _reply(request, scene, tablet, f"Nothing changed. {problems(form)}", 400)
             if combat is None and action.__name__ != "round_start":
-                return _reply(request, scene, tablet, NO_FIGHT, 409)
-            data = form.cleaned_data if form is not None else {}
-            try:
-                action(request, scene=scene, combat=combat, data=data)
-            except Refused as error:
-                return _reply(request, scene, tablet, str(error), http_status(error))
-            return _reply(request, scene, tablet)
+                raise errors.RoundError(NO_FIGHT)
+            action(request, scene=scene, combat=combat, data=data)
 
-        return view
+        return scene_post(form_class, reply=_reply, phone=True)(step)
 
     return decorate
 
