@@ -79,8 +79,10 @@ def double_tap(prepared: tuple[Contract, dict]) -> None:
     the second is no refusal."""
     row, ctx = prepared
     seen = row.token(ctx)
+    before = row.state(ctx)
     row.tap(ctx, "contract-tap-1", seen)
     once = row.state(ctx)
+    assert once != before, f"{row.name}: the first tap changes what the row's state holds"
     row.tap(ctx, "contract-tap-1", seen)
     assert row.state(ctx) == once
 

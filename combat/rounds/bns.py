@@ -86,7 +86,9 @@ def bns_start(
 BNS_MEDIATE_STEP = round_step("round.bns.mediate", storyteller=True)
 
 
-def bns_mediate(*, combat: Combat, by: AbstractBaseUser, agreed: bool) -> Combat:
+def bns_mediate(
+    *, combat: Combat, by: AbstractBaseUser, agreed: bool, key: str | None = None
+) -> Combat:
     """B11: an agreed outcome the storyteller approves ends it; else the scene freezes."""
 
     def rules(scene: Scene, combat: Combat) -> None:
@@ -100,7 +102,8 @@ def bns_mediate(*, combat: Combat, by: AbstractBaseUser, agreed: bool) -> Combat
         text = "Settled by agreement (B11)" if agreed else "No agreement: the scene freezes (B11)"
         record_round(scene, combat, by, text)
 
-    return take(BNS_MEDIATE_STEP, combat, by=by, rules=rules)
+    payload = {"agreed": agreed}
+    return take(BNS_MEDIATE_STEP, combat, by=by, key=key, payload=payload, rules=rules)
 
 
 BNS_ASSESS_STEP = round_step("round.bns.assess", storyteller=True)
@@ -112,6 +115,7 @@ def bns_assess(
     by: AbstractBaseUser,
     participants: Sequence[Participant],
     started_by: Participant | None = None,
+    key: str | None = None,
 ) -> Combat:
     """B11 assessment, B7: the storyteller names who takes part and whose action started it
     (that action goes first, outside initiative)."""
@@ -137,7 +141,8 @@ def bns_assess(
             text += f"; {started_by.name} acts first (B7)"
         record_round(scene, combat, by, text)
 
-    return take(BNS_ASSESS_STEP, combat, by=by, rules=rules)
+    payload = {"p": [p.pk for p in participants], "s": started_by.pk if started_by else None}
+    return take(BNS_ASSESS_STEP, combat, by=by, key=key, payload=payload, rules=rules)
 
 
 def _with_celerity(state: bns.Combat, combat: Combat) -> bns.Combat:
@@ -156,7 +161,12 @@ BNS_CELERITY_STEP = round_step("round.bns.celerity")
 
 
 def bns_celerity(
-    *, combat: Combat, by: AbstractBaseUser, participant: Participant, rounds: int
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    rounds: int,
+    key: str | None = None,
 ) -> Combat:
     """B5: how many Celerity rounds a character activates; it carries over to the next turns
     until changed, and counts from the everyman round under way (else the next turn's)."""
@@ -178,7 +188,10 @@ def bns_celerity(
             concerns=[participant],
         )
 
-    return take(BNS_CELERITY_STEP, combat, participant, by=by, rules=rules)
+    payload = {"p": participant.pk, "r": rounds}
+    return take(
+        BNS_CELERITY_STEP, combat, participant, by=by, key=key, payload=payload, rules=rules
+    )
 
 
 def _action(value: str | None) -> bns.Action | None:
@@ -340,19 +353,25 @@ BNS_FINISH_STEP = round_step("round.bns.finish")
 BNS_RESUME_STEP = round_step("round.bns.resume")
 
 
-def bns_delay(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
+def bns_delay(
+    *, combat: Combat, by: AbstractBaseUser, participant: Participant, key: str | None = None
+) -> Combat:
     """B8: hold the remaining actions for later in the round."""
-    return _step(BNS_DELAY_STEP, combat, by, participant, "delay", "delays (B8)")
+    return _step(BNS_DELAY_STEP, combat, by, participant, "delay", "delays (B8)", key)
 
 
-def bns_finish(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
+def bns_finish(
+    *, combat: Combat, by: AbstractBaseUser, participant: Participant, key: str | None = None
+) -> Combat:
     """B6: leave the remaining actions unused (forgoing both gives +5 next round, B8)."""
-    return _step(BNS_FINISH_STEP, combat, by, participant, "finish", "is done this round")
+    return _step(BNS_FINISH_STEP, combat, by, participant, "finish", "is done this round", key)
 
 
-def bns_resume(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
+def bns_resume(
+    *, combat: Combat, by: AbstractBaseUser, participant: Participant, key: str | None = None
+) -> Combat:
     """B8: a delayer steps back in now, before the next character on its initiative."""
-    return _step(BNS_RESUME_STEP, combat, by, participant, "resume", "steps back in (B8)")
+    return _step(BNS_RESUME_STEP, combat, by, participant, "resume", "steps back in (B8)", key)
 
 
 def _step(
@@ -362,6 +381,7 @@ def _step(
     participant: Participant,
     verb: str,
     label: str,
+    key: str | None = None,
 ) -> Combat:
     def rules(scene: Scene, combat: Combat) -> None:
         if combat.paused:
@@ -380,14 +400,20 @@ def _step(
             concerns=[participant],
         )
 
-    return take(step, combat, participant, by=by, rules=rules)
+    payload = {"p": participant.pk}
+    return take(step, combat, participant, by=by, key=key, payload=payload, rules=rules)
 
 
 BNS_ESCAPE_STEP = round_step("round.bns.escape")
 
 
 def bns_escape_announce(
-    *, combat: Combat, by: AbstractBaseUser, participant: Participant, way_out: bool = True
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    way_out: bool = True,
+    key: str | None = None,
 ) -> Combat:
     """B9: a fair escape is announced at the start of the character's own initiative; those
     yet to act may now announce an intent to attack it."""
@@ -409,13 +435,16 @@ def bns_escape_announce(
             concerns=[participant],
         )
 
-    return take(BNS_ESCAPE_STEP, combat, participant, by=by, rules=rules)
+    payload = {"p": participant.pk, "w": way_out}
+    return take(BNS_ESCAPE_STEP, combat, participant, by=by, key=key, payload=payload, rules=rules)
 
 
 BNS_INTENT_STEP = round_step("round.bns.intent")
 
 
-def bns_escape_intent(*, combat: Combat, by: AbstractBaseUser, participant: Participant) -> Combat:
+def bns_escape_intent(
+    *, combat: Combat, by: AbstractBaseUser, participant: Participant, key: str | None = None
+) -> Combat:
     """B9: a character yet to act announces it intends to attack the escaping character."""
 
     def rules(scene: Scene, combat: Combat) -> None:
@@ -440,14 +469,15 @@ def bns_escape_intent(*, combat: Combat, by: AbstractBaseUser, participant: Part
             participants=participants,
         )
 
-    return take(BNS_INTENT_STEP, combat, participant, by=by, rules=rules)
+    payload = {"p": participant.pk}
+    return take(BNS_INTENT_STEP, combat, participant, by=by, key=key, payload=payload, rules=rules)
 
 
 BNS_SETTLE_STEP = round_step("round.bns.settle", storyteller=True)
 
 
 def bns_escape_settle(
-    *, combat: Combat, by: AbstractBaseUser, can_be_attacked: bool = True
+    *, combat: Combat, by: AbstractBaseUser, can_be_attacked: bool = True, key: str | None = None
 ) -> Combat:
     """B9: the storyteller closes the intents: none, or nobody able to attack, and the escape
     succeeds at once; otherwise it is on hold until the end of the round."""
@@ -482,13 +512,16 @@ def bns_escape_settle(
             participants=participants,
         )
 
-    return take(BNS_SETTLE_STEP, combat, by=by, rules=rules)
+    payload = {"a": can_be_attacked}
+    return take(BNS_SETTLE_STEP, combat, by=by, key=key, payload=payload, rules=rules)
 
 
 BNS_END_ROUND_STEP = round_step("round.bns.end_round", storyteller=True)
 
 
-def bns_end_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None) -> Combat:
+def bns_end_round(
+    *, combat: Combat, by: AbstractBaseUser, at: str | None = None, key: str | None = None
+) -> Combat:
     """B5, B8, B9: close the round: escapes on hold succeed, the next Celerity round or the
     next turn begins; a new turn moves the game clock about three seconds."""
 
@@ -516,4 +549,4 @@ def bns_end_round(*, combat: Combat, by: AbstractBaseUser, at: str | None = None
                 text += f"; {who.name} escapes (B9)"
         record_round(scene, combat, by, text, participants=participants)
 
-    return take(BNS_END_ROUND_STEP, combat, by=by, seen=at, rules=rules)
+    return take(BNS_END_ROUND_STEP, combat, by=by, key=key, seen=at, rules=rules)

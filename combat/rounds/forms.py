@@ -112,10 +112,16 @@ class PursueForm(_Base):
 
 class PauseForm(forms.Form):
     paused = forms.BooleanField(required=False)
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
+
+
+class KeyForm(forms.Form):
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)  # a double tap counts once
 
 
 class TokenForm(forms.Form):
     token = forms.CharField(max_length=80, required=False)  # the state the screen saw
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
 
 class BnsActForm(_Base):
@@ -132,10 +138,12 @@ class BnsActForm(_Base):
 
 class MediateForm(forms.Form):
     agreed = forms.BooleanField(required=False)
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
 
 class AssessForm(forms.Form):
     started_by = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False)
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
 
 class CelerityForm(_Base):
@@ -144,6 +152,7 @@ class CelerityForm(_Base):
 
 class SettleForm(forms.Form):
     cannot_be_attacked = forms.BooleanField(required=False)
+    key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
 
 class MetCelerityForm(_Base):

@@ -79,6 +79,7 @@ def met_celerity_announce(
     level: int,
     follow_ups: int,
     target: Participant | None = None,
+    key: str | None = None,
 ) -> Combat:
     """C15: the Celerity a character uses this round and the follow-ups it states up front,
     each paid with a blood now (spent even if the action cannot be used)."""
@@ -117,14 +118,27 @@ def met_celerity_announce(
             concerns=[participant],
         )
 
-    return take(MET_CELERITY_STEP, combat, participant, by=by, rules=rules)
+    payload = {
+        "p": participant.pk,
+        "l": level,
+        "f": follow_ups,
+        "t": target.pk if target else None,
+    }
+    return take(
+        MET_CELERITY_STEP, combat, participant, by=by, key=key, payload=payload, rules=rules
+    )
 
 
 MET_TAKE_STEP = round_step("round.met.take", storyteller=True)
 
 
 def met_celerity_take(
-    *, combat: Combat, by: AbstractBaseUser, participant: Participant, action: str
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    action: str,
+    key: str | None = None,
 ) -> Combat:
     """C15: the storyteller ticks off a Celerity action taken, in its order."""
 
@@ -143,7 +157,8 @@ def met_celerity_take(
             concerns=[participant],
         )
 
-    return take(MET_TAKE_STEP, combat, participant, by=by, rules=rules)
+    payload = {"p": participant.pk, "a": action}
+    return take(MET_TAKE_STEP, combat, participant, by=by, key=key, payload=payload, rules=rules)
 
 
 MET_MOB_STEP = round_step("round.met.mob", storyteller=True)
@@ -155,6 +170,7 @@ def met_mob(
     by: AbstractBaseUser,
     targets: Mapping[Participant, Participant],
     agreed: bool,
+    key: str | None = None,
 ) -> Combat:
     """C16: everyone reveals a target at once; the character with most attackers is the
     primary victim, mobbed by at most five; the first of them throws (primary attacker)."""
@@ -183,13 +199,14 @@ def met_mob(
             participants=members,
         )
 
-    return take(MET_MOB_STEP, combat, by=by, rules=rules)
+    payload = {"t": sorted([a.pk, v.pk] for a, v in targets.items()), "agreed": agreed}
+    return take(MET_MOB_STEP, combat, by=by, key=key, payload=payload, rules=rules)
 
 
 MET_NEXT_STEP = round_step("round.met.next", storyteller=True)
 
 
-def met_next_round(*, combat: Combat, by: AbstractBaseUser) -> Combat:
+def met_next_round(*, combat: Combat, by: AbstractBaseUser, key: str | None = None) -> Combat:
     """A new round: Celerity is announced afresh, the mob breaks up; the clock moves on."""
 
     def rules(scene: Scene, combat: Combat) -> None:
@@ -198,4 +215,4 @@ def met_next_round(*, combat: Combat, by: AbstractBaseUser) -> Combat:
         scene.game_time += TURN_SECONDS
         record_round(scene, combat, by, f"Round {combat.round_number}")
 
-    return take(MET_NEXT_STEP, combat, by=by, rules=rules)
+    return take(MET_NEXT_STEP, combat, by=by, key=key, rules=rules)

@@ -110,6 +110,7 @@ def combat_pursue(
     predator: Participant,
     pursue: bool,
     at: str | None = None,
+    key: str | None = None,
 ) -> Combat:
     """K4, D9, D13: the attacker a surviving escape beat elects to pursue or not; the
     storyteller taps the choice on the tablet (for a player's attacker, on their word).
@@ -154,7 +155,10 @@ def combat_pursue(
         )
         skip_away(scene, combat, by, participants)
 
-    return take(PURSUE_STEP, combat, predator, by=by, seen=at, rules=rules)
+    payload = {"p": predator.pk, "pursue": pursue}
+    return take(
+        PURSUE_STEP, combat, predator, by=by, key=key, payload=payload, seen=at, rules=rules
+    )
 
 
 def skip_away(

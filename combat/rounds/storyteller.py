@@ -36,7 +36,12 @@ SET_OUT_STEP = round_step("round.set_out", storyteller=True)
 
 
 def combat_set_out(
-    *, combat: Combat, by: AbstractBaseUser, participant: Participant, out: bool
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    out: bool,
+    key: str | None = None,
 ) -> Combat:
     """The storyteller takes a member out of the fight (unconscious, fled, no longer in it)
     or brings it back in. It counts from the next round's initiative (D3); in a round under
@@ -58,14 +63,20 @@ def combat_set_out(
             concerns=[participant],
         )
 
-    return take(SET_OUT_STEP, combat, participant, by=by, rules=rules)
+    payload = {"p": participant.pk, "out": out}
+    return take(SET_OUT_STEP, combat, participant, by=by, key=key, payload=payload, rules=rules)
 
 
 SKIP_STEP = round_step("round.skip", storyteller=True)
 
 
 def combat_skip(
-    *, combat: Combat, by: AbstractBaseUser, participant: Participant, at: str | None = None
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    at: str | None = None,
+    key: str | None = None,
 ) -> Combat:
     """The storyteller passes over a character who does not declare (no action this phase):
     a timeout never fills in an action by itself, the storyteller decides."""
@@ -115,27 +126,38 @@ def combat_skip(
         apply_early(scene, combat, by, participants)
         skip_away(scene, combat, by, participants)
 
-    return take(SKIP_STEP, combat, participant, by=by, seen=at, rules=rules)
+    payload = {"p": participant.pk}
+    return take(
+        SKIP_STEP, combat, participant, by=by, key=key, payload=payload, seen=at, rules=rules
+    )
 
 
 PAUSE_STEP = round_step("round.pause", storyteller=True)
 
 
-def combat_pause(*, combat: Combat, by: AbstractBaseUser, paused: bool) -> Combat:
+def combat_pause(
+    *, combat: Combat, by: AbstractBaseUser, paused: bool, key: str | None = None
+) -> Combat:
     """Only the storyteller pauses and resumes a round."""
 
     def rules(scene: Scene, combat: Combat) -> None:
         combat.paused = paused
         record_round(scene, combat, by, "Round paused" if paused else "Round resumed")
 
-    return take(PAUSE_STEP, combat, by=by, rules=rules)
+    return take(PAUSE_STEP, combat, by=by, key=key, payload={"paused": paused}, rules=rules)
 
 
 EFFECT_STEP = round_step("round.effect", storyteller=True)
 
 
 def combat_add_effect(
-    *, combat: Combat, by: AbstractBaseUser, participant: Participant, name: str, rounds: int
+    *,
+    combat: Combat,
+    by: AbstractBaseUser,
+    participant: Participant,
+    name: str,
+    rounds: int,
+    key: str | None = None,
 ) -> Combat:
     """D17: the storyteller notes an effect lasting some rounds; Book Keeping expires it."""
     name = (name or "").strip()[:80]
@@ -156,17 +178,18 @@ def combat_add_effect(
             concerns=[participant],
         )
 
-    return take(EFFECT_STEP, combat, participant, by=by, rules=rules)
+    payload = {"p": participant.pk, "n": name, "r": rounds}
+    return take(EFFECT_STEP, combat, participant, by=by, key=key, payload=payload, rules=rules)
 
 
 END_STEP = round_step("round.end", storyteller=True)
 
 
-def combat_end(*, combat: Combat, by: AbstractBaseUser) -> Combat:
+def combat_end(*, combat: Combat, by: AbstractBaseUser, key: str | None = None) -> Combat:
 
     def rules(scene: Scene, combat: Combat) -> None:
         combat.stage = CombatStage.OVER
         combat.ended_at = timezone.now()
         record_round(scene, combat, by, f"The fight ends after round {combat.round_number}")
 
-    return take(END_STEP, combat, by=by, rules=rules)
+    return take(END_STEP, combat, by=by, key=key, rules=rules)

@@ -12,15 +12,13 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
 
 from combat import access, fragments
 from combat import selectors as scene_selectors
-from combat.forms import problems
 from combat.models import Participant, Scene
+from combat.posts import scene_post
 from combat.rounds import (
     answers,
     bns,
@@ -38,21 +36,9 @@ from combat.rounds import (
     starting,
     storyteller,
 )
-from combat.steps import Refused, http_status
 from config.bounds import parse_id
 
 NO_FIGHT = errors.NO_COMBAT
-
-
-def _scene(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
-    """A scene the user runs (tablet) or plays in (phone), else 404."""
-    scene = scene_selectors.scenes_run_by(request.user).filter(pk=pk).first()
-    if scene is not None and request.POST.get("from") != "phone":
-        return scene, True
-    scene = scene_selectors.scenes_played_by(request.user).filter(pk=pk).first()
-    if scene is None:
-        raise Http404("No such scene for you.")
-    return scene, False
 
 
 def _reply(
@@ -73,29 +59,18 @@ def _reply(
 
 
 def round_post(form_class: type | None) -> Callable:
-    """Wrap a round post: find the scene and its fight, parse the form, turn a refusal into
-    the screen with its sentence (409) and a bad form into 400."""
+    """A round post (:func:`combat.posts.scene_post`, from the tablet or a phone): the view
+    gets the scene's running fight; a post with no fight running (but a start) is refused."""
 
     def decorate(action: Callable[..., Any]) -> Callable[..., HttpResponse]:
-        @login_required
-        @require_POST
         @wraps(action)
-        def view(request: HttpRequest, pk: int) -> HttpResponse:
-            scene, tablet = _scene(request, pk)
+        def step(request: HttpRequest, *, scene: Scene, tablet: bool, data: dict) -> None:
             combat = reads.running_combat(scene)
-            form = form_class(request.POST) if form_class else None
-            if form is not None and not form.is_valid():
-                return _reply(request, scene, tablet, f"Nothing changed. {problems(form)}", 400)
             if combat is None and action.__name__ != "round_start":
-                return _reply(request, scene, tablet, NO_FIGHT, 409)
-            data = form.cleaned_data if form is not None else {}
-            try:
-                action(request, scene=scene, combat=combat, data=data)
-            except Refused as error:
-                return _reply(request, scene, tablet, str(error), http_status(error))
-            return _reply(request, scene, tablet)
+                raise errors.RoundError(NO_FIGHT)
+            action(request, scene=scene, combat=combat, data=data)
 
-        return view
+        return scene_post(form_class, reply=_reply, phone=True)(step)
 
     return decorate
 
@@ -141,7 +116,9 @@ def round_roll_missing(request, *, scene, combat, data) -> None:
 
 @round_post(forms.TokenForm)
 def round_begin(request, *, scene, combat, data) -> None:
-    initiative.combat_begin_round(combat=combat, by=request.user, at=data["token"] or None)
+    initiative.combat_begin_round(
+        combat=combat, by=request.user, at=data["token"] or None, key=data["key"] or None
+    )
 
 
 @round_post(forms.DeclareForm)
@@ -169,6 +146,7 @@ def round_skip(request, *, scene, combat, data) -> None:
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
         at=data["token"] or None,
+        key=data["key"] or None,
     )
 
 
@@ -225,6 +203,7 @@ def round_out(request, *, scene, combat, data) -> None:
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
         out=data["out"],
+        key=data["key"] or None,
     )
 
 
@@ -237,6 +216,7 @@ def round_pursue(request, *, scene, combat, data) -> None:
         predator=_participant(request, scene, data["participant"]),
         pursue=data["pursue"],
         at=data["token"] or None,
+        key=data["key"] or None,
     )
 
 
@@ -259,27 +239,34 @@ def round_effect(request, *, scene, combat, data) -> None:
         participant=_participant(request, scene, data["participant"]),
         name=data["name"],
         rounds=data["rounds"],
+        key=data["key"] or None,
     )
 
 
 @round_post(forms.PauseForm)
 def round_pause(request, *, scene, combat, data) -> None:
-    storyteller.combat_pause(combat=combat, by=request.user, paused=data["paused"])
+    storyteller.combat_pause(
+        combat=combat, by=request.user, paused=data["paused"], key=data["key"] or None
+    )
 
 
 @round_post(forms.TokenForm)
 def round_book_keeping(request, *, scene, combat, data) -> None:
-    bookkeeping.combat_book_keeping(combat=combat, by=request.user, at=data["token"] or None)
+    bookkeeping.combat_book_keeping(
+        combat=combat, by=request.user, at=data["token"] or None, key=data["key"] or None
+    )
 
 
 @round_post(forms.TokenForm)
 def round_next(request, *, scene, combat, data) -> None:
-    bookkeeping.combat_next_round(combat=combat, by=request.user, at=data["token"] or None)
+    bookkeeping.combat_next_round(
+        combat=combat, by=request.user, at=data["token"] or None, key=data["key"] or None
+    )
 
 
-@round_post(None)
+@round_post(forms.KeyForm)
 def round_end(request, *, scene, combat, data) -> None:
-    storyteller.combat_end(combat=combat, by=request.user)
+    storyteller.combat_end(combat=combat, by=request.user, key=data["key"] or None)
 
 
 # met_bns (B4-B11) ------------------------------------------------------------------------
@@ -287,7 +274,7 @@ def round_end(request, *, scene, combat, data) -> None:
 
 @round_post(forms.MediateForm)
 def round_bns_mediate(request, *, scene, combat, data) -> None:
-    bns.bns_mediate(combat=combat, by=request.user, agreed=data["agreed"])
+    bns.bns_mediate(combat=combat, by=request.user, agreed=data["agreed"], key=data["key"] or None)
 
 
 @round_post(forms.AssessForm)
@@ -297,6 +284,7 @@ def round_bns_assess(request, *, scene, combat, data) -> None:
         by=request.user,
         participants=_chosen(request, scene),
         started_by=_participant(request, scene, data["started_by"]),
+        key=data["key"] or None,
     )
 
 
@@ -323,6 +311,7 @@ def round_bns_finish(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
+        key=data["key"] or None,
     )
 
 
@@ -332,6 +321,7 @@ def round_bns_delay(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
+        key=data["key"] or None,
     )
 
 
@@ -341,6 +331,7 @@ def round_bns_resume(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
+        key=data["key"] or None,
     )
 
 
@@ -350,6 +341,7 @@ def round_bns_escape(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
+        key=data["key"] or None,
     )
 
 
@@ -359,13 +351,17 @@ def round_bns_intent(request, *, scene, combat, data) -> None:
         combat=combat,
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
+        key=data["key"] or None,
     )
 
 
 @round_post(forms.SettleForm)
 def round_bns_escape_settle(request, *, scene, combat, data) -> None:
     bns.bns_escape_settle(
-        combat=combat, by=request.user, can_be_attacked=not data["cannot_be_attacked"]
+        combat=combat,
+        by=request.user,
+        can_be_attacked=not data["cannot_be_attacked"],
+        key=data["key"] or None,
     )
 
 
@@ -376,12 +372,15 @@ def round_bns_celerity(request, *, scene, combat, data) -> None:
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
         rounds=data["rounds"],
+        key=data["key"] or None,
     )
 
 
 @round_post(forms.TokenForm)
 def round_bns_end_round(request, *, scene, combat, data) -> None:
-    bns.bns_end_round(combat=combat, by=request.user, at=data["token"] or None)
+    bns.bns_end_round(
+        combat=combat, by=request.user, at=data["token"] or None, key=data["key"] or None
+    )
 
 
 # met_classic and met_werewolf (C15, C16) --------------------------------------------------
@@ -395,6 +394,7 @@ def round_met_celerity(request, *, scene, combat, data) -> None:
         participant=_participant(request, scene, data["participant"]),
         level=data["level"],
         follow_ups=data["follow_ups"],
+        key=data["key"] or None,
     )
 
 
@@ -405,6 +405,7 @@ def round_met_take(request, *, scene, combat, data) -> None:
         by=request.user,
         participant=_participant(request, scene, data["participant"]),
         action=data["action"],
+        key=data["key"] or None,
     )
 
 
@@ -415,7 +416,13 @@ def round_met_mob(request, *, scene, combat, data) -> None:
         attacker, target = parse_id(key.removeprefix("target_")), parse_id(value)
         if key.startswith("target_") and attacker and target:
             targets[_participant(request, scene, attacker)] = _participant(request, scene, target)
-    met.met_mob(combat=combat, by=request.user, targets=targets, agreed=data["agreed"])
+    met.met_mob(
+        combat=combat,
+        by=request.user,
+        targets=targets,
+        agreed=data["agreed"],
+        key=data["key"] or None,
+    )
 
 
 @round_post(None)

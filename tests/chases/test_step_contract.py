@@ -1,18 +1,10 @@
-"""The contract every chase step keeps (combat/steps.py), run four ways for each declared step:
+"""The step contract (tests/contract.py) for the chase's declared steps: one row each.
 
-1. a double tap (the same key twice) makes one change;
-2. a tap made on a state that moved on (a stale token) is refused and changes nothing;
-3. a refusal answers with its sentence and its rule ID;
-4. what the step pushes equals a fresh render of the same audiences (zulip's ``verify_action``).
-
-One row of ``ROWS`` per step declared in ``chases`` (the row format of
-tests/combat/rounds/test_step_contract.py, until tests/contract.py holds it for every area).
+A row moves on as another tap would: the chase's step goes up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
@@ -22,26 +14,13 @@ from django.db.models import F
 from chases import attacks, maneuvers, obstacles, running, starting
 from chases.models import Chase
 from chases.tokens import token_of
-from combat import fragments, live, steps
 from combat.models import Scene
-from combat.steps import Refused, http_status
+from tests import contract
+from tests.contract import Contract
 
 pytestmark = pytest.mark.django_db
 
 ORIGIN = {"round_id": 0, "round": 1}
-
-
-@dataclass(frozen=True)
-class Contract:
-    name: str
-    fixture: str
-    setup: Callable[[Any], dict]  # -> what the taps need (``ctx``)
-    tap: Callable[[dict, str, str | None], Any]  # (ctx, key, token)
-    token: Callable[[dict], str | None]  # the token a screen shows now
-    refused: Callable[[dict], Any]  # a tap the rules refuse
-    rule: str  # the rule it names ("": a refusal no rule of the book makes)
-    state: Callable[[dict], tuple] = lambda ctx: _state(ctx)
-    regions: tuple[str, ...] | None = None  # the board regions it pushes (None: all)
 
 
 @pytest.fixture
@@ -161,8 +140,17 @@ def _attack(ctx: dict, k: str | None, token: str | None, cover: str = "near") ->
     )
 
 
+def _move_on(ctx: dict) -> None:
+    """Another tap got in first."""
+    Chase.objects.filter(pk=_chase().pk).update(step=F("step") + 1)
+
+
+def _row(*args: Any, **kw: Any) -> Contract:
+    return Contract(*args, **{"state": _state, "move_on": _move_on, **kw})
+
+
 ROWS = [
-    Contract(
+    _row(
         "chase.start",
         "chase_cast",
         _cast,
@@ -171,7 +159,7 @@ ROWS = [
         lambda c: _start(c, None, predators=[]),
         "K1",
     ),
-    Contract(
+    _row(
         "chase.join",
         "chase_cast",
         _rolling,
@@ -187,7 +175,7 @@ ROWS = [
         ),
         "K1",
     ),
-    Contract(
+    _row(
         "chase.round",
         "chase_cast",
         _rolling,
@@ -202,7 +190,7 @@ ROWS = [
         lambda c: running.chase_round(chase=_chase(), by=c["st"], dice={"prey": [9, 9]}),
         "D1",
     ),
-    Contract(
+    _row(
         "chase.course",
         "chase_cast",
         _rolling,
@@ -213,7 +201,7 @@ ROWS = [
         lambda c: running.chase_set_course(chase=_chase(), by=c["st"], difficulty=11),
         "K6",
     ),
-    Contract(
+    _row(
         "chase.call_off",
         "chase_cast",
         _rolling,
@@ -224,7 +212,7 @@ ROWS = [
         lambda c: running.chase_call_off(chase=_chase(), by=c["users"]["janet"]),
         "",  # only the storyteller calls a chase off: no rule of the book
     ),
-    Contract(
+    _row(
         "chase.maneuver",
         "chase_cast",
         _janet_won,
@@ -247,7 +235,7 @@ ROWS = [
         ),
         "K7",
     ),
-    Contract(
+    _row(
         "chase.obstacle_set",
         "chase_cast",
         _rolling,
@@ -267,7 +255,7 @@ ROWS = [
         ),
         "K9",
     ),
-    Contract(
+    _row(
         "chase.obstacle_choice",
         "chase_cast",
         _obstacle,
@@ -281,7 +269,7 @@ ROWS = [
         ),
         "K8",
     ),
-    Contract(
+    _row(
         "chase.obstacle_roll",
         "chase_cast",
         _obstacle,
@@ -296,7 +284,7 @@ ROWS = [
         lambda c: obstacles.chase_obstacle_roll(chase=_chase(), by=c["st"], dice={"prey": [9]}),
         "D1",
     ),
-    Contract(
+    _row(
         "chase.attack",
         "chase_cast",
         _rolling,
@@ -308,66 +296,24 @@ ROWS = [
 ]
 
 
-def test_every_declared_chase_step_has_a_row():
-    declared = {action for action in steps.STEPS if action.startswith("chase.")}
-    assert declared == {row.name for row in ROWS}
+@pytest.fixture(params=ROWS, ids=contract.ids(ROWS))
+def row(request) -> tuple[Contract, dict]:
+    return contract.prepare(request)
 
 
-@pytest.fixture(params=ROWS, ids=[row.name for row in ROWS])
-def step(request) -> tuple[Contract, dict]:
-    spec = request.param
-    return spec, spec.setup(request.getfixturevalue(spec.fixture))
+def test_a_double_tap_makes_one_change(row):
+    contract.double_tap(row)
 
 
-def test_a_double_tap_makes_one_change(step):
-    spec, ctx = step
-    before = spec.state(ctx)
-    spec.tap(ctx, "contract-tap-1", spec.token(ctx))
-    once = spec.state(ctx)
-    assert once != before
-    spec.tap(ctx, "contract-tap-1", spec.token(ctx))
-    assert spec.state(ctx) == once
+def test_a_stale_token_is_refused_and_changes_nothing(row):
+    contract.stale_token(row)
 
 
-def test_a_stale_token_is_refused_and_changes_nothing(step):
-    spec, ctx = step
-    stale = spec.token(ctx)
-    if stale is None:
-        pytest.skip(f"{spec.name} carries no token")
-    Chase.objects.filter(pk=_chase().pk).update(step=F("step") + 1)  # another tap got in first
-    before = spec.state(ctx)
-    with pytest.raises(Refused) as refused:
-        spec.tap(ctx, "contract-stale-1", stale)
-    assert http_status(refused.value) == 409 and "moved on" in refused.value.sentence
-    assert spec.state(ctx) == before
-
-
-def test_a_refusal_answers_its_sentence_and_rule(step):
-    spec, ctx = step
-    before = spec.state(ctx)
-    with pytest.raises(Refused) as refused:
-        spec.refused(ctx)
-    error = refused.value
-    assert http_status(error) == 409 and error.sentence
-    assert error.rule == spec.rule, str(error)
-    assert not spec.rule or spec.rule in error.sentence, str(error)
-    assert spec.state(ctx) == before
+def test_a_refusal_answers_its_sentence_and_rule(row):
+    contract.refusal(row)
 
 
 def test_the_pushed_fragments_equal_a_fresh_render(
-    step, monkeypatch, django_capture_on_commit_callbacks
+    row, monkeypatch, django_capture_on_commit_callbacks
 ):
-    spec, ctx = step
-    sent: list[tuple[str, str]] = []
-    monkeypatch.setattr(live, "_send", lambda group, html: sent.append((group, html)))
-    with django_capture_on_commit_callbacks(execute=True):
-        spec.tap(ctx, "contract-push-1", spec.token(ctx))
-    scene = Scene.objects.get(pk=ctx["scene"].pk)
-    pushed = dict(sent)
-    regions = None if spec.regions is None else {*spec.regions, "clock", "log"}
-    assert pushed[live.storytellers_group(scene.pk)] == fragments.board_regions(scene, regions)
-    assert pushed[live.players_group(scene.pk)] == fragments.players_state(scene)
-    for user in ctx["users"].values():
-        group = live.player_group(scene.pk, user.pk)
-        if group in pushed:
-            assert pushed[group] == fragments.private_state(scene, user), user
+    contract.pushes(row, monkeypatch, django_capture_on_commit_callbacks)

@@ -21,12 +21,7 @@ TESTS = Path(__file__).resolve().parents[1]
 #: Actions whose row or declaration is still on its way while the areas convert (issue 18):
 #: each with who brings it. Remove an entry when its area lands; an entry never hides a new
 #: step nobody named here.
-CONVERTING: dict[str, str] = {
-    "round.declare": "rounds: declared when combat/rounds/services.py splits (issue 18)",
-    "round.initiative": "rounds: declared when combat/rounds/services.py splits (issue 18)",
-    "round.bns.act": "rounds: declared when combat/rounds/services.py splits (issue 18)",
-    "challenge.declare": "challenges: declared when combat/challenges/services.py splits",
-}
+CONVERTING: dict[str, str] = {}
 
 
 def _walk(patterns) -> None:

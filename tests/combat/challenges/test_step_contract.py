@@ -1,22 +1,13 @@
-"""The contract of combat/steps.py for the challenge's declared steps, four ways each (as
-tests/combat/rounds/test_step_contract.py runs the rounds'): a double tap makes one change; a
-stale token is refused and changes nothing; a refusal answers its sentence and rule; the
-pushed fragments equal a fresh render of the same audiences.
-
-Rows are in that file's format (``name, fixture, setup, tap, token, refused, rule, state,
-regions``), one per declared action; a tap is ``(ctx, key, token)``.
-"""
+"""The step contract (tests/contract.py) for the challenge's declared steps: one row each."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from django.db.models import F
 
-from combat import fragments, live
 from combat import services as scenes
 from combat.challenges import (
     answering,
@@ -30,24 +21,12 @@ from combat.challenges import (
     throwing,
 )
 from combat.models import Challenge, Scene
-from combat.steps import Refused, http_status
+from tests import contract
 from tests.combat.challenges.conftest import Table, make_table
+from tests.contract import Contract
 from tests.factories import CharacterFactory, TraitFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@dataclass(frozen=True)
-class Row:
-    name: str
-    fixture: str
-    setup: Callable[[Any], dict]
-    tap: Callable[[dict, str, str | None], Any]
-    token: Callable[[dict], str | None]
-    refused: Callable[[dict], Any]
-    rule: str
-    state: Callable[[dict], tuple] = lambda ctx: _state(ctx)
-    regions: tuple[str, ...] | None = reads.CHALLENGE_REGIONS
 
 
 def _state(ctx: dict) -> tuple:
@@ -142,8 +121,108 @@ def _start(ctx: dict, key: str | None = None, token: str | None = None, **kw: An
     return starting.challenge_start(scene=t.scene, by=t.a_user, key=key, expected_seq=seq, **kw)
 
 
+def _brute(t: Table, user=None) -> tuple[Any, Any]:
+    """A third player's Brute: one physical trait (Burly) and one negative (Lazy)."""
+    user = UserFactory(username=f"brute_{t.scene.pk}")
+    brute = CharacterFactory(chronicle=t.scene.chronicle, name="Brute", player=user)
+    TraitFactory(character=brute, category="physical", name="Burly", count=1)
+    TraitFactory(character=brute, category="physical", name="Lazy", count=1, negative=True)
+    return user, scenes.scene_join(code=t.scene.join_code, user=user, character=brute)
+
+
+def _must_drop(db) -> dict:
+    """The defender named Brute's Lazy: Brute cannot match it and must drop out (C16)."""
+    t = make_table("met_classic")
+    user, brute = _brute(t)
+    ch = t.start(category="physical", bid="Strong", mob=[brute])
+    ch = t.do("mob_bid", ch, user, member=brute, bid="Burly")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.do("name_negative", ch, t.d_user, side="defender", trait="Lazy")
+    ctx = _ctx(t, ch)
+    ctx["users"]["b"] = user
+    return {**ctx, "member": brute}
+
+
+def _place_free(db) -> dict:
+    """Brute dropped out: Rex (two Wiry) may step into the mob in his place (C16)."""
+    ctx = _must_drop(db)
+    t = ctx["t"]
+    mob.challenge_mob_drop(
+        scene=t.refresh().scene, challenge=_ch(ctx), by=ctx["users"]["b"], member=ctx["member"]
+    )
+    user = UserFactory(username=f"rex_{t.scene.pk}")
+    rex = CharacterFactory(chronicle=t.scene.chronicle, name="Rex", player=user)
+    TraitFactory(character=rex, category="physical", name="Wiry", count=2)
+    ctx["users"]["r"] = user
+    ctx["rex"] = scenes.scene_join(code=t.scene.join_code, user=user, character=rex)
+    return ctx
+
+
+def _member(ctx: dict, fn: Callable, user: str, member: str, **kw: Any) -> Any:
+    return fn(
+        scene=ctx["t"].refresh().scene, challenge=_ch(ctx), by=ctx["users"][user],
+        member=ctx[member], **kw,
+    )  # fmt: skip
+
+
+def _retested(db) -> dict:
+    """Cody won; Janet retests with Expression: Cody may cancel with Leadership (W10)."""
+    t = make_table("met_werewolf")
+    ch = t.start(category="social", bid="Charismatic", ability="Expression", effect="backs off")
+    ch = t.do(
+        "answer", ch, t.d_user, side="defender", answer="bid", bid="Impressive",
+        ability="Leadership",
+    )  # fmt: skip
+    ch = t.throw(ch, "rock", "paper")
+    ch = t.do("retest", ch, t.a_user, side="attacker", kind="ability", ability="Expression")
+    return _ctx(t, ch)
+
+
+def _to_choose(db) -> dict:
+    """Janet named Cody's Arrogant and won: Cody picks one more trait to cross off (W8)."""
+    t = make_table("met_werewolf")
+    TraitFactory(
+        character=t.d.character, category="social", name="Arrogant", count=1, negative=True
+    )
+    ch = t.start(category="social", bid="Charismatic")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Impressive")
+    ch = t.do("name_negative", ch, t.a_user, side="attacker", trait="Arrogant")
+    ch = t.throw(ch, "rock", "scissors")
+    return _ctx(t, t.do("accept", ch, t.d_user, side="defender"))
+
+
+def _relent(ctx: dict, by: str, key: str | None = None, token: str | None = None) -> Any:
+    return answering.challenge_relent(
+        scene=ctx["t"].refresh().scene, challenge=_ch(ctx), by=ctx["users"][by],
+        side="attacker", key=key, token=token,
+    )  # fmt: skip
+
+
+def _sheets(ctx: dict) -> tuple:
+    """The challenge and what the sheets hold now (a cancel or a choice crosses off)."""
+    t = ctx["t"]
+    return (*_state(ctx), str(t.now(t.a)), str(t.now(t.d)))
+
+
+def _move_on(ctx: dict) -> None:
+    """Another tap got in after the screen drew its token: the scene and the challenge step
+    on and a later throw is called for."""
+    Scene.objects.filter(pk=ctx["t"].scene.pk).update(seq=F("seq") + 1)
+    if ctx["ch"] is not None:
+        ch = Challenge.objects.get(pk=ctx["ch"].pk)
+        Challenge.objects.filter(pk=ch.pk).update(
+            step=F("step") + 1, state={**ch.state, "throws": 99} if ch.state else ch.state
+        )
+
+
+def _row(*args: Any, **kw: Any) -> Contract:
+    return Contract(
+        *args, **{"state": _state, "move_on": _move_on, "regions": reads.CHALLENGE_REGIONS, **kw}
+    )
+
+
 ROWS = [
-    Row(
+    _row(
         "challenge.retest",
         "db",
         _lost,
@@ -154,7 +233,7 @@ ROWS = [
         lambda c: _side(c, retests.challenge_retest, "attacker", kind="willpower"),
         "C8",
     ),
-    Row(
+    _row(
         "challenge.blood",
         "db",
         _live,
@@ -165,7 +244,7 @@ ROWS = [
         lambda c: _side(c, spending.challenge_blood, "attacker", amount=4),
         "C5",
     ),
-    Row(
+    _row(
         "challenge.mob.bid",
         "db",
         _mob,
@@ -174,7 +253,7 @@ ROWS = [
         lambda c: _bid(c, "Nothing"),
         "C1",
     ),
-    Row(
+    _row(
         "challenge.start",
         "db",
         _table,
@@ -183,7 +262,7 @@ ROWS = [
         lambda c: _start(c, category="physical", bid="Strong", race=True, mode="simple"),
         "W13",
     ),
-    Row(
+    _row(
         "challenge.answer",
         "db",
         _waiting,
@@ -194,7 +273,7 @@ ROWS = [
         lambda c: _side(c, answering.challenge_answer, "defender", answer="bid", bid="Nothing"),
         "C1",
     ),
-    Row(
+    _row(
         "challenge.throw",
         "db",
         _live,
@@ -205,7 +284,7 @@ ROWS = [
         lambda c: _side(c, throwing.challenge_throw, "attacker", throw="lizard"),
         "C3",
     ),
-    Row(
+    _row(
         "challenge.by_hand",
         "db",
         _live,
@@ -216,7 +295,7 @@ ROWS = [
         lambda c: _side(c, throwing.challenge_by_hand, "attacker", result="nobody"),
         "C3",
     ),
-    Row(
+    _row(
         "challenge.declare",
         "db",
         _draw,
@@ -227,7 +306,7 @@ ROWS = [
         lambda c: _side(c, throwing.challenge_declare, "defender", total=99),
         "C4",
     ),
-    Row(
+    _row(
         "challenge.accept",
         "db",
         _lost,
@@ -236,7 +315,7 @@ ROWS = [
         lambda c: _side(c, retests.challenge_accept, "attacker"),
         "C3",
     ),
-    Row(
+    _row(
         "challenge.negative",
         "db",
         _live,
@@ -247,7 +326,7 @@ ROWS = [
         lambda c: _side(c, negatives.challenge_name_negative, "attacker", trait=" "),
         "C5",
     ),
-    Row(
+    _row(
         "challenge.st",
         "db",
         _waiting,
@@ -269,72 +348,76 @@ ROWS = [
         ),
         "C12",
     ),
-]
+    _row(
+        "challenge.relent", "db", _live, lambda c, key, at: _relent(c, "a", key, at), _step,
+        lambda c: _relent(c, "d"), "",  # nobody relents for the other side: no rule of the book
+    ),
+    _row(
+        "challenge.dispute", "db", _live,
+        lambda c, key, at: _side(
+            c, storyteller.challenge_dispute, "attacker", text="a bad call", key=key
+        ),
+        lambda c: None,  # a call for the storyteller carries no token: always reachable
+        lambda c: storyteller.challenge_dispute(
+            scene=c["t"].refresh().scene, challenge=_ch(c), by=c["users"]["d"], side="attacker"
+        ),
+        "",  # nobody calls for the other side: no rule of the book
+    ),
+    _row(
+        "challenge.mob.drop", "db", _must_drop,
+        lambda c, key, at: _member(c, mob.challenge_mob_drop, "b", "member", key=key, token=at),
+        _step,
+        lambda c: _member(c, mob.challenge_mob_drop, "d", "member"), "",  # not Sophia's to drop
+    ),
+    _row(
+        "challenge.mob.step_in", "db", _place_free,
+        lambda c, key, at: _member(
+            c, mob.challenge_mob_step_in, "r", "rex", bid="Wiry", key=key, token=at
+        ),
+        _step,
+        lambda c: _member(c, mob.challenge_mob_step_in, "r", "rex"),  # no bid
+        "C16",
+    ),
+    _row(
+        "challenge.cancel", "db", _retested,
+        lambda c, key, at: _side(
+            c, retests.challenge_cancel, "defender", ability="Leadership", key=key, token=at
+        ),
+        _step,
+        # Janet has no retest of Cody's to cancel
+        lambda c: _side(c, retests.challenge_cancel, "attacker", ability="Leadership"),
+        "C8", state=_sheets,
+    ),
+    _row(
+        "challenge.choose", "db", _to_choose,
+        lambda c, key, at: _side(
+            c, negatives.challenge_choose_trait, "defender", trait="Dignified", key=key, token=at
+        ),
+        _step,
+        lambda c: _side(c, negatives.challenge_choose_trait, "defender", trait="Wise"),
+        "W8", state=_sheets,
+    ),
+]  # fmt: skip
 
 
-@pytest.fixture(params=ROWS, ids=[r.name for r in ROWS])
-def row(request) -> tuple[Row, dict]:
-    spec = request.param
-    return spec, spec.setup(request.getfixturevalue(spec.fixture))
-
-
-def _move_on(ctx: dict) -> None:
-    """Another tap got in after the screen drew its token: the scene and the challenge step
-    on and a later throw is called for."""
-    Scene.objects.filter(pk=ctx["t"].scene.pk).update(seq=F("seq") + 1)
-    if ctx["ch"] is not None:
-        ch = Challenge.objects.get(pk=ctx["ch"].pk)
-        Challenge.objects.filter(pk=ch.pk).update(
-            step=F("step") + 1, state={**ch.state, "throws": 99} if ch.state else ch.state
-        )
+@pytest.fixture(params=ROWS, ids=contract.ids(ROWS))
+def row(request) -> tuple[Contract, dict]:
+    return contract.prepare(request)
 
 
 def test_a_double_tap_makes_one_change(row):
-    spec, ctx = row
-    spec.tap(ctx, "contract-tap-1", spec.token(ctx))
-    once = spec.state(ctx)
-    spec.tap(ctx, "contract-tap-1", spec.token(ctx))
-    assert spec.state(ctx) == once
+    contract.double_tap(row)
 
 
 def test_a_stale_token_is_refused_and_changes_nothing(row):
-    spec, ctx = row
-    stale = spec.token(ctx)
-    if stale is None:
-        pytest.skip(f"{spec.name} carries no token")
-    _move_on(ctx)
-    before = spec.state(ctx)
-    with pytest.raises(Refused) as refused:
-        spec.tap(ctx, "contract-stale-1", stale)
-    assert http_status(refused.value) == 409 and "moved on" in refused.value.sentence
-    assert spec.state(ctx) == before
+    contract.stale_token(row)
 
 
 def test_a_refusal_answers_its_sentence_and_rule(row):
-    spec, ctx = row
-    before = spec.state(ctx)
-    with pytest.raises(Refused) as refused:
-        spec.refused(ctx)
-    error = refused.value
-    assert http_status(error) == 409
-    assert error.rule == spec.rule and f"({spec.rule})" in str(error), str(error)
-    assert spec.state(ctx) == before
+    contract.refusal(row)
 
 
 def test_the_pushed_fragments_equal_a_fresh_render(
     row, monkeypatch, django_capture_on_commit_callbacks
 ):
-    spec, ctx = row
-    sent: list[tuple[str, str]] = []
-    monkeypatch.setattr(live, "_send", lambda group, html: sent.append((group, html)))
-    with django_capture_on_commit_callbacks(execute=True):
-        spec.tap(ctx, "contract-push-1", spec.token(ctx))
-    scene = Scene.objects.get(pk=ctx["t"].scene.pk)
-    pushed = dict(sent)
-    regions = None if spec.regions is None else {*spec.regions, "clock", "log"}
-    assert pushed[live.storytellers_group(scene.pk)] == fragments.board_regions(scene, regions)
-    assert pushed[live.players_group(scene.pk)] == fragments.players_state(scene)
-    for user in ctx["users"].values():
-        group = live.player_group(scene.pk, user.pk)
-        if group in pushed:
-            assert pushed[group] == fragments.private_state(scene, user), user
+    contract.pushes(row, monkeypatch, django_capture_on_commit_callbacks)
