@@ -122,6 +122,7 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
         "names": names,
         "bids": _bids(ch),
         "round": reads.round_token(ch, engine),  # the token a throw's form posts
+        "throw_at": reads.round_of(engine),  # which throw the card asks about (the "now" key)
         "phase": engine.phase.value if engine else "answer",
         "leader": leader,
         "leader_name": names.get(leader, ""),

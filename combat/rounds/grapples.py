@@ -175,9 +175,9 @@ def apply_effect(
         # The effect was chosen before the roll; a result that allows none (the Victim won,
         # too little Control) skips it: the roll stands (no rolling again for a better one).
         return f"; no {label}: {error}"
-    text = (
-        f"; {label} with all its Control, so the grapple ends (G8)" if single else f"; {label} (G6)"
-    )
+    text = f"; {label} (G6)"
+    if single:
+        text += ": a single-effect grapple, all its Control spent, so the grapple ends (G8)"
     if grapple.last_damage is not None:
         victim = participants[int(grapple.victim)]
         hitter = participants[int(grapple.grappler)]

@@ -22,9 +22,9 @@ def now_key(c: dict[str, Any]) -> str:
     """The "now" key of a challenge card (``selectors.card`` or a mob member's), or ""."""
     ch = c["ch"]
     # The key names the point of the challenge the question is about (its answer, or which
-    # throw: services.round_of), never its step: the other side's lock-in or sealed total
+    # throw: reads.round_of), never its step: the other side's lock-in or sealed total
     # moves the step, and would make the same question new (and buzz).
-    at = c.get("round") or "answer"
+    at = c.get("throw_at") or "answer"
     if c.get("viewer") == "member":
         member = c.get("member")
         if member is not None and c.get("mob_bids"):
