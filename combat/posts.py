@@ -94,10 +94,14 @@ def scene_post(
     phone: bool = False,
     lead: str = UNREADABLE,
     scene_form: bool = False,
+    form_kwargs: Callable[[HttpRequest, Scene, dict[str, Any]], dict[str, Any]] | None = None,
+    with_form: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., HttpResponse]]:
     """Wrap a scene post. ``phone``: a player's phone may post it too (else a phone gets
     404, as a scene it cannot see); ``lead``: the sentence before a form's problems;
-    ``scene_form``: the form takes the scene (its choices are the scene's)."""
+    ``scene_form``: the form takes the scene (its choices are the scene's); ``form_kwargs``:
+    what else the form takes, from the request, the scene and the URL's other arguments;
+    ``with_form``: the step gets the read form too (``form=``), for what it computed."""
 
     def decorate(action: Callable[..., Any]) -> Callable[..., HttpResponse]:
         @login_required
@@ -109,14 +113,15 @@ def scene_post(
                 raise Http404(access.NO_SCENE)
             data: dict[str, Any] = {}
             if form_class is not None:
-                form = (
-                    form_class(request.POST, scene=scene)  # type: ignore[call-arg]
-                    if scene_form
-                    else form_class(request.POST)
-                )
+                extra: dict[str, Any] = {"scene": scene} if scene_form else {}
+                if form_kwargs is not None:
+                    extra.update(form_kwargs(request, scene, kwargs))
+                form = form_class(request.POST, **extra)
                 if not form.is_valid():
                     return reply(request, scene, tablet, f"{lead} {problems(form)}", 400)
                 data = form.cleaned_data
+                if with_form:
+                    kwargs = {**kwargs, "form": form}
             try:
                 action(request, scene=scene, tablet=tablet, data=data, **kwargs)
             except Refused as error:

@@ -162,3 +162,30 @@ def test_an_ability_retest_does_not_show_the_opposing_rating_before_it_is_named(
     assert "retest-ability" in phone
     assert "named when you retest (C8)" in phone
     assert "theirs (1)" not in phone and "theirs (" not in phone
+
+
+def test_a_storyteller_who_plays_acts_from_the_phone_for_their_own_character(classic):
+    """One way of telling the screens apart (combat.access.screen_for): the phone's forms say
+    ``from=phone``, so a storyteller playing the defender gets the phone's prompts back."""
+    t = classic
+    t.d.character.player = t.st
+    t.d.character.save(update_fields=["player"])
+    st = client_for(t.st)
+    ch = t.start(category="physical", bid="Strong")
+    phone = st.get(reverse("scene_phone", args=[t.scene.pk])).content.decode()
+    prompts = phone[phone.index('id="challenge-prompts"') :]
+    assert prompts.count("<form") == prompts.count('name="from" value="phone"') > 0
+    r = _act(
+        t,
+        st,
+        ch,
+        action="answer",
+        side="defender",
+        answer="bid",
+        bid="Tough",
+        key="k-st-bid",
+        **{"from": "phone"},
+    )
+    assert r.status_code == 200, r.content.decode()
+    body = r.content.decode()
+    assert 'id="challenge-prompts"' in body and 'id="challenge-board"' not in body
