@@ -1,10 +1,13 @@
 """Chase pages: thin views over the chase steps (:mod:`chases.starting`, :mod:`chases.running`,
 :mod:`chases.maneuvers`, :mod:`chases.obstacles`, :mod:`chases.attacks`).
 
-Parse the form, find the scene and chase through the access rules, take the step, render.
-The tablet's posts get the board back (the same partial the socket pushes), the phone's its
-private part; a refusal comes back in the same place with its sentence (400: a form it could
-not read, 409: the chase or scene refused), and nothing changed. Plain posts redirect.
+Every post goes through :func:`combat.posts.scene_post`: parse the form, find the scene and
+the screen (:func:`combat.access.screen_for`: the tablet for its storytellers unless the form
+says ``from=phone``), take the step, render. A chase's URL names the chase; its scene is found
+from it first. The tablet's posts get the board back (the same partial the socket pushes), the
+phone's its private part; a refusal comes back in the same place with its sentence (400: a
+form it could not read, 409: the chase or scene refused), and nothing changed. Plain posts
+redirect.
 """
 
 from __future__ import annotations
@@ -13,78 +16,28 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from characters.idempotency import IdempotencyError
 from chases import attacks, forms, maneuvers, obstacles, running, selectors, starting
 from chases.models import Chase
-from combat import fragments, steps
+from combat import posts
 from combat import selectors as scene_selectors
 from combat.models import Scene
 
 
-def _is_htmx(request: HttpRequest) -> bool:
-    return request.headers.get("HX-Request") == "true"
-
-
-def _scene_for_storyteller(request: HttpRequest, pk: int) -> Scene:
-    scene = scene_selectors.scenes_run_by(request.user).filter(pk=pk).first()
-    if scene is None:
-        raise Http404("No such scene among the chronicles you run.")
-    return scene
-
-
 def _chase(request: HttpRequest, pk: int) -> Chase:
-    """A chase of a scene the user runs or has a character in, else 404."""
-    chase = Chase.objects.select_related("scene").filter(pk=pk).first()
+    """The chase ``pk`` names, else 404; whether the user may post on its scene is
+    :func:`combat.access.screen_for`'s call (a scene they neither run nor play in: 404)."""
+    chase = Chase.objects.filter(pk=pk).first()
     if chase is None:
-        raise Http404("No such chase.")
-    runs = scene_selectors.scenes_run_by(request.user).filter(pk=chase.scene_id).exists()
-    plays = scene_selectors.scenes_played_by(request.user).filter(pk=chase.scene_id).exists()
-    if not (runs or plays):
         raise Http404("No such chase.")
     return chase
 
 
-def _on_tablet(request: HttpRequest, scene: Scene) -> bool:
-    return request.POST.get("via") == "tablet" and (
-        scene_selectors.scenes_run_by(request.user).filter(pk=scene.pk).exists()
-    )
-
-
-def _reply(
-    request: HttpRequest, scene: Scene, *, error: str = "", status: int = 200
-) -> HttpResponse:
-    scene = Scene.objects.select_related("chronicle", "storyteller", "game_night").get(pk=scene.pk)
-    tablet = _on_tablet(request, scene)
-    if _is_htmx(request):
-        if tablet:
-            context = scene_selectors.board_state(scene)
-            template = f"{fragments.TABLET}#board"
-        else:
-            context = scene_selectors.private_state(scene, request.user)
-            template = f"{fragments.PHONE}#private"
-        context = {**context, "chase_error": error, "oob": False}
-        return render(request, template, context, status=status)
-    if error:
-        messages.error(request, error)
-    return redirect("scene_tablet" if tablet else "scene_phone", pk=scene.pk)
-
-
-def _bad(request: HttpRequest, scene: Scene, form: Any) -> HttpResponse:
-    return _reply(request, scene, error=f"Nothing changed. {forms.problems(form)}", status=400)
-
-
-def _run(request: HttpRequest, scene: Scene, call: Any) -> HttpResponse:
-    try:
-        call()
-    except (steps.Refused, IdempotencyError) as error:
-        return _reply(request, scene, error=str(error), status=steps.http_status(error))
-    return _reply(request, scene)
+#: The screen the post came from, the refusal's sentence in its chase panel.
+_reply = posts.screen_reply_for("chase_error")
 
 
 def _rolling_keys(chase: Chase) -> list[str]:
@@ -99,23 +52,30 @@ def _facing_keys(chase: Chase) -> list[str]:
 def chase_post(
     form_class: type, keys: Callable[[Chase], list[str]] | None = None
 ) -> Callable[[Callable[..., Any]], Callable[..., HttpResponse]]:
-    """Wrap a post on a chase: find it through the access rules, read its form (``keys``: the
-    sides the form asks about), call the action with the chase, the form and its data; a form
-    it could not read comes back with its sentence (400), a refusal too (409)."""
+    """Wrap a post on a chase (its URL names the chase): find it through the access rules,
+    then post on its scene (:func:`combat.posts.scene_post`: the tablet unless the form says
+    ``from=phone``); read its form (``keys``: the sides the form asks about), call the action
+    with the chase, the form and its data; a form it could not read comes back with its
+    sentence (400), a refusal too (409)."""
+
+    def form_kwargs(request: HttpRequest, scene: Scene, url: dict[str, Any]) -> dict[str, Any]:
+        return {"keys": keys(url["chase"])} if keys else {}
 
     def decorate(action: Callable[..., Any]) -> Callable[..., HttpResponse]:
+        @wraps(action)
+        def step(request: HttpRequest, *, scene: Scene, tablet: bool, data: dict, **url: Any):
+            action(request, chase=url["chase"], form=url["form"], data=data)
+
+        on_scene = posts.scene_post(
+            form_class, reply=_reply, phone=True, form_kwargs=form_kwargs, with_form=True
+        )(step)
+
         @login_required
         @require_POST
         @wraps(action)
         def view(request: HttpRequest, pk: int) -> HttpResponse:
             chase = _chase(request, pk)
-            form = form_class(request.POST, keys=keys(chase)) if keys else form_class(request.POST)
-            if not form.is_valid():
-                return _bad(request, chase.scene, form)
-            data = form.cleaned_data
-            return _run(
-                request, chase.scene, lambda: action(request, chase=chase, form=form, data=data)
-            )
+            return on_scene(request, chase.scene_id, chase=chase)
 
         return view
 
@@ -129,34 +89,28 @@ def _posted(request: HttpRequest, chase: Chase, data: dict) -> dict[str, Any]:
     return {"chase": chase, "by": request.user, "token": data["token"], "key": data["key"]}
 
 
-@login_required
-@require_POST
-def chase_start(request: HttpRequest, pk: int) -> HttpResponse:
-    scene = _scene_for_storyteller(request, pk)
-    participants = scene_selectors.active_participants(scene)
-    form = forms.StartForm(request.POST, participants=participants)
-    if not form.is_valid():
-        return _bad(request, scene, form)
-    data = form.cleaned_data
+def _start_form_kwargs(request: HttpRequest, scene: Scene, url: dict[str, Any]) -> dict:
+    return {"participants": scene_selectors.active_participants(scene)}
+
+
+@posts.scene_post(forms.StartForm, reply=_reply, form_kwargs=_start_form_kwargs, with_form=True)
+def chase_start(request: HttpRequest, *, scene: Scene, tablet: bool, data: dict, form) -> None:
+    """The storyteller starts a chase (from the tablet; a phone gets 404)."""
     by_pk = form.participants
-    return _run(
-        request,
-        scene,
-        lambda: starting.start_chase(
-            scene=scene,
-            by=request.user,
-            predators=[by_pk[p] for p in data["predators"]],
-            prey=[by_pk[p] for p in data["prey"]],
-            start=data["start"],
-            head_start=data["head_start"],
-            course_difficulty=data["difficulty"],
-            terrain=data["terrain"],
-            sprint_rounds=data["sprint_rounds"],
-            prey_run=data["prey_run"],
-            predator_run=data["predator_run"],
-            dice={"prey": data["prey_dice"]},
-            key=data["key"],
-        ),
+    starting.start_chase(
+        scene=scene,
+        by=request.user,
+        predators=[by_pk[p] for p in data["predators"]],
+        prey=[by_pk[p] for p in data["prey"]],
+        start=data["start"],
+        head_start=data["head_start"],
+        course_difficulty=data["difficulty"],
+        terrain=data["terrain"],
+        sprint_rounds=data["sprint_rounds"],
+        prey_run=data["prey_run"],
+        predator_run=data["predator_run"],
+        dice={"prey": data["prey_dice"]},
+        key=data["key"],
     )
 
 

@@ -24,6 +24,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from characters.idempotency import IdempotencyError
 from combat import access, fragments, selectors
 from combat.forms import problems
 from combat.models import Scene
@@ -124,7 +125,7 @@ def scene_post(
                     kwargs = {**kwargs, "form": form}
             try:
                 action(request, scene=scene, tablet=tablet, data=data, **kwargs)
-            except Refused as error:
+            except (Refused, IdempotencyError) as error:
                 return reply(request, scene, tablet, str(error), http_status(error))
             return reply(request, scene, tablet)
 

@@ -267,7 +267,6 @@ def test_the_tablet_starts_a_chase_for_a_group(scene, storyteller, janet, bob, h
     response = tablet.post(
         f"/scenes/{scene.pk}/chase/start/",
         {
-            "via": "tablet",
             "key": "start-group",
             "start": "escape",
             "head_start": "4",

@@ -31,7 +31,6 @@ def fresh(scene) -> Scene:
 
 def start_post(client, scene, prey, *predators, **extra):
     data = {
-        "via": "tablet",
         "key": f"start-{scene.pk}",
         "start": "escape",
         "head_start": "3",
@@ -88,7 +87,6 @@ def test_the_tablet_rolls_typed_dice_and_the_winners_phone_is_offered_its_maneuv
     response = tablet.post(
         f"/chases/{chase.pk}/round/",
         {
-            "via": "tablet",
             "token": token_of(chase),
             "key": "roll-1",
             "dice-prey": "8 9 7 2 2",  # Dexterity 3 + Athletics 2
@@ -126,7 +124,7 @@ def test_a_late_tap_is_refused_with_a_message(scene, storyteller, janet, hound, 
     )
     response = client_for(storyteller).post(
         f"/chases/{chase.pk}/course/",
-        {"via": "tablet", "token": "stale", "key": "c1", "difficulty": "8"},
+        {"token": "stale", "key": "c1", "difficulty": "8"},
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 409 and "moved on" in response.content.decode()
@@ -138,7 +136,7 @@ def test_typed_dice_must_be_d10s(scene, storyteller, janet, hound):
     )
     response = client_for(storyteller).post(
         f"/chases/{chase.pk}/round/",
-        {"via": "tablet", "token": token_of(chase), "key": "r", "dice-prey": "3 11"},
+        {"token": token_of(chase), "key": "r", "dice-prey": "3 11"},
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 400 and "1 to 10" in response.content.decode()
@@ -161,7 +159,6 @@ def test_typed_dice_other_than_the_pool_the_tablet_shows_are_refused(
     board = tablet.get(f"/scenes/{scene.pk}/").content.decode()
     assert 'name="pool-prey" value="5"' in board
     data = {
-        "via": "tablet",
         "token": token_of(chase),
         "key": "r",
         "pool-prey": "5",
@@ -251,7 +248,7 @@ def test_no_phone_gets_an_id_of_the_hidden_pursuer(scene, storyteller, janet, lu
 
 
 def _forged(client, url: str, data: dict) -> tuple[int, str]:
-    """A phone's post (htmx, no ``via``): its status and the private part it gets back."""
+    """A phone's post (htmx): its status and the private part it gets back."""
     response = client.post(url, data, HTTP_HX_REQUEST="true")
     body = response.content.decode()
     return response.status_code, re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", body)
@@ -477,7 +474,6 @@ def test_each_role_does_only_what_it_may(
 
 def attack_post(client, chase, **fields):
     data = {
-        "via": "tablet",
         "token": token_of(chase),
         "key": f"attack-{chase.step}",
         "means": "weapon",
@@ -620,7 +616,6 @@ def _roll_post(client, chase, prey_dice, predator_key, predator_dice):
     return client.post(
         f"/chases/{chase.pk}/round/",
         {
-            "via": "tablet",
             "token": token_of(chase),
             "key": f"roll-{chase.step}",
             "dice-prey": prey_dice,
@@ -711,3 +706,43 @@ def test_crashing_out_is_announced_on_every_phone(
     assert said in fragments.players_state(s)
     for user in (player, other_player):
         assert said in client_for(user).get(f"/scenes/{scene.pk}/phone/").content.decode()
+
+
+def test_a_storyteller_playing_the_prey_maneuvers_from_the_phone(
+    scene, storyteller, janet, hound, character
+):
+    """One way of telling the screens apart (combat.access.screen_for): the phone's forms say
+    ``from=phone``; a storyteller who plays Janet gets the phone's private part back."""
+    character.player = storyteller
+    character.save(update_fields=["player"])
+    chase = starting.start_chase(
+        scene=scene, by=storyteller, predators=[hound], prey=janet, start="escape", head_start=3
+    )
+    running.chase_round(
+        chase=chase,
+        by=storyteller,
+        token=token_of(chase),
+        dice={"prey": [8, 9, 7, 2, 2], key(hound): [2] * 7},
+    )
+    chase.refresh_from_db()
+    client = client_for(storyteller)
+    phone = client.get(f"/scenes/{scene.pk}/phone/").content.decode()
+    prompts = phone[phone.index('id="scene-private"') :]
+    assert 'data-maneuver="gun_it"' in prompts
+    chase_forms = re.findall(r'<form[^>]*action="/chases/.*?</form>', prompts, re.S)
+    assert chase_forms and all('name="from" value="phone"' in f for f in chase_forms)
+    response = client.post(
+        f"/chases/{chase.pk}/maneuver/",
+        {
+            "token": token_of(chase),
+            "key": "st-m1",
+            "pursuit": key(hound),
+            "role": "prey",
+            "maneuver": "gun_it",
+            "from": "phone",
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    body = response.content.decode()
+    assert response.status_code == 200, body
+    assert 'id="scene-private"' in body and 'id="scene-board"' not in body
