@@ -22,9 +22,10 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from combat import fragments, live, services
-from combat.hub import LAYER_AWAY, RESYNC, get_hub, new_socket_id, seq_of, sheet_seq_of
+from combat.hub import LAYER_AWAY, RESYNC, get_hub, new_socket_id
 from combat.live import account_group, session_group, user_group
 from combat.models import Participant, Scene
+from combat.seqs import seq_of, sheet_seq_of
 
 CLOSE_LOGGED_OUT = 4001  # the session this socket belonged to logged out
 CLOSE_UNAUTHENTICATED = 4401  # nobody is logged in

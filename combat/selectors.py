@@ -6,20 +6,23 @@ Each state below costs the same number of queries whatever the number of partici
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Max, Q, QuerySet
+from django.utils import timezone
 
 from characters.models import Character, Chronicle, GameNight, LedgerEntry
 from characters.selectors import chronicles_run_by, sheet
 from combat import regions
 from combat.gametime import format_game_time
-from combat.hub import fresh_since
 from combat.logtext import one_line
 from combat.models import Participant, Presence, Scene, SceneLogEntry
 from combat.render_cache import sheets_now
 from combat.steps import token
+
+STALE_AFTER = 90  # a presence row untouched this long belongs to a process that is gone
 
 BOARD_LOG_LENGTH = 30
 PHONE_LOG_LENGTH = 20
@@ -275,3 +278,8 @@ def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
         "log": log_for_player(scene, user, limit=PHONE_LOG_LENGTH, public=False),
     }
     return {**context, **regions.read(scene, "private", context)}
+
+
+def fresh_since() -> Any:
+    """Presence rows touched since then count as connected (older ones are a dead process's)."""
+    return timezone.now() - timedelta(seconds=STALE_AFTER)
