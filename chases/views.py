@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 from characters.idempotency import IdempotencyError
 from chases import attacks, forms, maneuvers, obstacles, running, selectors, starting
 from chases.models import Chase
+from combat import board as scene_board
 from combat import fragments, steps
 from combat import selectors as scene_selectors
 from combat.models import Scene
@@ -63,7 +64,7 @@ def _reply(
     tablet = _on_tablet(request, scene)
     if _is_htmx(request):
         if tablet:
-            context = scene_selectors.board_state(scene)
+            context = scene_board.board_state(scene)
             template = f"{fragments.TABLET}#board"
         else:
             context = scene_selectors.private_state(scene, request.user)

@@ -217,38 +217,6 @@ def log_state(scene: Scene) -> dict[str, Any]:
     return {**clock_state(scene), "log": log_for_storyteller(scene, limit=BOARD_LOG_LENGTH)}
 
 
-def people_state(scene: Scene) -> dict[str, Any]:
-    """The board's people panel: everyone (hidden NPCs too) with presence; those in the fight
-    with their health and what the fight waits on them for (:mod:`combat.roster`)."""
-    from combat.roster import fight_rows  # the features' selectors import this module
-
-    connected = connected_user_ids(scene)
-    participants = active_participants(scene)
-    fight = fight_rows(scene, participants)
-    rows = [
-        {
-            "participant": p,
-            "connected": p.player_id in connected if p.player_id else None,
-            "fight": fight.get(p.pk),
-        }
-        for p in participants
-    ]
-    return {
-        **clock_state(scene),
-        "rows": rows,
-        "waiting_on": [r for r in rows if r["fight"] and r["fight"]["waiting"]],
-        "players_connected": sum(1 for r in rows if r["connected"]),
-        "players_total": sum(1 for r in rows if r["connected"] is not None),
-    }
-
-
-def board_state(scene: Scene) -> dict[str, Any]:
-    """The storyteller's board: everyone (hidden NPCs too) with presence, clock, the log, and
-    what the features' regions show."""
-    context = {**people_state(scene), **log_state(scene)}
-    return {**context, **regions.read(scene, "board", context)}
-
-
 def sheet_seq(scene: Scene, character_ids: list[int]) -> str:
     """The sheets' own counter, ``<newest game night>.<newest ledger entry>``.
 
