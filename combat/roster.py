@@ -17,6 +17,7 @@ from combat.challenges import waiting as challenge_waits
 from combat.models import Participant, Scene
 from combat.render_cache import sheets_now
 from combat.rounds import selectors as rounds
+from combat.rounds import waiting as round_waits
 
 
 def _quick_health(scene: Scene, damage: int) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def fight_rows(scene: Scene, participants: list[Participant]) -> dict[int, dict[
     fighters = [p for p in participants if p.pk in in_fight]
     if not fighters:
         return {}
-    waiting = {**challenge_waits.waiting_on(scene), **rounds.waiting_on(scene)}
+    waiting = {**challenge_waits.waiting_on(scene), **round_waits.waiting_on(scene)}
     npc_damage = (combat.npc_damage or {}) if combat is not None else {}
     sheets = sheets_now(p.character_id for p in fighters if p.character_id)
     out: dict[int, dict[str, Any]] = {}
