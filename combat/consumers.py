@@ -21,7 +21,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from combat import fragments, live, services
+from combat import fragments, live, presence, services
 from combat.hub import LAYER_AWAY, RESYNC, get_hub, new_socket_id
 from combat.live import account_group, session_group, user_group
 from combat.models import Participant, Scene
@@ -215,7 +215,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
             await self.hub.subscribe(self, self.heard)
             self.hub.watch(self)  # served: the heartbeat keeps its presence row from here
             self.present = True
-            await database_sync_to_async(services.presence_connect)(
+            await database_sync_to_async(presence.presence_connect)(
                 scene_id=self.scene_id, user_id=user.pk, channel_name=self.socket_id, announce=False
             )
             self.hub.presence_soon(self.scene_id)
@@ -248,7 +248,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
         if self.present:
             self.present = False
             try:
-                await database_sync_to_async(services.presence_disconnect)(
+                await database_sync_to_async(presence.presence_disconnect)(
                     channel_name=self.socket_id, announce=False
                 )
             except Exception:  # the database away: the hub's heartbeat deletes the row
