@@ -15,6 +15,8 @@ from django.db import models
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
 
 from characters import services
 from characters.access import (
@@ -205,8 +207,6 @@ class ChronicleAdmin(admin.ModelAdmin):
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def get_urls(self) -> list:
-        from django.urls import path
-
         upload = self.admin_site.admin_view(grapevine_upload_view)
         return [
             path("<int:chronicle_id>/grapevine/", upload, name="characters_chronicle_grapevine"),
@@ -218,9 +218,6 @@ class ChronicleAdmin(admin.ModelAdmin):
 
     @admin.display(description="Grapevine")
     def import_link(self, obj: Chronicle) -> str:
-        from django.urls import reverse
-        from django.utils.html import format_html
-
         url = reverse("admin:characters_chronicle_grapevine", args=[obj.pk])
         return format_html('<a href="{}">Import a .gex file</a>', url)
 

@@ -16,7 +16,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from characters.access import chronicles_run_by
 from characters.grapevine import GrapevineError, read_grapevine
-from characters.sheet_io import SheetError, chronicle_export, sheets_clean, sheets_write
+from characters.sheet_export import chronicle_export
+from characters.sheet_io import SheetError, sheets_clean, sheets_write
 
 log = logging.getLogger(__name__)
 

@@ -25,6 +25,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from characters.models import Character, Chronicle, GameNight, LoginCard
+from combat import selectors as scenes
+from combat import services as scene_services
+from combat.live import LOGOUT_EVENT, session_group
+from combat.models import Scene
+from combat.services import SceneError
 
 log = logging.getLogger(__name__)
 
@@ -188,11 +193,6 @@ def card_used(*, card: LoginCard, session_key: str) -> None:
 def card_destination(card: LoginCard) -> str:
     """Where a card sends its player: the phone of the open scene their character is in, or
     joined to the night's one open scene when they have one character, else the join page."""
-    from combat import selectors as scenes
-    from combat import services as scene_services
-    from combat.models import Scene
-    from combat.services import SceneError
-
     user, night = card.user, card.night
     joined = list(scenes.open_scenes_played_by(user).filter(chronicle_id=night.chronicle_id))
     if len(joined) == 1:
@@ -218,8 +218,6 @@ def card_destination(card: LoginCard) -> str:
 
 def end_sessions(session_keys: list[str]) -> None:
     """Delete these sessions and close their sockets (as a logout does)."""
-    from combat.live import LOGOUT_EVENT, session_group
-
     store = import_module(settings.SESSION_ENGINE).SessionStore
     layer = get_channel_layer()
     for key in session_keys:

@@ -29,6 +29,8 @@ from characters.models import (
     Trait,
 )
 from characters.roles import storytellers_group
+from combat import services as scenes
+from combat.models import Scene
 
 CHRONICLE = "Demo by Night"
 STORYTELLER = ("storyteller", "storyteller", "storyteller")
@@ -278,9 +280,6 @@ _FIELDS = ("creature", "affiliation", "generation", "willpower", "blood", "blood
 
 def _scene(chronicle: Chronicle, name: str, storyteller: Any) -> None:
     """The chronicle's demo scene with its cast joined (opened once; joining is idempotent)."""
-    from combat import services as scenes
-    from combat.models import Scene
-
     scene = Scene.objects.filter(chronicle=chronicle, closed_at__isnull=True).first()
     if scene is None:
         scene = scenes.scene_open(chronicle=chronicle, by=storyteller, name=name)

@@ -1,4 +1,5 @@
-"""Sheets as JSON: reading a character into the export shape, writing sheets back in bulk.
+"""Sheets as JSON: checking and writing sheets back in bulk (the export is
+:mod:`characters.sheet_export`).
 
 The shape (one dict per character)::
 
@@ -27,17 +28,13 @@ storyteller's chronicles only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.validators import MinValueValidator
-from django.db import models, transaction
-from django.db.backends.base.operations import BaseDatabaseOperations
+from django.db import transaction
 from django.db.models import QuerySet
-from django.utils import timezone
 
+from characters import sheet_values as values
 from characters.access import chronicles_run_by
 from characters.import_players import PlayerLinks, players_resolve
 from characters.models import (
@@ -110,183 +107,11 @@ class ImportReport:
         return [*self.players.lines(), *self.notes]
 
 
-def _points_out(value: Decimal) -> int | float:
-    """Experience as a JSON number: 2, not 2.00; 0.5 as 0.5."""
-    return int(value) if value == value.to_integral_value() else float(value)
-
-
-def _counted_out(count: int, note: str) -> int | dict[str, Any]:
-    return {"count": count, "note": note} if note else count
-
-
-def sheet_read(character: Character) -> dict[str, Any]:
-    """One character in the export shape (parts prefetched by the caller for many)."""
-    traits: dict[str, dict[str, Any]] = {"physical": {}, "social": {}, "mental": {}}
-    negatives: dict[str, dict[str, Any]] = {"physical": {}, "social": {}, "mental": {}}
-    for trait in character.traits.all():
-        bucket = (negatives if trait.negative else traits)[trait.category]
-        bucket[trait.name] = _counted_out(trait.count, trait.note)
-    lists: dict[str, list[dict[str, str]]] = {}
-    for entry in character.entries.all():
-        lists.setdefault(entry.list_name, []).append(
-            {"name": entry.name, "value": entry.value, "note": entry.note}
-        )
-    return {
-        "name": character.name,
-        "player": character.player.username if character.player else "",
-        **{name: getattr(character, name) for name in SCALARS},
-        "traits": traits,
-        "negative_traits": negatives,
-        "abilities": {
-            a.name: {"rating": a.rating, "note": a.note} if a.note else a.rating
-            for a in character.abilities.all()
-        },
-        "powers": {
-            p.name: {"level": p.level, "note": p.note} if p.note else p.level
-            for p in character.powers.all()
-        },
-        "attributes": {a.name: a.value for a in character.attributes.all()},
-        "health": [
-            {"name": h.name, "boxes": h.boxes, "penalty": h.penalty} for h in character.health.all()
-        ],
-        "equipment": [
-            {f: getattr(e, f) for f in EQUIPMENT_FIELDS} for e in character.equipment.all()
-        ],
-        "lists": lists,
-        "experience": [
-            {
-                "date": x.date.isoformat() if x.date else None,
-                "change": _points_out(x.change),
-                "kind": x.kind,
-                "reason": x.reason,
-                "earned": _points_out(x.earned),
-                "unspent": _points_out(x.unspent),
-            }
-            for x in character.experience.all()
-        ],
-    }
-
-
-def chronicle_export(*, characters: Any) -> dict[str, Any]:
-    """The JSON document for a queryset of characters."""
-    characters = characters.select_related("player", "chronicle").prefetch_related(
-        "traits",
-        "abilities",
-        "powers",
-        "attributes",
-        "health",
-        "equipment",
-        "entries",
-        "experience",
-    )
-    return {"format": FORMAT, "version": VERSION, "characters": [sheet_read(c) for c in characters]}
-
-
-def _aware(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    parsed = datetime.fromisoformat(value)
-    return timezone.make_aware(parsed) if timezone.is_naive(parsed) else parsed
-
-
-class _Refused(Exception):
-    """One bad value: why, said by the checker; where, added by the caller."""
-
-
-def _field(model: type[models.Model], name: str) -> Any:
-    return model._meta.get_field(name)
-
-
-def _check(model: type[models.Model], name: str, value: Any) -> Any:
-    """The value as the column will hold it, or :class:`_Refused` saying why not.
-
-    Integer ranges are the portable ones (Django's base operations: what PostgreSQL enforces
-    and SQLite would not), so a file imports the same everywhere.
-    """
-    column = _field(model, name)
-    if value is None:
-        if column.null:
-            return None
-        raise _Refused("is missing")
-    if isinstance(column, models.DecimalField):
-        return _decimal(column, value)
-    if isinstance(column, models.BooleanField):
-        if not isinstance(value, bool):
-            raise _Refused(f"must be true or false, not {_shown(value)}")
-        return value
-    if isinstance(column, models.IntegerField):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _Refused(f"must be a whole number, not {_shown(value)}")
-        low, high = BaseDatabaseOperations.integer_field_ranges[column.get_internal_type()]
-        for validator in column.validators:
-            if isinstance(validator, MinValueValidator):
-                low = max(low, validator.limit_value)
-        if not low <= value <= high:
-            raise _Refused(f"must be from {low} to {high}, not {value}")
-        return value
-    if isinstance(column, (models.CharField, models.TextField)):
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            value = str(value)
-        if not isinstance(value, str):
-            raise _Refused(f"must be text, not {_shown(value)}")
-        if "\x00" in value:
-            raise _Refused("holds a NUL character")
-        if column.max_length is not None and len(value) > column.max_length:
-            raise _Refused(f"is {len(value)} characters long; the limit is {column.max_length}")
-        if column.choices and value not in {c for c, _label in column.flatchoices}:
-            if value == "" and column.blank:
-                return value
-            allowed = ", ".join(str(c) for c, _label in column.flatchoices)
-            raise _Refused(f"must be one of {allowed}, not {_shown(value)}")
-        return value
-    return value
-
-
-def _decimal(column: models.DecimalField, value: Any) -> Decimal:
-    """A number the column holds exactly: finite, within its digits, at most its decimals."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
-        raise _Refused(f"must be a number, not {_shown(value)}")
-    try:
-        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-    except InvalidOperation:
-        raise _Refused(f"must be a number, not {_shown(value)}") from None
-    if not number.is_finite():
-        raise _Refused(f"must be a number, not {_shown(value)}")
-    step = Decimal(1).scaleb(-column.decimal_places)
-    limit = Decimal(10) ** (column.max_digits - column.decimal_places) - step
-    if not -limit <= number <= limit:
-        raise _Refused(f"must be from {-limit} to {limit}, not {_shown(value)}")
-    if number != number.quantize(step):
-        raise _Refused(f"has more than {column.decimal_places} decimals: {_shown(value)}")
-    return number.quantize(step)
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, str):
-        text = value if len(value) <= 40 else value[:40] + "…"
-        return repr(text)
-    if isinstance(value, (dict, list)):
-        return "a list" if isinstance(value, list) else "an object"
-    if isinstance(value, Decimal):
-        return str(value)
-    return repr(value)
-
-
-def _name(model: type[models.Model], field_name: str, value: Any) -> str:
-    """A required name: text, not blank once trimmed, within the column."""
-    if not isinstance(value, str):
-        raise _Refused(f"must be text, not {_shown(value)}")
-    value = value.strip()
-    if not value:
-        raise _Refused("is blank")
-    return _check(model, field_name, value)
-
-
 class _Problems:
     def __init__(self) -> None:
         self.found: list[str] = []
 
-    def add(self, where: str, error: _Refused) -> None:
+    def add(self, where: str, error: values.BadValue) -> None:
         self.found.append(f"{where} {error}")
 
     def raise_any(self, source: str) -> None:
@@ -297,36 +122,6 @@ class _Problems:
         lines = "; ".join(shown) + (f"; and {more} more" if more else "")
         prefix = f"{source}: " if source else ""
         raise SheetError(f"{prefix}{lines}")
-
-
-def _mapping(value: Any, what: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise _Refused(f"must be an object of {what}, not {_shown(value)}")
-    return value
-
-
-def _listing(value: Any, what: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _Refused(f"must be a list of {what}, not {_shown(value)}")
-    return value
-
-
-def _rated(model: type[models.Model], number: str, value: Any) -> dict[str, Any]:
-    """``{"Dodge": 2}`` or ``{"Academics": {"rating": 3, "note": "Anthropology"}}``; a trait's
-    ``{"Quick": 2}`` or ``{"Brawny": {"count": 2, "note": "str"}}`` the same way."""
-    if isinstance(value, dict):
-        unknown = set(value) - {number, "note"}
-        if unknown:
-            raise _Refused(f"has unknown keys {sorted(unknown)}")
-        return {
-            number: _check(model, number, value.get(number, 1)),
-            "note": _check(model, "note", value.get("note") or ""),
-        }
-    return {number: _check(model, number, value), "note": ""}
 
 
 def sheets_clean(sheets: Any, *, source: str = "") -> list[dict[str, Any]]:
@@ -344,20 +139,23 @@ def sheets_clean(sheets: Any, *, source: str = "") -> list[dict[str, Any]]:
     seen: set[str] = set()
     for index, sheet in enumerate(sheets, start=1):
         if not isinstance(sheet, dict):
-            problems.add(f"character number {index}", _Refused(f"is {_shown(sheet)}, not a sheet"))
+            problems.add(
+                f"character number {index}",
+                values.BadValue(f"is {values.shown(sheet)}, not a sheet"),
+            )
             continue
         raw_name = sheet.get("name")
         if raw_name is None or (isinstance(raw_name, str) and not raw_name.strip()):
-            problems.add(f"character number {index}", _Refused("has no name"))
+            problems.add(f"character number {index}", values.BadValue("has no name"))
             continue
         try:
-            name = _name(Character, "name", sheet.get("name"))
-        except _Refused as error:
+            name = values.required_name(Character, "name", sheet.get("name"))
+        except values.BadValue as error:
             problems.add(f"character number {index}, name", error)
             continue
-        who = f"character {_shown(name)} (number {index}),"
+        who = f"character {values.shown(name)} (number {index}),"
         if name in seen:
-            problems.add(who, _Refused("appears twice in the file"))
+            problems.add(who, values.BadValue("appears twice in the file"))
             continue
         seen.add(name)
         cleaned.append(_sheet_clean(sheet, name, who, problems))
@@ -371,114 +169,135 @@ def _sheet_clean(sheet: dict[str, Any], name: str, who: str, problems: _Problems
     def attempt(where: str, check: Any, *args: Any) -> Any:
         try:
             return check(*args)
-        except _Refused as error:
+        except values.BadValue as error:
             problems.add(f"{who} {where}", error)
             return None
 
     for key in SCALARS:
         if key in sheet and (sheet[key] is not None or key == "generation"):
-            out[key] = attempt(key, _check, Character, key, sheet[key])
+            out[key] = attempt(key, values.checked, Character, key, sheet[key])
     player = sheet.get("player") or ""
-    out["player"] = attempt("player", _check, get_user_model(), "username", player) or ""
+    out["player"] = attempt("player", values.checked, get_user_model(), "username", player) or ""
 
     for key in ("traits", "negative_traits"):
         out[key] = {}
-        categories = attempt(key, _mapping, sheet.get(key), "categories") or {}
+        categories = attempt(key, values.mapping, sheet.get(key), "categories") or {}
         for category, traits in categories.items():
-            where = f"{key} {_shown(category)}"
-            if attempt(where, _check, Trait, "category", category) is None:
+            where = f"{key} {values.shown(category)}"
+            if attempt(where, values.checked, Trait, "category", category) is None:
                 continue
             bucket = out[key][category] = {}
-            for trait, count in (attempt(where, _mapping, traits, "traits") or {}).items():
-                trait_name = attempt(where, _name, Trait, "name", trait)
+            for trait, count in (attempt(where, values.mapping, traits, "traits") or {}).items():
+                trait_name = attempt(where, values.required_name, Trait, "name", trait)
                 if trait_name is not None:
                     bucket[trait_name] = attempt(
-                        f"{where} {_shown(trait_name)}", _rated, Trait, "count", count
+                        f"{where} {values.shown(trait_name)}", values.rated, Trait, "count", count
                     )
 
     for key, model, number in (("abilities", Ability, "rating"), ("powers", Power, "level")):
         out[key] = {}
-        for item, value in (attempt(key, _mapping, sheet.get(key), key) or {}).items():
-            item_name = attempt(key, _name, model, "name", item)
+        for item, value in (attempt(key, values.mapping, sheet.get(key), key) or {}).items():
+            item_name = attempt(key, values.required_name, model, "name", item)
             if item_name is not None:
-                rated = attempt(f"{key} {_shown(item_name)}", _rated, model, number, value)
+                rated = attempt(
+                    f"{key} {values.shown(item_name)}", values.rated, model, number, value
+                )
                 out[key][item_name] = rated
 
     out["attributes"] = {}
     for item, value in (
-        attempt("attributes", _mapping, sheet.get("attributes"), "x") or {}
+        attempt("attributes", values.mapping, sheet.get("attributes"), "x") or {}
     ).items():
-        item_name = attempt("attributes", _name, Attribute, "name", item)
+        item_name = attempt("attributes", values.required_name, Attribute, "name", item)
         if item_name is not None:
             out["attributes"][item_name] = attempt(
-                f"attributes {_shown(item_name)}", _check, Attribute, "value", value
+                f"attributes {values.shown(item_name)}", values.checked, Attribute, "value", value
             )
 
     out["health"] = []
-    for i, level in enumerate(attempt("health", _listing, sheet.get("health"), "levels") or [], 1):
+    for i, level in enumerate(
+        attempt("health", values.listing, sheet.get("health"), "levels") or [], 1
+    ):
         where = f"health level {i}"
-        if attempt(where, _mapping, level, "fields") is None or not isinstance(level, dict):
+        if attempt(where, values.mapping, level, "fields") is None or not isinstance(level, dict):
             continue
         out["health"].append(
             {
-                "name": attempt(where + " name", _name, HealthLevel, "name", level.get("name")),
+                "name": attempt(
+                    where + " name", values.required_name, HealthLevel, "name", level.get("name")
+                ),
                 "boxes": attempt(
-                    where + " boxes", _check, HealthLevel, "boxes", level.get("boxes", 1)
+                    where + " boxes", values.checked, HealthLevel, "boxes", level.get("boxes", 1)
                 ),
                 "penalty": attempt(
-                    where + " penalty", _check, HealthLevel, "penalty", level.get("penalty", 0)
+                    where + " penalty",
+                    values.checked,
+                    HealthLevel,
+                    "penalty",
+                    level.get("penalty", 0),
                 ),
             }
         )
     if len(out["health"]) > 100:
         problems.add(
-            f"{who} health", _Refused(f"has {len(out['health'])} levels; the limit is 100")
+            f"{who} health", values.BadValue(f"has {len(out['health'])} levels; the limit is 100")
         )
 
     out["equipment"] = []
     for i, item in enumerate(
-        attempt("equipment", _listing, sheet.get("equipment"), "items") or [], 1
+        attempt("equipment", values.listing, sheet.get("equipment"), "items") or [], 1
     ):
         where = f"equipment item {i}"
         if not isinstance(item, dict):
-            problems.add(f"{who} {where}", _Refused(f"is {_shown(item)}, not an object"))
+            problems.add(
+                f"{who} {where}", values.BadValue(f"is {values.shown(item)}, not an object")
+            )
             continue
-        row = {"name": attempt(where + " name", _name, Equipment, "name", item.get("name"))}
+        row = {
+            "name": attempt(
+                where + " name", values.required_name, Equipment, "name", item.get("name")
+            )
+        }
         for key in EQUIPMENT_FIELDS[1:]:
             if key in item and item[key] is not None:
-                row[key] = attempt(f"{where} {key}", _check, Equipment, key, item[key])
+                row[key] = attempt(f"{where} {key}", values.checked, Equipment, key, item[key])
         out["equipment"].append(row)
 
     out["lists"] = {}
     for list_name, entries in (
-        attempt("lists", _mapping, sheet.get("lists"), "lists") or {}
+        attempt("lists", values.mapping, sheet.get("lists"), "lists") or {}
     ).items():
-        clean_list = attempt("lists", _name, SheetEntry, "list_name", list_name)
+        clean_list = attempt("lists", values.required_name, SheetEntry, "list_name", list_name)
         if clean_list is None:
             continue
-        where = f"list {_shown(clean_list)}"
+        where = f"list {values.shown(clean_list)}"
         rows = out["lists"].setdefault(clean_list, [])
-        for i, entry in enumerate(attempt(where, _listing, entries, "entries") or [], 1):
+        for i, entry in enumerate(attempt(where, values.listing, entries, "entries") or [], 1):
             if not isinstance(entry, dict):
                 problems.add(
-                    f"{who} {where} entry {i}", _Refused(f"is {_shown(entry)}, not an object")
+                    f"{who} {where} entry {i}",
+                    values.BadValue(f"is {values.shown(entry)}, not an object"),
                 )
                 continue
             rows.append(
                 {
                     "name": attempt(
-                        f"{where} entry {i} name", _name, SheetEntry, "name", entry.get("name")
+                        f"{where} entry {i} name",
+                        values.required_name,
+                        SheetEntry,
+                        "name",
+                        entry.get("name"),
                     ),
                     "value": attempt(
                         f"{where} entry {i} value",
-                        _check,
+                        values.checked,
                         SheetEntry,
                         "value",
                         entry.get("value") or "",
                     ),
                     "note": attempt(
                         f"{where} entry {i} note",
-                        _check,
+                        values.checked,
                         SheetEntry,
                         "note",
                         entry.get("note") or "",
@@ -488,11 +307,11 @@ def _sheet_clean(sheet: dict[str, Any], name: str, who: str, problems: _Problems
 
     out["experience"] = []
     for i, x in enumerate(
-        attempt("experience", _listing, sheet.get("experience"), "entries") or [], 1
+        attempt("experience", values.listing, sheet.get("experience"), "entries") or [], 1
     ):
         where = f"experience entry {i}"
         if not isinstance(x, dict):
-            problems.add(f"{who} {where}", _Refused(f"is {_shown(x)}, not an object"))
+            problems.add(f"{who} {where}", values.BadValue(f"is {values.shown(x)}, not an object"))
             continue
         row = {"date": attempt(f"{where} date", _date_checked, x.get("date"))}
         for key, default in (
@@ -504,30 +323,34 @@ def _sheet_clean(sheet: dict[str, Any], name: str, who: str, problems: _Problems
         ):
             value = x.get(key)
             row[key] = attempt(
-                f"{where} {key}", _check, ExperienceEntry, key, default if value is None else value
+                f"{where} {key}",
+                values.checked,
+                ExperienceEntry,
+                key,
+                default if value is None else value,
             )
         out["experience"].append(row)
     return out
 
 
 def _date_checked(value: Any) -> str | None:
-    """An ISO date-time kept as text (written by :func:`_aware`), or None."""
+    """An ISO date-time kept as text (written by :func:`values.aware`), or None."""
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise _Refused(f"must be an ISO date, not {_shown(value)}")
+        raise values.BadValue(f"must be an ISO date, not {values.shown(value)}")
     try:
-        _aware(value)
+        values.aware(value)
     except (ValueError, OverflowError):
-        raise _Refused(f"must be an ISO date, not {_shown(value)}") from None
+        raise values.BadValue(f"must be an ISO date, not {values.shown(value)}") from None
     return value
 
 
 def chronicle_name_clean(name: Any) -> str:
     """A chronicle name an import may create, or :class:`SheetError` saying why not."""
     try:
-        return _name(Chronicle, "name", name)
-    except _Refused as error:
+        return values.required_name(Chronicle, "name", name)
+    except values.BadValue as error:
         raise SheetError(f"the chronicle name {error}") from None
 
 
@@ -668,7 +491,7 @@ def _write_parts(ids: dict[str, int], by_name: dict[str, dict[str, Any]]) -> Non
             for e in entries
         ]
         rows[ExperienceEntry] += [
-            ExperienceEntry(character_id=pk, **{**x, "date": _aware(x["date"])})
+            ExperienceEntry(character_id=pk, **{**x, "date": values.aware(x["date"])})
             for x in sheet["experience"]
         ]
     for model, objects in rows.items():

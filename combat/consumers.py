@@ -21,10 +21,11 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from combat import fragments, live, services
-from combat.hub import LAYER_AWAY, RESYNC, get_hub, new_socket_id, seq_of, sheet_seq_of
+from combat import fragments, live, presence, services
+from combat.hub import LAYER_AWAY, RESYNC, get_hub, new_socket_id
 from combat.live import account_group, session_group, user_group
 from combat.models import Participant, Scene
+from combat.seqs import seq_of, sheet_seq_of
 
 CLOSE_LOGGED_OUT = 4001  # the session this socket belonged to logged out
 CLOSE_UNAUTHENTICATED = 4401  # nobody is logged in
@@ -214,7 +215,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
             await self.hub.subscribe(self, self.heard)
             self.hub.watch(self)  # served: the heartbeat keeps its presence row from here
             self.present = True
-            await database_sync_to_async(services.presence_connect)(
+            await database_sync_to_async(presence.presence_connect)(
                 scene_id=self.scene_id, user_id=user.pk, channel_name=self.socket_id, announce=False
             )
             self.hub.presence_soon(self.scene_id)
@@ -247,7 +248,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
         if self.present:
             self.present = False
             try:
-                await database_sync_to_async(services.presence_disconnect)(
+                await database_sync_to_async(presence.presence_disconnect)(
                     channel_name=self.socket_id, announce=False
                 )
             except Exception:  # the database away: the hub's heartbeat deletes the row

@@ -22,7 +22,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.template.loader import render_to_string
 
-from combat import render_cache, selectors
+from combat import board, render_cache, selectors
 from combat.models import Participant, Scene
 from combat.regions import read as read_regions
 
@@ -76,7 +76,7 @@ _load = load
 def storyteller_state(scene: Scene) -> str:
     """Everything the storyteller's board shows live (the whole board: sent on connect)."""
     with render_cache.rendering(scene):
-        return _partial(TABLET, "board", selectors.board_state(scene))
+        return _partial(TABLET, "board", board.board_state(scene))
 
 
 def board_regions(scene: Scene, regions: Collection[str] | None = None) -> str:
@@ -92,7 +92,7 @@ def board_regions(scene: Scene, regions: Collection[str] | None = None) -> str:
     with render_cache.rendering(scene):
         context = selectors.clock_state(scene)
         if _NEEDS_PEOPLE & set(wanted):
-            context.update(selectors.people_state(scene))
+            context.update(board.people_state(scene))
         if _NEEDS_LOG & set(wanted):
             context.update(selectors.log_state(scene))
         context.update(read_regions(scene, "board", context, wanted))

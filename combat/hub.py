@@ -36,7 +36,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
 import secrets
 import socket
 from collections.abc import Iterable
@@ -49,20 +48,21 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
+from combat import live
+from combat.models import Presence
+from combat.selectors import STALE_AFTER
+
 log = logging.getLogger(__name__)
 
 # Every socket's id (``Presence.channel_name``) starts with its process's: ``PROCESS_ID``.
 PROCESS_ID = f"{socket.gethostname()[:40]}.{os.getpid()}.{secrets.token_hex(4)}"
 HEARTBEAT = 30  # seconds between two touches of this process's presence rows
-STALE_AFTER = 90  # a presence row untouched this long belongs to a process that is gone
 RETRY = 1.0  # seconds before the hub reads the layer again after an error
 PRESENCE_DELAY = 0.2  # (dis)connections within this many seconds make one presence push
 CATCH_UP = 1.0  # seconds between two looks at the seq of the scenes the sockets show
 LAYER_CHECK = 1.0  # seconds between two looks at the channel layer (channels-redis)
 LAYER_TIMEOUT = 2.0  # a layer that takes longer than this to answer is away
 MARKER_TTL = 600  # seconds the hub's marker key lives in Redis (renewed every check)
-SEQ = re.compile(r'data-seq="(\d+)"')
-SHEET_SEQ = re.compile(r'data-sheet-seq="([\d.]+)"')
 
 LAYER_AWAY = {"type": "live.layer", "live": False}
 LAYER_BACK = {"type": "live.layer", "live": True}
@@ -100,19 +100,6 @@ def presence_heartbeat_seconds() -> float:
 
 def catch_up_seconds() -> float:
     return float(getattr(settings, "LIVE_CATCH_UP", CATCH_UP))
-
-
-def seq_of(html: str) -> int | None:
-    """The ``data-seq`` of a fragment (its first root's), or None."""
-    match = SEQ.search(html, 0, 600)
-    return int(match.group(1)) if match else None
-
-
-def sheet_seq_of(html: str) -> str | None:
-    """The ``data-sheet-seq`` of a player's private part in ``html``, or None."""
-    at = html.find('id="scene-private"')
-    match = SHEET_SEQ.search(html, at, at + 600) if at >= 0 else None
-    return match.group(1) if match else None
 
 
 class Hub:
@@ -215,8 +202,6 @@ class Hub:
         )
 
     async def _announce_presence(self, scene_id: int) -> None:
-        from combat import live
-
         self.presence_due.discard(scene_id)
         try:
             await database_sync_to_async(live.presence_changed)(scene_id)
@@ -275,8 +260,6 @@ class Hub:
     async def catch_up(self) -> int:
         """Send the whole state to each socket found behind its scene twice in a row (the
         first time a push may still be on its way). Returns how many were sent it."""
-        from combat import live
-
         sockets = list(self.watched)
         if not sockets:
             return 0
@@ -390,9 +373,6 @@ def heartbeat(alive: Iterable[str] | None = None) -> list[int]:
     ``alive``: the ids of the sockets this process serves; its other rows (a socket that
     failed before it could clean up) are deleted too. ``None`` touches every row of it.
     """
-    from combat import live
-    from combat.models import Presence
-
     now = timezone.now()
     mine = Presence.objects.filter(channel_name__startswith=PROCESS_ID + ".")
     gone = Presence.objects.filter(connected_at__lt=now - timedelta(seconds=STALE_AFTER))
@@ -411,8 +391,3 @@ def heartbeat(alive: Iterable[str] | None = None) -> list[int]:
     for scene_id in sorted(scenes):
         live.presence_changed(scene_id)
     return sorted(scenes)
-
-
-def fresh_since() -> Any:
-    """Presence rows touched since then count as connected (older ones are a dead process's)."""
-    return timezone.now() - timedelta(seconds=STALE_AFTER)

@@ -41,8 +41,8 @@ from django.db.models.signals import post_save
 from django.utils.crypto import constant_time_compare
 
 from combat import faults, fragments
-from combat.hub import seq_of
 from combat.models import Participant, Scene
+from combat.seqs import seq_of
 
 FRAGMENT_EVENT = "live.fragment"
 LOGOUT_EVENT = "live.logout"

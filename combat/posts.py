@@ -25,7 +25,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from characters.idempotency import IdempotencyError
-from combat import access, fragments, selectors
+from combat import access, board, fragments, selectors
 from combat.forms import problems
 from combat.models import Scene
 from combat.steps import Refused, http_status
@@ -63,7 +63,7 @@ def screen_reply_for(error_name: str = "error") -> Reply:
             return redirect("scene_tablet" if tablet else "scene_phone", pk=scene.pk)
         scene.refresh_from_db()
         if tablet:
-            context = {**selectors.board_state(scene), error_name: error, "oob": False}
+            context = {**board.board_state(scene), error_name: error, "oob": False}
             return render(request, f"{fragments.TABLET}#board", context, status=status)
         state = selectors.private_state(scene, request.user)
         context = {**state, error_name: error, "oob": False}

@@ -26,6 +26,9 @@ from contextvars import ContextVar
 from functools import wraps
 from typing import Any, TypeVar
 
+from characters.models import Character
+from characters.selectors import SHEET_PREFETCH, current_values_for
+
 T = TypeVar("T")
 
 _values: ContextVar[dict[Hashable, Any] | None] = ContextVar("render_cache", default=None)
@@ -101,9 +104,6 @@ def cached(key: Hashable, read: Callable[[], T]) -> T:
 def sheets_now(character_ids: Iterable[int]) -> dict[int, tuple[Any, dict[str, Any]]]:
     """Characters (with ``SHEET_PREFETCH``) and their current values, by id: the ones not read
     yet in the active cache in one go (one ledger query for them all)."""
-    from characters.models import Character
-    from characters.selectors import SHEET_PREFETCH, current_values_for
-
     ids = list(dict.fromkeys(character_ids))
     values = _values.get()
     known = values or {}

@@ -13,10 +13,11 @@ from typing import Any
 
 from characters.models import HEALTH_TRACKS
 from characters.selectors import filled_track
-from combat.challenges import selectors as challenges
+from combat.challenges import waiting as challenge_waits
 from combat.models import Participant, Scene
 from combat.render_cache import sheets_now
 from combat.rounds import selectors as rounds
+from combat.rounds import waiting as round_waits
 
 
 def _quick_health(scene: Scene, damage: int) -> dict[str, Any]:
@@ -31,11 +32,11 @@ def fight_rows(scene: Scene, participants: list[Participant]) -> dict[int, dict[
     ``waiting`` (what the fight waits on them for, or "")."""
     combat = rounds.running(scene)
     in_fight = set(combat.members) if combat is not None else set()
-    in_fight |= challenges.fighting(scene)
+    in_fight |= challenge_waits.fighting(scene)
     fighters = [p for p in participants if p.pk in in_fight]
     if not fighters:
         return {}
-    waiting = {**challenges.waiting_on(scene), **rounds.waiting_on(scene)}
+    waiting = {**challenge_waits.waiting_on(scene), **round_waits.waiting_on(scene)}
     npc_damage = (combat.npc_damage or {}) if combat is not None else {}
     sheets = sheets_now(p.character_id for p in fighters if p.character_id)
     out: dict[int, dict[str, Any]] = {}

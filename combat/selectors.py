@@ -6,20 +6,23 @@ Each state below costs the same number of queries whatever the number of partici
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Max, Q, QuerySet
+from django.utils import timezone
 
 from characters.models import Character, Chronicle, GameNight, LedgerEntry
 from characters.selectors import chronicles_run_by, sheet
 from combat import regions
 from combat.gametime import format_game_time
-from combat.hub import fresh_since
 from combat.logtext import one_line
 from combat.models import Participant, Presence, Scene, SceneLogEntry
 from combat.render_cache import sheets_now
 from combat.steps import token
+
+STALE_AFTER = 90  # a presence row untouched this long belongs to a process that is gone
 
 BOARD_LOG_LENGTH = 30
 PHONE_LOG_LENGTH = 20
@@ -214,38 +217,6 @@ def log_state(scene: Scene) -> dict[str, Any]:
     return {**clock_state(scene), "log": log_for_storyteller(scene, limit=BOARD_LOG_LENGTH)}
 
 
-def people_state(scene: Scene) -> dict[str, Any]:
-    """The board's people panel: everyone (hidden NPCs too) with presence; those in the fight
-    with their health and what the fight waits on them for (:mod:`combat.roster`)."""
-    from combat.roster import fight_rows  # the features' selectors import this module
-
-    connected = connected_user_ids(scene)
-    participants = active_participants(scene)
-    fight = fight_rows(scene, participants)
-    rows = [
-        {
-            "participant": p,
-            "connected": p.player_id in connected if p.player_id else None,
-            "fight": fight.get(p.pk),
-        }
-        for p in participants
-    ]
-    return {
-        **clock_state(scene),
-        "rows": rows,
-        "waiting_on": [r for r in rows if r["fight"] and r["fight"]["waiting"]],
-        "players_connected": sum(1 for r in rows if r["connected"]),
-        "players_total": sum(1 for r in rows if r["connected"] is not None),
-    }
-
-
-def board_state(scene: Scene) -> dict[str, Any]:
-    """The storyteller's board: everyone (hidden NPCs too) with presence, clock, the log, and
-    what the features' regions show."""
-    context = {**people_state(scene), **log_state(scene)}
-    return {**context, **regions.read(scene, "board", context)}
-
-
 def sheet_seq(scene: Scene, character_ids: list[int]) -> str:
     """The sheets' own counter, ``<newest game night>.<newest ledger entry>``.
 
@@ -275,3 +246,8 @@ def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
         "log": log_for_player(scene, user, limit=PHONE_LOG_LENGTH, public=False),
     }
     return {**context, **regions.read(scene, "private", context)}
+
+
+def fresh_since() -> Any:
+    """Presence rows touched since then count as connected (older ones are a dead process's)."""
+    return timezone.now() - timedelta(seconds=STALE_AFTER)

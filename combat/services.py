@@ -33,7 +33,6 @@ from combat.models import (
     JOIN_CODE_LENGTH,
     LogKind,
     Participant,
-    Presence,
     Scene,
     SceneLogEntry,
 )
@@ -591,30 +590,3 @@ def scene_remove(
     payload = {"scene": scene.pk, "participant": participant.pk}
     target = (scene, participant.pk)
     _run(REMOVE, target, by=by, key=key, seen=seen, payload=payload, rules=rules)
-
-
-def presence_connect(
-    *, scene_id: int, user_id: int, channel_name: str, announce: bool = True
-) -> None:
-    """A socket of the scene opened: the storyteller's board shows who is connected.
-
-    ``announce=False``: the caller tells the board itself (the socket's hub gathers the
-    presence changes of a burst of connections into one push).
-    """
-    with transaction.atomic():
-        Presence.objects.update_or_create(
-            channel_name=channel_name,
-            defaults={"scene_id": scene_id, "user_id": user_id, "connected_at": timezone.now()},
-        )
-        if announce:
-            transaction.on_commit(partial(live.presence_changed, scene_id))
-
-
-def presence_disconnect(*, channel_name: str, announce: bool = True) -> None:
-    with transaction.atomic():
-        gone = Presence.objects.filter(channel_name=channel_name).first()
-        if gone is None:
-            return
-        gone.delete()
-        if announce:
-            transaction.on_commit(partial(live.presence_changed, gone.scene_id))

@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from characters.models import Character
-from combat import forms, fragments, posts, selectors, services
+from combat import board, forms, fragments, posts, selectors, services
 from combat.models import Participant, Scene
 from combat.posts import scene_post
 from combat.services import SceneError
@@ -128,7 +128,7 @@ def scene_tablet(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         fragments.TABLET,
         {
-            **selectors.board_state(scene),
+            **board.board_state(scene),
             "join_url": url,
             "qr_svg": _qr_svg(url),
             "npc_sheets": selectors.npc_sheets(scene),

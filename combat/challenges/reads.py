@@ -11,10 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q
 
 from combat.challenges import sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
+from combat.render_cache import cached
 from combat.rules.challenge import Challenge as Engine
+from combat.rules.challenge import Phase
 from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
 from combat.steps import token
@@ -249,3 +252,32 @@ def cancel_choices(ch: Challenge, engine: Any, side: Side) -> dict[str, Any]:
     if pending.kind is RetestKind.POWER and pending.power in sheet.powers():
         out["powers"] = [pending.power]
     return out
+
+
+def scene_rows(scene: Scene, q: Q | None = None) -> list[Challenge]:
+    """The scene's challenges (those matching ``q``); all of them are read once for every
+    audience of a change (the board, the public part, each player's own)."""
+    if q is None:
+        return cached(("challenges", scene.pk), lambda: scene_rows(scene, Q()))
+    rows = list(
+        Challenge.objects.filter(scene=scene)
+        .select_related("attacker__character", "defender__character", "scene")
+        .filter(q)
+    )
+    for row in rows:
+        row.token = step_token(row)  # what a form of its card posts (steps.token)
+    return rows
+
+
+def still_open(rows: list[Challenge]) -> list[Challenge]:
+    """The open challenges and those waiting on a loser's choice."""
+    # W8: a finished challenge still waiting on a loser's choice stays with the open ones
+    return [c for c in rows if c.is_open or c.options.get("choose")]
+
+
+def must_drop(ch: Challenge, engine: Any) -> list[str]:
+    """C16: who of the mob cannot match the negatives named and must drop out (before the
+    first throw only)."""
+    if engine is None or not ch.is_open or engine.throws or engine.phase is not Phase.THROWS:
+        return []
+    return engine.must_drop_out()

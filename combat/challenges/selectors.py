@@ -12,13 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Max, Q
+from django.db.models import Q
 
-from combat.challenges import reads, sheets
+from combat.challenges import reads, sheets, start_form
 from combat.challenges.reads import cancel_choices
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
-from combat.render_cache import cached
-from combat.rules import night
 from combat.rules.challenge import Phase, has_werewolf_tests, kinds_of_test
 from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
@@ -35,30 +33,10 @@ RETEST_WORDS = {
 }
 
 
-def _scene_rows(scene: Scene, q: Q | None = None) -> list[Challenge]:
-    """The scene's challenges (those matching ``q``); all of them are read once for every
-    audience of a change (the board, the public part, each player's own)."""
-    if q is None:
-        return cached(("challenges", scene.pk), lambda: _scene_rows(scene, Q()))
-    rows = list(
-        Challenge.objects.filter(scene=scene)
-        .select_related("attacker__character", "defender__character", "scene")
-        .filter(q)
-    )
-    for row in rows:
-        row.token = reads.step_token(row)  # what a form of its card posts (steps.token)
-    return rows
-
-
-def _waiting(rows: list[Challenge]) -> list[Challenge]:
-    # W8: a finished challenge still waiting on a loser's choice stays with the open ones
-    return [c for c in rows if c.is_open or c.options.get("choose")]
-
-
 def _challenges(scene: Scene, q: Q | None = None, recent: int | None = RECENT) -> list[Challenge]:
     """The open challenges, then the ``recent`` last finished ones (None: every one)."""
-    rows = _scene_rows(scene, q)
-    waiting = _waiting(rows)
+    rows = reads.scene_rows(scene, q)
+    waiting = reads.still_open(rows)
     done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:recent]
     return waiting + done
 
@@ -67,8 +45,8 @@ def _own_challenges(scene: Scene, user: AbstractBaseUser, own: list[int]) -> lis
     """A player's phone: every open challenge, and the finished ones the player's characters
     took part in that the player has not left yet (``options["left"]``), however many others
     finish in the scene (at most ``KEPT``, newest first)."""
-    rows = _scene_rows(scene)
-    waiting = _waiting(rows)
+    rows = reads.scene_rows(scene)
+    waiting = reads.still_open(rows)
     done = sorted(
         (
             c
@@ -141,7 +119,7 @@ def card(ch: Challenge, viewer: str) -> dict[str, Any]:
         ],
         "mob_side": ch.options.get("mob_side", "attacker"),
         "mob_dropped": reads.mob_dropped(ch),
-        "must_drop": _must_drop(ch, engine),
+        "must_drop": reads.must_drop(ch, engine),
         "blood": _blood(engine),
         "choosing": [names[s] for s in dict.fromkeys(ch.options.get("choose", []))],
         "expired": _expired(ch, viewer, names),
@@ -192,14 +170,6 @@ def _expired(ch: Challenge, viewer: str, names: dict[str, str]) -> str:
     return f"Time is up ({label}): your call — force the step, add time or set a winner."
 
 
-def _must_drop(ch: Challenge, engine: Any) -> list[str]:
-    """C16: who of the mob cannot match the negatives named and must drop out (before the
-    first throw only)."""
-    if engine is None or not ch.is_open or engine.throws or engine.phase is not Phase.THROWS:
-        return []
-    return engine.must_drop_out()
-
-
 def _blood(engine: Any) -> dict[str, int]:
     """C5: blood traits each side announced (said at the table: both sides see them)."""
     if engine is None:
@@ -241,7 +211,7 @@ def moves(ch: Challenge, engine: Any, side: str) -> dict[str, Any]:
     mine = Side(side)
     if engine.throws == 0 and engine.mode.value == "contested" and not ch.sealed.get("throw"):
         out["relent"] = True
-    must_drop = _must_drop(ch, engine)
+    must_drop = reads.must_drop(ch, engine)
     if must_drop and me is not None and me.name in must_drop:
         out["drop_out"] = me.pk  # C16: no throw until it drops out
     if engine.phase is Phase.THROWS and not must_drop:
@@ -467,63 +437,6 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
     return out
 
 
-def last_started(scene: Scene) -> dict[int, int]:
-    """Each attacker's latest challenge in the scene, in one query: a start form's idempotency
-    key names it, so the key changes when a challenge starts and never with the scene's
-    ``seq`` (a form rendered before a clock tap stays good)."""
-
-    def read() -> dict[int, int]:
-        rows = Challenge.objects.filter(scene=scene).values("attacker").annotate(last=Max("pk"))
-        return {row["attacker"]: row["last"] for row in rows}
-
-    return cached(("last_started", scene.pk), read)
-
-
-def start_choices(
-    participant: Participant, scene: Scene, targets: list[Participant], last: int = 0
-) -> dict:
-    """What the phone's (or tablet's) start form offers for this participant."""
-    sheet = sheets.load(participant)
-    bids = []
-    for category in sheets.CATEGORIES:
-        traits = sorted(sheet.traits(category).items())
-        if participant.character_id is None:
-            count = sheet.pool(category)
-            traits = [(category.capitalize(), count)] if count else []
-        bids.append((category, traits))
-    tempers = []
-    if scene.ruleset == "met_werewolf":
-        tempers = [(t, sheet.temper(t)) for t in sheets.TEMPERS if sheet.temper(t) > 0]
-    return {
-        "participant": participant,
-        # C7: an Incapacitated character cannot start a challenge: the form says why instead
-        "incapacitated": sheet.health().down,
-        "bids": bids,
-        "tempers": tempers,
-        "abilities": sorted(sheet.abilities().items()),
-        "weapons": sheet.weapons(),
-        "attributes": sorted(sheet.attributes()),
-        "powers": sheet.powers(),
-        "celerity": sheet.has_power("Celerity"),
-        "regain": _regainable(sheet) if night.regains_traits(scene.ruleset) else [],
-        "targets": [t for t in targets if t.pk != participant.pk],
-        "key": f"start-{scene.pk}-{participant.pk}-{last}",
-        "bns": scene.ruleset == "met_bns",
-    }
-
-
-def _regainable(sheet: sheets.Sheet) -> list[str]:
-    """W7: the categories with traits lost tonight (the ledger checks once per night)."""
-    if sheet.now is None or sheet.participant.npc or sheet.now["willpower"] < 1:
-        return []
-    out = []
-    for category in sheets.CATEGORIES:
-        permanent = sum(sheet.now["permanent_traits"].get(category, {}).values())
-        if sheet.trait_count(category) < permanent:
-            out.append(category)
-    return out
-
-
 def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
     """A player's challenge cards (their characters' sides) and the start form."""
     own = list(
@@ -545,9 +458,9 @@ def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
                     cards.append(step_in_card(ch, member))
     # A phone's start form takes its targets from the public part (#scene-targets), so a
     # newcomer needs no re-render of every phone's private part.
-    last = last_started(scene) if own else {}
+    last = start_form.last_started(scene) if own else {}
     starts = (
-        [start_choices(p, scene, [], last.get(p.pk, 0)) for p in own]
+        [start_form.start_choices(p, scene, [], last.get(p.pk, 0)) for p in own]
         if scene.is_open and scene.ruleset != "wod_dice"
         else []
     )
@@ -596,10 +509,12 @@ def board_cards(scene: Scene) -> dict[str, Any]:
     everyone = list(Participant.objects.filter(scene=scene, removed_at__isnull=True))
     npcs = [p for p in everyone if p.npc or p.character_id is None]
     pcs = [p for p in everyone if not (p.npc or p.character_id is None)]
-    last = last_started(scene)
+    last = start_form.last_started(scene)
     return {
         "cards": cards,
-        "npc_starts": [start_choices(p, scene, everyone, last.get(p.pk, 0)) for p in npcs]
+        "npc_starts": [
+            start_form.start_choices(p, scene, everyone, last.get(p.pk, 0)) for p in npcs
+        ]
         if scene.is_open and scene.ruleset != "wod_dice"
         else [],
         "pcs": pcs,
@@ -641,56 +556,3 @@ def public_lines(scene: Scene) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-# What the storyteller's roster says a challenger is waited on for (the tablet, at a glance).
-TO_ANSWER = "to answer"
-TO_BID = "to bid for the mob (C16)"
-TO_THROW = "to throw"
-TO_DECLARE = "to declare a total (C4)"
-TO_CHOOSE = "to choose a trait to cross off (W8)"
-
-
-def waiting_on(scene: Scene) -> dict[int, str]:
-    """Who the scene's open challenges wait on, by participant id, and for what: an answer
-    (the defender, the mob's members, C16), a throw or a declared total (C4), a loser's choice
-    (W8). Never what a side threw or declared: only that it has not yet."""
-    out: dict[int, str] = {}
-    for ch in _waiting(_scene_rows(scene)):
-        sides = {"attacker": ch.attacker, "defender": ch.defender}
-
-        def wait(side: str, what: str, sides: dict = sides) -> None:
-            p = sides.get(side)
-            if p is not None:
-                out.setdefault(p.pk, what)
-
-        if ch.status == ChallengeStatus.ANSWER:
-            awaiting = ch.options.get("awaiting", "")
-            if awaiting == "mob":
-                for member in reads.unanswered(ch):
-                    out.setdefault(member.pk, TO_BID)
-            else:
-                wait(awaiting, TO_ANSWER)
-        elif ch.status == ChallengeStatus.LIVE:
-            engine = reads.engine_of(ch)
-            phase = engine.phase if engine is not None else None
-            if phase is Phase.THROWS and not _must_drop(ch, engine):
-                for side in sides:
-                    if side not in ch.sealed.get("throw", {}):
-                        wait(side, TO_THROW)
-            elif phase is Phase.DECLARATIONS:
-                for side in sides:
-                    if side not in ch.sealed.get("declare", {}):
-                        wait(side, TO_DECLARE)
-        for side in ch.options.get("choose", []):
-            wait(side, TO_CHOOSE)
-    return out
-
-
-def fighting(scene: Scene) -> set[int]:
-    """Everyone in an open challenge of the scene (both sides, the mob's members)."""
-    ids: set[int] = set()
-    for ch in _waiting(_scene_rows(scene)):
-        ids |= {p for p in (ch.attacker_id, ch.defender_id) if p is not None}
-        ids |= {int(pk) for pk in ch.options.get("mob", {})}
-    return ids

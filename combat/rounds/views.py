@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from combat import access, fragments
+from combat import board as scene_board
 from combat import selectors as scene_selectors
 from combat.models import Participant, Scene
 from combat.posts import scene_post
@@ -48,7 +49,7 @@ def _reply(
         return redirect("scene_tablet" if tablet else "scene_phone", pk=scene.pk)
     scene.refresh_from_db()
     if tablet:
-        context = {**scene_selectors.board_state(scene), "round_error": error, "oob": False}
+        context = {**scene_board.board_state(scene), "round_error": error, "oob": False}
         return render(request, f"{fragments.TABLET}#board", context, status=status)
     context = {
         **scene_selectors.private_state(scene, request.user),

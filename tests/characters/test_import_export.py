@@ -12,7 +12,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from characters.models import Character, Chronicle, Trait
-from characters.sheet_io import chronicle_export, sheets_write
+from characters.sheet_export import chronicle_export
+from characters.sheet_io import sheets_write
 
 pytestmark = pytest.mark.django_db
 DATA = Path(__file__).parent / "data" / "grapevine"

@@ -18,7 +18,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from characters.models import Character, Chronicle, ExperienceEntry
-from characters.sheet_io import chronicle_export
+from characters.sheet_export import chronicle_export
 
 pytestmark = pytest.mark.django_db
 DATA = Path(__file__).parent / "data" / "grapevine"

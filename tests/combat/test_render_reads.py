@@ -11,7 +11,7 @@ from django.db import connection
 from django.template.loader import render_to_string
 from django.test.utils import CaptureQueriesContext
 
-from combat import fragments, selectors
+from combat import board, fragments, selectors
 from tests.combat.challenges.conftest import make_table
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +32,7 @@ def _queries(render) -> list[str]:
 
 
 def test_the_board_renders_without_a_query(table):
-    context = {**selectors.board_state(table.scene), "oob": False}
+    context = {**board.board_state(table.scene), "oob": False}
     assert "challenge_board" in context and "round_board" in context and "chase_board" in context
     assert _queries(lambda: render_to_string(f"{fragments.TABLET}#board", context)) == []
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from characters.models import Chronicle
-from characters.sheet_io import chronicle_export
+from characters.sheet_export import chronicle_export
 
 
 class Command(BaseCommand):

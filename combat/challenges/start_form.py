@@ -1,0 +1,69 @@
+"""What a start form offers a participant: the bids of each category, tempers, abilities,
+weapons, powers, the traits it may regain (W7) and the form's key (its attacker's latest
+challenge, so it changes when a challenge starts and never with the scene's seq)."""
+
+from __future__ import annotations
+
+from django.db.models import Max
+
+from combat.challenges import sheets
+from combat.models import Challenge, Participant, Scene
+from combat.render_cache import cached
+from combat.rules import night
+
+
+def last_started(scene: Scene) -> dict[int, int]:
+    """Each attacker's latest challenge in the scene, in one query: a start form's idempotency
+    key names it, so the key changes when a challenge starts and never with the scene's
+    ``seq`` (a form rendered before a clock tap stays good)."""
+
+    def read() -> dict[int, int]:
+        rows = Challenge.objects.filter(scene=scene).values("attacker").annotate(last=Max("pk"))
+        return {row["attacker"]: row["last"] for row in rows}
+
+    return cached(("last_started", scene.pk), read)
+
+
+def start_choices(
+    participant: Participant, scene: Scene, targets: list[Participant], last: int = 0
+) -> dict:
+    """What the phone's (or tablet's) start form offers for this participant."""
+    sheet = sheets.load(participant)
+    bids = []
+    for category in sheets.CATEGORIES:
+        traits = sorted(sheet.traits(category).items())
+        if participant.character_id is None:
+            count = sheet.pool(category)
+            traits = [(category.capitalize(), count)] if count else []
+        bids.append((category, traits))
+    tempers = []
+    if scene.ruleset == "met_werewolf":
+        tempers = [(t, sheet.temper(t)) for t in sheets.TEMPERS if sheet.temper(t) > 0]
+    return {
+        "participant": participant,
+        # C7: an Incapacitated character cannot start a challenge: the form says why instead
+        "incapacitated": sheet.health().down,
+        "bids": bids,
+        "tempers": tempers,
+        "abilities": sorted(sheet.abilities().items()),
+        "weapons": sheet.weapons(),
+        "attributes": sorted(sheet.attributes()),
+        "powers": sheet.powers(),
+        "celerity": sheet.has_power("Celerity"),
+        "regain": _regainable(sheet) if night.regains_traits(scene.ruleset) else [],
+        "targets": [t for t in targets if t.pk != participant.pk],
+        "key": f"start-{scene.pk}-{participant.pk}-{last}",
+        "bns": scene.ruleset == "met_bns",
+    }
+
+
+def _regainable(sheet: sheets.Sheet) -> list[str]:
+    """W7: the categories with traits lost tonight (the ledger checks once per night)."""
+    if sheet.now is None or sheet.participant.npc or sheet.now["willpower"] < 1:
+        return []
+    out = []
+    for category in sheets.CATEGORIES:
+        permanent = sum(sheet.now["permanent_traits"].get(category, {}).values())
+        if sheet.trait_count(category) < permanent:
+            out.append(category)
+    return out
