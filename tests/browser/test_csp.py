@@ -148,8 +148,9 @@ def test_a_player_who_taps_too_fast_sees_the_sentence_beside_the_button(
     region.locator("summary", has_text="Challenge someone").click()
     button = region.locator("form.cc-start-form").get_by_role("button", name="Challenge")
     for _ in range(4):  # an empty form: refused (400) three times, then too many (429)
-        button.click()
-        a.wait_for_timeout(300)
+        with a.expect_response(lambda r: "/challenges/" in r.url) as answer:
+            button.click()  # each tap answered before the next (none queued behind another)
+        answer.value.finished()
     beside = region.locator("form.cc-start-form + .throttled")
     expect(beside).to_contain_text("Too many taps at once")
     assert night.heard == []

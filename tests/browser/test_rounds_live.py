@@ -188,6 +188,10 @@ def test_a_wod_dice_round_with_haste_block_grapple_and_soaked_damage(
             expect(phone.locator("#round-prompts")).to_contain_text("Roll initiative", timeout=PUSH)
             phone.get_by_label("or the die I rolled").fill(die)
             phone.get_by_role("button", name="Send").click()
+        # The phones' pushes all in before the storyteller types: one landing mid-tap would
+        # redraw the form under the click (typing through a push: its own test below).
+        for who in ("Frank 6", "Teddy 10", "Jane 13"):
+            expect(tablet.locator("#combat .initiative")).to_contain_text(who, timeout=PUSH)
         tablet.get_by_label("Initiative die of Thug").fill("3")
         tablet.get_by_role("button", name="Set Thug's initiative").click()
         for who in ("Frank 6", "Thug 7", "Teddy 10", "Jane 13"):
