@@ -19,6 +19,9 @@ from tests.combat.challenges.conftest import make_table
 pytestmark = pytest.mark.django_db(transaction=True)
 PHONE = {"width": 390, "height": 844}
 PUSH = 8_000  # ms: how long a page waits for a push before the test fails
+# ms: a prompt that arrived is brought into view at once (phone.js, tablet.js); the bound is a
+# loaded CI machine's, not the goal (a second at the table; goals live in benchmarks).
+IN_VIEW_WAIT = 3_000
 YOUR_TURN = [300, 120, 300, 120, 600]
 RECORD_BUZZES = """window.__buzzes = [];
 Object.defineProperty(Navigator.prototype, "vibrate", {configurable: true,
@@ -77,13 +80,13 @@ def _buzzes(page) -> int:
 
 
 def _prompt(page, text: str, *, buzzes: int, name: str = "") -> None:
-    """The prompt waiting on this player arrived by a push: it is in view within a second,
+    """The prompt waiting on this player arrived by a push: it is brought into view at once,
     and the phone has buzzed ``buzzes`` times in all."""
     from playwright.sync_api import expect
 
     now = page.locator("#prompts [data-now]").filter(has_text=text)
     expect(now).to_have_count(1, timeout=PUSH)
-    page.wait_for_function(PROMPT_IN_VIEW, arg=text, timeout=1_000)
+    page.wait_for_function(PROMPT_IN_VIEW, arg=text, timeout=IN_VIEW_WAIT)
     if name:
         shot(page, name)
     assert _buzzes(page) == buzzes
@@ -354,7 +357,7 @@ def test_the_declare_prompt_comes_into_view_with_good_defaults_and_only_what_it_
         form.get_by_role("button", name="Declare").click()
         flash = jane.locator("#round-prompts .flash[role=alert]")
         expect(flash).to_contain_text("Name the target", timeout=PUSH)
-        jane.wait_for_function(SEEN, arg="#round-prompts .flash[role=alert]", timeout=1_000)
+        jane.wait_for_function(SEEN, arg="#round-prompts .flash[role=alert]", timeout=IN_VIEW_WAIT)
         shot(jane, "wod-refusal")
         form = jane.locator("#round-prompts form.declare-form")
         form.locator("select[name=target]").select_option(label="Thug")

@@ -26,6 +26,9 @@ from tests.factories import (
 pytestmark = pytest.mark.django_db(transaction=True)
 SMALL_PHONE = {"width": 360, "height": 740}
 PUSH = 8_000  # ms: how long a page waits for a push before the test fails
+# ms: a prompt that arrived is brought into view at once (phone.js, tablet.js); the bound is a
+# loaded CI machine's, not the goal (a second at the table; goals live in benchmarks).
+IN_VIEW_WAIT = 3_000
 _shot = shot
 
 
@@ -199,8 +202,8 @@ def _now_in_view(page, text: str) -> None:
 
     now = page.locator("#prompts [data-now]").filter(has_text=text)
     expect(now).to_have_count(1, timeout=PUSH)
-    # in view within a second of arriving (a later push may redraw it meanwhile)
-    page.wait_for_function(NOW_IN_VIEW, arg=text, timeout=1_000)
+    # in view promptly after arriving (a later push may redraw it meanwhile)
+    page.wait_for_function(NOW_IN_VIEW, arg=text, timeout=IN_VIEW_WAIT)
 
 
 def test_the_phone_brings_the_prompt_into_view_and_buzzes_only_for_its_turn(

@@ -15,6 +15,9 @@ from tests.browser.threads import off_loop
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PUSH = 8_000  # ms: how long the tablet waits for a push before the test fails
+# ms: a prompt that arrived is brought into view at once (phone.js, tablet.js); the bound is a
+# loaded CI machine's, not the goal (a second at the table; goals live in benchmarks).
+IN_VIEW_WAIT = 3_000
 NOTICES = """window.__notices = [];
 document.addEventListener("scene:notice", (e) => window.__notices.push(e.detail.text));"""
 
@@ -24,11 +27,11 @@ def _shot(page, name: str) -> None:
 
 
 def _in_view(page, locator) -> None:
-    """The control is there and, within a second of the push that brought it, all of it is
+    """The control is there and, promptly after the push that brought it, all of it is
     on the screen (the tablet brings it up; the test never scrolls)."""
     locator.wait_for(state="visible", timeout=PUSH)
     handle = locator.element_handle()
-    page.wait_for_function(IN_VIEW, arg=handle, timeout=1_000)
+    page.wait_for_function(IN_VIEW, arg=handle, timeout=IN_VIEW_WAIT)
 
 
 def _no_page_scroll(page) -> None:
