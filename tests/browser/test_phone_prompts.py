@@ -193,12 +193,23 @@ def test_classic_every_prompt_comes_into_view_and_buzzes_once_per_turn(browser, 
         _tap(a, "Relent")
         _tap(a, "Tap again to relent")
         _see(d, "Sophia wins")
+    finally:
+        for context in contexts:
+            context.close()
 
-        # C11: the storyteller calls a static test: Marcus bids for it.
-        _far_down(a)
+
+def test_a_static_test_the_storyteller_calls_comes_into_view(browser, live_url):
+    """C11: the storyteller calls a static test; Marcus, reading his sheet at the foot of the
+    page, gets the bid brought into view and one buzz."""
+    contexts = []
+    try:
+        t = off_loop(make_table, "met_classic")
+        context, marcus = _phone(browser, live_url, t.a_user.username, t.scene.pk)
+        contexts.append(context)
+        _live(marcus)
+        _far_down(marcus)
         off_loop(t.start, by=t.st, defender=None, mode="static", category="mental", difficulty=4)
-        _prompt(a, "Waiting for Marcus's bid", buzzes=6, name="classic-static")
-        _quiet(d, 2)
+        _prompt(marcus, "Waiting for Marcus's bid", buzzes=1, name="classic-static")
     finally:
         for context in contexts:
             context.close()
