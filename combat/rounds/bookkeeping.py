@@ -37,6 +37,11 @@ def combat_book_keeping(
     def rules(scene: Scene, combat: Combat) -> None:
         if combat.stage != CombatStage.BOOK_KEEPING:
             raise RoundError(WRONG_STAGE.format(stage=combat.get_stage_display()))
+        if combat.work.get("booked"):
+            raise RoundError(
+                f"Book keeping of round {combat.round_number} is done;"
+                f" next comes round {combat.round_number + 1} (D17)."
+            )
         require_no_pursuit(combat)
         state = wod_state(combat)
         effects = [TimedEffect(**e) for e in combat.effects]

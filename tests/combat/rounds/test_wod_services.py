@@ -369,6 +369,23 @@ def test_effects_expire_at_book_keeping_and_reminders_are_read(cast):
     assert "Blinded (Jane)" in line and "bleeding 1/round" in line
 
 
+def test_book_keeping_runs_once_a_round(cast):
+    """D17: a second Book keeping in the same stage (another tab, a stale screen with a
+    fresh token) is refused saying it is done, and the game clock moves fifteen seconds once."""
+    combat = _start(cast, ("Jane", "Thug"))
+    combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1})
+    _declare(cast, combat, "Thug", "none")
+    _declare(cast, combat, "Jane", "none")
+    _resolve(cast, combat, "Jane")
+    _resolve(cast, combat, "Thug")
+    before = cast.scene.__class__.objects.get(pk=cast.scene.pk).game_time
+    combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    with pytest.raises(RoundError) as refused:
+        combat_book_keeping(combat=_fresh(combat), by=cast.storyteller)
+    assert str(refused.value) == "Book keeping of round 1 is done; next comes round 2 (D17)."
+    assert cast.scene.__class__.objects.get(pk=cast.scene.pk).game_time == before + 15
+
+
 def test_a_quick_npc_takes_damage_on_the_fight(cast):
     combat = _start(cast, ("Teddy", "Lurker"))
     combat = _roll_all(cast, combat, {"Teddy": 10, "Lurker": 1})
