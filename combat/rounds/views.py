@@ -426,6 +426,6 @@ def round_met_mob(request, *, scene, combat, data) -> None:
     )
 
 
-@round_post(None)
+@round_post(forms.KeyForm)
 def round_met_next(request, *, scene, combat, data) -> None:
-    met.met_next_round(combat=combat, by=request.user)
+    met.met_next_round(combat=combat, by=request.user, key=data["key"] or None)

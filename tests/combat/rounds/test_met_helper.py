@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from characters.selectors import current_values
@@ -87,3 +89,24 @@ def test_a_mob_scene_on_the_tablet_and_the_phones(court):
     assert "on <b>Xan</b>, −1 on a draw" in phone
     vera = client_for(users["Vera"]).get(f"/scenes/{scene.pk}/phone/").content.decode()
     assert "Celerity this round: Vera" in vera
+
+
+def _form_fields(page: str, action: str) -> dict[str, str]:
+    """The hidden fields of the page's form that posts to ``action``, as the browser sends them."""
+    form = re.search(rf'<form [^>]*action="{re.escape(action)}".*?</form>', page, re.S)
+    assert form, f"no form posts to {action}"
+    return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form.group(0)))
+
+
+def test_a_double_tap_on_next_round_moves_one_round(court):
+    """The tablet's met_classic *Next round* carries an idempotency key: the same tap sent twice
+    (a double tap, a re-send after a lost answer) starts one new round, not two."""
+    st, _users, p, scene = court
+    client = client_for(st)
+    client.post(f"/scenes/{scene.pk}/combat/start/", {"who": [x.pk for x in p.values()]})
+    action = f"/scenes/{scene.pk}/combat/met-next/"
+    fields = _form_fields(client.get(f"/scenes/{scene.pk}/").content.decode(), action)
+    assert fields.get("key"), fields
+    for _ in range(2):
+        assert client.post(action, fields, HTTP_HX_REQUEST="true").status_code == 200
+    assert Combat.objects.get(scene=scene).round_number == 2

@@ -6,6 +6,8 @@ was applied."""
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 
 from combat.models import Combat
 from combat.rounds import bns
@@ -75,3 +77,29 @@ def test_a_met_bns_action_sent_again_after_a_pause_answers_as_it_was_applied(doc
     state = combat().state
     bns.bns_act(combat=combat(), by=rounds_user, participant=who, simple="move", key="bns-move-1")
     assert combat().state == state
+
+
+# Forms whose step needs no key: starting a fight (one may run at a time), choosing what to
+# pursue or roll (sets a value), and a player's Celerity rounds (B5: set to a value, kept until
+# changed, so the same choice twice is the same state, and a different one must not replay).
+UNKEYED = {
+    "round_start",
+    "round_pursue",
+    "round_initiative",
+    "round_roll_missing",
+    "round_declare",
+    "round_resolve",
+    "round_bns_celerity@phone",
+}
+
+
+def test_every_round_form_carries_an_idempotency_key():
+    """A double tap on any round form counts once: each one carries a ``key`` (save UNKEYED)."""
+    missing = []
+    for path in sorted(Path("templates/combat/rounds").glob("*.html")):
+        for form in re.findall(r"<form\b[^>]*method=\"post\".*?</form>", path.read_text(), re.S):
+            name = re.search(r"url '(round_[a-z_]+)'", form).group(1)
+            where = "@phone" if 'name="from" value="phone"' in form else ""
+            if 'name="key"' not in form and name not in UNKEYED and name + where not in UNKEYED:
+                missing.append(f"{path.name}: {name}{where}")
+    assert not missing, missing
