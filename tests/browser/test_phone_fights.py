@@ -1,8 +1,9 @@
 """Issue 19 on 390 x 844 phones, a grapple and a chase: the prompt that becomes a player's (the
-Victim's and the Grappler's declarations, G2; the winner's maneuver, K6-K8; a Damnit! before an
-obstacle, K9) is in view when it arrives, the phone read far down its sheet before; the phone
-buzzes for its player's own turn only (navigator.vibrate intercepted). Bug 8: a finished chase
-leaves the phones when the next fight starts, and that fight's prompt comes into view.
+Victim's and the Grappler's declarations, G2; the winner's maneuver, K6-K8; a Predator's
+Damnit! and the Prey's Nope! before an obstacle, K9) is in view when it arrives, the phone read
+far down its sheet before; the phone buzzes for its player's own turn only (navigator.vibrate
+intercepted). Bug 8: a finished chase leaves the phones when the next fight starts, and that
+fight's prompt comes into view.
 
 The storyteller's moves (and an NPC's) are made through the services beside the browsers; the
 players tap their phones."""
@@ -184,17 +185,27 @@ def _chase_round(st, chase_pk: int, dice: dict) -> None:
     running.chase_round(chase=chase, by=st, token=token_of(chase), dice=dice)
 
 
-def _obstacle(st, chase_pk: int) -> None:
+def _obstacle(st, chase_pk: int, label: str, facing: tuple[str, ...] = ()) -> None:
+    """The storyteller sets an obstacle (``facing``: engine keys; none: whom a maneuver put
+    before one)."""
     from chases import obstacles
     from chases.models import Chase
 
     obstacles.chase_obstacle_set(
         chase=Chase.objects.get(pk=chase_pk),
         by=st,
-        label="A chain-link fence",
+        label=label,
         difficulty=7,
         pool=("dexterity", "athletics"),
+        facing=facing,
     )
+
+
+def _roll_obstacle(st, chase_pk: int) -> None:
+    from chases import obstacles
+    from chases.models import Chase
+
+    obstacles.chase_obstacle_roll(chase=Chase.objects.get(pk=chase_pk), by=st)
 
 
 def _call_off(st, chase_pk: int) -> None:
@@ -211,8 +222,9 @@ def test_a_chases_prompts_come_into_view_and_a_finished_chase_leaves_with_the_ne
 ):
     """K6-K8: Jane wins the round: her maneuvers come into view with one buzz, Frank's phone
     stays quiet. Her Quick Reverse puts Frank before an obstacle (K9): his Damnit! comes into
-    view with one buzz. The storyteller calls the chase off: its ending is on both phones
-    until the next fight starts (bug 8), whose initiative prompt then comes into view."""
+    view with one buzz; then Jane faces one: her Nope! likewise. The storyteller calls the
+    chase off: its ending is on both phones until the next fight starts (bug 8), whose
+    initiative prompt then comes into view."""
     from playwright.sync_api import expect
 
     scene_pk, st, cast = off_loop(_fight)
@@ -241,13 +253,24 @@ def test_a_chases_prompts_come_into_view_and_a_finished_chase_leaves_with_the_ne
         _quiet(frank, 0)
 
         _far_down(jane, frank)
-        off_loop(_obstacle, st, chase_pk)
+        off_loop(_obstacle, st, chase_pk, "A chain-link fence")
         _prompt(frank, "Obstacle: A chain-link fence", buzzes=1, name="chase-damnit")
         _quiet(jane, 1)
         frank.locator("#chase-prompts button[data-maneuver=damnit]").click()
         expect(jane.locator("#chase-public")).to_contain_text("Damnit!", timeout=PUSH)
         _quiet(frank, 1)
         _quiet(jane, 1)
+        off_loop(_roll_obstacle, st, chase_pk)
+
+        # Between rounds the storyteller puts Jane before an obstacle: her Nope! (−3 Lead).
+        _far_down(jane, frank)
+        off_loop(_obstacle, st, chase_pk, "Rush-hour traffic", ("prey",))
+        _prompt(jane, "Obstacle: Rush-hour traffic", buzzes=2, name="chase-nope")
+        _quiet(frank, 1)
+        jane.locator("#chase-prompts button[data-maneuver=nope]").click()
+        expect(frank.locator("#chase-public")).to_contain_text("Nope!", timeout=PUSH)
+        _quiet(jane, 2)
+        _quiet(frank, 1)
 
         # Bug 8: the ending stays until the scene moves on to a fight, then leaves the phones.
         off_loop(_call_off, st, chase_pk)
@@ -255,7 +278,7 @@ def test_a_chases_prompts_come_into_view_and_a_finished_chase_leaves_with_the_ne
             expect(phone.locator("#chase-public .chase-ending")).to_be_visible(timeout=PUSH)
         _far_down(jane, frank)
         off_loop(_start_fight, st, scene_pk, cast)
-        _prompt(jane, "Roll initiative", buzzes=2)
+        _prompt(jane, "Roll initiative", buzzes=3)
         _prompt(frank, "Roll initiative", buzzes=2)
         for phone in (jane, frank):
             expect(phone.locator("#chase-public")).not_to_contain_text("Chase:", timeout=PUSH)
