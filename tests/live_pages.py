@@ -35,7 +35,7 @@ def _numbers(element: Element, attr: str) -> list[int] | None:
 
 
 def older(incoming: Element, shown: Element) -> bool:
-    """scene.js's rule: a fragment older than the one shown (data-seq, data-sheet-seq)."""
+    """crossing.js's rule: a fragment older than the one shown (data-seq, data-sheet-seq)."""
     for attr in ("data-seq", "data-sheet-seq"):
         a, b = _numbers(incoming, attr), _numbers(shown, attr)
         if a is None or b is None:
@@ -45,14 +45,26 @@ def older(incoming: Element, shown: Element) -> bool:
     return False
 
 
+def _keep_newer_inside(page: list[Element], piece: Element) -> None:
+    """crossing.js: a region inside ``piece`` older than the one shown stays as shown."""
+    shown = {element_id(e): e for root in page for e in walk(root) if element_id(e)}
+    for part in list(walk(piece))[1:]:
+        now = shown.get(element_id(part))
+        if now is not None and dict(part.attributes).get("data-seq") and older(part, now):
+            part.attributes, part.children = now.attributes, copy.deepcopy(now.children)
+
+
 def apply(page: list[Element], html: str, *, keep_newer: bool = False) -> None:
     """What htmx's websocket extension does: each top-level element replaces its id's.
-    ``keep_newer``: as scene.js, never swap in a fragment older than the one shown."""
+    ``keep_newer``: as static/js/crossing.js, never swap in a fragment older than the one
+    shown, nor a region inside it older than the one shown."""
     for piece in pieces(html):
         for root in page:
             for element in walk(root):
                 if element_id(element) == element_id(piece):
                     if not (keep_newer and older(piece, element)):
+                        if keep_newer:
+                            _keep_newer_inside(page, piece)
                         element.attributes, element.children = piece.attributes, piece.children
                     break
             else:

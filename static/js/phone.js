@@ -7,7 +7,10 @@
 //   phone's own tap's doing (a push while the tap is under way, of the same prompt, or of a
 //   tap made outside any prompt: a start form). When the answer is in (htmx has swapped it
 //   by then) its keys are seen: a new key after that is another's doing, so the other
-//   side's throw a moment after this phone's own still buzzes. Nothing else buzzes.
+//   side's throw a moment after this phone's own still buzzes. An answer rendered after
+//   another's change can bring that change's prompt before its push: the same rule as for a
+//   push while the tap is under way (a key of another family than the tapped prompt's buzzes),
+//   so whichever road brings the prompt first, it buzzes once. Nothing else buzzes.
 // - A refused tap's answer is swapped in, and its sentence (.flash[role=alert], read out by
 //   screen readers) brought into view.
 (function () {
@@ -46,7 +49,9 @@
     if (root) root.dataset.buzzed = String((parseInt(root.dataset.buzzed || "0", 10) || 0) + 1);
   }
 
-  function checkNow(fromPush) {
+  // fromPush: a push brought the page as it is; else an answer did, to a tap on the prompt of
+  // family ``answered`` ("*": a tap outside any prompt; "": no answer, the page as loaded).
+  function checkNow(fromPush, answered) {
     const els = [...document.querySelectorAll("#prompts [data-now]")];
     const first = seen === null;
     if (first) seen = new Set();
@@ -54,9 +59,10 @@
     fresh.forEach((el) => seen.add(el.dataset.now));
     if (!fresh.length) return;
     bring(fresh[0]);
-    if (first || !fromPush) return;
-    const echo = underWay();
-    if (!echo || fresh.some((el) => tapped !== "*" && family(el.dataset.now) !== tapped)) buzz();
+    if (first) return;
+    const tap = fromPush ? tapped : answered || "*";
+    const another = fresh.some((el) => tap !== "*" && family(el.dataset.now) !== tap);
+    if (another || (fromPush && !underWay())) buzz();
   }
 
   // A refused tap (400: a form the server could not read; 409: the scene refused it) still
@@ -102,11 +108,12 @@
     if (!posting(event) || !event.detail.xhr) return;
     const elt = event.detail.elt;
     const now = elt && elt.closest ? elt.closest("[data-now]") : null;
-    tapped = now ? family(now.dataset.now) : "*";
+    const answered = now ? family(now.dataset.now) : "*";
+    tapped = answered;
     sentAt = Date.now();
     const xhr = event.detail.xhr;
     xhr.addEventListener("loadend", () => {
-      checkNow(false); // the answer's keys, swapped in on "load": this phone's own doing
+      checkNow(false, answered); // the answer's keys, swapped in on "load": this tap's doing
       sentAt = null;
     });
   });

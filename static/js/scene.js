@@ -7,7 +7,8 @@
 //   moment: pushes of two server processes may cross) makes the page reconnect, and so get the
 //   whole state again. So does coming back online, the page becoming visible again, a wake
 //   from sleep (the clock jumped) and a socket the server closed. A fragment older than what
-//   the page shows (by data-seq, and for the sheets by data-sheet-seq) is never swapped in.
+//   the page shows (by data-seq, and for the sheets by data-sheet-seq) is never swapped in,
+//   a push's nor a reply's: static/js/crossing.js.
 //   Sheet pushes (a cost, a refresh) carry the scene's current seq: they are not scene
 //   changes and never look like a gap.
 // - Taps made offline: an htmx post that cannot go now is kept (with its idempotency key and
@@ -145,32 +146,6 @@
       }, GAP_GRACE_MS);
     }
   }
-
-  function number(el, attr) {
-    const v = el && el.getAttribute ? el.getAttribute(attr) : null;
-    return v === null || v === undefined ? null : v;
-  }
-
-  function older(incoming, shown) {
-    // data-seq: one number; data-sheet-seq: "night.ledger", older if either part is smaller.
-    for (const attr of ["data-seq", "data-sheet-seq"]) {
-      const a = number(incoming, attr);
-      const b = number(shown, attr);
-      if (a === null || b === null) continue;
-      const pa = a.split(".").map(Number);
-      const pb = b.split(".").map(Number);
-      if (pa.some((x, i) => x < (pb[i] || 0))) return true;
-    }
-    return false;
-  }
-
-  // A fragment older than what the page shows is not swapped in (pushes and replies can cross).
-  document.addEventListener("htmx:oobBeforeSwap", (event) => {
-    const fragment = event.detail.fragment;
-    const incoming =
-      fragment && fragment.nodeType === 11 ? fragment.firstElementChild : fragment;
-    if (incoming && older(incoming, event.detail.target)) event.detail.shouldSwap = false;
-  });
 
   // -- the socket -------------------------------------------------------------------------
 
@@ -768,6 +743,10 @@
   document.addEventListener("htmx:oobBeforeSwap", before);
   document.addEventListener("htmx:afterSwap", () => {
     after();
+    sent = "";
+  });
+  // A reply not swapped in (older than what is shown: crossing.js) leaves no form "just sent".
+  document.addEventListener("htmx:afterOnLoad", () => {
     sent = "";
   });
   document.addEventListener("htmx:oobAfterSwap", after);

@@ -1,41 +1,21 @@
 // The storyteller's tablet: what htmx does not do for the board's posts.
 // - A refused post (400: a form it could not read; 409: the scene refused the change) still
 //   brings its panel back with the sentence in it: swap it in.
-// - Replies and pushes can cross (two taps in flight, a push of a later change): a successful
-//   reply older than what the board shows (by data-seq; static/js/scene.js keeps the newest
-//   seq shown on the socket's element) is not swapped in, so the board never goes back in time.
+// - Replies and pushes can cross (two taps in flight, a push of a later change): a reply older
+//   than what the board shows is not swapped in, a refusal neither (static/js/crossing.js).
 // - The storyteller's next control in the fight (whom it waits on, the resolve form, the round's
 //   next step) is brought into view inside the stage after every change (issue 19), unless
 //   the storyteller is typing elsewhere.
 (function () {
   "use strict";
 
-  function seqOf(html) {
-    const match = /data-seq="(\d+)"/.exec(html || "");
-    return match ? parseInt(match[1], 10) : null;
-  }
-
-  function shownSeq(target) {
-    const own = parseInt(target.getAttribute("data-seq"), 10);
-    const live = document.querySelector("[ws-connect^='/ws/scenes/']");
-    const newest = live ? parseInt(live.dataset.seq, 10) : NaN;
-    if (target.id !== "scene-board") return own;
-    return Math.max(Number.isNaN(own) ? -1 : own, Number.isNaN(newest) ? -1 : newest);
-  }
-
   document.addEventListener("htmx:beforeSwap", (event) => {
     const target = event.detail.target;
     if (!target || !target.closest || !target.closest("#scene-board")) return;
     const status = event.detail.xhr.status;
-    const refused = status === 400 || status === 409;
-    if (refused) {
+    if (status === 400 || status === 409) {
       event.detail.shouldSwap = true;
       event.detail.isError = false;
-    }
-    const shown = shownSeq(target);
-    const reply = seqOf(event.detail.serverResponse);
-    if (!refused && reply !== null && !Number.isNaN(shown) && reply < shown) {
-      event.detail.shouldSwap = false;
     }
   });
 

@@ -8,6 +8,8 @@ Screenshots of the main moments go to ``$SCREENSHOTS_DIR`` (default ``var/screen
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from combat import services as scenes
@@ -25,7 +27,9 @@ IN_VIEW_WAIT = 3_000
 YOUR_TURN = [300, 120, 300, 120, 600]
 RECORD_BUZZES = """window.__buzzes = [];
 Object.defineProperty(Navigator.prototype, "vibrate", {configurable: true,
-  value: function (pattern) { window.__buzzes.push(pattern); return true; }});"""
+  value: function (pattern) { window.__buzzes.push(pattern); return true; }});
+window.__pushes = 0;  // the socket's messages swapped in so far
+document.addEventListener("htmx:wsAfterMessage", () => { window.__pushes += 1; });"""
 IN_VIEW = """(el) => { const b = el.getBoundingClientRect();
   return b.top >= 0 && b.left >= 0 && b.bottom <= innerHeight && b.right <= innerWidth; }"""
 # All of it on the screen and nothing over it (the sticky freshness badge, say).
@@ -47,9 +51,13 @@ PROMPT_IN_VIEW = f"""(text) => {{
 }}"""
 
 
-def _phone(browser, live_url: str, username: str, scene_pk: int):
+def _phone(browser, live_url: str, username: str, scene_pk: int, *, sockets=None):
+    """A player's phone on the scene; ``sockets``: a handler of its scene socket (Playwright's
+    ``route_web_socket``), to hold the server's messages back."""
     context = browser.new_context(viewport=PHONE)
     context.add_init_script(RECORD_BUZZES)
+    if sockets is not None:
+        context.route_web_socket(re.compile(r"/ws/scenes/"), sockets)
     page = context.new_page()
     page.goto(f"{live_url}/accounts/login/")
     page.get_by_label("User name").fill(username)
