@@ -3,7 +3,8 @@
 each prompt of theirs into view. Thug 1 (an NPC the storyteller plays) starts a mob against
 Marcus with Thug 2 (an NPC) and Brute (a player); Marcus answers and throws on his phone; the
 storyteller bids for Thug 2, throws for Thug 1 and takes Thug 1's loss on the tablet. The people
-panel says whom the challenge waits on as it goes. Screenshots go to SCREENSHOTS_DIR."""
+panel says whom the challenge waits on as it goes (the loser's choice too, C8). Screenshots go
+to SCREENSHOTS_DIR."""
 
 from __future__ import annotations
 
@@ -138,6 +139,7 @@ def test_the_storyteller_runs_a_mob_from_the_tablet_without_scrolling(browser, l
         # Marcus wins: Thug 1 (the storyteller's) takes the result or retests, on the tablet.
         accept = board.locator(".cc-st-side").get_by_role("button", name="Take the result")
         _next(st, accept)
+        _waiting(st, "Thug 1", "to retest or take the result (C8)")
         shot(st, "tablet-mob-loser")
         _quiet(marcus, 1)
         accept.click()
