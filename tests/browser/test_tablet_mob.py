@@ -147,6 +147,7 @@ def test_the_storyteller_runs_a_mob_from_the_tablet_without_scrolling(browser, l
         expect(marcus.locator("#challenge-prompts")).to_contain_text("Marcus wins", timeout=PUSH)
         expect(brute.locator("#challenge-prompts")).to_contain_text("Marcus wins", timeout=PUSH)
         expect(st.locator("#people-panel .waiting-on")).to_have_count(0)
+        expect(st.locator("#scene-log")).to_contain_text("Marcus wins", timeout=PUSH)
         _no_page_scroll(st)
         shot(st, "tablet-mob-done")
         shot(marcus, "mob-defender-won")
