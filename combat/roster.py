@@ -1,8 +1,10 @@
 """The storyteller's roster: everyone in the fight with their health, and whom it waits on.
 
-The tablet's people panel shows, beside each participant in a running fight or an open
-challenge, the health track as the sheet draws it (each level's boxes, worst damage first, D2)
-and what the fight waits on them for (initiative, a declaration, an answer, a throw). Read once
+The tablet's people panel shows, beside each participant in a running fight, an open
+challenge or a running chase, the health track as the sheet draws it (each level's boxes,
+worst damage first, D2) and what the fight waits on them for (initiative, a declaration, an
+answer, a throw, a Celerity action, an action on their initiative, a maneuver). The
+storyteller's alone: hidden NPCs are in it by name; no player's page reads it. Read once
 per change's renderings (:mod:`combat.render_cache`): the sheets, the running fight and the
 scene's challenges are the ones every other region of the change reads.
 """
@@ -13,6 +15,7 @@ from typing import Any
 
 from characters.models import HEALTH_TRACKS
 from characters.selectors import filled_track
+from chases import waiting as chase_waits
 from combat.challenges import waiting as challenge_waits
 from combat.models import Participant, Scene
 from combat.render_cache import sheets_now
@@ -28,16 +31,26 @@ def _quick_health(scene: Scene, damage: int) -> dict[str, Any]:
 
 def fight_rows(scene: Scene, participants: list[Participant]) -> dict[int, dict[str, Any]]:
     """For each participant in the fight (the running round's members, the open challenges'
-    sides and mobs), by participant id: ``health`` (the sheet's ``damage`` and ``health``) and
-    ``waiting`` (what the fight waits on them for, or "")."""
+    sides and mobs, the running chase's sides), by participant id: ``health`` (the sheet's
+    ``damage`` and ``health``) and ``waiting`` (what the fight waits on them for, or "").
+
+    A step of an open challenge (an answer, a throw) comes before what the round waits on
+    them for (a MET round's next Celerity action is taken by a challenge, C15)."""
     combat = rounds.running(scene)
     in_fight = set(combat.members) if combat is not None else set()
     in_fight |= challenge_waits.fighting(scene)
+    in_fight |= chase_waits.chasing(scene)
     fighters = [p for p in participants if p.pk in in_fight]
     if not fighters:
         return {}
-    waiting = {**challenge_waits.waiting_on(scene), **round_waits.waiting_on(scene)}
-    npc_damage = (combat.npc_damage or {}) if combat is not None else {}
+    waiting = {
+        **chase_waits.waiting_on(scene),
+        **round_waits.waiting_on(scene),
+        **challenge_waits.waiting_on(scene),
+    }
+    npc_damage = {**chase_waits.npc_damage(scene)}
+    if combat is not None:
+        npc_damage.update(combat.npc_damage or {})
     sheets = sheets_now(p.character_id for p in fighters if p.character_id)
     out: dict[int, dict[str, Any]] = {}
     for p in fighters:

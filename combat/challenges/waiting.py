@@ -1,5 +1,6 @@
 """What the storyteller's roster says of a scene's open challenges: who is in one and what
-each waits on them for (an answer, a bid, a throw, a declared total, a loser's choice).
+each waits on them for (an answer, a bid, a throw, a declared total, the losing side's retest
+or acceptance, a loser's choice).
 
 Never what a side threw or declared: only that it has not yet.
 """
@@ -15,13 +16,15 @@ TO_ANSWER = "to answer"
 TO_BID = "to bid for the mob (C16)"
 TO_THROW = "to throw"
 TO_DECLARE = "to declare a total (C4)"
+TO_RETEST = "to retest or take the result (C8)"
 TO_CHOOSE = "to choose a trait to cross off (W8)"
 
 
 def waiting_on(scene: Scene) -> dict[int, str]:
     """Who the scene's open challenges wait on, by participant id, and for what: an answer
-    (the defender, the mob's members, C16), a throw or a declared total (C4), a loser's choice
-    (W8). Never what a side threw or declared: only that it has not yet."""
+    (the defender, the mob's members, C16), a throw or a declared total (C4), the losing
+    side's retest or acceptance (C8), a loser's choice (W8). Never what a side threw or
+    declared: only that it has not yet."""
     out: dict[int, str] = {}
     for ch in reads.still_open(reads.scene_rows(scene)):
         sides = {"attacker": ch.attacker, "defender": ch.defender}
@@ -49,6 +52,9 @@ def waiting_on(scene: Scene) -> dict[int, str]:
                 for side in sides:
                     if side not in ch.sealed.get("declare", {}):
                         wait(side, TO_DECLARE)
+            elif phase is Phase.RETESTS and engine.leader is not None:
+                losing = "defender" if engine.leader.value == "attacker" else "attacker"
+                wait(losing, TO_RETEST)
         for side in ch.options.get("choose", []):
             wait(side, TO_CHOOSE)
     return out

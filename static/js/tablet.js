@@ -3,9 +3,9 @@
 //   brings its panel back with the sentence in it: swap it in.
 // - Replies and pushes can cross (two taps in flight, a push of a later change): a reply older
 //   than what the board shows is not swapped in, a refusal neither (static/js/crossing.js).
-// - The storyteller's next control in the fight (whom it waits on, the resolve form, the round's
-//   next step) is brought into view inside the stage after every change (issue 19), unless
-//   the storyteller is typing elsewhere.
+// - The storyteller's next control (in the fight: whom it waits on, the resolve form, the
+//   round's next step; in a challenge: an NPC's bid, throw or result) is brought into view
+//   inside the stage after every change (issue 19), unless the storyteller is typing elsewhere.
 (function () {
   "use strict";
 
@@ -19,15 +19,42 @@
     }
   });
 
+  // The fight's controls waiting on the storyteller, in the order they are looked for.
+  const FIGHT =
+    ".waiting, form.resolve-form, form.committed-form, form.pursue-form, .initiative form[id^='st-ini-']";
+  // The storyteller's moves in an open challenge (issue 19: a mob run from the tablet): an
+  // NPC's bid for a forming mob, then what a side the storyteller plays must do (answer, throw,
+  // declare, take the result), a loser's choice or a drop-out for one who is away.
+  const CHALLENGE = [
+    "form.cc-mob",
+    ".cc-st-side .cc-answer",
+    ".cc-st-side .cc-throws",
+    ".cc-st-side .cc-declare",
+    ".cc-st-side .cc-byhand-confirm",
+    ".cc-st-side .cc-accept",
+    ".cc-st-side .cc-choose",
+    ".cc-st-choose",
+    "form.cc-drop-out",
+  ];
+
+  function unfolded(root, selector) {
+    if (!root) return null;
+    for (const el of root.querySelectorAll(selector)) {
+      if (!el.closest("details:not([open])")) return el; // a finished card's fold stays shut
+    }
+    return null;
+  }
+
   function nextControl() {
     const fight = document.getElementById("combat");
-    if (!fight) return null;
-    return (
-      fight.querySelector(
-        ".waiting, form.resolve-form, form.committed-form, form.pursue-form, .initiative form[id^='st-ini-']"
-      ) ||
-      fight.querySelector("button.primary")
-    );
+    const board = document.getElementById("challenge-board");
+    const found = unfolded(fight, FIGHT);
+    if (found) return found;
+    for (const selector of CHALLENGE) {
+      const move = unfolded(board, selector);
+      if (move) return move;
+    }
+    return fight ? fight.querySelector("button.primary") : null;
   }
 
   function bringNext() {
