@@ -48,6 +48,33 @@ class _ThreadedServer(uvicorn.Server):
         pass
 
 
+_served: list[_ThreadedServer] = []  # the session's live server, once started
+QUIET_WAIT = 10.0  # seconds a test's last sockets and requests get to end before the flush
+
+
+def _wait_until_quiet(server: _ThreadedServer) -> None:
+    """Until no connection and no request or socket task of the live server is left. A
+    transactional test's flush (TRUNCATE) racing a request or a socket's disconnect (its
+    presence row) deadlocked in PostgreSQL now and then, failing the next test."""
+    deadline = time.monotonic() + QUIET_WAIT
+    state = server.server_state
+    while (state.connections or state.tasks) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+@pytest.fixture(autouse=True)
+def _server_quiet_before_flush(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a browser test, before pytest-django empties the database: close every browser
+    context the test left open, then let the live server finish what they started (autouse,
+    so it is set up after pytest-django's database fixture and torn down before it)."""
+    yield
+    if "browser" in request.fixturenames:
+        for context in list(request.getfixturevalue("browser").contexts):
+            context.close()
+    if _served:
+        _wait_until_quiet(_served[0])
+
+
 @pytest.fixture(scope="session")
 def live_url(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> Iterator[str]:
     """The app served by uvicorn on a free loopback port, in a thread of this process."""
@@ -64,6 +91,7 @@ def live_url(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) ->
             log_level="warning",
         )
     )
+    _served[:] = [server]
     with django_db_blocker.unblock():  # type: ignore[attr-defined]
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
