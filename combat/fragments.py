@@ -10,7 +10,10 @@ change sends the clock panel and the log line, not the whole board. The regions 
 are the board's partials ``clock-panel``, ``people-panel`` and ``log-panel`` and the feature
 includes ``combat/challenges/board.html`` (``#challenge-board``), ``combat/rounds/board.html``
 (``#combat``) and ``chases/board.html`` (``#chase``). The phone's public part (about 2 KB) goes
-whole on every change: it is what tells a phone that the scene moved on (its ``seq``).
+whole on every change: it is what tells a phone that the scene moved on (its ``seq``). A
+player's own part goes as its prompts and log (``PRIVATE_PIECES``) unless the change wrote the
+scene's participants; a sheet push sends it whole. No board is rendered while no storyteller's
+socket of the scene is open (``selectors.board_watched``).
 """
 
 from __future__ import annotations
