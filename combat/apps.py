@@ -23,6 +23,13 @@ class CombatConfig(AppConfig):
         post_save.connect(close_stale_sockets, sender=user, dispatch_uid="combat.account_saved")
         post_delete.connect(close_stale_sockets, sender=user, dispatch_uid="combat.account_gone")
 
+        from combat.live import note_people_changed
+        from combat.models import Participant
+
+        # A change that writes participants sends the players concerned their whole part.
+        post_save.connect(note_people_changed, sender=Participant, dispatch_uid="combat.people")
+        post_delete.connect(note_people_changed, sender=Participant, dispatch_uid="combat.gone")
+
         from characters.signals import night_closed, sheets_changed
         from combat.live import on_sheets_changed
         from combat.services import scenes_close_with_night

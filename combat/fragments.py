@@ -10,7 +10,10 @@ change sends the clock panel and the log line, not the whole board. The regions 
 are the board's partials ``clock-panel``, ``people-panel`` and ``log-panel`` and the feature
 includes ``combat/challenges/board.html`` (``#challenge-board``), ``combat/rounds/board.html``
 (``#combat``) and ``chases/board.html`` (``#chase``). The phone's public part (about 2 KB) goes
-whole on every change: it is what tells a phone that the scene moved on (its ``seq``).
+whole on every change: it is what tells a phone that the scene moved on (its ``seq``). A
+player's own part goes as its prompts and log (``PRIVATE_PIECES``) unless the change wrote the
+scene's participants; a sheet push sends it whole. No board is rendered while no storyteller's
+socket of the scene is open (``selectors.board_watched``).
 """
 
 from __future__ import annotations
@@ -89,27 +92,61 @@ def board_regions(scene: Scene, regions: Collection[str] | None = None) -> str:
         raise ValueError(f"unknown board regions: {sorted(unknown)}")
     if not wanted:
         return ""
+    # A region rendered already at this seq (in the pushes of this commit) is not rendered
+    # again. The chase's start form lists the people panel's rows when they are read with it:
+    # its rendering is kept apart for either case.
+    people = bool(_NEEDS_PEOPLE & set(wanted))
     with render_cache.rendering(scene):
-        context = selectors.clock_state(scene)
-        if _NEEDS_PEOPLE & set(wanted):
-            context.update(board.people_state(scene))
-        if _NEEDS_LOG & set(wanted):
-            context.update(selectors.log_state(scene))
-        context.update(read_regions(scene, "board", context, wanted))
-        context = {**context, "oob": True}
-        return "".join(render_to_string(REGION_TEMPLATES[r], context) for r in wanted)
+        html = {r: render_cache.known(("html", "board", r, people)) for r in wanted}
+        todo = [r for r in wanted if html[r] is None]
+        if todo:
+            context = selectors.clock_state(scene)
+            if people:
+                context.update(board.people_state(scene))
+            if _NEEDS_LOG & set(todo):
+                context.update(selectors.log_state(scene))
+            context.update(read_regions(scene, "board", context, todo))
+            context = {**context, "oob": True}
+            for r in todo:
+                html[r] = render_cache.cached(
+                    ("html", "board", r, people),
+                    lambda r=r: render_to_string(REGION_TEMPLATES[r], context),
+                )
+        return "".join(html[r] for r in wanted)
 
 
 def players_state(scene: Scene) -> str:
     """The public part every player of the scene sees."""
     with render_cache.rendering(scene):
-        return _partial(PHONE, "public", selectors.public_state(scene))
+        return render_cache.cached(
+            ("html", "public"), lambda: _partial(PHONE, "public", selectors.public_state(scene))
+        )
 
 
 def private_state(scene: Scene, user) -> str:
     """One player's own part."""
     with render_cache.rendering(scene):
-        return _partial(PHONE, "private", selectors.private_state(scene, user))
+        return render_cache.cached(
+            ("html", "private", user.pk),
+            lambda: _partial(PHONE, "private", selectors.private_state(scene, user)),
+        )
+
+
+# The pieces of a player's own part a scene change may change (selectors.prompts_state):
+# partials of the private part, each a root with its id and data-seq.
+PRIVATE_PIECES = ("prompts", "player-log")
+
+
+def private_pieces(scene: Scene, user) -> str:
+    """One player's prompts and log, the pieces of their part a scene change of a feature's
+    regions changes (``PRIVATE_PIECES``), from the same partials as the page."""
+    with render_cache.rendering(scene):
+
+        def render() -> str:
+            context = {**selectors.prompts_state(scene, user), "oob": False, "oob_piece": True}
+            return "".join(render_to_string(f"{PHONE}#{n}", context) for n in PRIVATE_PIECES)
+
+        return render_cache.cached(("html", "pieces", user.pk), render)
 
 
 def scene_change_fragments(
@@ -137,13 +174,22 @@ def scene_change_parts(
     private_user_ids: Iterable[int] = (),
     regions: Collection[str] | None = None,
     players: bool = True,
+    board: bool | None = True,
+    own_parts: bool = True,
 ) -> Iterator[tuple[str, int | None, str]]:
     """The same renderings one at a time, ``(audience, user id, html)``, so each can be sent
     as soon as it is rendered: the private parts first (the other side of a challenge waits
     for its own), then the players' public part, which must come after them (it carries the
     players' ``seq``: a publish cut short before it leaves every phone behind, and caught up,
     see :mod:`combat.hub`), then the board's regions. ``players`` false: the storytellers'
-    part alone (a change no player sees).
+    part alone (a change no player sees). ``board`` None: the board's part only when a
+    storyteller's socket of the scene may be open (:func:`selectors.board_watched`, asked when
+    its turn comes, after the commit: a tablet that connects later reads a state that has
+    the change); no board is rendered for nobody. ``own_parts`` false: the players' own parts
+    go as their prompts and log (``PRIVATE_PIECES``), all a change can change in them when
+    the scene's participants stay as they were (``combat.live`` knows: which characters a
+    player has here, a removal); their sheets change by the ledger, whose push
+    (:func:`combat.live.sheets_changed`) carries the whole part.
 
     They share one :class:`RenderCache`: the scene's challenges, each sheet, are read once for
     all of them (active only while a part renders, never while the caller sends it)."""
@@ -152,21 +198,30 @@ def scene_change_parts(
         return
     cache = render_cache.for_scene(scene)
     ids = list(private_user_ids)
+    whole = own_parts
     for user in get_user_model().objects.filter(pk__in=ids) if ids else []:
         with cache.active():
-            html = private_state(scene, user)
+            if not whole and render_cache.known(("html", "private", user.pk)) is not None:
+                continue  # this commit's sheet push sent the whole part, as it is now
+            html = private_state(scene, user) if whole else private_pieces(scene, user)
         yield "private", user.pk, html
     if players:
         with cache.active():
             html = players_state(scene)
         yield "players", None, html
-    with cache.active():
-        html = board_regions(scene, regions)
-    yield "storytellers", None, html
+    if board is None:
+        board = selectors.board_watched(scene.pk)
+    if board:
+        with cache.active():
+            html = board_regions(scene, regions)
+        yield "storytellers", None, html
 
 
 def presence_fragment(scene_id: int) -> str:
-    """Who is connected changed: the board's people region."""
+    """Who is connected changed: the board's people region ("" when no storyteller's socket
+    of the scene is open: a tablet that connects reads who is connected then)."""
+    if not selectors.board_watched(scene_id):
+        return ""
     scene = load(scene_id)
     return board_regions(scene, ("people",)) if scene else ""
 

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from collections.abc import Collection, Iterable
 from contextvars import ContextVar
+from functools import partial
 from importlib import import_module
 from typing import Any
 
@@ -40,7 +42,7 @@ from django.db.models import Max
 from django.db.models.signals import post_save
 from django.utils.crypto import constant_time_compare
 
-from combat import faults, fragments
+from combat import faults, fragments, selectors
 from combat.models import Participant, Scene
 from combat.seqs import seq_of
 
@@ -118,6 +120,35 @@ def push_to_user(user_id: int, html: str) -> None:
     _send(user_group(user_id), html)
 
 
+# Scenes whose participants a commit wrote, until that commit's scene change pushes: its
+# private parts then go whole (which characters a player has here, a removal), else as their
+# prompts and log (fragments.PRIVATE_PIECES). Marked on commit (a rollback marks nothing),
+# before the scene change's push: the services write participants before they record the
+# change (combat.services.record_change). Per thread: a commit's callbacks run in one.
+_people = threading.local()
+
+
+def note_people_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
+    """``post_save`` / ``post_delete`` of a ``Participant``: the scene change its commit makes
+    sends each player concerned their whole part."""
+    transaction.on_commit(partial(_mark_people, instance.scene_id))
+
+
+def _mark_people(scene_id: int) -> None:
+    if not hasattr(_people, "scenes"):
+        _people.scenes = set()
+    _people.scenes.add(scene_id)
+
+
+def _people_changed(scene_id: int) -> bool:
+    """Whether the scene's participants were written since its last change (and forget it)."""
+    scenes = getattr(_people, "scenes", None)
+    if not scenes or scene_id not in scenes:
+        return False
+    scenes.discard(scene_id)
+    return True
+
+
 def scene_changed(
     scene_id: int,
     *,
@@ -131,8 +162,14 @@ def scene_changed(
     false: a change no player sees, for the storytellers alone.
     """
     faults.point("kill_after_commit")
+    whole = _people_changed(scene_id)
     parts = fragments.scene_change_parts(
-        scene_id, private_user_ids=private_user_ids, regions=regions, players=players
+        scene_id,
+        private_user_ids=private_user_ids,
+        regions=regions,
+        players=players,
+        board=None,
+        own_parts=whole,
     )
     # Each part is sent as soon as it is rendered, the private parts before the public one
     # (see scene_change_parts): a process killed halfway leaves every audience it did not
@@ -236,10 +273,11 @@ def sheets_changed(*, character_ids: Iterable[int] = (), chronicle_ids: Iterable
             scene = fragments.load(scene_id)
             if scene is None:
                 continue
-            _send(
-                storytellers_group(scene_id),
-                fragments.board_regions(scene, fragments.SHEET_REGIONS),
-            )
+            if selectors.board_watched(scene_id):  # no board is rendered for nobody
+                _send(
+                    storytellers_group(scene_id),
+                    fragments.board_regions(scene, fragments.SHEET_REGIONS),
+                )
             for user_id in sorted(players):
                 if user_id in users:
                     _send(

@@ -7,6 +7,11 @@ part, then again for its start form and for its card's bids. Inside :meth:`Rende
 the selectors read each through :func:`cached` once; outside any (the services, which write
 and must read what they wrote) they read every time.
 
+The renderings themselves are kept the same way (``("html", …)`` keys, :mod:`combat.fragments`):
+a commit that changes sheets and the scene pushes the sheets' part first (the board's regions
+that show sheets, the players' own parts) and then the scene change, which takes what the
+first push rendered at the same ``seq`` instead of rendering it again.
+
 A cache lives for one change's renderings (``combat.fragments.scene_change_parts``) or one
 answer's region, a few milliseconds after the commit it shows, and is then dropped: nothing
 is ever read from a cache of an earlier change. What it holds must not be changed by its
@@ -99,6 +104,12 @@ def cached(key: Hashable, read: Callable[[], T]) -> T:
     if key not in values:
         values[key] = read()
     return values[key]
+
+
+def known(key: Hashable) -> Any:
+    """What the active cache holds under ``key`` (None: nothing, or no cache active)."""
+    values = _values.get()
+    return None if values is None else values.get(key)
 
 
 def sheets_now(character_ids: Iterable[int]) -> dict[int, tuple[Any, dict[str, Any]]]:

@@ -128,6 +128,23 @@ def connected_user_ids(scene: Scene) -> set[int]:
     return set(rows.values_list("user_id", flat=True))
 
 
+def board_watched(scene_id: int) -> bool:
+    """Whether a storyteller's socket of the scene may be open: a presence row of someone who
+    is not a player of the scene, or who may storytell at all (staff; a storyteller who also
+    plays is a storyteller there). One query. Rows of a process gone count too: a board
+    rendered for nobody costs a render, a board skipped for a tablet would cost a change.
+
+    A tablet writes its row before it reads the state it sends (``combat.consumers``): a
+    change whose push saw no row committed before that read, so the state has it."""
+    players = Participant.objects.filter(
+        scene_id=scene_id, removed_at__isnull=True, character__player__isnull=False
+    ).values("character__player_id")
+    rows = Presence.objects.filter(scene_id=scene_id).filter(
+        Q(user__is_staff=True) | Q(user__is_superuser=True) | ~Q(user_id__in=players)
+    )
+    return rows.exists()
+
+
 def player_participants(
     scene: Scene, user: AbstractBaseUser, *, removed: bool = False
 ) -> list[Participant]:
@@ -243,6 +260,18 @@ def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
         "sheets": sheets,
         "sheet_seq": sheet_seq(scene, list(characters)),
         "removed": removed,
+        "log": log_for_player(scene, user, limit=PHONE_LOG_LENGTH, public=False),
+    }
+    return {**context, **regions.read(scene, "private", context)}
+
+
+def prompts_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
+    """What a scene change may change in one player's own part: the prompts addressed to them
+    and their log (their sheets change by the ledger, which pushes the whole part; the
+    characters they have here, by a change of the scene's people)."""
+    context = {
+        "scene": scene,
+        "player": user,
         "log": log_for_player(scene, user, limit=PHONE_LOG_LENGTH, public=False),
     }
     return {**context, **regions.read(scene, "private", context)}

@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 
 from combat import fragments, live
-from combat.models import Scene
+from combat.models import Presence, Scene
 from combat.steps import Refused, http_status
 
 
@@ -122,6 +122,7 @@ def pushes(prepared: tuple[Contract, dict], monkeypatch, capture_on_commit) -> N
     row, ctx = prepared
     sent: list[tuple[str, str]] = []
     monkeypatch.setattr(live, "_send", lambda group, html: sent.append((group, html)))
+    watched = _open_a_tablet(ctx["scene"])
     with capture_on_commit(execute=True):
         row.tap(ctx, "contract-push-1", row.token(ctx))
     if not row.pushes_scene:
@@ -133,12 +134,31 @@ def pushes(prepared: tuple[Contract, dict], monkeypatch, capture_on_commit) -> N
     regions = None if row.regions is None else {*row.regions, "clock", *logged}
     if row.sheet:
         regions = row.regions
-    assert pushed[live.storytellers_group(scene.pk)] == fragments.board_regions(scene, regions)
+    if watched:
+        assert pushed[live.storytellers_group(scene.pk)] == fragments.board_regions(scene, regions)
+    else:  # a scene the tap opened: no tablet watches it yet, none is rendered for nobody
+        assert live.storytellers_group(scene.pk) not in pushed
     if row.players and not row.sheet:
         assert pushed[live.players_group(scene.pk)] == fragments.players_state(scene)
     else:
         assert live.players_group(scene.pk) not in pushed, row.name
+    # A player's own part: whole, or (a scene change that leaves the scene's participants,
+    # so which characters they have here, as they were) its prompts and log.
+    pieces = not row.sheet
     for user in ctx["users"].values():
         group = live.player_group(scene.pk, user.pk)
-        if group in pushed:
-            assert pushed[group] == fragments.private_state(scene, user), user
+        fresh = {fragments.private_state(scene, user)}
+        if pieces:
+            fresh.add(fragments.private_pieces(scene, user))
+        for html in [html for g, html in sent if g == group]:
+            assert html in fresh, user
+
+
+def _open_a_tablet(scene: Any) -> bool:
+    """A storyteller's socket on the scene (its presence row): the board is pushed only to
+    be seen (``selectors.board_watched``). False: a scene the tap itself opens."""
+    st = scene.chronicle.storytellers.first() if isinstance(scene, Scene) else None
+    if st is None:
+        return False
+    Presence.objects.create(scene=scene, user=st, channel_name=f"contract.tablet.{scene.pk}")
+    return True

@@ -9,6 +9,7 @@ import copy
 from django.test.html import Element, RootElement, parse_html
 
 WHOLE_STATE = ("scene-board", "scene-public")
+OOB = "hx-swap-oob"  # htmx takes it off an element it swaps in: no part of what a page shows
 
 
 def pieces(html: str) -> list[Element]:
@@ -65,7 +66,9 @@ def apply(page: list[Element], html: str, *, keep_newer: bool = False) -> None:
                     if not (keep_newer and older(piece, element)):
                         if keep_newer:
                             _keep_newer_inside(page, piece)
-                        element.attributes, element.children = piece.attributes, piece.children
+                        # htmx takes hx-swap-oob off what it swaps in
+                        element.attributes = [a for a in piece.attributes if a[0] != OOB]
+                        element.children = piece.children
                     break
             else:
                 continue
@@ -81,8 +84,8 @@ def is_whole_state(html: str) -> bool:
 def _without_region_seqs(root: Element) -> str:
     root = copy.deepcopy(root)
     for element in walk(root):
-        if element_id(element) not in WHOLE_STATE:
-            element.attributes = [(k, v) for k, v in element.attributes if k != "data-seq"]
+        dropped = {OOB} if element_id(element) in WHOLE_STATE else {OOB, "data-seq"}
+        element.attributes = [(k, v) for k, v in element.attributes if k not in dropped]
     return str(root)
 
 

@@ -344,7 +344,7 @@ def test_a_phone_after_pushes_shows_what_a_fresh_load_shows(
     assert players and mine
     s = fresh(scene)
     assert players[-1] == fragments.players_state(s)
-    assert mine[-1] == fragments.private_state(s, player)
+    assert mine[-1] == fragments.private_pieces(s, player)  # its prompts and log
     assert 'data-maneuver="bait"' in mine[-1] and 'Lead <b class="lead">5</b>' in players[-1]
     page = client_for(player).get(f"/scenes/{scene.pk}/phone/").content.decode()
     for html, root in ((players[-1], "chase-public"), (mine[-1], "chase-prompts")):

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from combat import fragments, live
-from combat.models import Scene
+from combat.models import Presence, Scene
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +25,12 @@ ROOTS = {
 
 
 @pytest.fixture
-def sent(monkeypatch):
+def sent(monkeypatch, request):
+    # the storyteller's tablet is open: a board is pushed only to be seen
+    for name in ("classic", "werewolf"):
+        if name in request.fixturenames:
+            t = request.getfixturevalue(name)
+            Presence.objects.create(scene=t.scene, user=t.st, channel_name=f"tablet.{name}")
     out: list[tuple[str, str]] = []
     monkeypatch.setattr(live, "_send", lambda group, html: out.append((group, html)))
     return out

@@ -25,7 +25,7 @@ from django.urls import reverse
 from combat import live
 from combat import selectors as scene_selectors
 from combat import services as scenes
-from combat.models import Challenge, Combat, Scene
+from combat.models import Challenge, Combat, Presence, Scene
 from combat.rounds import bns
 from combat.rounds.bns_reads import engine_of
 from combat.rounds.declaring import combat_declare
@@ -343,6 +343,7 @@ def test_a_round_token_is_drawn_not_derived_from_the_hidden_state(cast):
 
 def test_a_hidden_npc_comes_and_goes_without_a_push_or_a_seq_on_any_phone(cast, record):
     st, scene = cast.storyteller, _scene(cast)
+    Presence.objects.create(scene=scene, user=st, channel_name="tablet.1")  # a board is seen
     seq = scene.players_seq
     ghost = scenes.scene_add_npc(scene=scene, by=st, name="Ghost", pools={"Wits": 2}, hidden=True)
     scenes.scene_remove(scene=_scene(cast), by=st, participant=ghost)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from combat.models import Presence
 from combat.rounds.errors import RoundError
 from combat.rounds.planning import resolution_preview
 from combat.rounds.reads import wod_state
@@ -175,6 +176,7 @@ def test_a_split_attack_on_a_hidden_npc_never_reaches_a_phone(
     combat = _start(cast, ("Jane", "Thug", "Lurker"))
     combat = _roll_all(cast, combat, {"Jane": 10, "Thug": 1, "Lurker": 1})
     # Thug 5, Lurker 6, Jane 18: the Thug declares first, for the storyteller.
+    Presence.objects.create(scene=cast.scene, user=cast.storyteller, channel_name="tablet.1")
     pushes.clear()
     with django_capture_on_commit_callbacks(execute=True):
         _declare(
