@@ -164,9 +164,7 @@ def instrument(meter: Meter) -> None:
     """Attribute the pushes' and the answer's CPU and queries to them."""
     from django.db.backends.signals import connection_created
 
-    from combat import live
-    from combat.challenges import views as challenge_views
-    from combat.rounds import views as round_views
+    from combat import live, posts
 
     def wrap(fn, phase):
         def wrapped(*args, **kwargs):
@@ -177,10 +175,17 @@ def instrument(meter: Meter) -> None:
 
     for name in ("scene_changed", "sheets_changed", "private_changed"):
         setattr(live, name, wrap(getattr(live, name), "pushes"))
-    challenge_views._region = wrap(challenge_views._region, "answer")
-    for name in ("_reply",):
-        if hasattr(round_views, name):
-            setattr(round_views, name, wrap(getattr(round_views, name), "answer"))
+    # The answer is the ``reply`` a view hands ``scene_post`` when its module is imported:
+    # wrapped before the views are imported (the URLconf imports them on the first request).
+    views = ("combat.challenges.views", "combat.rounds.views", "chases.views", "combat.views")
+    if any(name in sys.modules for name in views):
+        raise RuntimeError("instrument() runs before the views are imported")
+    scene_post = posts.scene_post
+
+    def answered(*args, reply=posts.screen_reply, **kwargs):
+        return scene_post(*args, reply=wrap(reply, "answer"), **kwargs)
+
+    posts.scene_post = answered
 
     def connected(sender, connection, **kwargs) -> None:
         # the wrapper outlives its connections: counted once however often it reconnects

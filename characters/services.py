@@ -95,7 +95,9 @@ def _announce_sheets(
 
 def _lock_character(character: Character) -> tuple[None, Character]:
     """A ledger step locks the character (no scene: a sheet is not a scene)."""
-    return None, Character.objects.select_for_update().get(pk=character.pk)
+    # its chronicle read with it (the open night, the health track), the character row locked
+    locked = Character.objects.select_for_update(of=("self",)).select_related("chronicle")
+    return None, locked.get(pk=character.pk)
 
 
 def _lock_entry(entry: LedgerEntry) -> tuple[None, LedgerEntry]:

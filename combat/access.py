@@ -14,7 +14,7 @@ card or log line can be reached with it.
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404, HttpRequest
 
 from characters.access import chronicles_run_by
@@ -31,7 +31,11 @@ def screen_for(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
     scene = scenes_run_by(request.user).select_related("game_night").filter(pk=pk).first()
     if scene is not None and request.POST.get("from") != "phone":
         return scene, True
-    scene = scenes_played_by(request.user).filter(pk=pk).first()
+    # whether the user still plays in it (``scene.present``), read with it: a phone's post asks
+    present = Participant.objects.filter(
+        scene=OuterRef("pk"), character__player=request.user, removed_at__isnull=True
+    )
+    scene = scenes_played_by(request.user).filter(pk=pk).annotate(present=Exists(present)).first()
     if scene is None:
         raise Http404(NO_SCENE)
     return scene, False

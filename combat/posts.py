@@ -25,7 +25,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from characters.idempotency import IdempotencyError
-from combat import access, board, fragments, selectors
+from combat import access, board, fragments, render_cache, selectors
 from combat.forms import problems
 from combat.models import Scene
 from combat.steps import Refused, http_status
@@ -62,12 +62,13 @@ def screen_reply_for(error_name: str = "error") -> Reply:
                 messages.error(request, error)
             return redirect("scene_tablet" if tablet else "scene_phone", pk=scene.pk)
         scene.refresh_from_db()
-        if tablet:
-            context = {**board.board_state(scene), error_name: error, "oob": False}
-            return render(request, f"{fragments.TABLET}#board", context, status=status)
-        state = selectors.private_state(scene, request.user)
-        context = {**state, error_name: error, "oob": False}
-        return render(request, f"{fragments.PHONE}#private", context, status=status)
+        with render_cache.rendering(scene):  # each read once, shared with this seq's pushes
+            if tablet:
+                context = {**board.board_state(scene), error_name: error, "oob": False}
+                return render(request, f"{fragments.TABLET}#board", context, status=status)
+            state = selectors.private_state(scene, request.user)
+            context = {**state, error_name: error, "oob": False}
+            return render(request, f"{fragments.PHONE}#private", context, status=status)
 
     return reply
 
@@ -107,6 +108,7 @@ def scene_post(
     def decorate(action: Callable[..., Any]) -> Callable[..., HttpResponse]:
         @login_required
         @require_POST
+        @render_cache.one_request  # one step, one commit: its pushes and its answer share reads
         @wraps(action)
         def view(request: HttpRequest, pk: int, **kwargs: Any) -> HttpResponse:
             scene, tablet = access.screen_for(request, pk)

@@ -75,8 +75,10 @@ def require_storyteller(user: AbstractBaseUser, chronicle: Chronicle) -> None:
         raise SceneError(NOT_STORYTELLER.format(chronicle=chronicle))
 
 
-def lock_open_scene(scene: Scene, *, expected_seq: int | None = None) -> Scene:
-    locked = Scene.objects.select_for_update().select_related("chronicle").get(pk=scene.pk)
+def lock_open_scene(scene: Scene | int, *, expected_seq: int | None = None) -> Scene:
+    """Lock the scene row (``scene`` or its id) and check it is open (and at ``expected_seq``)."""
+    pk = scene if isinstance(scene, int) else scene.pk
+    locked = Scene.objects.select_for_update().select_related("chronicle").get(pk=pk)
     if locked.closed_at is not None:
         raise SceneError(SCENE_CLOSED)
     if expected_seq is not None and locked.seq != expected_seq:
@@ -182,7 +184,7 @@ def record_change(
         )
         characters = list(characters)
         if characters:
-            entry.characters.set(characters)
+            entry.characters.add(*characters)  # a new line: one insert, no read of what it had
     transaction.on_commit(
         partial(
             live.scene_changed,

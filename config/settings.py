@@ -56,7 +56,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.static.StaticFilesMiddleware",  # WhiteNoise, asynchronous too (no thread hop)
     "combat.turns.SceneTurnMiddleware",  # a scene's taps take turns before they take a connection
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

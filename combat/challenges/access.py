@@ -26,12 +26,13 @@ def locked(challenge_id: int, scene: Scene) -> tuple[Scene, Challenge]:
         raise ChallengeError(str(error)) from None
     challenge = (
         Challenge.objects.select_for_update(of=("self",))
-        .select_related("attacker__character", "defender__character", "scene")
+        .select_related("attacker__character", "defender__character")
         .filter(pk=challenge_id, scene=scene)
         .first()
     )
     if challenge is None:
         raise ChallengeError("No such challenge in this scene.")
+    challenge.scene = scene  # the locked row (its chronicle read with it), not a second read
     return scene, challenge
 
 

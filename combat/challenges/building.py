@@ -8,7 +8,7 @@ from typing import Any
 
 from characters.models import Equipment
 from combat.challenges import sheets
-from combat.challenges.reads import blood_kept, is_outpaced, is_surprised, mob_members
+from combat.challenges.reads import blood_kept_of, is_outpaced, is_surprised, mob_members
 from combat.challenges.refusals import ChallengeError, by_the_rules
 from combat.models import Challenge, ChallengeLock, Participant, Scene
 from combat.rules.celerity import LEVELS
@@ -73,8 +73,13 @@ def build(challenge: Challenge, options: dict[str, Any]) -> Engine:
     category = challenge.category
     a_opts = options.get("attacker", {})
     d_opts = options.get("defender", {})
-    a_sheet = sheets.load(challenge.attacker)
-    d_sheet = sheets.load(challenge.defender) if challenge.defender else None
+    members = mob_members(challenge)
+    # every sheet of the challenge in one read (its ledger in one query)
+    a_sheet, d_sheet, *member_sheets = sheets.load_many(
+        [challenge.attacker, challenge.defender, *members]
+    )
+    assert a_sheet is not None
+    kept = blood_kept_of(challenge, [challenge.attacker, challenge.defender])
     mode = challenge.mode
     surprised = d_sheet is not None and is_surprised(options, d_sheet)
     outpaced = d_sheet is not None and is_outpaced(options, d_sheet)
@@ -102,7 +107,7 @@ def build(challenge: Challenge, options: dict[str, Any]) -> Engine:
         weapon=weapon_of(challenge.attacker, a_opts.get("weapon")),
         pool=pool(a_sheet, a_opts),
         opponent=d_sheet,
-        blood_kept=blood_kept(challenge, challenge.attacker),
+        blood_kept=kept.get(challenge.attacker.pk, 0),
     )
     defender = None
     if d_sheet is not None:
@@ -123,18 +128,15 @@ def build(challenge: Challenge, options: dict[str, Any]) -> Engine:
             stamina_ruling=ruling,
             pool=pool(d_sheet, d_opts, prone),
             opponent=a_sheet,
-            blood_kept=blood_kept(challenge, challenge.defender),
+            blood_kept=kept.get(challenge.defender.pk, 0),
         )
     elif options.get("race"):
         defender = Contender(traits=challenge.difficulty, pool=challenge.difficulty)
     mob = []
-    for member in mob_members(challenge):
+    for member, sheet in zip(members, member_sheets, strict=True):
         bid = options.get("mob", {}).get(str(member.pk), {}).get("bid")
         mob.append(
-            (
-                member.name,
-                sheets.contender(sheets.load(member), ruleset=ruleset, category=category, bid=bid),
-            )
+            (member.name, sheets.contender(sheet, ruleset=ruleset, category=category, bid=bid))
         )
     with by_the_rules():
         return Engine.start(

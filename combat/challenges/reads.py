@@ -176,24 +176,33 @@ def by_hand_pending(ch: Challenge, engine: Engine | None) -> dict[str, str] | No
 BLOOD_LASTS = 300  # C5: game seconds blood traits last after the conflict's last challenge
 
 
-def blood_kept(challenge: Challenge, participant: Participant) -> int:
-    """C5: blood traits a participant bought earlier in this conflict that still last: those
-    it held in its latest finished challenge of the scene, when that ended less than five
-    game minutes ago (each challenge they last through moves the end on)."""
-    if challenge.category != "physical" or participant.character_id is None:
-        return 0
+def blood_kept_of(challenge: Challenge, participants: list[Participant | None]) -> dict[int, int]:
+    """C5: blood traits each participant (by id) bought earlier in this conflict that still
+    last: those it held in its latest finished challenge of the scene, when that ended less
+    than five game minutes ago (each challenge they last through moves the end on). One query,
+    over the finished challenges that kept blood only (not every challenge of the night)."""
+    wanted = [
+        p.pk for p in participants if p is not None and p.character_id is not None
+    ]  # a quick NPC keeps no blood
+    if challenge.category != "physical" or not wanted:
+        return {}
     scene = challenge.scene
     earlier = (
         Challenge.objects.filter(scene=scene, status=ChallengeStatus.OVER)
+        .filter(options__blood_traits__has_any_keys=[str(pk) for pk in wanted])
         .exclude(pk=challenge.pk)
         .order_by("-pk")
+        .values_list("options", flat=True)
     )
-    for row in earlier:
-        held = row.options.get("blood_traits", {}).get(str(participant.pk))
-        if held is None:
-            continue
-        return held if row.options.get("blood_until", -1) >= scene.game_time else 0
-    return 0
+    out: dict[int, int] = {}
+    for options in earlier:
+        for pk in wanted:
+            held = options.get("blood_traits", {}).get(str(pk))
+            if held is not None and pk not in out:
+                out[pk] = held if options.get("blood_until", -1) >= scene.game_time else 0
+        if len(out) == len(wanted):
+            break
+    return out
 
 
 def is_surprised(options: dict[str, Any], defender: sheets.Sheet) -> bool:

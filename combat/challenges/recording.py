@@ -96,7 +96,7 @@ def _log_outcome(scene: Scene, challenge: Challenge, by: AbstractBaseUser) -> No
             created_by=by if by is not None and by.is_authenticated else None,
         )
         if characters:
-            entry.characters.set(characters)
+            entry.characters.add(*characters)  # a new line: one insert, no read of what it had
 
 
 def tell(

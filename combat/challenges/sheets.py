@@ -8,6 +8,7 @@ weapon's bonus (C5) and, in met_bns, the test pool (B1, B10) and damage (B3).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,12 +126,23 @@ class Sheet:
 def load(participant: Participant) -> Sheet:
     """The participant's sheet with its current values (one ledger query; read once per
     change's renderings, :mod:`combat.render_cache`)."""
-    if participant.character_id is None:
-        return Sheet(participant, None, None)
-    found = sheets_now([participant.character_id]).get(participant.character_id)
-    if found is None:
-        raise Character.DoesNotExist(f"no character {participant.character_id}")
-    return Sheet(participant, *found)
+    return load_many([participant])[0]
+
+
+def load_many(participants: Iterable[Participant | None]) -> list[Sheet | None]:
+    """The sheets of several participants (``None`` for none) read together: one query per
+    kind of row and one for the ledger, however many there are."""
+    participants = list(participants)
+    found = sheets_now(p.character_id for p in participants if p is not None and p.character_id)
+    out: list[Sheet | None] = []
+    for p in participants:
+        if p is None or p.character_id is None:
+            out.append(None if p is None else Sheet(p, None, None))
+        elif p.character_id not in found:
+            raise Character.DoesNotExist(f"no character {p.character_id}")
+        else:
+            out.append(Sheet(p, *found[p.character_id]))
+    return out
 
 
 def bns_pool(

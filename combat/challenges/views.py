@@ -46,10 +46,14 @@ BOARD = "combat/challenges/board.html"
 
 
 def _present(request: HttpRequest, scene: Scene) -> None:
-    """A phone's post needs a character of the user's still in the scene (404: none)."""
-    if not scene.participants.filter(
-        character__player=request.user, removed_at__isnull=True
-    ).exists():
+    """A phone's post needs a character of the user's still in the scene (404: none);
+    :func:`access.screen_for` read it with the scene (``present``)."""
+    present = getattr(scene, "present", None)
+    if present is None:
+        present = scene.participants.filter(
+            character__player=request.user, removed_at__isnull=True
+        ).exists()
+    if not present:
         raise Http404("You have no character in this scene.")
 
 

@@ -47,10 +47,11 @@ class Turn:
 def lock_turn(turn: Turn) -> tuple[Scene, Turn]:
     """Lock the scene (open), then the fight's row."""
     try:
-        scene = lock_open_scene(turn.combat.scene)
+        scene = lock_open_scene(turn.combat.scene_id)  # by id: the fight's scene is not read first
     except SceneError as error:
         raise RoundError(str(error)) from error
     locked = Combat.objects.select_for_update().get(pk=turn.combat.pk)
+    locked.scene = scene
     return scene, Turn(locked, turn.participant)
 
 

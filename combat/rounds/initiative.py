@@ -157,7 +157,8 @@ def combat_begin_round(
         combat.state = state.to_dict()
         combat.stage = CombatStage.ROUND
         combat.work = {"phase_index": 0, **kept_work(combat.work)}
-        record_round(scene, combat, by, f"Round {combat.round_number}: declare, slowest first")
+        text = f"Round {combat.round_number}: declare, slowest first"
+        record_round(scene, combat, by, text, participants=participants)  # its members, read once
         if cut:
             record_round(scene, combat, by, "; ".join(cut), public=False, participants=participants)
         if unable:

@@ -70,9 +70,8 @@ def stats_for(participants: Iterable[Participant]) -> dict[int, Stats]:
     """Stats of each participant, by participant id, in a fixed number of queries."""
     participants = list(participants)
     ids = [p.character_id for p in participants if p.character_id]
-    characters = {
-        c.pk: c for c in Character.objects.filter(pk__in=ids).prefetch_related(*SHEET_PREFETCH)
-    }
+    rows = Character.objects.filter(pk__in=ids).select_related("chronicle")  # its health track
+    characters = {c.pk: c for c in rows.prefetch_related(*SHEET_PREFETCH)}
     now = current_values_for(characters.values())
     out: dict[int, Stats] = {}
     for p in participants:

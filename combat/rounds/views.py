@@ -15,7 +15,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from combat import access, fragments
+from combat import access, fragments, render_cache
 from combat import board as scene_board
 from combat import selectors as scene_selectors
 from combat.models import Participant, Scene
@@ -48,15 +48,17 @@ def _reply(
     if request.headers.get("HX-Request") != "true":
         return redirect("scene_tablet" if tablet else "scene_phone", pk=scene.pk)
     scene.refresh_from_db()
-    if tablet:
-        context = {**scene_board.board_state(scene), "round_error": error, "oob": False}
-        return render(request, f"{fragments.TABLET}#board", context, status=status)
-    context = {
-        **scene_selectors.private_state(scene, request.user),
-        "round_error": error,
-        "oob": False,
-    }
-    return render(request, f"{fragments.PHONE}#private", context, status=status)
+    # each read once, shared with this seq's pushes when the step made them (render_cache)
+    with render_cache.rendering(scene):
+        if tablet:
+            context = {**scene_board.board_state(scene), "round_error": error, "oob": False}
+            return render(request, f"{fragments.TABLET}#board", context, status=status)
+        context = {
+            **scene_selectors.private_state(scene, request.user),
+            "round_error": error,
+            "oob": False,
+        }
+        return render(request, f"{fragments.PHONE}#private", context, status=status)
 
 
 def round_post(form_class: type | None) -> Callable:

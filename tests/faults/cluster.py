@@ -142,6 +142,7 @@ class Browser:
     session: str
     port: int
     answers: list[int] = field(default_factory=list)
+    busy: list[tuple[str | None, str]] = field(default_factory=list)  # each 503: Retry-After, body
 
     async def post(self, path: str, data: dict[str, str], port: int | None = None) -> int:
         token = secrets.token_hex(16)  # Django's CSRF: the cookie's secret sent back in a header
@@ -152,6 +153,8 @@ class Browser:
         finally:
             await client.close()
         self.answers.append(answer.status)
+        if answer.status == 503:
+            self.busy.append((answer.header("Retry-After"), answer.text))
         return answer.status
 
     async def tap(self, path: str, data: dict[str, str], port: int | None = None) -> int:

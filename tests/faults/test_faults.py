@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import time
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 import redis as redis_client
 from asgiref.sync import sync_to_async
 
+from bench.minihttp import Client
 from characters.demo import CAST, _write_sheet
 from combat import live
 from combat import services as scenes
@@ -320,12 +322,29 @@ async def test_sixty_taps_at_once_in_one_scene_on_one_process(cluster) -> None:
             data = await sync_to_async(_throw)(ch, side, throw)
             taps += [(Browser(session, a.port), _act(t, ch), data) for _ in range(5)]
 
+    async def health() -> dict:
+        """The process's /healthz while the taps queue: its database check needs a pooled
+        connection, so it answers only if the waiting taps left the pool to others."""
+        client = Client("127.0.0.1", a.port, timeout=30)
+        try:
+            answer = await client.request("GET", "/healthz")
+        finally:
+            await client.close()
+        return {"status": answer.status, **json.loads(answer.text)}
+
     began = time.monotonic()
-    answers = await asyncio.gather(*(b.tap(path, data) for b, path, data in taps))
+    tapping = asyncio.gather(*(b.tap(path, data) for b, path, data in taps))
+    checks = await asyncio.gather(*(health() for _ in range(3)))
+    answers = await tapping
     tapped = time.monotonic() - began
     assert answers == [200] * 60  # the first counted, the same key again answered as it was
     statuses = [s for b, _p, _d in taps for s in b.answers]
     assert set(statuses) <= {200, 503}  # a tap kept waiting too long is sent again, never a 500
+    for retry_after, text in (busy for b, _p, _d in taps for busy in b.busy):
+        assert retry_after and int(retry_after) > 0  # when to send it again (same key)
+        assert "The server is busy" in text and "data-busy" in text  # what the phone says
+    # waiting taps hold no connection: the pool of six still serves the process's other work
+    assert all(c["status"] == 200 and c["database"] for c in checks), checks
 
     def one_reveal_each() -> None:
         for ch, _a, _d in games:
