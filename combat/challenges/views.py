@@ -122,15 +122,14 @@ def challenge_post(
                 url["challenge"] = _challenge(request, scene, url.pop("cid"), tablet)
             action(request, scene=scene, tablet=tablet, data=data, **url)
 
-        wrapped = scene_post(
+        return scene_post(
             form_class,
             reply=_region,
             phone=phone,
             lead=lead,
             form_kwargs=_scene_and_user if user_form else None,
             with_form=form_class is not None,
-        )(step)
-        return render_cache.one_request(wrapped)
+        )(step)  # scene_post shares the step's reads and renders (render_cache.one_request)
 
     return decorate
 
