@@ -637,7 +637,7 @@ def test_it_shows_the_characters_current_values(scene, player, character, storyt
     )
     page = client_for(player).get(f"/scenes/{scene.pk}/phone/").content.decode()
     assert "2<small>/3</small>" in page
-    assert '<div id="prompts">' in page
+    assert '<div id="prompts" data-seq=' in page
 
 
 # The log -------------------------------------------------------------------------------

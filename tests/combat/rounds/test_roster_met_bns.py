@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from combat import live
 from combat import services as scene_services
-from combat.models import Combat, Scene
+from combat.models import Combat, Presence, Scene
 from combat.rounds import bns, met
 from combat.rounds import waiting as round_waits
 from tests.combat.challenges.conftest import make_table
@@ -92,6 +92,7 @@ def test_a_phones_announcement_pushes_the_wait_to_the_tablet_alone(
     """Live: Marcus announces his Celerity from his phone; the push to the storytellers shows
     whom the round waits on now; no push to a phone says it."""
     t, shade = court
+    Presence.objects.create(scene=t.scene, user=t.st, channel_name="tablet.1")  # a tablet is open
     met.met_start(scene=t.scene, by=t.st, participants=[t.a, t.d, shade])
     url = reverse("round_met_celerity", args=[t.scene.pk])
     data = {"participant": t.a.pk, "level": 1, "follow_ups": 1, "from": "phone"}
