@@ -303,14 +303,34 @@ class Hub:
             self.delivered += 1
             self.dispatch(message)
 
+    async def add_groups(self, groups: list[str]) -> None:
+        """Add the hub's channel to every group again (they expire in the layer; a restarted
+        Redis forgot them). On channels-redis, what its ``group_add`` writes, for every group
+        in one round trip a Redis server rather than two a group: a process serving 500
+        phones hears some 1,500 audiences (the players', each one's own, account, session)."""
+        if not hasattr(self.layer, "connection"):
+            for group in groups:
+                await self.layer.group_add(group, self.channel)
+            return
+        shards: dict[int, list[str]] = {}
+        for group in groups:
+            shards.setdefault(self.layer.consistent_hash(group), []).append(group)
+        now = time.time()
+        for index, shard in shards.items():
+            pipe = self.layer.connection(index).pipeline(transaction=False)
+            for group in shard:
+                key = self.layer._group_key(group)
+                pipe.zadd(key, {self.channel: now})
+                pipe.expire(key, self.layer.group_expiry)
+            await pipe.execute()
+
     async def _keep(self) -> None:
         """Renew the hub's groups (they expire in the layer) and this process's presence."""
         while True:
             await asyncio.sleep(presence_heartbeat_seconds())
             try:
                 await database_sync_to_async(heartbeat)(served_sockets())
-                for group in list(self.local):
-                    await self.layer.group_add(group, self.channel)
+                await self.add_groups(list(self.local))
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -372,8 +392,7 @@ class Hub:
     async def _layer_back(self) -> None:
         """Subscribe every group again (a restarted Redis forgot them) and send every socket
         the whole state (a push may have gone to nobody meanwhile)."""
-        for group in list(self.local):
-            await asyncio.wait_for(self.layer.group_add(group, self.channel), LAYER_TIMEOUT)
+        await asyncio.wait_for(self.add_groups(list(self.local)), LAYER_TIMEOUT)
         was_away, self.layer_live = not self.layer_live, True
         if was_away:
             log.warning("the channel layer is back")
