@@ -17,6 +17,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.sessions import InstanceSessionWrapper
 from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -38,6 +39,7 @@ MAX_BACKLOG = 50  # pushes waiting for one slow socket; past that it gets the wh
 # What a page is told when this process loses (and finds again) the channel layer.
 LAYER_NOTE = {False: "<!--live:away-->", True: "<!--live:back-->"}
 BIGINT = 2**63 - 1
+UNFINISHED = "live.unfinished"  # a write begun in the hub's step, for the socket's writer to end
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +111,14 @@ async def _account_close(scope: dict[str, Any]) -> int | None:
     return {live.SESSION_STALE: CLOSE_LOGGED_OUT, live.SESSION_GONE: CLOSE_RECONNECT}.get(standing)
 
 
+def _step(write: Any) -> tuple[bool, Any]:
+    """Run a coroutine to its next suspension: (finished, what it waits for)."""
+    try:
+        return False, write.send(None)
+    except StopIteration:
+        return True, None
+
+
 class NotFoundConsumer(AsyncWebsocketConsumer):
     """Any other websocket path: closed cleanly with 4404, never a server error."""
 
@@ -144,6 +154,10 @@ class SceneConsumer(AsyncWebsocketConsumer):
     groups: list[str] = []
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        # A push is a ``websocket.send``, which the session middleware only hands on (it saves
+        # on ``http.response.start``): the hub's writes skip that one coroutine a phone.
+        wrapper = getattr(send, "__self__", None)
+        self.push_send = wrapper.real_send if isinstance(wrapper, InstanceSessionWrapper) else send
         # A socket whose writes stall (a phone that never reads) is given up on by its writer:
         # it then hears a disconnect of its own, so it cleans up and ends like any other.
         self.given_up = asyncio.get_running_loop().create_future()
@@ -161,7 +175,8 @@ class SceneConsumer(AsyncWebsocketConsumer):
     async def _send_or_give_up(self, message: dict[str, Any]) -> None:
         """Write one message, or give the socket up when the write stalls too long."""
         try:
-            await asyncio.wait_for(self.base_send(message), settings.LIVE_SEND_TIMEOUT)
+            async with asyncio.timeout(settings.LIVE_SEND_TIMEOUT):  # no task of its own
+                await self.base_send(message)
         except TimeoutError:
             log.info("a scene socket stopped reading; given up")
             if not self.given_up.done():
@@ -172,6 +187,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
         user = self.scope.get("user")
         self.heard: list[str] = []
         self.writer: asyncio.Task | None = None
+        self.writing = False  # the writer is busy with a message: the next ones queue
         self.hub = None
         self.present = False
         if user is None or not user.is_authenticated:
@@ -262,15 +278,29 @@ class SceneConsumer(AsyncWebsocketConsumer):
         return  # websockets only push; actions are HTTP posts
 
     def hub_message(self, message: dict[str, Any]) -> None:
-        """From the hub: queue it for this socket's writer (never blocks the hub)."""
+        """From the hub: write it now when the socket is idle, else queue it for this
+        socket's writer (never blocks the hub)."""
         seq = message.get("seq")
         if seq is not None and message.get("group") == self.seq_group:
             self._note_change(seq)
         elif message.get("group") == self.own_group and "html" in message:
             self.sheets = sheet_seq_of(message["html"]) or self.sheets
+        if (
+            message.get("type") == live.FRAGMENT_EVENT
+            and self.writer is not None
+            and not self.writing
+            and self.outbox.empty()
+        ):
+            self._write_now(message["html"])
+            return
         if self.outbox.qsize() >= MAX_BACKLOG:
+            begun = []  # a write begun is ended, not dropped
             while not self.outbox.empty():
-                self.outbox.get_nowait()
+                dropped = self.outbox.get_nowait()
+                if dropped.get("type") == UNFINISHED:
+                    begun.append(dropped)
+            for unfinished in begun:
+                self.outbox.put_nowait(unfinished)
             self.outbox.put_nowait(RESYNC)
             return
         self.outbox.put_nowait(message)
@@ -294,12 +324,53 @@ class SceneConsumer(AsyncWebsocketConsumer):
         self.sheets = sheet_seq_of(state) or self.sheets
         self.ahead = {s for s in self.ahead if s > self.shown}
 
+    def _write_now(self, html: str) -> None:
+        """Write a push in the hub's own step, as Python 3.12's eager tasks run a coroutine:
+        to its first suspension. An idle socket whose transport takes the bytes (nearly
+        always) costs no task, no queue and no timer; one whose transport is full (a slow
+        phone) suspends, and its writer finishes that write, then goes on with its outbox."""
+        write = self.push_send({"type": "websocket.send", "text": html})
+        try:
+            done, waiting = _step(write)
+        except Exception:  # the socket is going away; its disconnect cleans up
+            log.debug("could not write to a scene socket", exc_info=True)
+            self.writing = True  # nothing more is written to it
+            return
+        if done:
+            return
+        self.writing = True
+        self.outbox.put_nowait({"type": UNFINISHED, "write": write, "waiting": waiting})
+
+    async def _finish(self, write: Any, waiting: Any) -> None:
+        """Drive a write :meth:`_write_now` began to its end, or give the socket up when it
+        stalls longer than ``LIVE_SEND_TIMEOUT``."""
+        try:
+            async with asyncio.timeout(settings.LIVE_SEND_TIMEOUT):
+                done = False
+                while not done:
+                    if waiting is None:  # a bare yield: the coroutine only let others run
+                        await asyncio.sleep(0)
+                    else:
+                        await asyncio.wait((waiting,))
+                    done, waiting = _step(write)
+        except TimeoutError:
+            log.info("a scene socket stopped reading; given up")
+            if not self.given_up.done():
+                self.given_up.set_result(True)
+            raise
+        finally:
+            write.close()
+
     async def _write(self) -> None:
         while True:
+            self.writing = False
             message = await self.outbox.get()
+            self.writing = True
             kind = message.get("type")
             try:
-                if kind == live.FRAGMENT_EVENT:
+                if kind == UNFINISHED:
+                    await self._finish(message["write"], message["waiting"])
+                elif kind == live.FRAGMENT_EVENT:
                     # What ``self.send(text_data=...)`` does, less two wrappers: this is the
                     # one line every push runs once per socket.
                     await self._send_or_give_up({"type": "websocket.send", "text": message["html"]})

@@ -156,3 +156,20 @@ async def test_one_broken_socket_does_not_cost_the_others_their_push() -> None:
         assert len(good.got) == 1
     finally:
         await hub.stop()
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+async def test_renewing_many_groups_adds_the_hubs_channel_to_each(kind) -> None:
+    layer, _, sender = _layers(kind)
+    hub = Hub(layer)
+    groups = [live.player_group(3, user) for user in range(40)]
+    try:
+        await hub.start()
+        await hub.add_groups(groups)
+        if kind == "redis":
+            assert all([await _group_members(sender, g) == [hub.channel] for g in groups])
+        for group in groups[::7]:
+            await sender.group_send(group, live.fragment_event(f"<p>{group}</p>", group))
+        await _until(lambda: hub.delivered == len(groups[::7]), "the hub read each push")
+    finally:
+        await hub.stop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import logging
+from importlib import import_module
 from typing import Any
 
 import segno
@@ -16,6 +17,7 @@ import uvicorn
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from combat.hub import HEAP
 from config.dbcheck import database_problem
 from config.network import lan_addresses
 
@@ -50,6 +52,10 @@ class Command(BaseCommand):
         if not options["no_demo_logins"]:
             self._print_demo_logins()
         self.stdout.flush()
+        # The app loaded (what uvicorn would import first): the heap alive now lives as long
+        # as the process, and the collector stops walking it (combat.hub.Heap).
+        import_module("config.asgi")
+        HEAP.start()
         uvicorn.run(
             "config.asgi:application",
             host=host,
