@@ -52,6 +52,10 @@ RECHECK_EVENT = "live.recheck"  # a player's access to a scene may have ended: s
 ACCOUNT_EVENT = "live.account"  # a password or an account changed: sockets check their session
 
 log = logging.getLogger(__name__)
+# A publish is tried twice: after a Redis restart the first use of a pooled connection that
+# went stale fails, and a player's own part lost that way is not seen by any hub's catch-up
+# (it compares the players' seq, which the public part that follows does carry).
+PUBLISH_ATTEMPTS = 2
 
 
 def user_group(user_id: int) -> str:
@@ -109,10 +113,14 @@ def _send(group: str, html: str) -> None:
     if layer is None or not html:
         return
     seq = seq_of(html) if _announcing.get() and group.endswith(SEQ_GROUPS) else None
-    try:
-        async_to_sync(layer.group_send)(group, fragment_event(html, group, seq))
-    except Exception:  # committed already: phones resync; a push must not fail the request
-        log.exception("could not publish to %s", group)
+    event = fragment_event(html, group, seq)
+    for attempt in range(PUBLISH_ATTEMPTS):
+        try:
+            async_to_sync(layer.group_send)(group, event)
+            return
+        except Exception:  # committed already: phones resync; a push must not fail the request
+            if attempt + 1 == PUBLISH_ATTEMPTS:
+                log.exception("could not publish to %s", group)
 
 
 def push_to_user(user_id: int, html: str) -> None:
