@@ -286,6 +286,8 @@ def test_it_shows_a_phone_that_went_offline_the_same_state_as_a_fresh_load(
         expect(table.tablet.locator("#scene-clock")).to_have_text("15m 00s")
         table.tablet.get_by_label("What is happening").fill("Sirens outside")
         table.tablet.get_by_role("button", name="Set", exact=True).click()
+        # The situation is set (its post answered) before the fresh page is loaded to compare.
+        expect(table.tablet.locator("p.situation")).to_contain_text("Sirens outside")
         # Recorded from this thread, whose event loop belongs to Playwright: the push cannot be
         # published from here, so this cost stands for a push the phone lost while offline.
         # Chromium's offline emulation keeps an open websocket open, so the phone must resync
