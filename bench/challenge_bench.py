@@ -7,8 +7,8 @@ its scene socket (``bench/phones.py``), and each pair plays challenges back to b
 ``--challenge-seconds`` (``challenge_play.py``: start, bid, two throws, the loser accepts),
 the attacker on the first server process, the defender on the second (so with two processes
 every push to the other phone crosses the channel layer). After each POST the pair waits
-until the other player's phone has a private part (``#scene-private``) rendered after the tap
-(a ``data-seq`` above every ``seq`` the pair's earlier answers carried: a push is rendered on
+until the other player's phone has a private part (``#scene-private`` or its ``#prompts``
+piece) rendered after the tap (a ``data-seq`` above every ``seq`` the pair's earlier answers carried: a push is rendered on
 commit, before the answer, so an older push never passes for a newer one); the time from
 sending the POST to that frame is the tap-to-other-screen latency (the throws' is the goal).
 

@@ -11,7 +11,8 @@ stdout, with the command's ``id``:
 - ``initial`` ``timeout``: wait for every phone's first message (the app sends the state);
 - ``tally`` ``seqs``: for each, how many phones have it by now and when (first, last);
 - ``frame`` ``label, above, timeout``: the challenge bench's phones carry a ``label`` and
-  note the arrival (and ``data-seq``) of each private part (``#scene-private``) they get:
+  note the arrival (and ``data-seq``) of each private part (``#scene-private``, or its
+  ``#prompts`` piece) they get:
   when the first one with a ``data-seq`` above ``above`` came (waiting for it if need be);
 - ``usage``: CPU seconds this process used; ``close``: close every socket; ``quit``.
 
@@ -34,7 +35,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 SEQ = re.compile(r'data-seq="(\d+)"')
-PRIVATE = re.compile(r'id="scene-private"[^>]*?data-seq="(\d+)"')
+# A player's own part: whole (``#scene-private``: on connect, a join, a sheet push) or, for a
+# scene change, its prompts piece (``#prompts``, combat.fragments).
+PRIVATE = re.compile(r'id="(?:scene-private|prompts)"[^>]*?data-seq="(\d+)"')
 CONNECT_AT_ONCE = 25  # phones arrive a few at a time, as at a venue
 
 
