@@ -8,8 +8,9 @@ its scene socket (``bench/phones.py``), and each pair plays challenges back to b
 the attacker on the first server process, the defender on the second (so with two processes
 every push to the other phone crosses the channel layer). After each POST the pair waits
 until the other player's phone has a private part (``#scene-private`` or its ``#prompts``
-piece) rendered after the tap (a ``data-seq`` above every ``seq`` the pair's earlier answers carried: a push is rendered on
-commit, before the answer, so an older push never passes for a newer one); the time from
+piece) rendered after the tap (a ``data-seq`` above every ``seq`` the pair's earlier answers
+carried: a push is rendered on commit, before the answer, so an older push never passes for a
+newer one); the time from
 sending the POST to that frame is the tap-to-other-screen latency (the throws' is the goal).
 
 Measured per set-up: challenges resolved per second, p50/p99 of the throws' (and every tap's)
