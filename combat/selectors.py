@@ -130,8 +130,8 @@ def connected_user_ids(scene: Scene) -> set[int]:
 
 def board_watched(scene_id: int) -> bool:
     """Whether a storyteller's socket of the scene may be open: a presence row of someone who
-    is not a player of the scene, or who may storytell at all (staff; a storyteller who also
-    plays is a storyteller there). One query. Rows of a process gone count too: a board
+    is not a player of the scene, or who may storytell it (staff, or a storyteller of its
+    chronicle who also plays a character here). One query. Rows of a process gone count too: a board
     rendered for nobody costs a render, a board skipped for a tablet would cost a change.
 
     A tablet writes its row before it reads the state it sends (``combat.consumers``): a
@@ -139,8 +139,12 @@ def board_watched(scene_id: int) -> bool:
     players = Participant.objects.filter(
         scene_id=scene_id, removed_at__isnull=True, character__player__isnull=False
     ).values("character__player_id")
+    storytellers = Scene.objects.filter(pk=scene_id).values("chronicle__storytellers")
     rows = Presence.objects.filter(scene_id=scene_id).filter(
-        Q(user__is_staff=True) | Q(user__is_superuser=True) | ~Q(user_id__in=players)
+        Q(user__is_staff=True)
+        | Q(user__is_superuser=True)
+        | Q(user_id__in=storytellers)
+        | ~Q(user_id__in=players)
     )
     return rows.exists()
 

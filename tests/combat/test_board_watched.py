@@ -65,16 +65,23 @@ def test_no_board_is_rendered_while_no_storytellers_socket_is_open(
     assert live.storytellers_group(scene.pk) not in groups
 
 
-@pytest.mark.parametrize("who", ["storyteller", "stranger", "staff_player"])
+@pytest.mark.parametrize("who", ["storyteller", "stranger", "staff_player", "playing_storyteller"])
 def test_the_board_is_rendered_when_a_storyteller_may_watch(
     who, scene, storyteller, player, sent, django_capture_on_commit_callbacks
 ) -> None:
     """A storyteller's row, or anyone's who is not only a player here (conservative), or a
-    player who may storytell (staff): the board goes."""
+    player who may storytell (staff, or a storyteller of the chronicle who also plays a
+    character in the scene, whose tablet is open beside the phone): the board goes."""
     if who == "staff_player":
         player.is_staff = True
         player.save()
-    user = {"storyteller": storyteller, "player": player, "staff_player": player}.get(who)
+    if who == "playing_storyteller":
+        scene.chronicle.storytellers.add(player)
+    user = {
+        "storyteller": storyteller,
+        "staff_player": player,
+        "playing_storyteller": player,
+    }.get(who)
     Presence.objects.create(scene=scene, user=user or UserFactory(), channel_name="tablet.1")
     with django_capture_on_commit_callbacks(execute=True):
         _advance(scene, storyteller)
