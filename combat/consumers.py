@@ -152,6 +152,11 @@ class SceneConsumer(AsyncWebsocketConsumer):
 
     channel_layer_alias = "__no_layer_channel__"  # the hub reads the layer for every socket
     groups: list[str] = []
+    # A player's: the scene's seq its own part was last sent at or after (the ``own`` of the
+    # events of that part, the scene's seq of a whole state; hub-only, never written to the
+    # phone), and the database's when the hub first saw it behind (0: it is not).
+    own = own_behind = 0
+    state_seq = 0  # the scene's seq the last whole state was rendered at
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         # A push is a ``websocket.send``, which the session middleware only hands on (it saves
@@ -285,6 +290,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
             self._note_change(seq)
         elif message.get("group") == self.own_group and "html" in message:
             self.sheets = sheet_seq_of(message["html"]) or self.sheets
+            self.own = max(self.own, message.get("own") or 0)
         if (
             message.get("type") == live.FRAGMENT_EVENT
             and self.writer is not None
@@ -322,6 +328,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
         """The whole state went: everything up to its seq is shown."""
         self.shown = max(self.shown, seq_of(state) or 0)
         self.sheets = sheet_seq_of(state) or self.sheets
+        self.own = max(self.own, self.state_seq)
         self.ahead = {s for s in self.ahead if s > self.shown}
 
     def _write_now(self, html: str) -> None:
@@ -409,6 +416,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
         scene = fragments.load(self.scene_id)
         if scene is None:
             return ""
+        self.state_seq = scene.seq
         if self.role == STORYTELLER:
             return fragments.storyteller_state(scene)
         return fragments.players_state(scene) + fragments.private_state(scene, self.scope["user"])

@@ -14,9 +14,11 @@ it; Redis restarted or away; a message dropped), so the hub does not trust them 
   the ``seq`` of the scenes its sockets show and compares it with the ``seq`` each socket has
   been sent every change up to (``shown``: the scene changes' pushes name their ``seq``, see
   :func:`combat.live.scene_changed`; the board must have each one, the players' public part is
-  whole in each). A socket still behind on the next look gets the whole state again. The
-  database is read, not the layer: a phone catches up even while Redis is away. Nothing new
-  reaches a phone: the whole state is what a reconnect sends.
+  whole in each), and a player's own part with the seq of the last change to it
+  (``Participant.own_seq``, which its events name for the hub alone: a private push lost
+  while the public one arrived). A socket still behind on the next look gets the whole
+  state again. The database is read, not the layer: a phone catches up even while Redis is
+  away. Nothing new reaches a phone: the whole state is what a reconnect sends.
 - **The layer's health** (:meth:`Hub._watch_layer`, channels-redis only): every
   ``LAYER_CHECK`` seconds it sets a marker key of its own in Redis. When Redis does not
   answer, its sockets are told the page is not live; when it answers again, or answers
@@ -102,6 +104,8 @@ class Watched(Subscriber, Protocol):
     behind: int  # the scene's seq when it was first seen behind (0: it is not)
     user_id: int
     sheets: str  # a player's: the data-sheet-seq of the private part it was last sent
+    own: int  # a player's: the scene's seq its own part was last sent at (hub-only)
+    own_behind: int  # the database's own seq when it was first seen behind (0: it is not)
 
 
 def new_socket_id() -> str:
@@ -359,6 +363,11 @@ class Hub:
         sent = 0
         for s in sockets:
             scene = seqs.get(s.scene_id, {})
+            if s.role == "player" and self._own_behind(s, scene.get("own", {})):
+                s.behind = s.own_behind = 0
+                s.hub_message(RESYNC)
+                sent += 1
+                continue
             want = scene.get(s.role)
             if want is not None and s.role == "player" and s.shown >= want:
                 # A sheet change (a cost: no seq) whose push was lost leaves the player's own
@@ -378,6 +387,25 @@ class Hub:
             sent += 1
         self.resyncs += sent
         return sent
+
+    @staticmethod
+    def _own_behind(s: Watched, own: dict[int, int]) -> bool:
+        """Whether a player's own part stays behind the database's (``Participant.own_seq``):
+        a change's private push lost while its public part, which carries the players' seq,
+        arrived. Counted in the scene's seq, which the hub alone sees; only the changes to
+        this player's own part bump it, so a hidden NPC's other steps never resync a phone.
+        True on the second look that finds it behind what it lacked on the first."""
+        want, shown = own.get(s.user_id, 0), getattr(s, "own", None)
+        if shown is None:
+            return False
+        if s.own_behind and shown >= s.own_behind:  # it caught up with what it lacked then
+            s.own_behind = 0
+        if shown >= want:
+            return False
+        if not s.own_behind:
+            s.own_behind = want
+            return False
+        return True
 
     # -- the layer's health (channels-redis) ---------------------------------------------------
 

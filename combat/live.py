@@ -106,6 +106,15 @@ def fragment_event(html: str, group: str = "", seq: int | None = None) -> dict[s
 # presence or sheet push carries the seq too, but not a change). A flag rather than an
 # argument keeps _send(group, html) as the tests that capture pushes call it.
 _announcing: ContextVar[bool] = ContextVar("announcing", default=False)
+# Set while a player's own part is sent: the scene's seq it was rendered at (or after). The
+# event names it as ``own`` for the hubs (combat.hub's catch-up compares it with
+# ``Participant.own_seq``); a socket writes the html alone, so no phone ever sees it (a
+# hidden NPC's steps count in it).
+_own_seq: ContextVar[int | None] = ContextVar("own_seq", default=None)
+
+
+def _is_player_group(group: str) -> bool:
+    return group.startswith("scene.") and ".user." in group
 
 
 def _send(group: str, html: str) -> None:
@@ -114,6 +123,9 @@ def _send(group: str, html: str) -> None:
         return
     seq = seq_of(html) if _announcing.get() and group.endswith(SEQ_GROUPS) else None
     event = fragment_event(html, group, seq)
+    own = _own_seq.get()
+    if own is not None and _is_player_group(group):
+        event["own"] = own
     for attempt in range(PUBLISH_ATTEMPTS):
         try:
             async_to_sync(layer.group_send)(group, event)
@@ -163,11 +175,13 @@ def scene_changed(
     private_user_ids: Iterable[int] = (),
     regions: Collection[str] | None = None,
     players: bool = True,
+    seq: int | None = None,
 ) -> None:
     """Render the scene once per audience and send each rendering once (call it on commit).
 
     ``regions`` names the board's regions that changed (``None``: all of them); ``players``
-    false: a change no player sees, for the storytellers alone.
+    false: a change no player sees, for the storytellers alone. ``seq``: the change's (its
+    players' own parts are rendered at it or after: their events name it for the hubs).
     """
     faults.point("kill_after_commit")
     whole = _people_changed(scene_id)
@@ -182,7 +196,7 @@ def scene_changed(
     # Each part is sent as soon as it is rendered, the private parts before the public one
     # (see scene_change_parts): a process killed halfway leaves every audience it did not
     # finish behind by its seq, and the hubs catch them up (combat.hub).
-    announcing = _announcing.set(True)
+    announcing, own = _announcing.set(True), _own_seq.set(seq)
     try:
         for sent, (audience, user_id, html) in enumerate(parts):
             if sent == 1:
@@ -191,10 +205,11 @@ def scene_changed(
                 _send(players_group(scene_id), html)
             elif audience == "storytellers":
                 _send(storytellers_group(scene_id), html)
-            else:
+            elif not faults.once("drop_own_parts", seq):
                 _send(player_group(scene_id, user_id), html)
     finally:
         _announcing.reset(announcing)
+        _own_seq.reset(own)
 
 
 def audience_seq(scene: Any, role: str) -> int:
@@ -206,9 +221,11 @@ def audience_seq(scene: Any, role: str) -> int:
 
 
 def audience_seqs(scene_ids: Collection[int]) -> dict[int, dict[str, Any]]:
-    """For each scene: the ``seq`` each audience's seq-carrying part shows now, and under
+    """For each scene: the ``seq`` each audience's seq-carrying part shows now, under
     ``sheets`` each player's ``data-sheet-seq`` (what ``selectors.sheet_seq`` gives their
-    private part: the newest game night, the newest ledger entry of their characters here).
+    private part: the newest game night, the newest ledger entry of their characters here),
+    and under ``own`` the scene's seq at the last change to each player's own part
+    (``Participant.own_seq``: for the hubs alone, it counts a hidden NPC's steps).
     Two queries, whatever the number of scenes and players."""
     ids = list(scene_ids)
     scenes = Scene.objects.filter(pk__in=ids).annotate(night=Max("chronicle__game_nights__pk"))
@@ -217,19 +234,19 @@ def audience_seqs(scene_ids: Collection[int]) -> dict[int, dict[str, Any]]:
         out[scene.pk] = {role: audience_seq(scene, role) for role in ("storyteller", "player")}
         out[scene.pk]["night"] = scene.night or 0
         out[scene.pk]["sheets"] = {}
+        out[scene.pk]["own"] = {}
     ledgers = (
         Participant.objects.filter(
             scene_id__in=ids, removed_at__isnull=True, character__player__isnull=False
         )
         .values("scene_id", "character__player_id")
-        .annotate(top=Max("character__ledger__pk"))
+        .annotate(top=Max("character__ledger__pk"), own=Max("own_seq"))
     )
     for row in ledgers:
         if row["scene_id"] in out:
-            night = out[row["scene_id"]]["night"]
-            out[row["scene_id"]]["sheets"][row["character__player_id"]] = (
-                f"{night}.{row['top'] or 0}"
-            )
+            scene, player = out[row["scene_id"]], row["character__player_id"]
+            scene["sheets"][player] = f"{scene['night']}.{row['top'] or 0}"
+            scene["own"][player] = row["own"] or 0
     return out
 
 
@@ -240,7 +257,11 @@ def private_changed(scene_id: int, user_id: int) -> None:
         scene = fragments.load(scene_id)
         user = get_user_model().objects.filter(pk=user_id).first()
         if scene is not None and user is not None:
-            _send(player_group(scene_id, user_id), fragments.private_state(scene, user))
+            own = _own_seq.set(scene.seq)
+            try:
+                _send(player_group(scene_id, user_id), fragments.private_state(scene, user))
+            finally:
+                _own_seq.reset(own)
     except Exception:  # written already: a phone that misses it has it on its next state
         log.exception("could not push a player's own part")
 
@@ -286,12 +307,16 @@ def sheets_changed(*, character_ids: Iterable[int] = (), chronicle_ids: Iterable
                     storytellers_group(scene_id),
                     fragments.board_regions(scene, fragments.SHEET_REGIONS),
                 )
-            for user_id in sorted(players):
-                if user_id in users:
-                    _send(
-                        player_group(scene_id, user_id),
-                        fragments.private_state(scene, users[user_id]),
-                    )
+            own = _own_seq.set(scene.seq)  # rendered now: every change up to it is shown
+            try:
+                for user_id in sorted(players):
+                    if user_id in users:
+                        _send(
+                            player_group(scene_id, user_id),
+                            fragments.private_state(scene, users[user_id]),
+                        )
+            finally:
+                _own_seq.reset(own)
     except Exception:  # the sheet is written: a phone that misses it resyncs
         log.exception("could not announce a sheet change")
 

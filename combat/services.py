@@ -159,6 +159,10 @@ def record_change(
     ``players_seq`` stays and no public part goes out, so no phone can count such steps; only
     the private parts named (a player whose own prompt the step changed) are pushed, with the
     ``players_seq`` they had.
+
+    The players named get the change's ``seq`` as their own part's (``Participant.own_seq``,
+    one update): the hubs compare it with what each phone was sent of that part, so a private
+    push lost while the public one arrived is caught up (``combat.hub``).
     """
     if regions is not None:
         regions = set(regions) | {"clock"} | ({"log"} if kind is not None else set())
@@ -171,6 +175,11 @@ def record_change(
     scene.save(
         update_fields=["seq", "players_seq", "game_time", "situation", "ruleset", "closed_at"]
     )
+    concerned = tuple(sorted({u for u in private_user_ids if u is not None}))
+    if concerned:
+        Participant.objects.filter(
+            scene=scene, removed_at__isnull=True, character__player_id__in=concerned
+        ).update(own_seq=scene.seq)
     if kind is not None:
         entry = SceneLogEntry.objects.create(
             scene=scene,
@@ -189,9 +198,10 @@ def record_change(
         partial(
             live.scene_changed,
             scene.pk,
-            private_user_ids=tuple(sorted({u for u in private_user_ids if u is not None})),
+            private_user_ids=concerned,
             regions=None if regions is None else tuple(sorted(regions)),
             players=players,
+            seq=scene.seq,
         )
     )
 

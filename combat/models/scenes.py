@@ -73,6 +73,11 @@ class Participant(models.Model):
     )
     joined_at = models.DateTimeField(auto_now_add=True)
     removed_at = models.DateTimeField(null=True, blank=True)
+    own_seq = models.PositiveBigIntegerField(
+        default=0,
+        help_text="The scene's seq at the last change to its player's own part (the hubs"
+        " compare it with what each phone was sent; never shown to a phone).",
+    )
 
     class Meta:
         ordering = ["npc", "name", "pk"]

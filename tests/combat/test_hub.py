@@ -173,3 +173,184 @@ async def test_renewing_many_groups_adds_the_hubs_channel_to_each(kind) -> None:
         await _until(lambda: hub.delivered == len(groups[::7]), "the hub read each push")
     finally:
         await hub.stop()
+
+
+# A player's own part: caught up like the other audiences ----------------------------------
+#
+# The hub's catch-up compares each phone with the database: the public part by its seq, the
+# sheets by their counter, and the player's own part (its prompts) by the seq of the last
+# change to it (``Participant.own_seq``, hub-only, never shown). A change's own part lost
+# while the public part that follows arrives leaves the phone at the new seq with an old
+# prompt: the second look sends it the whole state.
+
+
+class Layer:
+    """What combat.live publishes, captured: each test hands it to its sockets by hand."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+
+    async def group_send(self, group: str, event: dict[str, Any]) -> None:
+        self.sent.append((group, event))
+
+    def take(self) -> list[tuple[str, dict[str, Any]]]:
+        sent, self.sent = self.sent, []
+        return sent
+
+
+@pytest.fixture
+def layer(monkeypatch) -> Layer:
+    captured = Layer()
+    monkeypatch.setattr(live, "get_channel_layer", lambda: captured)
+    return captured
+
+
+@pytest.fixture
+def played(chronicle, storyteller, character, player, other_player):
+    """A scene with Janet (``player``) and Cody (``other_player``) in it."""
+    from combat import services
+    from tests.factories import CharacterFactory
+
+    scene = services.scene_open(chronicle=chronicle, by=storyteller, name="Elysium")
+    services.scene_join(code=scene.join_code, user=player, character=character)
+    cody = CharacterFactory(chronicle=chronicle, name="Cody", player=other_player)
+    services.scene_join(code=scene.join_code, user=other_player, character=cody)
+    return scene
+
+
+async def _phone(scene, user):
+    """A player's scene socket past its first state (the accounting of a connected one), its
+    writes queued in its outbox (no writer)."""
+    from asgiref.sync import sync_to_async
+
+    from combat.consumers import SceneConsumer
+
+    socket = SceneConsumer()
+    socket.scope = {"user": await sync_to_async(lambda: type(user).objects.get(pk=user.pk))()}
+    socket.socket_id = f"test.{user.pk}.{uuid.uuid4().hex[:6]}"
+    socket.scene_id, socket.role, socket.user_id = scene.pk, "player", user.pk
+    socket.seq_group = live.players_group(scene.pk)
+    socket.own_group = live.player_group(scene.pk, user.pk)
+    socket.writer, socket.writing, socket.outbox = None, False, asyncio.Queue()
+    socket.shown = socket.behind = 0
+    socket.ahead, socket.sheets = set(), ""
+    socket._caught_up(await socket.current_state())
+    return socket
+
+
+def _queued(socket) -> list[dict[str, Any]]:
+    out = []
+    while not socket.outbox.empty():
+        out.append(socket.outbox.get_nowait())
+    return out
+
+
+def _change(scene, by, **kwargs: Any) -> None:
+    """One change of the scene through the one recording of changes (published on commit)."""
+    from django.db import transaction
+
+    from combat import services
+
+    with transaction.atomic():
+        locked = services.lock_open_scene(scene)
+        services.record_change(locked, by=by, regions=(), **kwargs)
+
+
+def _deliver(sent: list[tuple[str, dict[str, Any]]], sockets, *, lose: str = "") -> None:
+    """Hand each push to the sockets of its group, except the pushes to ``lose``."""
+    for group, event in sent:
+        if group == lose:
+            continue
+        for socket in sockets:
+            if group in (socket.seq_group, socket.own_group):
+                socket.hub_message({**event, "group": group})
+
+
+async def _looks(hub: Hub, times: int = 2) -> list[int]:
+    return [await hub.catch_up() for _ in range(times)]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_phone_sent_the_public_part_but_not_its_own_is_resynced_on_the_second_look(
+    played, storyteller, player, other_player, layer
+) -> None:
+    from asgiref.sync import sync_to_async
+
+    janet, cody = await _phone(played, player), await _phone(played, other_player)
+    lost = await _phone(played, player)  # Janet's other phone: it loses her own part
+    hub = Hub(InMemoryChannelLayer())
+    hub.watched.update({janet, cody, lost})
+    assert await _looks(hub) == [0, 0]  # all caught up
+
+    await sync_to_async(_change)(played, storyteller, private_user_ids=[player.pk])
+    sent = layer.take()
+    assert [g for g, _e in sent] == [live.player_group(played.pk, player.pk), janet.seq_group]
+    _deliver(sent, [janet, cody])
+    _deliver(sent, [lost], lose=lost.own_group)
+    _queued(janet), _queued(cody), _queued(lost)
+    assert lost.shown == janet.shown  # the public part at the new seq reached both
+
+    assert await _looks(hub) == [0, 1]  # the first look: its push may be on its way
+    assert _queued(lost) == [{"type": "live.resync"}]
+    assert _queued(janet) == [] and _queued(cody) == []
+    lost._caught_up(await lost.current_state())  # the writer sends the whole state
+    assert await _looks(hub) == [0, 0]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_own_part_that_arrives_between_two_looks_is_not_resynced(
+    played, storyteller, player, layer
+) -> None:
+    from asgiref.sync import sync_to_async
+
+    janet = await _phone(played, player)
+    hub = Hub(InMemoryChannelLayer())
+    hub.watched.add(janet)
+    await sync_to_async(_change)(played, storyteller, private_user_ids=[player.pk])
+    sent = layer.take()
+    _deliver(sent, [janet], lose=janet.own_group)
+    assert await hub.catch_up() == 0
+    _deliver([(g, e) for g, e in sent if g == janet.own_group], [janet])  # late, not lost
+    assert await _looks(hub, 3) == [0, 0, 0]
+    assert {m["type"] for m in _queued(janet)} == {"live.fragment"}  # no resync among them
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_hidden_steps_neither_resync_a_phone_nor_show_it_their_count(
+    played, storyteller, player, other_player, layer
+) -> None:
+    """A hidden NPC's steps (``players=False``) bump the scene's seq, not the players': a
+    phone they do not concern hears nothing and is never resynced; one whose own prompt they
+    change gets it at the players' seq it had, and the hub's number stays in the hub."""
+    from asgiref.sync import sync_to_async
+
+    from combat.models import Scene
+
+    janet, cody = await _phone(played, player), await _phone(played, other_player)
+    hub = Hub(InMemoryChannelLayer())
+    hub.watched.update({janet, cody})
+    players_seq = janet.shown
+    for _ in range(3):
+        await sync_to_async(_change)(played, storyteller, players=False)
+    hidden = {"players": False, "private_user_ids": [cody.user_id]}
+    await sync_to_async(_change)(played, storyteller, **hidden)
+    sent = layer.take()
+    assert [g for g, _e in sent] == [cody.own_group]
+    _deliver(sent, [janet, cody])
+    assert await _looks(hub, 3) == [0, 0, 0]
+    assert _queued(janet) == []
+    (push,) = _queued(cody)
+    scene = await sync_to_async(Scene.objects.get)(pk=played.pk)
+    assert scene.seq > scene.players_seq == players_seq
+    assert f'data-seq="{players_seq}"' in push["html"]
+    assert f'data-seq="{scene.seq}"' not in push["html"]
+
+    # Cody's own part lost in a hidden step: his phone gets the whole state, at the players'
+    # seq (what it would have shown), and Janet's phone still nothing.
+    hidden = {"players": False, "private_user_ids": [cody.user_id]}
+    await sync_to_async(_change)(played, storyteller, **hidden)
+    layer.take()
+    assert await _looks(hub) == [0, 1]
+    assert _queued(cody) == [{"type": "live.resync"}] and _queued(janet) == []
+    state = await cody.current_state()
+    assert f'data-seq="{players_seq}"' in state and f'data-seq="{scene.seq + 1}"' not in state

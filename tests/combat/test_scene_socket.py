@@ -440,3 +440,28 @@ async def test_a_phone_whose_sheet_push_was_lost_gets_the_whole_state_again(
     assert state.lstrip().startswith('<section id="scene-public"')  # the whole state again
     assert f'data-seq="{scene.seq}"' in state  # the scene did not move
     await phone.disconnect()
+
+
+def _change_for(scene, by, user_ids) -> None:
+    from django.db import transaction
+
+    with transaction.atomic():
+        locked = services.lock_open_scene(scene)
+        services.record_change(locked, by=by, regions=(), private_user_ids=user_ids)
+
+
+async def test_a_phone_whose_own_part_was_lost_but_not_the_public_one_gets_the_whole_state(
+    scene, storyteller, player, monkeypatch
+) -> None:
+    """The change's private push lost, its public part (the players' seq) delivered: the
+    phone is at the new seq with an old prompt, and the hub sends it the whole state."""
+    phone, _ = await _open(scene.pk, player)
+    kept = live._send
+    with monkeypatch.context() as lost:
+        lost.setattr(live, "_send", lambda g, html: None if ".user." in g else kept(g, html))
+        await sync_to_async(_change_for)(scene, storyteller, [player.pk])
+    public = (await _until(phone, 'id="scene-public"'))[-1]
+    assert 'id="scene-private"' not in public  # the public push, at the new seq
+    state = (await _until(phone, 'id="scene-private"'))[-1]
+    assert state.lstrip().startswith('<section id="scene-public"')  # the whole state again
+    await phone.disconnect()
