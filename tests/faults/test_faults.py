@@ -134,6 +134,31 @@ async def test_a_process_killed_around_its_publish_leaves_no_page_behind(cluster
     print(f"{fault}: every page equal to a fresh render {took:.1f} s after the kill")
 
 
+# A player's own part lost while the public part goes through -----------------------------
+
+
+async def test_a_players_own_part_lost_while_the_public_part_arrives(cluster) -> None:
+    """The process that publishes Marcus's throw loses the players' own parts of that change
+    (as a stale Redis connection did) and sends its public part and board: the phones are at
+    the new seq with their old prompts until a hub's catch-up sees their own part behind."""
+    dropping, other = await cluster.start(2, STORYTELLER_FAULT="drop_own_parts")
+    t, ch, sessions = await sync_to_async(_table)()
+    ports = {"st": [other.port], "a": [dropping.port], "d": [other.port]}
+    phones = await _phones(t, sessions, ports)
+    marcus = Browser(sessions["a"], dropping.port)
+    assert await marcus.tap(_act(t, ch), await sync_to_async(_throw)(ch, "attacker", "rock")) == 200
+
+    took = await converged(phones)
+    lost = dropping.log_path.read_text(errors="replace")
+    assert "fault drop_own_parts: a push of change" in lost  # the fault did lose them
+    sophia = Browser(sessions["d"], other.port)
+    throw = await sync_to_async(_throw)(ch, "defender", "scissors")
+    assert await sophia.tap(_act(t, ch), throw) == 200  # the next change's parts all go
+    await converged(phones)
+    await _close(phones, cluster)
+    print(f"own parts lost: every page equal to a fresh render {took:.1f} s after the tap")
+
+
 # Redis restarted in the middle of a round, and away for seconds ----------------------------
 
 
