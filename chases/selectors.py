@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import BooleanField, ExpressionWrapper, Prefetch, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, OuterRef, Prefetch, Q, Subquery
 
 from chases import rules
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side
@@ -114,6 +114,9 @@ def current_chase(scene: Scene) -> Chase | None:
 
     def read() -> Chase | None:
         running = ExpressionWrapper(Q(ended_at__isnull=True), output_field=BooleanField())
+        # how many chases the scene has had (chases_started), in the same query
+        count = Chase.objects.filter(scene=OuterRef("scene")).order_by().values("scene")
+        count = count.annotate(n=Count("pk")).values("n")
         chases = Chase.objects.filter(scene=scene).prefetch_related(
             Prefetch(
                 "sides",
@@ -122,6 +125,7 @@ def current_chase(scene: Scene) -> Chase | None:
                 ).order_by("-role", "pk"),
             )
         )
+        chases = chases.annotate(chases_in_scene=Subquery(count))
         return chases.order_by(running.desc(), *Chase._meta.ordering).first()
 
     return cached(("current_chase", scene.pk), read)
@@ -134,8 +138,10 @@ def running_chase(scene: Scene) -> Chase | None:
 
 
 def chases_started(scene: Scene) -> int:
-    """How many chases the scene has had (the board's start form is kept by it)."""
-    return cached(("chases_started", scene.pk), Chase.objects.filter(scene=scene).count)
+    """How many chases the scene has had (the board's start form is kept by it): read with
+    :func:`current_chase` (none: none yet)."""
+    chase = current_chase(scene)
+    return chase.chases_in_scene if chase is not None else 0
 
 
 def _within(name: str) -> str:
