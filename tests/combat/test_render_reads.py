@@ -12,6 +12,7 @@ from django.template.loader import render_to_string
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 
+from characters.models import Trait
 from combat import board, fragments, render_cache, selectors
 from combat.challenges import views as challenge_views
 from combat.models import Scene
@@ -82,3 +83,21 @@ def test_a_challenge_answer_reads_no_card_its_pushes_read(table):
         return _queries(lambda: challenge_views._region(request, scene, False))
 
     assert len(tap()) == 1, "the scene's row, refreshed to learn its seq"
+
+
+def test_a_read_after_a_write_in_the_same_request_shows_the_write(table):
+    """A write that does not move the scene's seq (a sheet's) still drops what the request's
+    renderings read before it: nothing read before a write is served after it."""
+    character = table.a.character
+
+    @render_cache.one_request
+    def request() -> tuple[str, str]:
+        scene = Scene.objects.get(pk=table.scene.pk)
+        before = fragments.private_state(scene, table.a_user)
+        Trait.objects.create(character=character, category="mental", name="Unflappable")
+        assert Scene.objects.get(pk=scene.pk).seq == scene.seq
+        return before, fragments.private_state(scene, table.a_user)
+
+    before, after = request()
+    assert "Unflappable" not in before
+    assert "Unflappable" in after
