@@ -39,15 +39,18 @@ class Read:
     region: str = ""  # the board region it belongs to (board reads only)
     key: Key | None = None  # what of the context the read depends on (None: only the player)
 
+    def depends(self, context: Mapping[str, Any]) -> Hashable:
+        """What of the context the read depends on besides the scene."""
+        if self.key is not None:
+            return self.key(context)
+        if self.audience == "private":  # the player's own
+            return getattr(context.get("player"), "pk", None)
+        return None
+
     def once(self, scene: Scene, context: Mapping[str, Any]) -> Any:
         """The read, once per change's renderings (:mod:`combat.render_cache`)."""
-        if self.key is not None:
-            depends = self.key(context)
-        else:  # a private read is the player's; the others are the scene's alone
-            depends = (
-                getattr(context.get("player"), "pk", None) if self.audience == "private" else None
-            )
-        return cached(("region", self.name, scene.pk, depends), lambda: self.read(scene, context))
+        key = ("region", self.name, scene.pk, self.depends(context))
+        return cached(key, lambda: self.read(scene, context))
 
 
 _READS: dict[str, Read] = {}

@@ -261,10 +261,10 @@ def sheet_seq(scene: Scene, character_ids: list[int]) -> str:
         return "0.0"
 
     def read() -> str:
-        ids = character_ids
-        ledger = LedgerEntry.objects.filter(character_id__in=ids).aggregate(top=Max("pk"))
-        night = GameNight.objects.filter(chronicle_id=scene.chronicle_id).aggregate(top=Max("pk"))
-        return f"{night['top'] or 0}.{ledger['top'] or 0}"
+        ledger = LedgerEntry.objects.filter(character_id__in=character_ids)
+        night = GameNight.objects.filter(chronicle_id=scene.chronicle_id)
+        top, last = night.aggregate(top=Max("pk"))["top"], ledger.aggregate(top=Max("pk"))["top"]
+        return f"{top or 0}.{last or 0}"
 
     return cached(("sheet_seq", scene.pk, tuple(sorted(character_ids))), read)
 

@@ -133,3 +133,16 @@ def test_a_board_read_after_a_change_shows_it(fight, cast):
     before, after = request()
     assert 'Frank · <span class="decl">Dodge</span>' not in before
     assert 'Frank · <span class="decl">Dodge</span>' in after
+
+
+def test_the_shared_reads_render_as_fresh_ones(fight, cast):
+    """Every audience's part rendered with the change's shared reads equals the same part
+    rendered alone, reading everything afresh: no rendering changed what another read."""
+    users = [cast.users["Jane"], cast.users["Frank"]]
+    ids = [u.pk for u in users]
+    shared = list(fragments.scene_change_parts(fight.pk, private_user_ids=ids, own_parts=False))
+    scene = Scene.objects.get(pk=fight.pk)
+    alone = [("private", u.pk, fragments.private_pieces(scene, u)) for u in users]
+    alone += [("players", None, fragments.players_state(scene))]
+    alone += [("storytellers", None, fragments.board_regions(scene, None))]
+    assert shared == alone
