@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from characters.models import Character
-from characters.selectors import SHEET_PREFETCH, current_values_for
 from chases.models import Side
 from combat.models import Participant
+from combat.render_cache import sheets_now
 
 
 @dataclass(frozen=True)
@@ -28,16 +27,14 @@ def sheet_values(participants: Iterable[Participant]) -> dict[int, dict[str, int
     """
     participants = list(participants)
     ids = [p.character_id for p in participants if p.character_id]
-    characters = Character.objects.filter(pk__in=ids).prefetch_related(*SHEET_PREFETCH)
-    characters = {c.pk: c for c in characters}
-    now = current_values_for(characters.values()) if characters else {}
+    sheets = sheets_now(ids) if ids else {}  # shared by a change's renderings (render_cache)
     values: dict[int, dict[str, int]] = {}
     for p in participants:
-        if p.character_id and p.character_id in characters:
-            c = characters[p.character_id]
+        if p.character_id and p.character_id in sheets:
+            c, now = sheets[p.character_id]
             found = {a.name.lower(): a.value for a in c.attributes.all()}
-            found.update({k.lower(): v for k, v in now[c.pk]["abilities"].items()})
-            found["penalty"] = now[c.pk]["health"]["penalty"] or 0
+            found.update({k.lower(): v for k, v in now["abilities"].items()})
+            found["penalty"] = now["health"]["penalty"] or 0
         else:
             found = {str(k).lower(): int(v) for k, v in (p.quick_pools or {}).items()}
             found["penalty"] = 0

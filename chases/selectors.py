@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Prefetch
+from django.db.models import BooleanField, Count, ExpressionWrapper, OuterRef, Prefetch, Q, Subquery
 
 from chases import rules
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side
@@ -108,10 +108,15 @@ ROLL_LABELS = {"attack": "attacks", "dodge": "dodges", "damage": "damage", "soak
 
 
 def current_chase(scene: Scene) -> Chase | None:
-    """The scene's running chase, else the last one (its ending stays on every phone); read
-    once for all the renderings of a change."""
+    """The scene's running chase, else the last one (its ending stays on every phone), in
+    one query; read once for all the renderings of a change (the board, the public part,
+    each player's prompts)."""
 
     def read() -> Chase | None:
+        running = ExpressionWrapper(Q(ended_at__isnull=True), output_field=BooleanField())
+        # how many chases the scene has had (chases_started), in the same query
+        count = Chase.objects.filter(scene=OuterRef("scene")).order_by().values("scene")
+        count = count.annotate(n=Count("pk")).values("n")
         chases = Chase.objects.filter(scene=scene).prefetch_related(
             Prefetch(
                 "sides",
@@ -120,9 +125,23 @@ def current_chase(scene: Scene) -> Chase | None:
                 ).order_by("-role", "pk"),
             )
         )
-        return chases.filter(ended_at__isnull=True).first() or chases.first()
+        chases = chases.annotate(chases_in_scene=Subquery(count))
+        return chases.order_by(running.desc(), *Chase._meta.ordering).first()
 
     return cached(("current_chase", scene.pk), read)
+
+
+def running_chase(scene: Scene) -> Chase | None:
+    """The scene's running chase (:func:`current_chase`'s, when it runs)."""
+    chase = current_chase(scene)
+    return chase if chase is not None and chase.ended_at is None else None
+
+
+def chases_started(scene: Scene) -> int:
+    """How many chases the scene has had (the board's start form is kept by it): read with
+    :func:`current_chase` (none: none yet)."""
+    chase = current_chase(scene)
+    return chase.chases_in_scene if chase is not None else 0
 
 
 def _within(name: str) -> str:
@@ -344,7 +363,7 @@ def board_state(scene: Scene, participants: Iterable[Participant]) -> dict[str, 
     digest = hashlib.sha256(
         ",".join(f"{p.pk}:{p.name}" for p in participants).encode()
     ).hexdigest()[:10]
-    started = Chase.objects.filter(scene=scene).count()
+    started = chases_started(scene)
     out: dict[str, Any] = {
         "view": view,
         "start_form_id": f"chase-start-{scene.pk}-{started}-{digest}",
@@ -470,18 +489,14 @@ def offer_on_obstacle(chase: Chase, state: rules.Chase, key: str) -> dict[str, A
 def prompts_state(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
     """One player's prompts: the maneuvers their character may take now (K7, K8), and Nope!
     or Damnit! when their character faces a set obstacle (K9)."""
-    chase = (
-        Chase.objects.filter(scene=scene, ended_at__isnull=True)
-        .prefetch_related(Prefetch("sides", queryset=Side.objects.select_related("participant")))
-        .first()
-    )
+    chase = running_chase(scene)
     if chase is None or not getattr(player, "is_authenticated", False):
         return {"chase": None}
-    sides = list(
-        Side.objects.filter(chase=chase, participant__character__player=player).select_related(
-            "participant"
-        )
-    )
+    sides = [
+        s
+        for s in chase.sides.all()
+        if s.participant.character_id and s.participant.character.player_id == player.pk
+    ]
     if not sides:
         return {"chase": None}
     state = engine(chase)

@@ -11,19 +11,13 @@ from __future__ import annotations
 
 from chases import rules
 from chases.models import Chase, Phase, Role, Side
-from chases.selectors import current_chase, engine, offer_on_obstacle
+from chases.selectors import engine, offer_on_obstacle, running_chase
 from combat.models import Scene
 
 # What the storyteller's roster says a chaser is waited on for (the tablet, at a glance).
 TO_MANEUVER_PREY = "to choose a maneuver (K7)"
 TO_MANEUVER_PREDATOR = "to choose a maneuver (K8)"
 TO_FACE = "to pass or face {obstacle} (K7, K8, K9)"
-
-
-def running_chase(scene: Scene) -> Chase | None:
-    """The scene's chase while it runs (the last one's ending waits on nobody)."""
-    chase = current_chase(scene)
-    return chase if chase is not None and chase.ended_at is None else None
 
 
 def _sides_of(chase: Chase, key: str) -> list[Side]:

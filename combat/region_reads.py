@@ -21,6 +21,13 @@ def _chase_board(scene: Scene, context: Mapping[str, Any]) -> Any:
     return chases.board_state(scene, [row["participant"] for row in context.get("rows", [])])
 
 
+def _rows_of(context: Mapping[str, Any]) -> tuple[tuple[int, str], ...]:
+    """What of the board's rows the chase's start form shows (its id is made of them)."""
+    return tuple(
+        (row["participant"].pk, row["participant"].name) for row in context.get("rows", [])
+    )
+
+
 def _mine(read: Callable[[Scene, Any], Any]) -> regions.Reader:
     """A private read: an anonymous or missing player has nothing to read."""
 
@@ -38,7 +45,7 @@ def connect() -> None:
         "challenge_board", board, lambda s, c: challenges.board_cards(s), region="challenges"
     )
     regions.provide("round_board", board, lambda s, c: rounds.board(s), region="combat")
-    regions.provide("chase_board", board, _chase_board, region="chase")
+    regions.provide("chase_board", board, _chase_board, region="chase", key=_rows_of)
     regions.provide("challenge_public", public, lambda s, c: challenges.public_lines(s))
     regions.provide("round_public", public, lambda s, c: rounds.public(s))
     regions.provide("chase_public", public, lambda s, c: chases.chase_state(s, public=True))

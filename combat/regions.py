@@ -10,18 +10,25 @@ the scene's selectors never import a feature's modules).
 Audiences: ``board`` (the storytellers' board, by region: a clock tap reads no fight),
 ``public`` (what every player of the scene sees) and ``private`` (one player's own part: the
 context holds ``player``).
+
+Each read is made once per change's renderings (:func:`combat.render_cache.cached`): a
+private read once per player, a board read once per what it takes from the context (``key``),
+so the answer of the tap that made the change (the same ``seq``) reads none of them again.
+What a read returns is shared by every rendering of the change: nothing changes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from combat.models import Scene
+from combat.render_cache import cached
 
 Audience = Literal["board", "public", "private"]
 Reader = Callable[[Scene, Mapping[str, Any]], Any]
+Key = Callable[[Mapping[str, Any]], Hashable]
 
 
 @dataclass(frozen=True)
@@ -30,16 +37,34 @@ class Read:
     audience: Audience
     read: Reader  # (scene, the context read so far) -> the region's data
     region: str = ""  # the board region it belongs to (board reads only)
+    key: Key | None = None  # what of the context the read depends on (None: only the player)
+
+    def depends(self, context: Mapping[str, Any]) -> Hashable:
+        """What of the context the read depends on besides the scene."""
+        if self.key is not None:
+            return self.key(context)
+        if self.audience == "private":  # the player's own
+            return getattr(context.get("player"), "pk", None)
+        return None
+
+    def once(self, scene: Scene, context: Mapping[str, Any]) -> Any:
+        """The read, once per change's renderings (:mod:`combat.render_cache`)."""
+        key = ("region", self.name, scene.pk, self.depends(context))
+        return cached(key, lambda: self.read(scene, context))
 
 
 _READS: dict[str, Read] = {}
 
 
-def provide(name: str, audience: Audience, read: Reader, *, region: str = "") -> None:
-    """Register what ``name`` reads for ``audience`` (once per name)."""
+def provide(
+    name: str, audience: Audience, read: Reader, *, region: str = "", key: Key | None = None
+) -> None:
+    """Register what ``name`` reads for ``audience`` (once per name). ``key``: what the read
+    takes from the context besides the scene (and, for a private read, the player), so that
+    a read is shared only by renderings that would read the same."""
     if audience == "board" and not region:
         raise ValueError(f"{name}: a board read names its region")
-    _READS[name] = Read(name=name, audience=audience, read=read, region=region)
+    _READS[name] = Read(name=name, audience=audience, read=read, region=region, key=key)
 
 
 def read(
@@ -55,11 +80,11 @@ def read(
             continue
         if regions is not None and entry.region not in regions:
             continue
-        found[entry.name] = entry.read(scene, {**context, **found})
+        found[entry.name] = entry.once(scene, {**context, **found})
     return found
 
 
 def read_one(name: str, scene: Scene, context: Mapping[str, Any]) -> Any:
     """One read, for a feature's include rendered on its own (a feature's view answering
     with its region alone); a scene's screens have it read already."""
-    return _READS[name].read(scene, context)
+    return _READS[name].once(scene, context)

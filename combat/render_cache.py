@@ -20,7 +20,9 @@ readers (the template tags and selectors only read).
 Inside a view wrapped in :func:`one_request` (a challenge step: one service call, one commit,
 then the answer) the renderings of the scene at one ``seq`` share one cache: the pushes the
 commit makes (a sheet change's, then the scene change's) and the answer's region. A region
-rendered after the scene moved on (another ``seq``) reads afresh.
+rendered after the scene moved on (another ``seq``) reads afresh, and so does every rendering
+after any write of the request (an INSERT, UPDATE or DELETE drops all it read before): a
+sheet's write does not move the scene's ``seq``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import wraps
 from typing import Any, TypeVar
+
+from django.db import connection
 
 from characters.models import Character
 from characters.selectors import SHEET_PREFETCH, current_values_for
@@ -89,11 +93,26 @@ def one_request(view: Callable[..., T]) -> Callable[..., T]:
     def wrapped(*args: Any, **kwargs: Any) -> T:
         token = _request.set({})
         try:
-            return view(*args, **kwargs)
+            with connection.execute_wrapper(_forget_on_write):
+                return view(*args, **kwargs)
         finally:
             _request.reset(token)
 
     return wrapped
+
+
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+
+
+def _forget_on_write(execute: Callable[..., Any], sql: str, *args: Any) -> Any:
+    """A write of the request: nothing its renderings read before is used after it."""
+    if sql.lstrip()[:7].upper().startswith(_WRITES):
+        shared = _request.get()
+        for cache in (shared or {}).values():
+            cache.values.clear()  # a rendering under way holds its cache: empty it too
+        if shared:
+            shared.clear()
+    return execute(sql, *args)
 
 
 def cached(key: Hashable, read: Callable[[], T]) -> T:

@@ -1,7 +1,9 @@
 """Reads of scenes: what the storyteller's board and each phone show, in fixed queries.
 
 Each state below costs the same number of queries whatever the number of participants
-(tests/combat/test_scene_views.py counts them with 3 and 30 participants).
+(tests/combat/test_scene_views.py counts them with 3 and 30 participants). The rows a change's
+renderings share (the scene's participants, who is connected, the logs) are read once for
+all of them (:func:`combat.render_cache.cached`); what they return is never changed.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from combat import regions
 from combat.gametime import format_game_time
 from combat.logtext import one_line
 from combat.models import Participant, Presence, Scene, SceneLogEntry
-from combat.render_cache import sheets_now
+from combat.render_cache import cached, sheets_now
 from combat.steps import token
 
 STALE_AFTER = 90  # a presence row untouched this long belongs to a process that is gone
@@ -115,17 +117,24 @@ def npc_sheets(scene: Scene) -> list[Character]:
 
 
 def active_participants(scene: Scene) -> list[Participant]:
-    return list(
-        Participant.objects.filter(scene=scene, removed_at__isnull=True).select_related(
-            "character", "character__player"
-        )
-    )
+    """Everyone in the scene now (hidden NPCs too), with their characters and players: read
+    once for a change's renderings (the board's people, the public part, each own part)."""
+
+    def read() -> list[Participant]:
+        rows = Participant.objects.filter(scene=scene, removed_at__isnull=True)
+        return list(rows.select_related("character", "character__player"))
+
+    return cached(("participants", scene.pk), read)
 
 
 def connected_user_ids(scene: Scene) -> set[int]:
     """Users with a socket of the scene open now (rows of a process gone do not count)."""
-    rows = Presence.objects.filter(scene=scene, connected_at__gte=fresh_since())
-    return set(rows.values_list("user_id", flat=True))
+
+    def read() -> set[int]:
+        rows = Presence.objects.filter(scene=scene, connected_at__gte=fresh_since())
+        return set(rows.values_list("user_id", flat=True))
+
+    return cached(("connected", scene.pk), read)
 
 
 def board_watched(scene_id: int) -> bool:
@@ -153,9 +162,15 @@ def player_participants(
     scene: Scene, user: AbstractBaseUser, *, removed: bool = False
 ) -> list[Participant]:
     """The user's own characters in the scene (or, with ``removed``, the ones taken out)."""
+    if not removed:
+        return [
+            p
+            for p in active_participants(scene)
+            if p.character_id and p.character.player_id == user.pk
+        ]
     return list(
         Participant.objects.filter(
-            scene=scene, removed_at__isnull=not removed, character__player=user
+            scene=scene, removed_at__isnull=False, character__player=user
         ).select_related("character")
     )
 
@@ -204,11 +219,7 @@ def log_rows(entries: list[SceneLogEntry], *, numbered: bool = False) -> list[di
 
 def public_state(scene: Scene) -> dict[str, Any]:
     """What every player of the scene sees: who is here (hidden NPCs never), clock, situation."""
-    participants = list(
-        Participant.objects.filter(scene=scene, removed_at__isnull=True, hidden=False).only(
-            "pk", "scene_id", "name", "npc", "hidden", "character_id"
-        )
-    )
+    participants = [p for p in active_participants(scene) if not p.hidden]
     context = {
         "scene": scene,
         "participants": participants,
@@ -235,7 +246,8 @@ def clock_state(scene: Scene) -> dict[str, Any]:
 
 def log_state(scene: Scene) -> dict[str, Any]:
     """The board's log panel: the clock's context and the latest log lines."""
-    return {**clock_state(scene), "log": log_for_storyteller(scene, limit=BOARD_LOG_LENGTH)}
+    log = cached(("log", scene.pk), lambda: log_for_storyteller(scene, limit=BOARD_LOG_LENGTH))
+    return {**clock_state(scene), "log": log}
 
 
 def sheet_seq(scene: Scene, character_ids: list[int]) -> str:
@@ -247,9 +259,23 @@ def sheet_seq(scene: Scene, character_ids: list[int]) -> str:
     """
     if not character_ids:
         return "0.0"
-    ledger = LedgerEntry.objects.filter(character_id__in=character_ids).aggregate(top=Max("pk"))
-    night = GameNight.objects.filter(chronicle_id=scene.chronicle_id).aggregate(top=Max("pk"))
-    return f"{night['top'] or 0}.{ledger['top'] or 0}"
+
+    def read() -> str:
+        ledger = LedgerEntry.objects.filter(character_id__in=character_ids)
+        night = GameNight.objects.filter(chronicle_id=scene.chronicle_id)
+        top, last = night.aggregate(top=Max("pk"))["top"], ledger.aggregate(top=Max("pk"))["top"]
+        return f"{top or 0}.{last or 0}"
+
+    return cached(("sheet_seq", scene.pk, tuple(sorted(character_ids))), read)
+
+
+def own_log(scene: Scene, user: AbstractBaseUser) -> list[SceneLogEntry]:
+    """The log of a player's own part (what concerned their characters), read once for a
+    change's renderings of it (its prompts and log, then its whole part in the answer)."""
+    return cached(
+        ("own_log", scene.pk, user.pk),
+        lambda: log_for_player(scene, user, limit=PHONE_LOG_LENGTH, public=False),
+    )
 
 
 def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
@@ -264,7 +290,7 @@ def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
         "sheets": sheets,
         "sheet_seq": sheet_seq(scene, list(characters)),
         "removed": removed,
-        "log": log_for_player(scene, user, limit=PHONE_LOG_LENGTH, public=False),
+        "log": own_log(scene, user),
     }
     return {**context, **regions.read(scene, "private", context)}
 
@@ -276,7 +302,7 @@ def prompts_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
     context = {
         "scene": scene,
         "player": user,
-        "log": log_for_player(scene, user, limit=PHONE_LOG_LENGTH, public=False),
+        "log": own_log(scene, user),
     }
     return {**context, **regions.read(scene, "private", context)}
 

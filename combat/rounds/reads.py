@@ -8,18 +8,22 @@ from __future__ import annotations
 from typing import Any
 
 from combat.models import Combat, Participant, Scene
+from combat.render_cache import cached
 from combat.rounds import wod
 from combat.rules.wod_initiative import Combatant
 from combat.rules.wod_round import Declaration, Step, WodRound
 
 
 def fight_members(combat: Combat) -> dict[int, Participant]:
-    return {
-        p.pk: p
-        for p in Participant.objects.filter(pk__in=combat.members).select_related(
-            "character", "character__player"
-        )
-    }
+    """The fight's members by id: read once for all the renderings of a change (the board,
+    the public part, each player's prompts, :mod:`combat.render_cache`), every time for a
+    step."""
+
+    def read() -> dict[int, Participant]:
+        rows = Participant.objects.filter(pk__in=combat.members)
+        return {p.pk: p for p in rows.select_related("character", "character__player")}
+
+    return cached(("fight_members", combat.pk, tuple(combat.members)), read)
 
 
 def player_ids_of(participants: dict[int, Participant]) -> list[int]:

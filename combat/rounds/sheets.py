@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from characters.models import Character
-from characters.selectors import SHEET_PREFETCH, current_values_for
 from combat.models import Participant
+from combat.render_cache import sheets_now
 
 #: D12: the soak rule's creatures for the sheet's (a changeling calling on the Wyrd soaks as fae).
 SOAK_CREATURE = {
@@ -67,19 +67,18 @@ def _weapon_pool(item) -> str:
 
 
 def stats_for(participants: Iterable[Participant]) -> dict[int, Stats]:
-    """Stats of each participant, by participant id, in a fixed number of queries."""
+    """Stats of each participant, by participant id, in a fixed number of queries: the
+    sheets as every rendering of a change reads them (``render_cache.sheets_now``: once for
+    the board, each player's prompts and own part), afresh for a step."""
     participants = list(participants)
-    ids = [p.character_id for p in participants if p.character_id]
-    rows = Character.objects.filter(pk__in=ids).select_related("chronicle")  # its health track
-    characters = {c.pk: c for c in rows.prefetch_related(*SHEET_PREFETCH)}
-    now = current_values_for(characters.values())
+    sheets = sheets_now(p.character_id for p in participants if p.character_id)
     out: dict[int, Stats] = {}
     for p in participants:
-        character = characters.get(p.character_id) if p.character_id else None
-        if character is None:
+        found = sheets.get(p.character_id) if p.character_id else None
+        if found is None:
             out[p.pk] = _quick(p)
             continue
-        values = now[character.pk]
+        character, values = found
         dots = {a.name.casefold(): a.value for a in character.attributes.all()}
         dots.update({a.name.casefold(): a.rating for a in character.abilities.all()})
         powers = {pw.name.casefold(): pw.level for pw in character.powers.all()}

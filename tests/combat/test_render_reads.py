@@ -9,9 +9,13 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.template.loader import render_to_string
+from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 
-from combat import board, fragments, selectors
+from characters.models import Trait
+from combat import board, fragments, render_cache, selectors
+from combat.challenges import views as challenge_views
+from combat.models import Scene
 from tests.combat.challenges.conftest import make_table
 
 pytestmark = pytest.mark.django_db
@@ -53,3 +57,47 @@ def test_a_region_reads_only_what_it_shows(table):
     clock = _queries(lambda: fragments.board_regions(table.scene, ("clock",)))
     everything = _queries(lambda: fragments.board_regions(table.scene, None))
     assert len(clock) == 0 < len(everything)
+
+
+def _change(table, **kw) -> list[str]:
+    users = [table.a_user.pk, table.d_user.pk]
+    scene = table.scene.pk
+    return _queries(lambda: list(fragments.scene_change_parts(scene, private_user_ids=users, **kw)))
+
+
+def test_one_change_reads_the_scene_chase_once(table):
+    """Every audience shows the scene's chase (none here): it is looked for once."""
+    queries = _change(table, own_parts=False)
+    assert len([q for q in queries if 'FROM "chases_chase"' in q]) == 1
+
+
+def test_a_challenge_answer_reads_no_card_its_pushes_read(table):
+    """The phone's answer after a step is its prompts, which its push rendered at this seq."""
+    request = RequestFactory().post("/", HTTP_HX_REQUEST="true")
+    request.user = table.a_user
+
+    @render_cache.one_request
+    def tap() -> list[str]:
+        _change(table, own_parts=False)
+        scene = Scene.objects.get(pk=table.scene.pk)
+        return _queries(lambda: challenge_views._region(request, scene, False))
+
+    assert len(tap()) == 1, "the scene's row, refreshed to learn its seq"
+
+
+def test_a_read_after_a_write_in_the_same_request_shows_the_write(table):
+    """A write that does not move the scene's seq (a sheet's) still drops what the request's
+    renderings read before it: nothing read before a write is served after it."""
+    character = table.a.character
+
+    @render_cache.one_request
+    def request() -> tuple[str, str]:
+        scene = Scene.objects.get(pk=table.scene.pk)
+        before = fragments.private_state(scene, table.a_user)
+        Trait.objects.create(character=character, category="mental", name="Unflappable")
+        assert Scene.objects.get(pk=scene.pk).seq == scene.seq
+        return before, fragments.private_state(scene, table.a_user)
+
+    before, after = request()
+    assert "Unflappable" not in before
+    assert "Unflappable" in after

@@ -1,0 +1,35 @@
+"""One chase change's renderings (the board with its roster and its rolling pools, the public
+part, each chaser's prompts) read the chase and each chaser's sheet once."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from combat import fragments
+from tests.chases.test_services import escape
+
+pytestmark = pytest.mark.django_db
+
+
+def test_one_chase_change_reads_the_chase_and_each_sheet_once(
+    scene, storyteller, janet, cody, hound, player, other_player
+):
+    escape(scene, storyteller, janet, cody, hound, head_start=3)
+    users = [player.pk, other_player.pk]
+    with CaptureQueriesContext(connection) as captured:
+        parts = list(fragments.scene_change_parts(scene.pk, private_user_ids=users))
+    assert {audience for audience, _u, _h in parts} == {"private", "players", "storytellers"}
+    queries = [q["sql"] for q in captured]
+    assert len([q for q in queries if 'FROM "chases_chase"' in q]) == 1
+    sheets = []
+    for q in queries:
+        found = re.search(
+            r'FROM "characters_character" .*"characters_character"\."id" IN \(([^)]*)\)', q
+        )
+        if found:
+            sheets += [int(i) for i in found.group(1).split(",")]
+    assert sorted(sheets) == sorted({janet.character_id, cody.character_id})
