@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from characters.models import Character
-from characters.selectors import SHEET_PREFETCH, current_values_for
+from characters import sheet_cache
 from chases.models import Side
 from combat.models import Participant
 
@@ -28,9 +27,9 @@ def sheet_values(participants: Iterable[Participant]) -> dict[int, dict[str, int
     """
     participants = list(participants)
     ids = [p.character_id for p in participants if p.character_id]
-    characters = Character.objects.filter(pk__in=ids).prefetch_related(*SHEET_PREFETCH)
-    characters = {c.pk: c for c in characters}
-    now = current_values_for(characters.values()) if characters else {}
+    read = sheet_cache.sheets(ids)
+    characters = {pk: character for pk, (character, _now) in read.items()}
+    now = {pk: values for pk, (_character, values) in read.items()}
     values: dict[int, dict[str, int]] = {}
     for p in participants:
         if p.character_id and p.character_id in characters:

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from characters.models import Character
-from characters.selectors import SHEET_PREFETCH, current_values_for
 from combat.models import Participant
+from combat.render_cache import sheets_now
 
 #: D12: the soak rule's creatures for the sheet's (a changeling calling on the Wyrd soaks as fae).
 SOAK_CREATURE = {
@@ -70,9 +70,9 @@ def stats_for(participants: Iterable[Participant]) -> dict[int, Stats]:
     """Stats of each participant, by participant id, in a fixed number of queries."""
     participants = list(participants)
     ids = [p.character_id for p in participants if p.character_id]
-    rows = Character.objects.filter(pk__in=ids).select_related("chronicle")  # its health track
-    characters = {c.pk: c for c in rows.prefetch_related(*SHEET_PREFETCH)}
-    now = current_values_for(characters.values())
+    read = sheets_now(ids)  # the per-process sheet cache (characters.sheet_cache)
+    characters = {pk: character for pk, (character, _now) in read.items()}
+    now = {pk: values for pk, (_character, values) in read.items()}
     out: dict[int, Stats] = {}
     for p in participants:
         character = characters.get(p.character_id) if p.character_id else None
