@@ -14,10 +14,15 @@ current values are kept under
   traits, ability points and once-per-night uses);
 - the ruleset gives a sheet without its own health track its default one.
 
-Nothing else is read by ``current_values_for``. A reader gets a character of its own (a copy
-of the fresh row with the cached rows attached) and a copy of the values' dicts and lists; the
-rows themselves (traits, abilities, ledger entries…) are shared and must not be changed
-(readers only read them; ``tests/characters/test_sheet_cache.py`` checks the hot paths).
+Nothing else is read by ``current_values_for``. A reader gets a character of its own (the
+fresh row with the cached rows attached) and its own copy of the values' dicts and lists; the
+rows themselves (traits, abilities, ledger entries…) are shared and must not be changed (they
+are only read: ``tests/combat/challenges/test_sheet_cache.py`` compares the cache with a fresh
+read after a whole challenge).
+
+A miss reads the version first (with the row) and the sheet's rows after it, so a write
+committed in between can only leave an entry newer than its key, never older; a version
+written by a transaction that rolls back is never written again (it is random).
 
 One entry per character (its newest key), at most ``settings.SHEET_CACHE_SIZE`` characters,
 least recently read dropped first.
@@ -39,7 +44,7 @@ from django.db.models.query import prefetch_related_objects
 from characters.models import Character, GameNight
 from characters.selectors import SHEET_PREFETCH, current_values_for
 
-DEFAULT_SIZE = 1000
+DEFAULT_SIZE = 500  # ~35 kB a demo sheet; a long Grapevine sheet a few times that
 
 
 @dataclass(frozen=True)
