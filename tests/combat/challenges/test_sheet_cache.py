@@ -48,3 +48,17 @@ def test_after_a_challenge_the_cache_holds_what_a_fresh_read_gives(classic) -> N
     assert sheets[1].now["traits"]["physical"]["Tough"] == 1  # the loser's bid is gone
     for participant in (t.a, t.d):
         assert _held(participant.character_id) == _fresh(participant.character_id)
+
+
+def test_a_steps_sheets_read_again_unchanged_are_one_query(
+    classic, django_assert_num_queries
+) -> None:
+    t = classic
+    sheet_cache.clear()
+    with django_assert_num_queries(9):  # the rows, 7 kinds of sheet rows, the ledger
+        load_many([t.a, t.d])
+    with django_assert_num_queries(1):
+        sheets = load_many([t.a, t.d])
+    with django_assert_num_queries(0):  # what a challenge reads of them comes with them
+        assert sheets[0].abilities() and sheets[0].powers() and sheets[1].weapons() == []
+        sheets[1].negatives("physical"), sheets[1].stamina_flags(), sheets[0].health()
