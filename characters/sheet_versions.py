@@ -51,11 +51,14 @@ SHEET_ROWS: tuple[type[models.Model], ...] = (
 )
 
 
-def bump_sheets(character_ids: Iterable[int]) -> None:
-    """Give these characters a new sheet version (after writing their rows in bulk)."""
+def bump_sheets(character_ids: Iterable[int]) -> int:
+    """Give these characters a new sheet version (after writing their rows in bulk); the
+    version written."""
+    version = new_sheet_version()
     ids = sorted({int(pk) for pk in character_ids if pk is not None})
     if ids:
-        Character.objects.filter(pk__in=ids).update(sheet_version=new_sheet_version())
+        Character.objects.filter(pk__in=ids).update(sheet_version=version)
+    return version
 
 
 def _character_saving(sender: Any, instance: Character, **kwargs: Any) -> None:
@@ -64,7 +67,8 @@ def _character_saving(sender: Any, instance: Character, **kwargs: Any) -> None:
 
 def _character_saved(sender: Any, instance: Character, update_fields: Any, **kwargs: Any) -> None:
     if update_fields is not None and "sheet_version" not in update_fields:
-        bump_sheets([instance.pk])  # a save of some fields only did not write the new one
+        # a save of some fields only did not write the new one
+        instance.sheet_version = bump_sheets([instance.pk])
 
 
 def _row_saved(sender: Any, instance: Any, **kwargs: Any) -> None:

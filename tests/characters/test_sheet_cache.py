@@ -150,6 +150,7 @@ def test_the_characters_own_fields_show(character) -> None:
     character.willpower = 5
     character.save(update_fields=["willpower"])  # a save of some fields bumps too
     assert read(character)[1]["willpower"] == 5
+    assert read(character)[0].sheet_version == character.sheet_version  # the one written
     character.refresh_from_db()
     character.willpower = 4
     character.save()
