@@ -29,6 +29,7 @@ from characters.models import (
     Trait,
 )
 from characters.roles import storytellers_group
+from characters.sheet_versions import bump_sheets
 from combat import services as scenes
 from combat.models import Scene
 
@@ -273,6 +274,7 @@ def _write_sheet(character: Character, ruleset: str, sheet: dict[str, Any]) -> N
         HealthLevel(character=character, name=n, boxes=b, penalty=p, order=i)
         for i, (n, b, p) in enumerate(track)
     )
+    bump_sheets([character.pk])
 
 
 _FIELDS = ("creature", "affiliation", "generation", "willpower", "blood", "blood_per_turn")

@@ -7,6 +7,8 @@ editing the sheet; current values are derived (see ``characters.selectors``).
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
@@ -68,6 +70,13 @@ def blood_per_turn(generation: int | None) -> int:
     return {9: 2, 8: 3, 7: 4, 6: 6, 5: 8}.get(generation, 10)
 
 
+def new_sheet_version() -> int:
+    """A fresh sheet version: random, never a counter, so a version written by a transaction
+    that rolled back is never written again with other contents (``characters.sheet_versions``).
+    """
+    return secrets.randbits(62) + 1
+
+
 class Character(models.Model):
     chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="characters")
     name = models.CharField(max_length=120)
@@ -95,6 +104,9 @@ class Character(models.Model):
     notes = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Changes with every write to the character, its sheet's rows or its ledger: the key of
+    # the per-process sheet cache (``characters.sheet_cache``, ``characters.sheet_versions``).
+    sheet_version = models.BigIntegerField(default=new_sheet_version, editable=False)
 
     class Meta:
         ordering = ["chronicle", "name"]

@@ -49,6 +49,7 @@ from characters.models import (
     SheetEntry,
     Trait,
 )
+from characters.sheet_versions import bump_sheets
 
 FORMAT = "storyteller-characters"
 VERSION = 1
@@ -434,11 +435,14 @@ def sheets_write(
         }
         for model in PARTS:
             model.objects.filter(character_id__in=ids.values()).delete()
-        _write_parts(ids, by_name)
+        for model, objects in _parts(ids, by_name).items():
+            model.objects.bulk_create(objects)
+        bump_sheets(ids.values())  # bulk writes send no signal (characters.sheet_versions)
     return report
 
 
-def _write_parts(ids: dict[str, int], by_name: dict[str, dict[str, Any]]) -> None:
+def _parts(ids: dict[str, int], by_name: dict[str, dict[str, Any]]) -> dict[type, list[Any]]:
+    """The rows of every sheet's parts, by model, to write in bulk."""
     rows: dict[type, list[Any]] = {model: [] for model in PARTS}
     for name, sheet in by_name.items():
         pk = ids[name]
@@ -494,5 +498,4 @@ def _write_parts(ids: dict[str, int], by_name: dict[str, dict[str, Any]]) -> Non
             ExperienceEntry(character_id=pk, **{**x, "date": values.aware(x["date"])})
             for x in sheet["experience"]
         ]
-    for model, objects in rows.items():
-        model.objects.bulk_create(objects)
+    return rows

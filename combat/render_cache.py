@@ -35,8 +35,7 @@ from typing import Any, TypeVar
 
 from django.db import connection
 
-from characters.models import Character
-from characters.selectors import SHEET_PREFETCH, current_values_for
+from characters import sheet_cache
 
 T = TypeVar("T")
 
@@ -133,19 +132,16 @@ def known(key: Hashable) -> Any:
 
 def sheets_now(character_ids: Iterable[int]) -> dict[int, tuple[Any, dict[str, Any]]]:
     """Characters (with ``SHEET_PREFETCH``) and their current values, by id: the ones not read
-    yet in the active cache in one go (one ledger query for them all)."""
+    yet in the active cache in one go (:func:`characters.sheet_cache.sheets`: one query when
+    the process has them all at their current versions)."""
     ids = list(dict.fromkeys(character_ids))
     values = _values.get()
     known = values or {}
     found = {i: known[("sheet", i)] for i in ids if ("sheet", i) in known}
     missing = [i for i in ids if i not in found]
     if missing:
-        rows = Character.objects.filter(pk__in=missing).select_related("player", "chronicle")
-        rows = rows.prefetch_related(*SHEET_PREFETCH)
-        characters = list(rows)
-        now = current_values_for(characters)
-        for character in characters:
-            found[character.pk] = (character, now[character.pk])
+        for pk, read in sheet_cache.sheets(missing).items():
+            found[pk] = read
             if values is not None:
-                values[("sheet", character.pk)] = found[character.pk]
+                values[("sheet", pk)] = read
     return found

@@ -154,6 +154,9 @@ else:
 LIVE_SEND_TIMEOUT = envint("LIVE_SEND_TIMEOUT", 20)
 LIVE_TURN_WAIT = envint("LIVE_TURN_WAIT", 10)
 
+# Sheets each process keeps read (characters/sheet_cache.py), keyed on their versions.
+SHEET_CACHE_SIZE = envint("SHEET_CACHE_SIZE", 500)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

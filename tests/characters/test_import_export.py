@@ -118,7 +118,9 @@ def test_it_writes_any_number_of_sheets_in_a_fixed_number_of_queries() -> None:
         sheets_write(chronicle=chronicle, sheets=sheets(50, 30))
     # 25x the characters and 15x the traits: only SQLite's variable limit splits the bulk
     # inserts into a few batches; a query per character or trait would be 50 or 1500 more.
-    assert len(big.captured_queries) <= len(small.captured_queries) + 12
+    # Replacing the 2 sheets' rows reads each kind first and bumps their versions once per
+    # kind (characters.sheet_versions): a few more, not one per row.
+    assert len(big.captured_queries) <= len(small.captured_queries) + 20
     assert Trait.objects.filter(character__chronicle=chronicle).count() == 50 * 30
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from characters.models import Attribute, LedgerEntry, LedgerKind
 from characters.selectors import current_values
+from characters.sheet_versions import bump_sheets
 from chases import attacks, maneuvers, running, selectors, starting
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Side
 from chases.refusals import ChaseError
@@ -283,6 +284,7 @@ def test_one_attack_per_attacker_a_round_and_wits_allows_the_split(
 @pytest.mark.rules("D14")
 def test_a_sheet_with_wits_1_cannot_split_to_attack(scene, storyteller, janet, gunman):
     Attribute.objects.filter(character=gunman.character, name="Wits").update(value=1)
+    bump_sheets([gunman.character_id])  # a bulk write sends no signal
     chase = escape(scene, storyteller, janet, gunman, head_start=3)
     with pytest.raises(ChaseError) as refused:
         attack(chase, storyteller, key(gunman), "prey", rng=Dice(*[2] * 20))

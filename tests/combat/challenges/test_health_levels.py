@@ -16,6 +16,7 @@ from django.urls import reverse
 
 from characters.models import LedgerEntry
 from characters.services import ledger_spend
+from characters.sheet_versions import bump_sheets
 from combat.challenges.reads import engine_of, step_token
 from combat.challenges.refusals import ChallengeError
 from combat.challenges.storyteller import challenge_st
@@ -347,6 +348,7 @@ def test_c7_an_incapacitated_character_still_defends(classic):
 def _flag(t, who, **flags: bool) -> None:
     for name, flag in flags.items():
         who.character.traits.filter(category="physical", name=name).update(stamina_based=flag)
+    bump_sheets([who.character_id])  # a bulk write sends no signal
 
 
 @pytest.mark.rules("C7", "C12")

@@ -257,6 +257,7 @@ def _more_hidden(t: Table, ruleset: str, more: int) -> None:
     """With ``more``, the defender's sheet holds what :data:`HIDDEN` says, which only it
     may know of."""
     from characters.models import Attribute, Trait
+    from characters.sheet_versions import bump_sheets
 
     name = HIDDEN[ruleset][3]
     more *= HIDDEN[ruleset][4]
@@ -268,6 +269,7 @@ def _more_hidden(t: Table, ruleset: str, more: int) -> None:
         Trait.objects.filter(character_id=t.d.character_id, name=name).update(
             count=F("count") + more
         )
+    bump_sheets([t.d.character_id])  # a bulk write sends no signal
 
 
 @pytest.mark.parametrize("ruleset", ["met_classic", "met_werewolf", "met_bns"])

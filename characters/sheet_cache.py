@@ -1,0 +1,142 @@
+"""Sheets read once per process while they do not change: a bounded cache keyed on versions.
+
+:func:`sheets` answers what a sheet read always answered (the character with ``SHEET_PREFETCH``
+and its current values, ``characters.selectors.current_values_for``) with one query when the
+sheets are cached: the characters' own rows (with their chronicle and player, always fresh)
+and, in the same query, the chronicle's open game night. The rows of each sheet and its
+current values are kept under
+
+    (character id, sheet version, open game night, chronicle's ruleset)
+
+- the sheet version changes with every write to the character, its rows or its ledger
+  (:mod:`characters.sheet_versions`);
+- the open game night decides which per-night ledger entries count (a new night restores lost
+  traits, ability points and once-per-night uses);
+- the ruleset gives a sheet without its own health track its default one.
+
+Nothing else is read by ``current_values_for``. A reader gets a character of its own (the
+fresh row with the cached rows attached) and its own copy of the values' dicts and lists; the
+rows themselves (traits, abilities, ledger entries…) are shared and must not be changed (they
+are only read: ``tests/combat/challenges/test_sheet_cache.py`` compares the cache with a fresh
+read after a whole challenge).
+
+A miss reads the version first (with the row) and the sheet's rows after it, so a write
+committed in between can only leave an entry newer than its key, never older; a version
+written by a transaction that rolls back is never written again (it is random).
+
+One entry per character (its newest key), at most ``settings.SHEET_CACHE_SIZE`` characters,
+least recently read dropped first.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db.models import OuterRef, Subquery
+from django.db.models.query import prefetch_related_objects
+
+from characters.models import Character, GameNight
+from characters.selectors import SHEET_PREFETCH, current_values_for
+
+DEFAULT_SIZE = 500  # ~35 kB a demo sheet; a long Grapevine sheet a few times that
+
+
+@dataclass(frozen=True)
+class _Entry:
+    key: Hashable
+    prefetched: dict[str, Any]  # relation name -> its prefetched QuerySet (rows shared)
+    now: dict[str, Any]
+
+
+_entries: OrderedDict[int, _Entry] = OrderedDict()
+_lock = threading.Lock()
+
+
+def size_limit() -> int:
+    return int(getattr(settings, "SHEET_CACHE_SIZE", DEFAULT_SIZE))
+
+
+def clear() -> None:
+    with _lock:
+        _entries.clear()
+
+
+def cached_count() -> int:
+    return len(_entries)
+
+
+def _key(character: Character) -> Hashable:
+    return (
+        character.pk,
+        character.sheet_version,
+        character.open_night,  # type: ignore[attr-defined]
+        character.chronicle.ruleset,
+    )
+
+
+def _rows(ids: list[int]) -> list[Character]:
+    open_night = GameNight.objects.filter(
+        chronicle_id=OuterRef("chronicle_id"), closed_at__isnull=True
+    ).values("pk")[:1]
+    rows = Character.objects.filter(pk__in=ids).select_related("player", "chronicle")
+    return list(rows.annotate(open_night=Subquery(open_night)))
+
+
+def _copied(value: Any) -> Any:
+    """Dicts and lists copied all the way down; what they hold (numbers, text, rows) shared."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
+
+
+def _for_reader(row: Character, entry: _Entry) -> tuple[Character, dict[str, Any]]:
+    row._prefetched_objects_cache = dict(entry.prefetched)  # the row is this reader's own
+    return row, _copied(entry.now)
+
+
+def _read(rows: list[Character]) -> dict[int, _Entry]:
+    """Read the sheets of ``rows`` (prefetch and ledger) into new entries, off copies of the
+    rows so no reader's character is the one the cached rows point back to."""
+    held = [copy.copy(row) for row in rows]
+    for character in held:
+        character._prefetched_objects_cache = {}
+    prefetch_related_objects(held, *SHEET_PREFETCH)
+    now = current_values_for(held)
+    return {c.pk: _Entry(_key(c), dict(c._prefetched_objects_cache), now[c.pk]) for c in held}
+
+
+def sheets(character_ids: Iterable[int]) -> dict[int, tuple[Character, dict[str, Any]]]:
+    """Characters (with ``SHEET_PREFETCH``) and their current values, by id (those that
+    exist): one query when every sheet is cached and unchanged, else one more per kind of
+    row and one for the ledger, for the changed ones together."""
+    ids = list(dict.fromkeys(character_ids))
+    if not ids:
+        return {}
+    rows = _rows(ids)
+    found: dict[int, _Entry] = {}
+    with _lock:
+        for row in rows:
+            entry = _entries.get(row.pk)
+            if entry is not None and entry.key == _key(row):
+                _entries.move_to_end(row.pk)
+                found[row.pk] = entry
+    missing = [row for row in rows if row.pk not in found]
+    if missing:
+        fresh = _read(missing)
+        found.update(fresh)
+        limit = size_limit()
+        with _lock:
+            for pk, entry in fresh.items():
+                _entries[pk] = entry
+                _entries.move_to_end(pk)
+            while len(_entries) > limit:
+                _entries.popitem(last=False)
+    return {row.pk: _for_reader(row, found[row.pk]) for row in rows}

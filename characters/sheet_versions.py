@@ -1,0 +1,110 @@
+"""Every write to a sheet changes its character's ``sheet_version``.
+
+A sheet is the character's row, its traits, abilities, powers, attributes, health levels,
+equipment and sheet entries, and its ledger (which drives its current values). The per-process
+sheet cache (:mod:`characters.sheet_cache`) keys what it keeps on that version, so a write
+that left it as it was would show a stale sheet.
+
+A saved or deleted row changes it through the model signals below. ``QuerySet.update()``,
+``bulk_create()``, ``bulk_update()`` and raw SQL send no signal: code that writes sheet rows
+that way calls :func:`bump_sheets` after the write, in the same transaction
+(``tests/characters/test_sheet_versions.py`` scans the code for such writes).
+
+A version is random, not a counter: a transaction that changed a sheet, read it (caching what
+it read under its version) and then rolled back must not leave that version free for the
+next write, whose contents differ. Bumps come after the write: a read between a bump and the
+write it announces would be cached under the new version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import models
+from django.db.models import QuerySet
+from django.db.models.signals import post_delete, post_save, pre_delete, pre_save
+
+from characters.models import (
+    Ability,
+    Attribute,
+    Character,
+    Equipment,
+    HealthLevel,
+    LedgerEntry,
+    Power,
+    SheetEntry,
+    Trait,
+    new_sheet_version,
+)
+
+# The rows of a sheet besides the character's own (each has a ``character`` foreign key).
+SHEET_ROWS: tuple[type[models.Model], ...] = (
+    Trait,
+    Ability,
+    Power,
+    Attribute,
+    HealthLevel,
+    Equipment,
+    SheetEntry,
+    LedgerEntry,
+)
+
+
+def bump_sheets(character_ids: Iterable[int]) -> int:
+    """Give these characters a new sheet version (after writing their rows in bulk); the
+    version written."""
+    version = new_sheet_version()
+    ids = sorted({int(pk) for pk in character_ids if pk is not None})
+    if ids:
+        Character.objects.filter(pk__in=ids).update(sheet_version=version)
+    return version
+
+
+def _character_saving(sender: Any, instance: Character, **kwargs: Any) -> None:
+    instance.sheet_version = new_sheet_version()
+
+
+def _character_saved(sender: Any, instance: Character, update_fields: Any, **kwargs: Any) -> None:
+    if update_fields is not None and "sheet_version" not in update_fields:
+        # a save of some fields only did not write the new one
+        instance.sheet_version = bump_sheets([instance.pk])
+
+
+def _row_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
+    bump_sheets([instance.character_id])
+
+
+def _whole_character(origin: Any) -> bool:
+    return isinstance(origin, Character) or getattr(origin, "model", None) is Character
+
+
+def _rows_deleting(sender: Any, instance: Any, origin: Any = None, **kwargs: Any) -> None:
+    """A ``QuerySet.delete()`` of sheet rows: one bump for all their characters, sent with
+    the first row (nothing reads between the signals and the deletion that follows them)."""
+    if not isinstance(origin, QuerySet) or origin.model is not sender:
+        return
+    if getattr(origin, "_sheets_bumped", False):
+        return
+    origin._sheets_bumped = True  # type: ignore[attr-defined]
+    characters = Character.objects.filter(pk__in=origin.values("character_id"))
+    characters.update(sheet_version=new_sheet_version())
+
+
+def _row_deleted(sender: Any, instance: Any, origin: Any = None, **kwargs: Any) -> None:
+    if _whole_character(origin):
+        return  # the character itself goes
+    if isinstance(origin, QuerySet) and origin.model is sender:
+        return  # bumped by _rows_deleting
+    bump_sheets([instance.character_id])
+
+
+def connect() -> None:
+    """Connect the receivers (``CharactersConfig.ready``)."""
+    pre_save.connect(_character_saving, sender=Character, dispatch_uid="sheet_version.pre")
+    post_save.connect(_character_saved, sender=Character, dispatch_uid="sheet_version.post")
+    for model in SHEET_ROWS:
+        uid = f"sheet_version.{model.__name__}"
+        post_save.connect(_row_saved, sender=model, dispatch_uid=f"{uid}.save")
+        pre_delete.connect(_rows_deleting, sender=model, dispatch_uid=f"{uid}.deleting")
+        post_delete.connect(_row_deleted, sender=model, dispatch_uid=f"{uid}.delete")

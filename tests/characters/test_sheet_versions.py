@@ -1,0 +1,226 @@
+"""Every write to a sheet changes its version, or the sheet cache would show it stale.
+
+Saves and deletes go through the model signals (``characters.sheet_versions``); writes that
+send no signal (``QuerySet.update()``, ``bulk_create()``, ``bulk_update()``, raw SQL) must be
+followed by ``bump_sheets`` in the same function. The scan below finds every such write in
+the project's code: one that bumps nothing fails, unless it is listed in ``NOT_SHEETS`` with
+what it writes (no sheet row).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from characters.models import Character, LedgerEntry, new_sheet_version
+from characters.sheet_versions import SHEET_ROWS
+from tests.factories import CharacterFactory, TraitFactory
+
+ROOT = Path(__file__).resolve().parents[2]
+# bench/ runs against databases of its own (``_tapcost``), never under a serving process.
+SKIPPED_DIRS = {"tests", "bench", ".venv", "node_modules", "static", "templates", "var", ".git"}
+
+BULK = {"bulk_create", "bulk_update", "_raw_delete", "_update", "_insert", "raw"}
+RAW_SQL = {"execute", "executemany", "RunSQL"}
+QUERYSET_HINTS = (
+    "objects",
+    ".filter(",
+    ".exclude(",
+    ".all()",
+    ".select_for_update(",
+    *(f".{name}" for name in ("traits", "abilities", "powers", "attributes", "entries")),
+    *(f".{name}" for name in ("health", "equipment", "ledger", "characters", "experience")),
+)
+
+# Writes in bulk that touch no sheet row: (file, what is written to, how) -> what it is.
+NOT_SHEETS: dict[tuple[str, str, str], str] = {
+    ("characters/cards.py", "LoginCard.objects.filter(pk__in=[c.pk for c in cards])", "update"): (
+        "login cards"
+    ),
+    ("characters/import_players.py", "model.objects", "bulk_create"): "user accounts",
+    ("characters/management/commands/backup.py", "target", "execute"): "a PRAGMA check",
+    ("chases/recording.py", "ChaseRoll.objects", "bulk_create"): "a chase's rolls",
+    ("config/health.py", "cursor", "execute"): "SELECT 1",
+    ("combat/hub.py", "pipe", "execute"): "a Redis pipeline",
+    ("combat/hub.py", "mine", "update"): "presence rows",
+    (
+        "combat/migrations/0004_scene_players_seq.py",
+        "apps.get_model('combat', 'Scene').objects",
+        "update",
+    ): "scenes",
+    ("combat/rounds/planning.py", "plan", "update"): "a dict",
+}
+
+
+_listed_and_found: set[tuple[str, str, str]] = set()
+
+
+def _python_files() -> list[Path]:
+    files = []
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = path.relative_to(ROOT).parts
+        if not set(parts[:-1]) & SKIPPED_DIRS:
+            files.append(path)
+    return files
+
+
+def _is_bulk_write(call: ast.Call) -> tuple[str, str] | None:
+    """(receiver, method) of a write that sends no model signal, else None."""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id in RAW_SQL:
+        return ("", func.id)
+    if not isinstance(func, ast.Attribute):
+        return None
+    receiver = ast.unparse(func.value)
+    if func.attr in BULK or func.attr in RAW_SQL:
+        return (receiver, func.attr)
+    if func.attr == "update":
+        looks_like_a_queryset = any(hint in receiver for hint in QUERYSET_HINTS)
+        keywords_only = bool(call.keywords) and not call.args
+        if looks_like_a_queryset or keywords_only:
+            return (receiver, func.attr)
+    return None
+
+
+def _is_bump(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+    return name == "bump_sheets" or any(k.arg == "sheet_version" for k in node.keywords)
+
+
+def _unbumped_writes(path: Path) -> list[tuple[str, str, str, int]]:
+    """Writes without a signal not followed by a bump further down the same function."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    rel = path.relative_to(ROOT).as_posix()
+    found = []
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, functions))]:
+        own = list(_own_nodes(scope))
+        bumps = [n.lineno for n in own if _is_bump(n)]
+        for node in own:
+            write = _is_bulk_write(node) if isinstance(node, ast.Call) else None
+            if write is None or _is_bump(node):
+                continue
+            receiver, how = write
+            if any(line > node.lineno for line in bumps):
+                continue
+            if (rel, receiver, how) in NOT_SHEETS:
+                _listed_and_found.add((rel, receiver, how))
+            else:
+                found.append((rel, receiver, how, node.lineno))
+    return found
+
+
+def _own_nodes(scope: ast.AST):
+    """The nodes of a module or function, not of the functions and classes inside it."""
+    for child in ast.iter_child_nodes(scope):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if isinstance(scope, ast.Module) and isinstance(child, ast.ClassDef):
+                yield from _own_nodes(child)  # a class body's statements run at import
+            continue
+        yield child
+        yield from _own_nodes(child)
+
+
+def test_every_write_in_bulk_to_sheets_bumps_their_versions() -> None:
+    files = _python_files()
+    assert any(p.name == "sheet_io.py" for p in files)  # the scan does see the code
+    found = [w for path in files for w in _unbumped_writes(path)]
+    assert found == [], (
+        "Writes that send no model signal and bump no sheet version "
+        "(call characters.sheet_versions.bump_sheets after them, or list them in NOT_SHEETS "
+        f"if they write no sheet row): {found}"
+    )
+    assert set(NOT_SHEETS) == _listed_and_found, "NOT_SHEETS lists writes no longer there"
+
+
+def test_the_scan_finds_a_write_in_bulk_without_a_bump(tmp_path) -> None:
+    code = tmp_path / "writes.py"
+    code.write_text(
+        "def refresh(ids):\n"
+        "    Trait.objects.filter(pk__in=ids).update(count=1)\n"
+        "def imported(rows):\n"
+        "    model.objects.bulk_create(rows)\n"
+        "    bump_sheets([r.character_id for r in rows])\n"
+        "def bumped_too_early(ids, qs):\n"
+        "    bump_sheets(ids)\n"
+        "    qs.update(count=2)\n"
+        "def raw(cursor):\n"
+        "    cursor.execute('UPDATE characters_trait SET count = 1')\n"
+    )
+    global ROOT
+    root, ROOT = ROOT, tmp_path
+    try:
+        found = _unbumped_writes(code)
+    finally:
+        ROOT = root
+    assert [(how, line) for _file, _receiver, how, line in found] == [
+        ("update", 2),
+        ("update", 8),
+        ("execute", 10),
+    ]
+
+
+def test_data_migrations_of_the_characters_app_bump_what_they_write() -> None:
+    """A migration run while servers are up changes rows under their caches: one that writes
+    sheet rows must write ``sheet_version`` too (historic models have no signals)."""
+    sheets = {m.__name__ for m in (*SHEET_ROWS, Character)}
+    for path in sorted((ROOT / "characters" / "migrations").glob("0*.py")):
+        text = path.read_text()
+        if "RunPython" not in text and "RunSQL" not in text:
+            continue
+        touches = any(f'"{name}"' in text or f"'{name}'" in text for name in sheets)
+        touches = touches or "characters_" in text.replace("characters_group", "")
+        assert not touches or "sheet_version" in text, path.name
+
+
+# -- the signals --------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("model", SHEET_ROWS, ids=lambda m: m.__name__)
+def test_saving_or_deleting_any_sheet_row_bumps_its_character(model, chronicle) -> None:
+    character = CharacterFactory(chronicle=chronicle)
+    other = CharacterFactory(chronicle=chronicle)
+
+    def version(c: Character) -> int:
+        return Character.objects.values_list("sheet_version", flat=True).get(pk=c.pk)
+
+    before, untouched = version(character), version(other)
+    if model is LedgerEntry:
+        row = model.objects.create(
+            character=character, game_night=chronicle.game_nights.get(), kind="willpower_spent"
+        )
+    else:
+        field = {f.name for f in model._meta.fields}
+        row = model.objects.create(
+            character=character,
+            name="X",
+            **({"category": "social"} if "category" in field else {}),
+            **({"list_name": "Backgrounds"} if "list_name" in field else {}),
+        )
+    saved = version(character)
+    assert saved != before
+    if model is not LedgerEntry:  # entries are never deleted (PROTECT keeps reversals)
+        row.delete()
+        assert version(character) != saved
+    assert version(other) == untouched
+
+
+@pytest.mark.django_db
+def test_deleting_a_character_does_not_bump_it_row_by_row(
+    chronicle, django_assert_max_num_queries
+) -> None:
+    character = CharacterFactory(chronicle=chronicle)
+    for i in range(20):
+        TraitFactory(character=character, category="mental", name=f"T{i}")
+    with django_assert_max_num_queries(25):
+        character.delete()
+
+
+def test_a_version_is_never_zero_and_rarely_the_same() -> None:
+    versions = {new_sheet_version() for _ in range(1000)}
+    assert len(versions) == 1000 and min(versions) > 0
