@@ -45,6 +45,13 @@ NOT_SHEETS: dict[tuple[str, str, str], str] = {
     ("config/health.py", "cursor", "execute"): "SELECT 1",
     ("combat/hub.py", "pipe", "execute"): "a Redis pipeline",
     ("combat/hub.py", "mine", "update"): "presence rows",
+    ("combat/render_cache.py", "", "execute"): "a wrapper that passes each query on",
+    (
+        "combat/services.py",
+        "Participant.objects.filter(scene=scene, removed_at__isnull=True, "
+        "character__player_id__in=concerned)",
+        "update",
+    ): "participants' own seq",
     (
         "combat/migrations/0004_scene_players_seq.py",
         "apps.get_model('combat', 'Scene').objects",
