@@ -10,51 +10,41 @@ process-local LRU; a card that is open, waits on a choice (W8), has a mob (C16: 
 members' names and bids), a timer, or any move renders every time. Any write to a challenge
 changes its row (and so the key), a rename changes the names: nothing stale is served, in
 any process.
+
+``{% finished_card "prompt" %}`` (a phone's finished item: its fold and its "put away" form)
+and ``{% finished_card "board" %}`` (the board's: its fold and its void form) keep what is
+around the card the same way, under their label: their forms take the row's step and the
+scene's URLs and nothing else, but a form rendered for a request carries its CSRF token, so
+under one (a page, an answer) they render every time; the pushes, which have none, keep them.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import Any
 
 from django import template
 from django.utils.safestring import SafeString
 
 from combat import render_cache
+from combat.challenges.finished import Memo
 
 register = template.Library()
 
 SIZE = 4096  # cards (about 1.5 KB each)
-_memo: OrderedDict[Hashable, SafeString] = OrderedDict()
-_lock = threading.Lock()
-stats = {"hits": 0, "misses": 0}
+_memo: Memo[SafeString] = Memo(SIZE)
+stats = _memo.stats
 
 
 def clear() -> None:
-    with _lock:
-        _memo.clear()
+    _memo.clear()
 
 
-def _remembered(key: Hashable, render: Callable[[], SafeString]) -> SafeString:
-    with _lock:
-        html = _memo.get(key)
-        if html is not None:
-            _memo.move_to_end(key)
-            stats["hits"] += 1
-            return html
-    html = render()
-    with _lock:
-        stats["misses"] += 1
-        _memo[key] = html
-        while len(_memo) > SIZE:
-            _memo.popitem(last=False)
-    return html
-
-
-def card_key(context: template.Context) -> Hashable | None:
-    """What a finished card's html is a function of, or None: render it every time."""
+def card_key(context: template.Context, label: str = "") -> Hashable | None:
+    """What a finished card's html (``label``: what is around it) is a function of, or None:
+    render it every time."""
+    if label and context.get("csrf_token"):
+        return None  # a request's form: its token is the request's
     c = context.get("c")
     ch = c.get("ch") if isinstance(c, dict) else None
     if ch is None or ch.is_open or ch.deadline is not None or c.get("moves"):
@@ -66,6 +56,7 @@ def card_key(context: template.Context) -> Hashable | None:
         return None  # a mob member's card, a step-in offer
     scene = context.get("scene")
     return (
+        label,
         _row(ch),
         c.get("viewer"),
         tuple(sorted((c.get("names") or {}).items())),
@@ -86,19 +77,24 @@ def _row(ch: Any) -> tuple[str, ...]:
 
 
 class FinishedCardNode(template.Node):
-    def __init__(self, nodelist: template.NodeList) -> None:
+    def __init__(self, nodelist: template.NodeList, label: str = "") -> None:
         self.nodelist = nodelist
+        self.label = label
 
     def render(self, context: template.Context) -> str:
-        key = card_key(context)
+        key = card_key(context, self.label)
         if key is None:
             return self.nodelist.render(context)
-        return _remembered(key, lambda: self.nodelist.render(context))
+        return _memo.get(key, lambda: self.nodelist.render(context))
 
 
 @register.tag("finished_card")
 def finished_card(parser: Any, token: Any) -> FinishedCardNode:
-    """``{% finished_card %}…{% endfinished_card %}``: see the module."""
+    """``{% finished_card ["label"] %}…{% endfinished_card %}``: see the module."""
+    bits = token.split_contents()
+    if len(bits) > 2 or (len(bits) == 2 and bits[1][:1] not in "\"'"):
+        raise template.TemplateSyntaxError("finished_card takes one quoted label at most")
+    label = bits[1][1:-1] if len(bits) == 2 else ""
     nodelist = parser.parse(("endfinished_card",))
     parser.delete_first_token()
-    return FinishedCardNode(nodelist)
+    return FinishedCardNode(nodelist, label)

@@ -94,3 +94,28 @@ def test_a_cache_is_never_shared_by_two_seqs_of_a_scene(classic):
 
     assert caches() == (True, False)
     assert render_cache.for_scene(t.scene) is not render_cache.for_scene(t.scene)
+
+
+def test_a_changes_pieces_read_the_players_characters_and_sheets_once_for_all(classic):
+    """The players' own pieces of one change (their prompts: the start forms need their
+    sheets) read their characters in one query and their sheets in one batch, and each
+    player's pieces are what they are rendered alone: nobody's start form reaches another."""
+    t = classic
+    t.start(category="physical", bid="Strong")
+    t.refresh()
+    users = [t.a_user.pk, t.d_user.pk]
+    with CaptureQueriesContext(connection) as captured:
+        parts = list(
+            fragments.scene_change_parts(
+                t.scene.pk, private_user_ids=users, own_parts=False, board=False
+            )
+        )
+    assert _sheet_reads(captured) == 1
+    own = [q for q in captured.captured_queries if 'FROM "combat_participant"' in q["sql"]]
+    assert len([q for q in own if '"characters_character"."player_id"' in q["sql"]]) == 1
+    together = {user: html for kind, user, html in parts if kind == "private"}
+    alone = {u.pk: fragments.private_pieces(t.scene, u) for u in (t.a_user, t.d_user)}
+    assert together == alone
+    mine, theirs = f"start-{t.scene.pk}-{t.a.pk}-", f"start-{t.scene.pk}-{t.d.pk}-"
+    assert mine in together[t.a_user.pk] and theirs not in together[t.a_user.pk]
+    assert theirs in together[t.d_user.pk] and mine not in together[t.d_user.pk]
