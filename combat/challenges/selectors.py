@@ -9,6 +9,7 @@ never stored in what is rendered.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -573,10 +574,16 @@ def _board_cards(scene: Scene) -> dict[str, Any]:
 def modes_of(scene: Scene) -> list[str]:
     """The kinds of challenge the scene's ruleset has, in the order of reads.MODES (W0: no
     extended challenge outside met_werewolf)."""
-    if scene.ruleset == "wod_dice":
-        return []
-    kinds = {mode.value for mode in kinds_of_test(scene.ruleset)}
-    return [m for m in reads.MODES if m in kinds]
+    return list(_modes(scene.ruleset))
+
+
+@cache
+def _modes(ruleset: str) -> tuple[str, ...]:
+    """A ruleset's kinds (the engine's rules, which never change in a process)."""
+    if ruleset == "wod_dice":
+        return ()
+    kinds = {mode.value for mode in kinds_of_test(ruleset)}
+    return tuple(m for m in reads.MODES if m in kinds)
 
 
 def public_lines(scene: Scene) -> list[dict[str, Any]]:
