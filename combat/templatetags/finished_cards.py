@@ -14,17 +14,21 @@ any process.
 ``{% finished_card "prompt" %}`` (a phone's finished item: its fold and its "put away" form)
 and ``{% finished_card "board" %}`` (the board's: its fold and its void form) keep what is
 around the card the same way, under their label: their forms take the row's step and the
-scene's URLs and nothing else, but a form rendered for a request carries its CSRF token, so
-under one (a page, an answer) they render every time; the pushes, which have none, keep them.
+scene's URLs and nothing else, but a form rendered for a request (a page, an answer) carries
+that request's CSRF token. Such a rendering is kept with a mark of this process's own in the
+token's place (under a key of its own), and each request gets its copy with its own token put
+in: no token is ever kept, none crosses to another request or to a push.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Hashable
 from typing import Any
 
 from django import template
-from django.utils.safestring import SafeString
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
 from combat import render_cache
 from combat.challenges.finished import Memo
@@ -32,6 +36,8 @@ from combat.challenges.finished import Memo
 register = template.Library()
 
 SIZE = 4096  # cards (about 1.5 KB each)
+# What a kept form holds in its CSRF token's place: this process's own, never in any text.
+_CSRF_MARK = f"csrf{secrets.token_hex(16)}"
 _memo: Memo[SafeString] = Memo(SIZE)
 stats = _memo.stats
 
@@ -43,8 +49,6 @@ def clear() -> None:
 def card_key(context: template.Context, label: str = "") -> Hashable | None:
     """What a finished card's html (``label``: what is around it) is a function of, or None:
     render it every time."""
-    if label and context.get("csrf_token"):
-        return None  # a request's form: its token is the request's
     c = context.get("c")
     ch = c.get("ch") if isinstance(c, dict) else None
     if ch is None or ch.is_open or ch.deadline is not None or c.get("moves"):
@@ -62,6 +66,7 @@ def card_key(context: template.Context, label: str = "") -> Hashable | None:
         tuple(sorted((c.get("names") or {}).items())),
         *(repr(context.get(name)) for name in ("side", "url", "target", "st_url")),
         getattr(scene, "pk", None),
+        bool(label and context.get("csrf_token")),  # with _CSRF_MARK in the token's place
     )
 
 
@@ -85,7 +90,17 @@ class FinishedCardNode(template.Node):
         key = card_key(context, self.label)
         if key is None:
             return self.nodelist.render(context)
-        return _memo.get(key, lambda: self.nodelist.render(context))
+        token = context.get("csrf_token") if self.label else None
+        if not token:
+            return _memo.get(key, lambda: self.nodelist.render(context))
+        if token == "NOTPROVIDED":  # the csrf_token tag renders nothing for it
+            return self.nodelist.render(context)
+
+        def render() -> SafeString:
+            with context.push(csrf_token=_CSRF_MARK):
+                return self.nodelist.render(context)
+
+        return mark_safe(_memo.get(key, render).replace(_CSRF_MARK, escape(str(token))))
 
 
 @register.tag("finished_card")

@@ -99,9 +99,13 @@ def _leave_forms(html: str) -> list[str]:
     return re.findall(r'<form[^>]*class="row cc-leave".*?</form>', html, flags=re.S)
 
 
+def _tokens(html: str) -> set[str]:
+    return set(re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', html))
+
+
 def test_a_finished_items_forms_are_kept_for_the_pushes_and_never_cross_a_request(classic):
     """Around a finished card, the phone's "put away" form (and the board's void form) is
-    kept for the pushes, which carry no CSRF token; a page or an answer renders its own."""
+    kept: a push's carries no CSRF token, a page's or an answer's its request's own."""
     t = classic
     ch = _finished(t)
     users = [t.a_user.pk, t.d_user.pk]
@@ -119,3 +123,11 @@ def test_a_finished_items_forms_are_kept_for_the_pushes_and_never_cross_a_reques
     )
     later = fragments.scene_change_fragments(t.scene.pk, private_user_ids=users)
     assert later == pushed  # and the pages' tokens never reach a push
+    # each page's forms, the kept ones too, carry that request's token and no other
+    pages = [t.phone(t.d_user)]
+    hits = finished_cards.stats["hits"]
+    pages += [t.phone(t.d_user), t.phone(t.a_user), t.board()]
+    assert finished_cards.stats["hits"] > hits  # the kept forms, each with its own token
+    assert all(len(_leave_forms(p)) == 1 for p in pages[:3])
+    assert [len(_tokens(p)) for p in pages] == [1, 1, 1, 1]
+    assert len(set.union(*(_tokens(p) for p in pages))) == 4
