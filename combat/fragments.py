@@ -199,6 +199,9 @@ def scene_change_parts(
     cache = render_cache.for_scene(scene)
     ids = list(private_user_ids)
     whole = own_parts
+    if len(ids) > 1:
+        with cache.active():  # whose own parts follow: a feature may read theirs at once
+            render_cache.cached(("private_users", scene.pk), lambda: tuple(sorted(set(ids))))
     for user in get_user_model().objects.filter(pk__in=ids) if ids else []:
         with cache.active():
             if not whole and render_cache.known(("html", "private", user.pk)) is not None:

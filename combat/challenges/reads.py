@@ -270,10 +270,11 @@ def scene_rows(scene: Scene, q: Q | None = None) -> list[Challenge]:
         return cached(("challenges", scene.pk), lambda: scene_rows(scene, Q()))
     rows = list(
         Challenge.objects.filter(scene=scene)
-        .select_related("attacker__character", "defender__character", "scene")
+        .select_related("attacker__character", "defender__character")
         .filter(q)
     )
     for row in rows:
+        row.scene = scene  # the scene being rendered, not a copy of its row per challenge
         row.token = step_token(row)  # what a form of its card posts (steps.token)
     return rows
 

@@ -9,14 +9,16 @@ never stored in what is rendered.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q
 
-from combat.challenges import reads, sheets, start_form
+from combat.challenges import finished, reads, sheets, start_form
 from combat.challenges.reads import cancel_choices
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
+from combat.render_cache import cached, known
 from combat.rules.challenge import Phase, has_werewolf_tests, kinds_of_test
 from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
@@ -88,7 +90,12 @@ def _bids(ch: Challenge) -> dict[str, str]:
 
 
 def card(ch: Challenge, viewer: str) -> dict[str, Any]:
-    """One challenge as ``viewer`` may see it, with the moves the rules allow it now."""
+    """One challenge as ``viewer`` may see it, with the moves the rules allow it now (a
+    finished one built once per process: :mod:`combat.challenges.finished`)."""
+    return finished.card(ch, viewer, _card)
+
+
+def _card(ch: Challenge, viewer: str) -> dict[str, Any]:
     engine = reads.engine_of(ch)
     sealed_throws = ch.sealed.get("throw", {})
     sealed_totals = ch.sealed.get("declare", {})
@@ -438,12 +445,44 @@ def retest_choices(ch: Challenge, engine: Any, side: Side) -> list[dict[str, Any
 
 
 def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
-    """A player's challenge cards (their characters' sides) and the start form."""
-    own = list(
-        Participant.objects.filter(
-            scene=scene, removed_at__isnull=True, character__player=user, npc=False
-        ).select_related("character")
-    )
+    """A player's challenge cards (their characters' sides) and the start form: read once
+    for the renderings of one change (its push, the step's answer)."""
+    return cached(("challenge_prompts", scene.pk, user.pk), lambda: _player_cards(scene, user))
+
+
+def _own(scene: Scene, user: AbstractBaseUser) -> list[Participant]:
+    """The user's characters in the scene. In the renderings of a change that renders several
+    players' own parts (``("private_users", scene.pk)``, set by
+    :func:`combat.fragments.scene_change_parts`), those of all of them in one query, with
+    their sheets (the start forms') in one batch: each part read its own before."""
+    together = known(("private_users", scene.pk))
+    if not together or user.pk not in together:
+        return list(
+            Participant.objects.filter(
+                scene=scene, removed_at__isnull=True, character__player=user, npc=False
+            ).select_related("character")
+        )
+
+    def read() -> list[Participant]:
+        rows = list(
+            Participant.objects.filter(
+                scene=scene, removed_at__isnull=True, character__player_id__in=together, npc=False
+            ).select_related("character")
+        )
+        if _starts_offered(scene):
+            sheets.load_many(rows)
+        return rows
+
+    rows = cached(("challenge_players", scene.pk, tuple(together)), read)
+    return [p for p in rows if p.character.player_id == user.pk]
+
+
+def _starts_offered(scene: Scene) -> bool:
+    return scene.is_open and scene.ruleset != "wod_dice"
+
+
+def _player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
+    own = _own(scene, user)
     ids = [p.pk for p in own]
     cards = []
     if ids:
@@ -461,7 +500,7 @@ def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
     last = start_form.last_started(scene) if own else {}
     starts = (
         [start_form.start_choices(p, scene, [], last.get(p.pk, 0)) for p in own]
-        if scene.is_open and scene.ruleset != "wod_dice"
+        if _starts_offered(scene)
         else []
     )
     return {"cards": cards, "starts": starts, "modes": modes_of(scene)}
@@ -469,7 +508,12 @@ def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
 
 def board_cards(scene: Scene) -> dict[str, Any]:
     """The storyteller's board: every open challenge (and the last few finished) with the
-    moves of the sides the storyteller plays (NPCs, static opponents) and the calls."""
+    moves of the sides the storyteller plays (NPCs, static opponents) and the calls (read
+    once for the renderings of one change: its push, the tablet's answer)."""
+    return cached(("challenge_board", scene.pk), lambda: _board_cards(scene))
+
+
+def _board_cards(scene: Scene) -> dict[str, Any]:
     cards = []
     for ch in _challenges(scene, recent=None):  # the whole night stays reachable (void, history)
         data = card(ch, "st")
@@ -530,10 +574,16 @@ def board_cards(scene: Scene) -> dict[str, Any]:
 def modes_of(scene: Scene) -> list[str]:
     """The kinds of challenge the scene's ruleset has, in the order of reads.MODES (W0: no
     extended challenge outside met_werewolf)."""
-    if scene.ruleset == "wod_dice":
-        return []
-    kinds = {mode.value for mode in kinds_of_test(scene.ruleset)}
-    return [m for m in reads.MODES if m in kinds]
+    return list(_modes(scene.ruleset))
+
+
+@cache
+def _modes(ruleset: str) -> tuple[str, ...]:
+    """A ruleset's kinds (the engine's rules, which never change in a process)."""
+    if ruleset == "wod_dice":
+        return ()
+    kinds = {mode.value for mode in kinds_of_test(ruleset)}
+    return tuple(m for m in reads.MODES if m in kinds)
 
 
 def public_lines(scene: Scene) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from django.db.models import Max
 
 from combat.challenges import sheets
 from combat.models import Challenge, Participant, Scene
-from combat.render_cache import cached
+from combat.render_cache import cached, known
 from combat.rules import night
 
 
@@ -18,6 +18,12 @@ def last_started(scene: Scene) -> dict[int, int]:
     ``seq`` (a form rendered before a clock tap stays good)."""
 
     def read() -> dict[int, int]:
+        held = known(("challenges", scene.pk))  # reads.scene_rows's, when this change has them
+        if held is not None:
+            out: dict[int, int] = {}
+            for ch in held:
+                out[ch.attacker_id] = max(out.get(ch.attacker_id, 0), ch.pk)
+            return out
         rows = Challenge.objects.filter(scene=scene).values("attacker").annotate(last=Max("pk"))
         return {row["attacker"]: row["last"] for row in rows}
 

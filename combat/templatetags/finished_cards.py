@@ -10,51 +10,45 @@ process-local LRU; a card that is open, waits on a choice (W8), has a mob (C16: 
 members' names and bids), a timer, or any move renders every time. Any write to a challenge
 changes its row (and so the key), a rename changes the names: nothing stale is served, in
 any process.
+
+``{% finished_card "prompt" %}`` (a phone's finished item: its fold and its "put away" form)
+and ``{% finished_card "board" %}`` (the board's: its fold and its void form) keep what is
+around the card the same way, under their label: their forms take the row's step and the
+scene's URLs and nothing else, but a form rendered for a request (a page, an answer) carries
+that request's CSRF token. Such a rendering is kept with a mark of this process's own in the
+token's place (under a key of its own), and each request gets its copy with its own token put
+in: no token is ever kept, none crosses to another request or to a push.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
+import secrets
+from collections.abc import Hashable
 from typing import Any
 
 from django import template
-from django.utils.safestring import SafeString
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
 from combat import render_cache
+from combat.challenges.finished import Memo
 
 register = template.Library()
 
 SIZE = 4096  # cards (about 1.5 KB each)
-_memo: OrderedDict[Hashable, SafeString] = OrderedDict()
-_lock = threading.Lock()
-stats = {"hits": 0, "misses": 0}
+# What a kept form holds in its CSRF token's place: this process's own, never in any text.
+_CSRF_MARK = f"csrf{secrets.token_hex(16)}"
+_memo: Memo[SafeString] = Memo(SIZE)
+stats = _memo.stats
 
 
 def clear() -> None:
-    with _lock:
-        _memo.clear()
+    _memo.clear()
 
 
-def _remembered(key: Hashable, render: Callable[[], SafeString]) -> SafeString:
-    with _lock:
-        html = _memo.get(key)
-        if html is not None:
-            _memo.move_to_end(key)
-            stats["hits"] += 1
-            return html
-    html = render()
-    with _lock:
-        stats["misses"] += 1
-        _memo[key] = html
-        while len(_memo) > SIZE:
-            _memo.popitem(last=False)
-    return html
-
-
-def card_key(context: template.Context) -> Hashable | None:
-    """What a finished card's html is a function of, or None: render it every time."""
+def card_key(context: template.Context, label: str = "") -> Hashable | None:
+    """What a finished card's html (``label``: what is around it) is a function of, or None:
+    render it every time."""
     c = context.get("c")
     ch = c.get("ch") if isinstance(c, dict) else None
     if ch is None or ch.is_open or ch.deadline is not None or c.get("moves"):
@@ -66,11 +60,13 @@ def card_key(context: template.Context) -> Hashable | None:
         return None  # a mob member's card, a step-in offer
     scene = context.get("scene")
     return (
+        label,
         _row(ch),
         c.get("viewer"),
         tuple(sorted((c.get("names") or {}).items())),
         *(repr(context.get(name)) for name in ("side", "url", "target", "st_url")),
         getattr(scene, "pk", None),
+        bool(label and context.get("csrf_token")),  # with _CSRF_MARK in the token's place
     )
 
 
@@ -86,19 +82,34 @@ def _row(ch: Any) -> tuple[str, ...]:
 
 
 class FinishedCardNode(template.Node):
-    def __init__(self, nodelist: template.NodeList) -> None:
+    def __init__(self, nodelist: template.NodeList, label: str = "") -> None:
         self.nodelist = nodelist
+        self.label = label
 
     def render(self, context: template.Context) -> str:
-        key = card_key(context)
+        key = card_key(context, self.label)
         if key is None:
             return self.nodelist.render(context)
-        return _remembered(key, lambda: self.nodelist.render(context))
+        token = context.get("csrf_token") if self.label else None
+        if not token:
+            return _memo.get(key, lambda: self.nodelist.render(context))
+        if token == "NOTPROVIDED":  # the csrf_token tag renders nothing for it
+            return self.nodelist.render(context)
+
+        def render() -> SafeString:
+            with context.push(csrf_token=_CSRF_MARK):
+                return self.nodelist.render(context)
+
+        return mark_safe(_memo.get(key, render).replace(_CSRF_MARK, escape(str(token))))
 
 
 @register.tag("finished_card")
 def finished_card(parser: Any, token: Any) -> FinishedCardNode:
-    """``{% finished_card %}…{% endfinished_card %}``: see the module."""
+    """``{% finished_card ["label"] %}…{% endfinished_card %}``: see the module."""
+    bits = token.split_contents()
+    if len(bits) > 2 or (len(bits) == 2 and bits[1][:1] not in "\"'"):
+        raise template.TemplateSyntaxError("finished_card takes one quoted label at most")
+    label = bits[1][1:-1] if len(bits) == 2 else ""
     nodelist = parser.parse(("endfinished_card",))
     parser.delete_first_token()
-    return FinishedCardNode(nodelist)
+    return FinishedCardNode(nodelist, label)

@@ -4,6 +4,8 @@ include renders anew; an open card is never kept."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.template.loader import render_to_string
 
@@ -91,3 +93,41 @@ def test_the_pushes_equal_a_fresh_rendering_with_the_memo_warm(classic):
     finished_cards.clear()
     cold = fragments.scene_change_fragments(t.scene.pk, private_user_ids=users)
     assert warm == cold
+
+
+def _leave_forms(html: str) -> list[str]:
+    return re.findall(r'<form[^>]*class="row cc-leave".*?</form>', html, flags=re.S)
+
+
+def _tokens(html: str) -> set[str]:
+    return set(re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', html))
+
+
+def test_a_finished_items_forms_are_kept_for_the_pushes_and_never_cross_a_request(classic):
+    """Around a finished card, the phone's "put away" form (and the board's void form) is
+    kept: a push's carries no CSRF token, a page's or an answer's its request's own."""
+    t = classic
+    ch = _finished(t)
+    users = [t.a_user.pk, t.d_user.pk]
+    finished_cards.clear()
+    pushed = fragments.scene_change_fragments(t.refresh().scene.pk, private_user_ids=users)
+    again = fragments.scene_change_fragments(t.scene.pk, private_user_ids=users)
+    assert again == pushed and finished_cards.stats["hits"] > 0
+    (kept,) = _leave_forms(pushed.private[t.d_user.pk])
+    assert f"leave-{ch.pk}" in kept and "csrfmiddlewaretoken" not in kept
+    (page,) = _leave_forms(t.phone(t.d_user))  # after the pushes warmed the memo
+    assert "csrfmiddlewaretoken" in page
+    board = t.board()
+    assert re.search(
+        r'class="row cc-void-form">\s*<input type="hidden" name="csrfmiddlewaretoken"', board
+    )
+    later = fragments.scene_change_fragments(t.scene.pk, private_user_ids=users)
+    assert later == pushed  # and the pages' tokens never reach a push
+    # each page's forms, the kept ones too, carry that request's token and no other
+    pages = [t.phone(t.d_user)]
+    hits = finished_cards.stats["hits"]
+    pages += [t.phone(t.d_user), t.phone(t.a_user), t.board()]
+    assert finished_cards.stats["hits"] > hits  # the kept forms, each with its own token
+    assert all(len(_leave_forms(p)) == 1 for p in pages[:3])
+    assert [len(_tokens(p)) for p in pages] == [1, 1, 1, 1]
+    assert len(set.union(*(_tokens(p) for p in pages))) == 4

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from combat import fragments, render_cache
-from combat.challenges import sheets
+from combat.challenges import sheets, start_form
 from combat.challenges.answering import challenge_answer
 
 pytestmark = pytest.mark.django_db
@@ -94,3 +94,33 @@ def test_a_cache_is_never_shared_by_two_seqs_of_a_scene(classic):
 
     assert caches() == (True, False)
     assert render_cache.for_scene(t.scene) is not render_cache.for_scene(t.scene)
+
+
+def test_a_changes_pieces_read_the_players_characters_and_sheets_once_for_all(classic):
+    """The players' own pieces of one change (their prompts: the start forms need their
+    sheets) read their characters in one query and their sheets in one batch, and each
+    player's pieces are what they are rendered alone: nobody's start form reaches another."""
+    t = classic
+    t.start(category="physical", bid="Strong")
+    t.refresh()
+    users = [t.a_user.pk, t.d_user.pk]
+    with CaptureQueriesContext(connection) as captured:
+        parts = list(
+            fragments.scene_change_parts(
+                t.scene.pk, private_user_ids=users, own_parts=False, board=False
+            )
+        )
+    assert _sheet_reads(captured) == 1
+    # the scene's challenges once: the start forms' keys (each attacker's latest) from them too
+    assert sum('FROM "combat_challenge"' in q["sql"] for q in captured.captured_queries) == 1
+    own = [q for q in captured.captured_queries if 'FROM "combat_participant"' in q["sql"]]
+    assert len([q for q in own if '"characters_character"."player_id"' in q["sql"]]) == 1
+    together = {user: html for kind, user, html in parts if kind == "private"}
+    alone = {u.pk: fragments.private_pieces(t.scene, u) for u in (t.a_user, t.d_user)}
+    assert together == alone
+    last = start_form.last_started(t.scene)  # no rendering: the database's own answer
+    assert last[t.a.pk] > 0
+    mine = f"start-{t.scene.pk}-{t.a.pk}-{last[t.a.pk]}"
+    theirs = f"start-{t.scene.pk}-{t.d.pk}-{last.get(t.d.pk, 0)}"
+    assert mine in together[t.a_user.pk] and theirs not in together[t.a_user.pk]
+    assert theirs in together[t.d_user.pk] and mine not in together[t.d_user.pk]
