@@ -451,30 +451,27 @@ def player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
 
 
 def _own(scene: Scene, user: AbstractBaseUser) -> list[Participant]:
-    """The user's characters in the scene. In the renderings of a change that renders several
-    players' own parts (``("private_users", scene.pk)``, set by
-    :func:`combat.fragments.scene_change_parts`), those of all of them in one query, with
-    their sheets (the start forms') in one batch: each part read its own before."""
+    """The user's characters in the scene, from the one read of its participants a change's
+    renderings share (:func:`combat.selectors.active_participants`). When a change renders
+    several players' own parts (``("private_users", scene.pk)``, set by
+    :func:`combat.fragments.scene_change_parts`) the sheets of all of them (the start forms')
+    are read in one batch: each part read its own before."""
+    from combat.selectors import active_participants  # it reads the regions of this module
+
+    everyone = active_participants(scene)
     together = known(("private_users", scene.pk))
-    if not together or user.pk not in together:
-        return list(
-            Participant.objects.filter(
-                scene=scene, removed_at__isnull=True, character__player=user, npc=False
-            ).select_related("character")
+    if together and user.pk in together and _starts_offered(scene):
+        players = set(together)
+        cached(
+            ("challenge_players_sheets", scene.pk, tuple(together)),
+            lambda: sheets.load_many(p for p in everyone if _played(p) in players),
         )
+    return [p for p in everyone if _played(p) == user.pk]
 
-    def read() -> list[Participant]:
-        rows = list(
-            Participant.objects.filter(
-                scene=scene, removed_at__isnull=True, character__player_id__in=together, npc=False
-            ).select_related("character")
-        )
-        if _starts_offered(scene):
-            sheets.load_many(rows)
-        return rows
 
-    rows = cached(("challenge_players", scene.pk, tuple(together)), read)
-    return [p for p in rows if p.character.player_id == user.pk]
+def _played(p: Participant) -> int | None:
+    """The player of a participant's character (None: an NPC, a static opponent)."""
+    return None if p.npc or p.character_id is None else p.character.player_id
 
 
 def _starts_offered(scene: Scene) -> bool:
