@@ -14,31 +14,46 @@ card or log line can be reached with it.
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Value
 from django.http import Http404, HttpRequest
 
 from characters.access import chronicles_run_by
+from combat import steps
 from combat.models import Participant, Scene
-from combat.selectors import scenes_played_by, scenes_run_by
 from combat.steps import Refused
 
 NO_SCENE = "No such scene for you."
 
 
-def screen_for(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
+def screen_for(request: HttpRequest, pk: int, *, lock: bool = False) -> tuple[Scene, bool]:
     """The scene ``pk`` and whether the post comes from its tablet (``True``) or a phone; a
-    scene the user neither runs nor plays in is a 404 (another chronicle's is not there)."""
-    scene = scenes_run_by(request.user).select_related("game_night").filter(pk=pk).first()
-    if scene is not None and request.POST.get("from") != "phone":
-        return scene, True
-    # whether the user still plays in it (``scene.present``), read with it: a phone's post asks
-    present = Participant.objects.filter(
-        scene=OuterRef("pk"), character__player=request.user, removed_at__isnull=True
-    )
-    scene = scenes_played_by(request.user).filter(pk=pk).annotate(present=Exists(present)).first()
-    if scene is None:
+    scene the user neither runs nor plays in is a 404 (another chronicle's is not there).
+
+    One query: whether the user runs it, plays in it (or did: a removed player sees they were
+    removed) and still plays in it (``scene.present``, a phone's post asks) are read with it.
+    ``lock``: inside a tap's transaction (:func:`combat.steps.request_transaction`) the read
+    locks the scene and is its step's lock (:func:`combat.steps.hold`)."""
+    user = request.user
+    if not user.is_authenticated:
         raise Http404(NO_SCENE)
-    return scene, False
+    runs = chronicles_run_by(user)
+    mine = Participant.objects.filter(scene=OuterRef("pk"), character__player=user)
+    found = Scene.objects.filter(pk=pk).annotate(
+        runs=Value(False)
+        if runs.query.is_empty()
+        else Exists(runs.filter(pk=OuterRef("chronicle_id"))),
+        plays=Exists(mine),
+        present=Exists(mine.filter(removed_at__isnull=True)),
+    )
+    found = found.select_related("chronicle", "storyteller", "game_night")
+    if lock:
+        found = found.select_for_update(of=("self",))
+    scene = found.first()
+    if scene is not None and scene.runs and request.POST.get("from") != "phone":
+        return (steps.hold(scene) if lock else scene), True
+    if scene is None or not scene.plays:
+        raise Http404(NO_SCENE)
+    return (steps.hold(scene) if lock else scene), False
 
 
 #: The one sentence for an id that names no participant this user may name.

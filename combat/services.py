@@ -15,7 +15,7 @@ tablet saw → the rules part, a short function here). A tablet's token is
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -77,8 +77,7 @@ def require_storyteller(user: AbstractBaseUser, chronicle: Chronicle) -> None:
 
 def lock_open_scene(scene: Scene | int, *, expected_seq: int | None = None) -> Scene:
     """Lock the scene row (``scene`` or its id) and check it is open (and at ``expected_seq``)."""
-    pk = scene if isinstance(scene, int) else scene.pk
-    locked = Scene.objects.select_for_update().select_related("chronicle").get(pk=pk)
+    locked = lock_scene(scene)
     if locked.closed_at is not None:
         raise SceneError(SCENE_CLOSED)
     if expected_seq is not None and locked.seq != expected_seq:
@@ -88,8 +87,12 @@ def lock_open_scene(scene: Scene | int, *, expected_seq: int | None = None) -> S
 
 def lock_scene(scene: Scene | int) -> Scene:
     """Lock the scene row (a declared step's lock: whether it is open is checked after the
-    request's key, so a replayed tap answers as the first did)."""
+    request's key, so a replayed tap answers as the first did). The row the request's view
+    locked already is not read again (:func:`combat.steps.held`)."""
     pk = scene if isinstance(scene, int) else scene.pk
+    locked = steps.held(Scene, pk)
+    if locked is not None:
+        return locked
     return Scene.objects.select_for_update().select_related("chronicle").get(pk=pk)
 
 
@@ -144,6 +147,7 @@ def record_change(
     private_user_ids: Iterable[int] = (),
     regions: Iterable[str] | None = None,
     players: bool = True,
+    more_lines: Sequence[tuple[str, bool, dict[str, Any]]] = (),
 ) -> None:
     """Bump ``seq``, log the change (when ``kind`` is given) and publish it on commit.
 
@@ -172,19 +176,13 @@ def record_change(
         update_fields=["seq", "players_seq", "game_time", "situation", "ruleset", "closed_at"]
     )
     if kind is not None:
-        entry = SceneLogEntry.objects.create(
-            scene=scene,
-            seq=scene.seq,
-            game_time=scene.game_time,
+        log_lines(
+            scene,
+            by=by,
             kind=kind,
-            text=one_line(text)[:500],
-            public=public,
-            data=data or {},
-            created_by=by if by is not None and by.is_authenticated else None,
+            lines=[(text, public, data or {}), *more_lines],
+            characters=characters,
         )
-        characters = list(characters)
-        if characters:
-            entry.characters.add(*characters)  # a new line: one insert, no read of what it had
     transaction.on_commit(
         partial(
             live.scene_changed,
@@ -194,6 +192,44 @@ def record_change(
             players=players,
         )
     )
+
+
+def log_lines(
+    scene: Scene,
+    *,
+    by: AbstractBaseUser | None,
+    kind: str,
+    lines: Sequence[tuple[str, bool, dict[str, Any]]],
+    characters: Iterable[Character] = (),
+) -> list[SceneLogEntry]:
+    """Log ``lines`` (``(text, public, data)``) of one change at the scene's ``seq``, each
+    naming ``characters``: one insert for the lines, one for the characters they name."""
+    author = by if by is not None and by.is_authenticated else None
+    entries = [
+        SceneLogEntry(
+            scene=scene,
+            seq=scene.seq,
+            game_time=scene.game_time,
+            kind=kind,
+            text=one_line(text)[:500],
+            public=public,
+            data=data,
+            created_by=author,
+        )
+        for text, public, data in lines
+    ]
+    if transaction.get_connection().features.can_return_rows_from_bulk_insert:
+        SceneLogEntry.objects.bulk_create(entries)
+    else:  # an old SQLite: no ids back from a bulk insert
+        for entry in entries:
+            entry.save(force_insert=True)
+    ids = list(dict.fromkeys(c.pk for c in characters))
+    if ids and entries:
+        through = SceneLogEntry.characters.through
+        through.objects.bulk_create(
+            [through(scenelogentry_id=e.pk, character_id=c) for e in entries for c in ids]
+        )
+    return entries
 
 
 def _new_join_code() -> str:

@@ -19,7 +19,7 @@ from django.shortcuts import render
 from django.utils.html import escape
 from django.views.decorators.http import require_GET
 
-from combat import access, render_cache
+from combat import access, render_cache, steps
 from combat.challenges import (
     answering,
     forms,
@@ -65,23 +65,32 @@ def _screen(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
     return scene, tablet
 
 
-def _challenge(request: HttpRequest, scene: Scene, cid: int, tablet: bool) -> Challenge:
+def _challenge(
+    request: HttpRequest, scene: Scene, cid: int, tablet: bool, *, lock: bool = False
+) -> Challenge:
     """A challenge of the scene; to a phone, one with a hidden NPC on a side is nobody's
-    business unless the player's own character is in it (the same 404 as no challenge)."""
+    business unless the player's own character is in it (the same 404 as no challenge).
+    ``lock``: a post's read, in its transaction after the scene's, is its step's lock
+    (:func:`combat.steps.hold`)."""
     found = Challenge.objects.select_related(
         "attacker__character", "defender__character", "scene"
     ).filter(scene=scene, pk=cid)
-    if not tablet:
+    if not tablet:  # forward joins only (one row per challenge): no DISTINCT needed
         mine = Q(attacker__character__player=request.user) | Q(
             defender__character__player=request.user
         )
         seen = (Q(attacker__isnull=True) | Q(attacker__hidden=False)) & (
             Q(defender__isnull=True) | Q(defender__hidden=False)
         )
-        found = found.filter(seen | mine).distinct()
+        found = found.filter(seen | mine)
+    if lock:
+        found = found.select_for_update(of=("self",))
     ch = found.first()
     if ch is None:
         raise Http404("No such challenge in this scene.")
+    if lock:
+        ch.scene = scene  # the locked scene itself
+        steps.hold(ch)
     return ch
 
 
@@ -119,7 +128,7 @@ def challenge_post(
             if not tablet:
                 _present(request, scene)
             if "cid" in url:
-                url["challenge"] = _challenge(request, scene, url.pop("cid"), tablet)
+                url["challenge"] = _challenge(request, scene, url.pop("cid"), tablet, lock=True)
             action(request, scene=scene, tablet=tablet, data=data, **url)
 
         return scene_post(

@@ -1,0 +1,36 @@
+"""A challenge tap's step in a fixed, small number of queries (tests/combat/tap_queries.py)."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from combat.models import Challenge
+from tests.combat.challenges.conftest import make_table, token_for
+from tests.combat.tap_queries import HX, step_queries
+from tests.conftest import client_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_throw_from_a_phone(monkeypatch):
+    t = make_table("met_classic")
+    a, d = client_for(t.a_user), client_for(t.d_user)
+    start = {"attacker": t.a.pk, "defender": t.d.pk, "mode": "contested", "effect": "shove"}
+    start |= {"bid": "physical:Strong", "key": "key-start", "seq": t.refresh().scene.seq}
+    r = a.post(reverse("challenge_start", args=[t.scene.pk]), start, **HX)
+    assert r.status_code == 200, r.content.decode()
+    ch = Challenge.objects.get()
+    act = reverse("challenge_act", args=[t.scene.pk, ch.pk])
+    answer = {"action": "answer", "side": "defender", "answer": "bid", "bid": "Tough"}
+    r = d.post(act, {**answer, "token": token_for(ch), "key": "key-answer"}, **HX)
+    assert r.status_code == 200, r.content.decode()
+    throw = {"action": "throw", "side": "attacker", "throw": "rock", "key": "key-throw"}
+    throw["token"] = token_for(ch, "throw")
+    with step_queries(monkeypatch) as seen:
+        r = a.post(act, throw, **HX)
+    assert r.status_code == 200, r.content.decode()
+    # the session, the user, BEGIN, the scene (who may post, locked), the challenge (locked),
+    # the key, the challenge, the scene, the log line and the characters it names
+    assert len(seen) == 10, "\n".join(seen)
+    assert not any(q.startswith(("SAVEPOINT", "SELECT DISTINCT")) for q in seen)
