@@ -28,8 +28,8 @@ def test_a_declaration_from_a_phone(monkeypatch, cast):
     assert r.status_code == 200, r.content.decode()
     # the sheets' reads are counted where they are made (characters.selectors)
     seen = [q for q in seen if not (q.startswith("SELECT") and 'FROM "characters_' in q)]
-    # the session, the user, BEGIN, the scene (who may post, locked), the fight (locked), the
+    # the session, the user, the scene (who may post, locked), the fight (locked), the
     # participant named, the key, the fight's members, the fight, the scene, the log line and
     # the character it names
-    assert len(seen) == 12, "\n".join(seen)
+    assert len(seen) == 11, "\n".join(seen)
     assert not any(q.startswith(("SAVEPOINT", "SELECT DISTINCT")) for q in seen)
