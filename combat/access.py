@@ -48,7 +48,7 @@ def screen_for(request: HttpRequest, pk: int, *, lock: bool = False) -> tuple[Sc
     found = found.select_related("chronicle", "storyteller", "game_night")
     if lock:
         found = found.select_for_update(of=("self",))
-    scene = found.first()
+    scene = next(iter(found.order_by()[:1]), None)  # by its key: nothing to order
     if scene is not None and scene.runs and request.POST.get("from") != "phone":
         return (steps.hold(scene) if lock else scene), True
     if scene is None or not scene.plays:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from combat import services as scenes
 from combat.models import Challenge
 from tests.combat.challenges.conftest import make_table, token_for
 from tests.combat.tap_queries import HX, step_queries
@@ -34,3 +35,22 @@ def test_a_throw_from_a_phone(monkeypatch):
     # the key, the challenge, the scene, the log line and the characters it names
     assert len(seen) == 9, "\n".join(seen)
     assert not any(q.startswith(("SAVEPOINT", "SELECT DISTINCT")) for q in seen)
+
+
+def test_a_challenge_with_a_hidden_npc_is_nobody_elses_business(monkeypatch):
+    """The read that locks the challenge still answers a phone that may not see it as it
+    answers for no challenge (404), and its own side's phone as usual."""
+    t = make_table("met_classic")
+    lurker = scenes.scene_add_npc(
+        scene=t.scene, by=t.st, name="Lurker", pools={"physical": 6}, hidden=True
+    )
+    ch = t.start(attacker=lurker, defender=t.a, by=t.st, category="physical", bid="Physical")
+    act = reverse("challenge_act", args=[t.scene.pk, ch.pk])
+    odds = reverse("challenge_odds", args=[t.scene.pk, ch.pk])
+    bid = {"action": "answer", "side": "defender", "answer": "bid", "bid": "Strong"}
+    bid |= {"token": token_for(ch), "key": "key-bid-lurker"}
+    sophia, marcus = client_for(t.d_user), client_for(t.a_user)
+    assert sophia.post(act, bid, **HX).status_code == 404
+    assert sophia.get(odds, {"side": "defender"}).status_code == 404
+    assert marcus.get(odds, {"side": "defender"}).status_code == 200
+    assert marcus.post(act, bid, **HX).status_code == 200
