@@ -49,6 +49,8 @@ def screen_for(request: HttpRequest, pk: int, *, lock: bool = False) -> tuple[Sc
     if lock:
         found = found.select_for_update(of=("self",))
     scene = next(iter(found.order_by()[:1]), None)  # by its key: nothing to order
+    if scene is not None:  # the storyteller rule's answer for this user, asked with the scene
+        scene.run_by = (user.pk, bool(scene.runs))
     if scene is not None and scene.runs and request.POST.get("from") != "phone":
         return (steps.hold(scene) if lock else scene), True
     if scene is None or not scene.plays:
