@@ -45,7 +45,7 @@ def screen_for(request: HttpRequest, pk: int, *, lock: bool = False) -> tuple[Sc
         plays=Exists(mine),
         present=Exists(mine.filter(removed_at__isnull=True)),
     )
-    found = found.select_related("chronicle", "storyteller", "game_night")
+    found = found.select_related("chronicle")  # the step's (an answer reads the scene afresh)
     if lock:
         found = found.select_for_update(of=("self",))
     scene = next(iter(found.order_by()[:1]), None)  # by its key: nothing to order

@@ -174,6 +174,7 @@ def record_change(
         unknown = regions - set(BOARD_REGIONS)
         if unknown:
             raise ValueError(f"unknown board regions: {sorted(unknown)}")
+    steps.forget_held()  # a later lock in this request reads afresh
     scene.seq += 1
     if players:
         scene.players_seq += 1

@@ -125,6 +125,14 @@ def held(model: type[Model], pk: Any) -> Model | None:
     return None if request is None else request.rows.pop((model, pk), None)
 
 
+def forget_held() -> None:
+    """A change was recorded: whatever the view locked and no lock took yet may be stale now
+    (another read of it may have been written), so every later lock reads afresh."""
+    request = _request.get()
+    if request is not None:
+        request.rows.clear()
+
+
 def _own_transaction() -> bool:
     """Whether this step is the request's own (:func:`request_transaction`, no step before
     it, not nested deeper): then it needs no savepoint."""
