@@ -54,3 +54,23 @@ def test_a_challenge_with_a_hidden_npc_is_nobody_elses_business(monkeypatch):
     assert sophia.get(odds, {"side": "defender"}).status_code == 404
     assert marcus.get(odds, {"side": "defender"}).status_code == 200
     assert marcus.post(act, bid, **HX).status_code == 200
+
+
+def test_a_start_reads_both_sides_at_once_and_a_hidden_npc_is_nobody(monkeypatch):
+    t = make_table("met_classic")
+    lurker = scenes.scene_add_npc(scene=t.scene, by=t.st, name="Lurker", hidden=True)
+    marcus = client_for(t.a_user)
+    url = reverse("challenge_start", args=[t.scene.pk])
+    start = {"attacker": t.a.pk, "mode": "contested", "bid": "physical:Strong", "effect": "x"}
+    answers = [
+        marcus.post(url, {**start, "defender": pk, "key": f"key-nobody-{i}"}, **HX)
+        for i, pk in enumerate((lurker.pk, 999999, "x"))
+    ]
+    assert [r.status_code for r in answers] == [400] * 3  # a hidden NPC: as an id of nobody
+    sentences = {r.content.decode().split('role="alert">')[1].split("<")[0] for r in answers}
+    assert len(sentences) == 1 and not Challenge.objects.exists()
+    with step_queries(monkeypatch) as seen:
+        r = marcus.post(url, {**start, "defender": t.d.pk, "key": "key-start-both"}, **HX)
+    assert r.status_code == 200, r.content.decode()
+    named = [q for q in seen if q.startswith('SELECT "combat_participant"')]
+    assert len(named) == 1, "\n".join(named)  # the attacker and the defender in one read
