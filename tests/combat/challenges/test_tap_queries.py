@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from characters.roles import storytellers_group
 from combat import services as scenes
 from combat.models import Challenge
 from tests.combat.challenges.conftest import make_table, token_for
 from tests.combat.tap_queries import HX, step_queries
 from tests.conftest import client_for
+from tests.factories import ChronicleFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -74,3 +76,23 @@ def test_a_start_reads_both_sides_at_once_and_a_hidden_npc_is_nobody(monkeypatch
     assert r.status_code == 200, r.content.decode()
     named = [q for q in seen if q.startswith('SELECT "combat_participant"')]
     assert len(named) == 1, "\n".join(named)  # the attacker and the defender in one read
+
+
+def test_a_storyteller_of_another_chronicle_plays_here_from_the_phone():
+    """Who runs another chronicle's scenes is asked with the scene; whether they play in this
+    one, then (the phone's answer)."""
+    t = make_table("met_classic")
+    marcus = t.a_user
+    marcus.is_staff = True
+    marcus.save()
+    marcus.groups.add(storytellers_group())
+    ChronicleFactory().storytellers.add(marcus)
+    phone = client_for(marcus)
+    assert phone.get(reverse("challenge_region", args=[t.scene.pk])).status_code == 200
+    start = {"attacker": t.a.pk, "defender": t.d.pk, "mode": "contested", "effect": "shove"}
+    start |= {"bid": "physical:Strong", "key": "key-start-st"}
+    r = phone.post(reverse("challenge_start", args=[t.scene.pk]), start, **HX)
+    assert r.status_code == 200, r.content.decode()
+    assert Challenge.objects.get().attacker_id == t.a.pk
+    stranger = client_for(UserFactory())
+    assert stranger.post(reverse("challenge_start", args=[t.scene.pk]), start).status_code == 404
