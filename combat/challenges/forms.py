@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import forms
@@ -21,6 +22,14 @@ def _named(scene: Scene, user: Any) -> Any:
     return access.participants_named_by(scene, user)
 
 
+def _an_id(value: Any) -> int | None:
+    """A posted id as a number (None: no id at all, or one past any row's: it names nobody)."""
+    text = str(value) if value is not None else ""
+    if not re.fullmatch(r"[0-9]{1,19}", text) or int(text) > MAX_ID:
+        return None
+    return int(text)
+
+
 class NamedField(forms.ModelChoiceField):
     """A participant the poster may name, looked up among ``known`` (the form's one read of
     every participant it names) when the form has read them, else in the queryset."""
@@ -30,7 +39,7 @@ class NamedField(forms.ModelChoiceField):
     def to_python(self, value: Any) -> Any:
         if self.known is None or value in self.empty_values:
             return super().to_python(value)
-        found = self.known.get(int(value)) if str(value).isdigit() else None
+        found = self.known.get(_an_id(value))
         if found is None:
             invalid = self.error_messages["invalid_choice"]
             raise forms.ValidationError(invalid, code="invalid_choice", params={"value": value})
@@ -78,7 +87,7 @@ class StartForm(forms.Form):
         self.fields["mob"].queryset = here
         # the attacker and the defender in one read (a tap starts a challenge with both)
         posted = [self.data.get(n) for n in ("attacker", "defender")] if self.is_bound else []
-        ids = {int(v) for v in posted if isinstance(v, str) and v.isdigit()}
+        ids = {i for i in map(_an_id, posted) if i is not None}
         if ids:
             known = {p.pk: p for p in here.filter(pk__in=ids)}
             self.fields["attacker"].known = self.fields["defender"].known = known
