@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 
 from characters.models import IdempotencyKey
 
@@ -86,6 +86,37 @@ class Claim:
         self.record.save(update_fields=["result"])
 
 
+def _insert_unless_there(record: IdempotencyKey) -> bool:
+    """Insert ``record`` unless its key is there already (``ON CONFLICT DO NOTHING``): one
+    statement, and no savepoint for a failed insert to roll back to. A parallel request's
+    insert of the same key is waited for, as by a unique index. True: inserted."""
+    connection = connections[router.db_for_write(IdempotencyKey)]
+    if not connection.features.can_return_columns_from_insert:  # an old SQLite: a savepoint
+        try:
+            with transaction.atomic(using=connection.alias):
+                record.save(force_insert=True, using=connection.alias)
+            return True
+        except IntegrityError:
+            return False
+    meta = IdempotencyKey._meta
+    fields = [f for f in meta.concrete_fields if not f.primary_key]
+    values = [f.get_db_prep_save(f.pre_save(record, True), connection) for f in fields]
+    quote = connection.ops.quote_name
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)})"
+        f" VALUES ({', '.join(['%s'] * len(fields))})"
+        f" ON CONFLICT DO NOTHING RETURNING {quote(meta.pk.column)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    record.pk = row[0]
+    record._state.adding, record._state.db = False, connection.alias
+    return True
+
+
 def idempotency_claim(
     *, user: AbstractBaseUser, action: str, key: str, payload: Mapping[str, Any]
 ) -> Claim:
@@ -94,14 +125,10 @@ def idempotency_claim(
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("idempotency_claim must run inside the write's transaction")
     fingerprint = _fingerprint(payload)
-    try:
-        with transaction.atomic():
-            record = IdempotencyKey.objects.create(
-                user=user, action=action, key=key, fingerprint=fingerprint
-            )
+    record = IdempotencyKey(user=user, action=action, key=key, fingerprint=fingerprint)
+    if _insert_unless_there(record):
         return Claim(record=record, replay=False)
-    except IntegrityError:
-        pass  # used before, or by a parallel request that has now committed
+    # used before, or by a parallel request that has now committed
     record = IdempotencyKey.objects.get(user=user, action=action, key=key)
     if record.fingerprint != fingerprint:
         raise KeyReused(KEY_REUSED)

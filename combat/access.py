@@ -13,32 +13,62 @@ card or log line can be reached with it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404, HttpRequest
 
 from characters.access import chronicles_run_by
+from combat import steps
 from combat.models import Participant, Scene
-from combat.selectors import scenes_played_by, scenes_run_by
 from combat.steps import Refused
 
 NO_SCENE = "No such scene for you."
 
 
-def screen_for(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
+def screen_for(request: HttpRequest, pk: int, *, lock: bool = False) -> tuple[Scene, bool]:
     """The scene ``pk`` and whether the post comes from its tablet (``True``) or a phone; a
-    scene the user neither runs nor plays in is a 404 (another chronicle's is not there)."""
-    scene = scenes_run_by(request.user).select_related("game_night").filter(pk=pk).first()
-    if scene is not None and request.POST.get("from") != "phone":
-        return scene, True
-    # whether the user still plays in it (``scene.present``), read with it: a phone's post asks
-    present = Participant.objects.filter(
-        scene=OuterRef("pk"), character__player=request.user, removed_at__isnull=True
-    )
-    scene = scenes_played_by(request.user).filter(pk=pk).annotate(present=Exists(present)).first()
+    scene the user neither runs nor plays in is a 404 (another chronicle's is not there).
+
+    Read with the scene, in one query: whether the user runs it (when they may run any) and,
+    for a phone, whether they play in it (or did: a removed player sees they were removed)
+    and still do (``scene.present``, a phone's post asks). ``lock``: inside a tap's
+    transaction (:func:`combat.steps.request_transaction`) the read locks the scene and is
+    its step's lock (:func:`combat.steps.hold`)."""
+    user = request.user
+    if not user.is_authenticated:
+        raise Http404(NO_SCENE)
+    from_phone = request.POST.get("from") == "phone"
+    runs = chronicles_run_by(user)
+    may_run = not runs.query.is_empty()
+    mine = Participant.objects.filter(scene=OuterRef("pk"), character__player=user)
+    asked: dict[str, Any] = {}
+    if may_run:
+        asked["runs"] = Exists(runs.filter(pk=OuterRef("chronicle_id")))
+    if from_phone or not may_run:
+        asked["plays"] = Exists(mine)
+        asked["present"] = Exists(mine.filter(removed_at__isnull=True))
+    found = Scene.objects.filter(pk=pk).annotate(**asked).select_related("chronicle")
+    if lock:
+        found = found.select_for_update(of=("self",))
+    scene = next(iter(found.order_by()[:1]), None)  # by its key: nothing to order
     if scene is None:
         raise Http404(NO_SCENE)
-    return scene, False
+    scene.runs = bool(getattr(scene, "runs", False))
+    scene.run_by = (user.pk, scene.runs)  # the storyteller rule's answer, asked with the scene
+    if scene.runs and not from_phone:
+        return (steps.hold(scene) if lock else scene), True
+    if "plays" not in asked:  # a storyteller of another chronicle: do they play here?
+        removed = list(
+            Participant.objects.filter(scene=scene, character__player=user).values_list(
+                "removed_at", flat=True
+            )
+        )
+        scene.plays, scene.present = bool(removed), None in removed
+    if not scene.plays:
+        raise Http404(NO_SCENE)
+    return (steps.hold(scene) if lock else scene), False
 
 
 #: The one sentence for an id that names no participant this user may name.

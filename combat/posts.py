@@ -25,7 +25,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from characters.idempotency import IdempotencyError
-from combat import access, board, fragments, render_cache, selectors
+from combat import access, board, fragments, render_cache, selectors, steps
 from combat.forms import problems
 from combat.models import Scene
 from combat.steps import Refused, http_status
@@ -111,25 +111,31 @@ def scene_post(
         @render_cache.one_request  # one step, one commit: its pushes and its answer share reads
         @wraps(action)
         def view(request: HttpRequest, pk: int, **kwargs: Any) -> HttpResponse:
-            scene, tablet = access.screen_for(request, pk)
-            if not tablet and not phone:
-                raise Http404(access.NO_SCENE)
-            data: dict[str, Any] = {}
-            if form_class is not None:
-                extra: dict[str, Any] = {"scene": scene} if scene_form else {}
-                if form_kwargs is not None:
-                    extra.update(form_kwargs(request, scene, kwargs))
-                form = form_class(request.POST, **extra)
-                if not form.is_valid():
-                    return reply(request, scene, tablet, f"{lead} {problems(form)}", 400)
-                data = form.cleaned_data
-                if with_form:
-                    kwargs = {**kwargs, "form": form}
+            error, status = "", 200
             try:
-                action(request, scene=scene, tablet=tablet, data=data, **kwargs)
-            except (Refused, IdempotencyError) as error:
-                return reply(request, scene, tablet, str(error), http_status(error))
-            return reply(request, scene, tablet)
+                # one transaction: the scene read here (and the row the view reads) is the
+                # step's lock (combat.steps.request_transaction); committed before the answer
+                with steps.request_transaction():
+                    scene, tablet = access.screen_for(request, pk, lock=True)
+                    if not tablet and not phone:
+                        raise Http404(access.NO_SCENE)
+                    data: dict[str, Any] = {}
+                    if form_class is not None:
+                        extra: dict[str, Any] = {"scene": scene} if scene_form else {}
+                        if form_kwargs is not None:
+                            extra.update(form_kwargs(request, scene, kwargs))
+                        form = form_class(request.POST, **extra)
+                        if form.is_valid():
+                            data = form.cleaned_data
+                            if with_form:
+                                kwargs = {**kwargs, "form": form}
+                        else:
+                            error, status = f"{lead} {problems(form)}", 400
+                    if status == 200:
+                        action(request, scene=scene, tablet=tablet, data=data, **kwargs)
+            except (Refused, IdempotencyError) as refused:
+                return reply(request, scene, tablet, str(refused), http_status(refused))
+            return reply(request, scene, tablet, error, status)
 
         return view
 

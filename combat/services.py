@@ -15,7 +15,7 @@ tablet saw → the rules part, a short function here). A tablet's token is
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -66,7 +66,12 @@ class SceneError(Refused):
 
 
 def is_storyteller_of_scene(user: AbstractBaseUser, scene: Scene) -> bool:
-    """A scene's storytellers are the storytellers of its chronicle (one rule, in access)."""
+    """A scene's storytellers are the storytellers of its chronicle (one rule, in access).
+    A tap's request read it with the scene, for its user, in the same transaction
+    (``combat.access.screen_for``: ``scene.run_by``): not asked twice."""
+    known = getattr(scene, "run_by", None)
+    if known is not None and known[0] == user.pk:
+        return known[1]
     return chronicles_run_by(user).filter(pk=scene.chronicle_id).exists()
 
 
@@ -77,8 +82,7 @@ def require_storyteller(user: AbstractBaseUser, chronicle: Chronicle) -> None:
 
 def lock_open_scene(scene: Scene | int, *, expected_seq: int | None = None) -> Scene:
     """Lock the scene row (``scene`` or its id) and check it is open (and at ``expected_seq``)."""
-    pk = scene if isinstance(scene, int) else scene.pk
-    locked = Scene.objects.select_for_update().select_related("chronicle").get(pk=pk)
+    locked = lock_scene(scene)
     if locked.closed_at is not None:
         raise SceneError(SCENE_CLOSED)
     if expected_seq is not None and locked.seq != expected_seq:
@@ -88,8 +92,12 @@ def lock_open_scene(scene: Scene | int, *, expected_seq: int | None = None) -> S
 
 def lock_scene(scene: Scene | int) -> Scene:
     """Lock the scene row (a declared step's lock: whether it is open is checked after the
-    request's key, so a replayed tap answers as the first did)."""
+    request's key, so a replayed tap answers as the first did). The row the request's view
+    locked already is not read again (:func:`combat.steps.held`)."""
     pk = scene if isinstance(scene, int) else scene.pk
+    locked = steps.held(Scene, pk)
+    if locked is not None:
+        return locked
     return Scene.objects.select_for_update().select_related("chronicle").get(pk=pk)
 
 
@@ -144,6 +152,7 @@ def record_change(
     private_user_ids: Iterable[int] = (),
     regions: Iterable[str] | None = None,
     players: bool = True,
+    more_lines: Sequence[tuple[str, bool, dict[str, Any]]] = (),
 ) -> None:
     """Bump ``seq``, log the change (when ``kind`` is given) and publish it on commit.
 
@@ -169,6 +178,7 @@ def record_change(
         unknown = regions - set(BOARD_REGIONS)
         if unknown:
             raise ValueError(f"unknown board regions: {sorted(unknown)}")
+    steps.forget_held()  # a later lock in this request reads afresh
     scene.seq += 1
     if players:
         scene.players_seq += 1
@@ -181,19 +191,13 @@ def record_change(
             scene=scene, removed_at__isnull=True, character__player_id__in=concerned
         ).update(own_seq=scene.seq)
     if kind is not None:
-        entry = SceneLogEntry.objects.create(
-            scene=scene,
-            seq=scene.seq,
-            game_time=scene.game_time,
+        log_lines(
+            scene,
+            by=by,
             kind=kind,
-            text=one_line(text)[:500],
-            public=public,
-            data=data or {},
-            created_by=by if by is not None and by.is_authenticated else None,
+            lines=[(text, public, data or {}), *more_lines],
+            characters=characters,
         )
-        characters = list(characters)
-        if characters:
-            entry.characters.add(*characters)  # a new line: one insert, no read of what it had
     transaction.on_commit(
         partial(
             live.scene_changed,
@@ -204,6 +208,44 @@ def record_change(
             seq=scene.seq,
         )
     )
+
+
+def log_lines(
+    scene: Scene,
+    *,
+    by: AbstractBaseUser | None,
+    kind: str,
+    lines: Sequence[tuple[str, bool, dict[str, Any]]],
+    characters: Iterable[Character] = (),
+) -> list[SceneLogEntry]:
+    """Log ``lines`` (``(text, public, data)``) of one change at the scene's ``seq``, each
+    naming ``characters``: one insert for the lines, one for the characters they name."""
+    author = by if by is not None and by.is_authenticated else None
+    entries = [
+        SceneLogEntry(
+            scene=scene,
+            seq=scene.seq,
+            game_time=scene.game_time,
+            kind=kind,
+            text=one_line(text)[:500],
+            public=public,
+            data=data,
+            created_by=author,
+        )
+        for text, public, data in lines
+    ]
+    if transaction.get_connection().features.can_return_rows_from_bulk_insert:
+        SceneLogEntry.objects.bulk_create(entries)
+    else:  # an old SQLite: no ids back from a bulk insert
+        for entry in entries:
+            entry.save(force_insert=True)
+    ids = list(dict.fromkeys(c.pk for c in characters))
+    if ids and entries:
+        through = SceneLogEntry.characters.through
+        through.objects.bulk_create(
+            [through(scenelogentry_id=e.pk, character_id=c) for e in entries for c in ids]
+        )
+    return entries
 
 
 def _new_join_code() -> str:

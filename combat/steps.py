@@ -15,14 +15,22 @@ becomes an HTTP status (400 for a form or key that cannot be read, 409 for a ref
 Tokens ("the state you saw") are keyed with the server's secret (:func:`token`), never
 derived from what the state holds, so a player cannot recover a hidden NPC's declaration
 from one.
+
+A tap's request runs in one transaction (:func:`request_transaction`, opened by
+``combat.posts.scene_post``): the view's own reads of the scene and of the row the URL names
+lock them (``select_for_update``, scene first) and :func:`hold` them, and the step's lock
+takes them from there (:func:`held`) instead of reading them a second time. Same order,
+same rows, read under the same lock; one query each instead of two.
 """
 
 from __future__ import annotations
 
 import hmac
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from hashlib import sha256
 from typing import Any, Generic, TypeVar
 
@@ -39,6 +47,7 @@ from characters.idempotency import (
 )
 
 Row = TypeVar("Row")
+Model = TypeVar("Model")
 _RULE_AT_END = re.compile(r"\(([A-Z]{1,2}\d+)\)\.?$")
 
 
@@ -72,6 +81,66 @@ def http_status(error: Exception) -> int:
     if isinstance(error, IdempotencyError):
         return 409
     raise TypeError(f"not a refusal: {error!r}")
+
+
+@dataclass
+class _Request:
+    """The transaction of a tap's request: its depth, the rows its view locked."""
+
+    depth: int
+    rows: dict[tuple[type, Any], Any] = field(default_factory=dict)
+    stepped: bool = False
+
+
+_request: ContextVar[_Request | None] = ContextVar("step_request", default=None)
+
+
+@contextmanager
+def request_transaction() -> Iterator[None]:
+    """Run a tap's whole request (its view's reads, then its step) in one transaction: rows
+    the view locks and holds (:func:`hold`) are its step's lock, and the step, the request's
+    first, takes no savepoint of its own (a refusal rolls the whole request back)."""
+    with transaction.atomic():
+        depth = len(transaction.get_connection().atomic_blocks)
+        token = _request.set(_Request(depth=depth))
+        try:
+            yield
+        finally:
+            _request.reset(token)  # before the commit: the pushes never see these rows
+
+
+def hold(row: Model) -> Model:
+    """Keep ``row``, read with ``select_for_update`` inside :func:`request_transaction`, for
+    the step's lock (:func:`held`); outside one, nothing is kept."""
+    request = _request.get()
+    if request is not None and row is not None:
+        request.rows[(type(row), row.pk)] = row  # type: ignore[attr-defined]
+    return row
+
+
+def held(model: type[Model], pk: Any) -> Model | None:
+    """The ``model`` row ``pk`` this request's view locked (:func:`hold`), once: the step's
+    lock uses it instead of reading it again; a second lock of it reads afresh."""
+    request = _request.get()
+    return None if request is None else request.rows.pop((model, pk), None)
+
+
+def forget_held() -> None:
+    """A change was recorded: whatever the view locked and no lock took yet may be stale now
+    (another read of it may have been written), so every later lock reads afresh."""
+    request = _request.get()
+    if request is not None:
+        request.rows.clear()
+
+
+def _own_transaction() -> bool:
+    """Whether this step is the request's own (:func:`request_transaction`, no step before
+    it, not nested deeper): then it needs no savepoint."""
+    request = _request.get()
+    if request is None or request.stepped:
+        return False
+    request.stepped = True
+    return len(transaction.get_connection().atomic_blocks) == request.depth
 
 
 @dataclass
@@ -177,7 +246,7 @@ def run(
 
     A step whose answer is a new row keeps it with the key: ``answer(result)`` is stored
     (ids, not objects: it is JSON) and a replay answers ``recall(stored)``, the first row."""
-    with transaction.atomic():
+    with transaction.atomic(savepoint=not _own_transaction()):
         begun = begin(
             lock=lambda: step.lock(target),
             by=by,

@@ -24,12 +24,14 @@ def locked(challenge_id: int, scene: Scene) -> tuple[Scene, Challenge]:
         scene = lock_open_scene(scene)
     except SceneError as error:
         raise ChallengeError(str(error)) from None
-    challenge = (
-        Challenge.objects.select_for_update(of=("self",))
-        .select_related("attacker__character", "defender__character")
-        .filter(pk=challenge_id, scene=scene)
-        .first()
-    )
+    challenge = steps.held(Challenge, challenge_id)  # the request's view locked it already
+    if challenge is None or challenge.scene_id != scene.pk:
+        challenge = (
+            Challenge.objects.select_for_update(of=("self",))
+            .select_related("attacker__character", "defender__character")
+            .filter(pk=challenge_id, scene=scene)
+            .first()
+        )
     if challenge is None:
         raise ChallengeError("No such challenge in this scene.")
     challenge.scene = scene  # the locked row (its chronicle read with it), not a second read

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import forms
@@ -21,9 +22,33 @@ def _named(scene: Scene, user: Any) -> Any:
     return access.participants_named_by(scene, user)
 
 
+def _an_id(value: Any) -> int | None:
+    """A posted id as a number (None: no id at all, or one past any row's: it names nobody)."""
+    text = str(value) if value is not None else ""
+    if not re.fullmatch(r"[0-9]{1,19}", text) or int(text) > MAX_ID:
+        return None
+    return int(text)
+
+
+class NamedField(forms.ModelChoiceField):
+    """A participant the poster may name, looked up among ``known`` (the form's one read of
+    every participant it names) when the form has read them, else in the queryset."""
+
+    known: dict[int, Any] | None = None
+
+    def to_python(self, value: Any) -> Any:
+        if self.known is None or value in self.empty_values:
+            return super().to_python(value)
+        found = self.known.get(_an_id(value))
+        if found is None:
+            invalid = self.error_messages["invalid_choice"]
+            raise forms.ValidationError(invalid, code="invalid_choice", params={"value": value})
+        return found
+
+
 class StartForm(forms.Form):
-    attacker = forms.ModelChoiceField(queryset=None)
-    defender = forms.ModelChoiceField(queryset=None, required=False)
+    attacker = NamedField(queryset=None)
+    defender = NamedField(queryset=None, required=False)
     mode = forms.ChoiceField(choices=[(m, m) for m in MODES], required=False)
     bid = forms.CharField(max_length=200, required=False)
     category = forms.CharField(max_length=12, required=False)
@@ -60,6 +85,12 @@ class StartForm(forms.Form):
         self.fields["attacker"].queryset = here
         self.fields["defender"].queryset = here
         self.fields["mob"].queryset = here
+        # the attacker and the defender in one read (a tap starts a challenge with both)
+        posted = [self.data.get(n) for n in ("attacker", "defender")] if self.is_bound else []
+        ids = {i for i in map(_an_id, posted) if i is not None}
+        if ids:
+            known = {p.pk: p for p in here.filter(pk__in=ids)}
+            self.fields["attacker"].known = self.fields["defender"].known = known
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

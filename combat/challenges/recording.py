@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from combat.challenges.reads import CHALLENGE_REGIONS, characters_of, has_hidden, players_of
 from combat.logtext import one_line
-from combat.models import Challenge, LogKind, Scene, SceneLogEntry
+from combat.models import Challenge, LogKind, Scene
 from combat.rules.challenge import Challenge as Engine
 from combat.services import record_change
 
@@ -56,6 +56,14 @@ def save(
     challenge.save()
     hidden = has_hidden(challenge)
     players = list(dict.fromkeys([*players_of(challenge), *(also or [])]))
+    # The outcome, when this step ended the challenge, as lines of its own after the step's
+    # (same ``seq``): who won and the effect in words for everyone (unless a hidden NPC is in
+    # it); what the sheets lose (traits, damage) for the players concerned (and the
+    # storyteller). Logged with the step's line: one insert for them all.
+    outcome = getattr(challenge, "_outcome_lines", None) or []
+    if outcome:
+        del challenge._outcome_lines
+    data = {"challenge": challenge.pk}
     record_change(
         scene,
         by=by,
@@ -63,40 +71,17 @@ def save(
         text=text,
         public=public and not hidden,
         characters=characters_of(challenge),
-        data={"challenge": challenge.pk},
+        data=data,
         private_user_ids=players,
         # a challenge of hidden NPCs alone is no player's business: no phone counts its steps
         players=not hidden or bool(players),
         # The board's challenge region (the clock and the log go anyway); a cost or a loss
         # pushes the regions that show sheets itself (the ledger announces it on commit).
         regions=CHALLENGE_REGIONS,
+        more_lines=[
+            (line, shown and not hidden, {**data, "outcome": True}) for line, shown in outcome
+        ],
     )
-    _log_outcome(scene, challenge, by)
-
-
-def _log_outcome(scene: Scene, challenge: Challenge, by: AbstractBaseUser) -> None:
-    """The outcome, when this step ended the challenge, as lines of its own after the step's
-    (same ``seq``): who won and the effect in words for everyone (unless a hidden NPC is in
-    it); what the sheets lose (traits, damage) for the players concerned (and the
-    storyteller)."""
-    lines = getattr(challenge, "_outcome_lines", None)
-    if not lines:
-        return
-    del challenge._outcome_lines
-    characters = characters_of(challenge)
-    for text, public in lines:
-        entry = SceneLogEntry.objects.create(
-            scene=scene,
-            seq=scene.seq,
-            game_time=scene.game_time,
-            kind=LogKind.CHALLENGE,
-            text=one_line(text)[:500],
-            public=public and not has_hidden(challenge),
-            data={"challenge": challenge.pk, "outcome": True},
-            created_by=by if by is not None and by.is_authenticated else None,
-        )
-        if characters:
-            entry.characters.add(*characters)  # a new line: one insert, no read of what it had
 
 
 def tell(

@@ -13,13 +13,12 @@ from typing import Any
 
 from django import forms as django_forms
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.html import escape
 from django.views.decorators.http import require_GET
 
-from combat import access, render_cache
+from combat import access, render_cache, steps
 from combat.challenges import (
     answering,
     forms,
@@ -65,24 +64,31 @@ def _screen(request: HttpRequest, pk: int) -> tuple[Scene, bool]:
     return scene, tablet
 
 
-def _challenge(request: HttpRequest, scene: Scene, cid: int, tablet: bool) -> Challenge:
+def _challenge(
+    request: HttpRequest, scene: Scene, cid: int, tablet: bool, *, lock: bool = False
+) -> Challenge:
     """A challenge of the scene; to a phone, one with a hidden NPC on a side is nobody's
-    business unless the player's own character is in it (the same 404 as no challenge)."""
-    found = Challenge.objects.select_related(
-        "attacker__character", "defender__character", "scene"
-    ).filter(scene=scene, pk=cid)
-    if not tablet:
-        mine = Q(attacker__character__player=request.user) | Q(
-            defender__character__player=request.user
-        )
-        seen = (Q(attacker__isnull=True) | Q(attacker__hidden=False)) & (
-            Q(defender__isnull=True) | Q(defender__hidden=False)
-        )
-        found = found.filter(seen | mine).distinct()
-    ch = found.first()
-    if ch is None:
+    business unless the player's own character is in it (the same 404 as no challenge).
+    ``lock``: a post's read, in its transaction after the scene's, is its step's lock
+    (:func:`combat.steps.hold`)."""
+    found = Challenge.objects.select_related("attacker__character", "defender__character")
+    found = found.filter(scene=scene, pk=cid)
+    if lock:
+        found = found.select_for_update(of=("self",))
+    ch = next(iter(found.order_by()[:1]), None)  # by its key: nothing to order
+    if ch is None or not (tablet or _seen_by(ch, request.user)):
         raise Http404("No such challenge in this scene.")
-    return ch
+    ch.scene = scene  # the scene read (and, for a post, locked) with who may post
+    return steps.hold(ch) if lock else ch
+
+
+def _seen_by(ch: Challenge, user: Any) -> bool:
+    """Whether a player may see ``ch``: no hidden NPC on a side, or their own character in
+    it (both sides are read with the challenge)."""
+    sides = [p for p in (ch.attacker, ch.defender) if p is not None]
+    if any(p.character_id and p.character.player_id == user.pk for p in sides):
+        return True
+    return not any(p.hidden for p in sides)
 
 
 def _region(
@@ -119,7 +125,7 @@ def challenge_post(
             if not tablet:
                 _present(request, scene)
             if "cid" in url:
-                url["challenge"] = _challenge(request, scene, url.pop("cid"), tablet)
+                url["challenge"] = _challenge(request, scene, url.pop("cid"), tablet, lock=True)
             action(request, scene=scene, tablet=tablet, data=data, **url)
 
         return scene_post(

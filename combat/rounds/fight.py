@@ -50,7 +50,9 @@ def lock_turn(turn: Turn) -> tuple[Scene, Turn]:
         scene = lock_open_scene(turn.combat.scene_id)  # by id: the fight's scene is not read first
     except SceneError as error:
         raise RoundError(str(error)) from error
-    locked = Combat.objects.select_for_update().get(pk=turn.combat.pk)
+    locked = steps.held(Combat, turn.combat.pk)  # the request's view locked it already
+    if locked is None or locked.scene_id != scene.pk:
+        locked = Combat.objects.select_for_update().get(pk=turn.combat.pk)
     locked.scene = scene
     return scene, Turn(locked, turn.participant)
 

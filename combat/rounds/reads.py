@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from combat import steps
 from combat.models import Combat, Participant, Scene
 from combat.render_cache import cached
 from combat.rounds import wod
@@ -147,5 +148,10 @@ def describe(d: Declaration, participants: dict[int, Participant], *, haste: int
     return text
 
 
-def running_combat(scene: Scene) -> Combat | None:
-    return Combat.objects.filter(scene=scene, ended_at__isnull=True).first()
+def running_combat(scene: Scene, *, lock: bool = False) -> Combat | None:
+    """The scene's running fight. ``lock``: a post's read, in its transaction after the
+    scene's, is its step's lock (:func:`combat.steps.hold`)."""
+    found = Combat.objects.filter(scene=scene, ended_at__isnull=True)
+    if not lock:
+        return found.first()
+    return steps.hold(found.select_for_update().first())

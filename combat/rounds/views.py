@@ -68,7 +68,7 @@ def round_post(form_class: type | None) -> Callable:
     def decorate(action: Callable[..., Any]) -> Callable[..., HttpResponse]:
         @wraps(action)
         def step(request: HttpRequest, *, scene: Scene, tablet: bool, data: dict) -> None:
-            combat = reads.running_combat(scene)
+            combat = reads.running_combat(scene, lock=True)  # the step's lock too
             if combat is None and action.__name__ != "round_start":
                 raise errors.RoundError(NO_FIGHT)
             action(request, scene=scene, combat=combat, data=data)

@@ -1,0 +1,98 @@
+"""A challenge tap's step in a fixed, small number of queries (tests/combat/tap_queries.py)."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from characters.roles import storytellers_group
+from combat import services as scenes
+from combat.models import Challenge
+from tests.combat.challenges.conftest import make_table, token_for
+from tests.combat.tap_queries import HX, step_queries
+from tests.conftest import client_for
+from tests.factories import ChronicleFactory, UserFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_throw_from_a_phone(monkeypatch):
+    t = make_table("met_classic")
+    a, d = client_for(t.a_user), client_for(t.d_user)
+    start = {"attacker": t.a.pk, "defender": t.d.pk, "mode": "contested", "effect": "shove"}
+    start |= {"bid": "physical:Strong", "key": "key-start", "seq": t.refresh().scene.seq}
+    r = a.post(reverse("challenge_start", args=[t.scene.pk]), start, **HX)
+    assert r.status_code == 200, r.content.decode()
+    ch = Challenge.objects.get()
+    act = reverse("challenge_act", args=[t.scene.pk, ch.pk])
+    answer = {"action": "answer", "side": "defender", "answer": "bid", "bid": "Tough"}
+    r = d.post(act, {**answer, "token": token_for(ch), "key": "key-answer"}, **HX)
+    assert r.status_code == 200, r.content.decode()
+    throw = {"action": "throw", "side": "attacker", "throw": "rock", "key": "key-throw"}
+    throw["token"] = token_for(ch, "throw")
+    with step_queries(monkeypatch) as seen:
+        r = a.post(act, throw, **HX)
+    assert r.status_code == 200, r.content.decode()
+    # the session, the user, the scene (who may post, locked), the challenge (locked),
+    # the key, the challenge, the scene, the log line and the characters it names
+    assert len(seen) == 9, "\n".join(seen)
+    assert not any(q.startswith(("SAVEPOINT", "SELECT DISTINCT")) for q in seen)
+
+
+def test_a_challenge_with_a_hidden_npc_is_nobody_elses_business(monkeypatch):
+    """The read that locks the challenge still answers a phone that may not see it as it
+    answers for no challenge (404), and its own side's phone as usual."""
+    t = make_table("met_classic")
+    lurker = scenes.scene_add_npc(
+        scene=t.scene, by=t.st, name="Lurker", pools={"physical": 6}, hidden=True
+    )
+    ch = t.start(attacker=lurker, defender=t.a, by=t.st, category="physical", bid="Physical")
+    act = reverse("challenge_act", args=[t.scene.pk, ch.pk])
+    odds = reverse("challenge_odds", args=[t.scene.pk, ch.pk])
+    bid = {"action": "answer", "side": "defender", "answer": "bid", "bid": "Strong"}
+    bid |= {"token": token_for(ch), "key": "key-bid-lurker"}
+    sophia, marcus = client_for(t.d_user), client_for(t.a_user)
+    assert sophia.post(act, bid, **HX).status_code == 404
+    assert sophia.get(odds, {"side": "defender"}).status_code == 404
+    assert marcus.get(odds, {"side": "defender"}).status_code == 200
+    assert marcus.post(act, bid, **HX).status_code == 200
+
+
+def test_a_start_reads_both_sides_at_once_and_a_hidden_npc_is_nobody(monkeypatch):
+    t = make_table("met_classic")
+    lurker = scenes.scene_add_npc(scene=t.scene, by=t.st, name="Lurker", hidden=True)
+    marcus = client_for(t.a_user)
+    url = reverse("challenge_start", args=[t.scene.pk])
+    start = {"attacker": t.a.pk, "mode": "contested", "bid": "physical:Strong", "effect": "x"}
+    answers = [
+        marcus.post(url, {**start, "defender": pk, "key": f"key-nobody-{i}"}, **HX)
+        for i, pk in enumerate((lurker.pk, 999999, "x"))
+    ]
+    assert [r.status_code for r in answers] == [400] * 3  # a hidden NPC: as an id of nobody
+    sentences = {r.content.decode().split('role="alert">')[1].split("<")[0] for r in answers}
+    assert len(sentences) == 1 and not Challenge.objects.exists()
+    with step_queries(monkeypatch) as seen:
+        r = marcus.post(url, {**start, "defender": t.d.pk, "key": "key-start-both"}, **HX)
+    assert r.status_code == 200, r.content.decode()
+    named = [q for q in seen if q.startswith('SELECT "combat_participant"')]
+    assert len(named) == 1, "\n".join(named)  # the attacker and the defender in one read
+
+
+def test_a_storyteller_of_another_chronicle_plays_here_from_the_phone():
+    """Who runs another chronicle's scenes is asked with the scene; whether they play in this
+    one, then (the phone's answer)."""
+    t = make_table("met_classic")
+    marcus = t.a_user
+    marcus.is_staff = True
+    marcus.save()
+    marcus.groups.add(storytellers_group())
+    ChronicleFactory().storytellers.add(marcus)
+    phone = client_for(marcus)
+    assert phone.get(reverse("challenge_region", args=[t.scene.pk])).status_code == 200
+    start = {"attacker": t.a.pk, "defender": t.d.pk, "mode": "contested", "effect": "shove"}
+    start |= {"bid": "physical:Strong", "key": "key-start-st"}
+    r = phone.post(reverse("challenge_start", args=[t.scene.pk]), start, **HX)
+    assert r.status_code == 200, r.content.decode()
+    assert Challenge.objects.get().attacker_id == t.a.pk
+    stranger = client_for(UserFactory())
+    assert stranger.post(reverse("challenge_start", args=[t.scene.pk]), start).status_code == 404

@@ -1,0 +1,47 @@
+"""What a tap's step costs the database: the queries a request runs from its first (the
+session) to its commit, through the real middleware and view. The pushes on commit and the
+answer come after and are measured elsewhere (bench/tap_cost.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import connection
+
+from combat import live
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+@contextmanager
+def step_queries(monkeypatch) -> Iterator[list[str]]:
+    """The SQL of the requests made inside, each until its commit (no push is sent). Use in
+    a test marked ``django_db(transaction=True)``: BEGIN, savepoints and the commit as in
+    production."""
+    for name in ("scene_changed", "sheets_changed", "private_changed"):
+        monkeypatch.setattr(live, name, lambda *a, **k: None)
+    seen: list[str] = []
+    counting = [True]
+
+    def count(execute, sql, params, many, context):
+        if counting[0] and not sql.startswith("BEGIN"):  # SQLite's; PostgreSQL's is implicit
+            seen.append(sql)
+        return execute(sql, params, many, context)
+
+    real = connection.run_and_clear_commit_hooks
+
+    def committed() -> None:
+        counting[0] = False
+        real()
+
+    monkeypatch.setattr(connection, "run_and_clear_commit_hooks", committed)
+    with connection.execute_wrapper(count):
+        yield seen
+    assert not counting[0], "the request never committed"
+
+
+def without_sheets(queries: list[str]) -> list[str]:
+    """All but the reads of the sheets' tables (counted where they are made,
+    ``characters.selectors``)."""
+    return [q for q in queries if not q.startswith('SELECT "characters_')]
