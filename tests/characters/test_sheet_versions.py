@@ -46,6 +46,9 @@ NOT_SHEETS: dict[tuple[str, str, str], str] = {
     ("combat/hub.py", "pipe", "execute"): "a Redis pipeline",
     ("combat/hub.py", "mine", "update"): "presence rows",
     ("combat/render_cache.py", "", "execute"): "a wrapper that passes each query on",
+    ("characters/idempotency.py", "cursor", "execute"): "an idempotency key claimed",
+    ("combat/services.py", "SceneLogEntry.objects", "bulk_create"): "a step's log lines",
+    ("combat/services.py", "through.objects", "bulk_create"): "the characters a log line names",
     (
         "combat/services.py",
         "Participant.objects.filter(scene=scene, removed_at__isnull=True, "
