@@ -1,0 +1,91 @@
+"""One change's renderings read the own logs of every player they render in one query
+(issue 21), with exactly the rules of one player's own read (``selectors.log_for_player``):
+a line reaches a player when it concerns one of their characters, and nothing else does (a
+hidden NPC's line, another player's private line, a public line no character of theirs is in).
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from combat import fragments, render_cache, selectors
+from combat.models import Participant, Scene, SceneLogEntry
+from tests.combat.challenges.conftest import make_table
+from tests.factories import CharacterFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _line(scene: Scene, text: str, *characters, public: bool = False) -> SceneLogEntry:
+    seq = (SceneLogEntry.objects.filter(scene=scene).order_by("-seq").first().seq or 0) + 1
+    entry = SceneLogEntry.objects.create(
+        scene=scene, seq=seq, game_time=0, kind="note", text=text, public=public
+    )
+    entry.characters.set(characters)
+    return entry
+
+
+@pytest.fixture
+def table():
+    t = make_table("met_classic")
+    t.start(category="physical", bid="Strong")
+    return t.refresh()
+
+
+def _own_logs(scene_id: int, users) -> dict[int, list[str]]:
+    """Each player's own log as the renderings of one change read it."""
+    scene = Scene.objects.get(pk=scene_id)
+    cache = render_cache.RenderCache()
+    with cache.active():
+        render_cache.cached(("private_users", scene.pk), lambda: tuple(u.pk for u in users))
+        return {u.pk: [e.text for e in selectors.own_log(scene, u)] for u in users}
+
+
+def test_one_change_reads_the_own_logs_of_its_players_once(table) -> None:
+    users = [table.a_user.pk, table.d_user.pk]
+    with CaptureQueriesContext(connection) as captured:
+        parts = list(
+            fragments.scene_change_parts(
+                table.scene.pk, private_user_ids=users, own_parts=False, board=False
+            )
+        )
+    assert len([p for p in parts if p[0] == "private"]) == 2
+    logs = [q["sql"] for q in captured if 'FROM "combat_scenelogentry"' in q["sql"]]
+    assert len(logs) == 1, logs
+
+
+def test_the_shared_read_shows_each_player_what_their_own_read_shows(table) -> None:
+    """A hidden NPC's line, the other player's private line and a public line that concerns
+    nobody of theirs never reach a player; a line with two of a player's characters counts once;
+    the newest ``PHONE_LOG_LENGTH`` lines only, in order."""
+    scene = table.scene
+    npc = CharacterFactory(chronicle=scene.chronicle, name="Lurker", npc=True, player=None)
+    Participant.objects.create(scene=scene, character=npc, name="Lurker", hidden=True, npc=True)
+    second = CharacterFactory(chronicle=scene.chronicle, name="Twin", player=table.a_user)
+    a, d = table.a.character, table.d.character
+    _line(scene, "the lurker watches", npc)
+    _line(scene, "the lurker bites the defender", npc, d)
+    _line(scene, "only the attacker knows", a)
+    _line(scene, "a public line about nobody", public=True)
+    _line(scene, "both of mine", a, second)
+    for n in range(selectors.PHONE_LOG_LENGTH + 3):
+        _line(scene, f"defender line {n}", d)
+    shared = _own_logs(scene.pk, [table.a_user, table.d_user])
+    for user in (table.a_user, table.d_user):
+        alone = [
+            e.text
+            for e in selectors.log_for_player(
+                scene, user, limit=selectors.PHONE_LOG_LENGTH, public=False
+            )
+        ]
+        assert shared[user.pk] == alone
+    mine = shared[table.a_user.pk]
+    assert "only the attacker knows" in mine and mine.count("both of mine") == 1
+    assert not any("lurker" in t or "defender line" in t or "nobody" in t for t in mine)
+    theirs = shared[table.d_user.pk]
+    assert len(theirs) == selectors.PHONE_LOG_LENGTH
+    assert theirs[-1] == f"defender line {selectors.PHONE_LOG_LENGTH + 2}"
+    assert "only the attacker knows" not in theirs and "the lurker watches" not in theirs
+    assert "both of mine" not in theirs
