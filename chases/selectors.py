@@ -13,13 +13,23 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import BooleanField, Count, ExpressionWrapper, OuterRef, Prefetch, Q, Subquery
+from django.db.models import (
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+)
 
 from chases import rules
 from chases.models import Chase, ChaseRoll, ChaseStep, Phase, Role, Side
 from chases.pools import runner, sheet_values
 from chases.tokens import token_of
 from combat.models import Challenge, Combat, Participant, Scene
+from combat.regions import says_none
 from combat.render_cache import cached
 
 #: What the players see for a hidden NPC, by its role in the chase.
@@ -107,12 +117,24 @@ ROLL_LABELS = {"attack": "attacks", "dodge": "dodges", "damage": "damage", "soak
 # The chase of a scene ----------------------------------------------------------------------
 
 
+# The scene's row, as a change's renderings read it, says whether it has had a chase
+# (combat.regions.flag): a scene that never had one reads none.
+CHASE_FLAG = "chase_had"
+
+
+def any_chase() -> QuerySet[Chase]:
+    """The chases of the scene ``OuterRef("pk")`` (its flag's rows)."""
+    return Chase.objects.filter(scene=OuterRef("pk"))
+
+
 def current_chase(scene: Scene) -> Chase | None:
     """The scene's running chase, else the last one (its ending stays on every phone), in
     one query; read once for all the renderings of a change (the board, the public part,
-    each player's prompts)."""
+    each player's prompts); none when the scene's row says it never had one."""
 
     def read() -> Chase | None:
+        if says_none(scene, CHASE_FLAG):
+            return None
         running = ExpressionWrapper(Q(ended_at__isnull=True), output_field=BooleanField())
         # how many chases the scene has had (chases_started), in the same query
         count = Chase.objects.filter(scene=OuterRef("scene")).order_by().values("scene")

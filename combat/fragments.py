@@ -27,6 +27,7 @@ from django.template.loader import render_to_string
 
 from combat import board, render_cache, selectors
 from combat.models import Participant, Scene
+from combat.regions import flags as region_flags
 from combat.regions import read as read_regions
 
 TABLET = "combat/scene_tablet.html"
@@ -66,8 +67,11 @@ def _partial(template: str, name: str, context: dict[str, Any], *, oob: bool = T
 
 
 def load(scene_id: int) -> Scene | None:
+    """The scene's row for its renderings, with its features' flags in the same query
+    (:func:`combat.regions.flags`: no fight, no chase to read)."""
     return (
         Scene.objects.select_related("chronicle", "storyteller", "game_night")
+        .annotate(**region_flags())
         .filter(pk=scene_id)
         .first()
     )

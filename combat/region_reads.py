@@ -52,3 +52,5 @@ def connect() -> None:
     regions.provide("challenge_prompts", private, _mine(challenges.player_cards))
     regions.provide("round_prompts", private, lambda s, c: rounds.prompts(s, c.get("player")))
     regions.provide("chase_prompts", private, lambda s, c: chases.prompts_state(s, c.get("player")))
+    regions.flag(rounds.FIGHT_FLAG, rounds.running_fights)
+    regions.flag(chases.CHASE_FLAG, chases.any_chase)

@@ -84,6 +84,31 @@ def read(
     return found
 
 
+# Flags read with the scene's row (combat.fragments.load): name -> the rows whose existence it
+# says, a queryset filtered by ``OuterRef("pk")`` (the scene).
+_FLAGS: dict[str, Callable[[], Any]] = {}
+
+
+def flag(name: str, rows: Callable[[], Any]) -> None:
+    """Have the scene's row, where :func:`combat.fragments.load` reads it, say whether ``rows``
+    exist (an ``Exists`` in the same query), as ``scene.<name>``: a feature whose region has
+    nothing to show (no fight, no chase) then skips its read (:func:`says_none`)."""
+    _FLAGS[name] = rows
+
+
+def flags() -> dict[str, Any]:
+    """The annotations of the scene's row: each registered flag's ``Exists``."""
+    from django.db.models import Exists
+
+    return {name: Exists(rows()) for name, rows in _FLAGS.items()}
+
+
+def says_none(scene: Scene, name: str) -> bool:
+    """Whether the scene's row, read with its flags, says the flag's rows do not exist (a
+    scene read without them says nothing: the feature reads)."""
+    return getattr(scene, name, None) is False
+
+
 def read_one(name: str, scene: Scene, context: Mapping[str, Any]) -> Any:
     """One read, for a feature's include rendered on its own (a feature's view answering
     with its region alone); a scene's screens have it read already."""

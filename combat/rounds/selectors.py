@@ -13,9 +13,11 @@ import re
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import OuterRef, QuerySet
 
 from combat import selectors as scene_selectors
 from combat.models import Combat, CombatStage, Participant, Scene
+from combat.regions import says_none
 from combat.render_cache import cached
 from combat.rounds import met_reads, planning, reads, tokens, wod
 from combat.rounds.bns_selectors import bns_prompts, bns_view
@@ -25,12 +27,26 @@ from combat.rules.wod_round import Step, WodRound
 DIRECTION = {"declare": "Declaring, slowest first ↑", "resolve": "Resolving, fastest first ↓"}
 
 
+# The scene's row, as a change's renderings read it, says whether it has a running fight
+# (combat.regions.flag): a scene without one reads none.
+FIGHT_FLAG = "fight_running"
+
+
+def running_fights() -> QuerySet[Combat]:
+    """The running fight of the scene ``OuterRef("pk")`` (its flag's rows)."""
+    return Combat.objects.filter(scene=OuterRef("pk"), ended_at__isnull=True)
+
+
 def running(scene: Scene) -> Combat | None:
-    """The scene's running combat (read once for all the renderings of a change)."""
-    return cached(
-        ("running_combat", scene.pk),
-        lambda: Combat.objects.filter(scene=scene, ended_at__isnull=True).first(),
-    )
+    """The scene's running combat (read once for all the renderings of a change; none when
+    the scene's row says it has none)."""
+
+    def read() -> Combat | None:
+        if says_none(scene, FIGHT_FLAG):
+            return None
+        return Combat.objects.filter(scene=scene, ended_at__isnull=True).first()
+
+    return cached(("running_combat", scene.pk), read)
 
 
 def _members(combat: Combat) -> dict[int, Participant]:

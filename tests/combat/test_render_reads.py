@@ -65,10 +65,15 @@ def _change(table, **kw) -> list[str]:
     return _queries(lambda: list(fragments.scene_change_parts(scene, private_user_ids=users, **kw)))
 
 
-def test_one_change_reads_the_scene_chase_once(table):
-    """Every audience shows the scene's chase (none here): it is looked for once."""
+def test_a_change_of_a_scene_with_no_fight_or_chase_reads_neither(table):
+    """Every audience shows the scene's fight and chase: the scene's row says, in its own
+    query, whether it has a running fight and whether it had a chase, so a challenge's change
+    in a scene with neither reads neither (tests/chases/test_shared_reads.py: a chase is read
+    once)."""
     queries = _change(table, own_parts=False)
-    assert len([q for q in queries if 'FROM "chases_chase"' in q]) == 1
+    rest = [q for q in queries if not q.startswith('SELECT "combat_scene"."id"')]
+    assert len(rest) < len(queries), "the scene's row is read"
+    assert not [q for q in rest if 'FROM "combat_combat"' in q or 'FROM "chases_chase"' in q]
 
 
 def test_a_challenge_answer_reads_no_card_its_pushes_read(table):

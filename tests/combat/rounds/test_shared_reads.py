@@ -65,7 +65,8 @@ def test_one_change_reads_the_fight_its_sheets_and_the_chase_once(fight, cast):
     assert len(members) == 1, "the fight's members: once for the board, the public part, both"
     ids = _character_ids(queries)
     assert ids and len(ids) == len(set(ids)), "each sheet once, whoever shows it"
-    assert len(_from(queries, "chases_chase")) == 1, "the scene's chase once (none runs)"
+    assert len(_from(queries, "combat_combat")) == 1, "the fight once"
+    assert _from(queries, "chases_chase") == [], "no chase: the scene's row says it had none"
 
 
 def _answer(scene: Scene, user, users: list, *, tablet: bool) -> list[str]:
