@@ -11,6 +11,7 @@ from typing import Any
 
 from chases import selectors as chases
 from combat import regions
+from combat.challenges import reads as challenge_reads
 from combat.challenges import selectors as challenges
 from combat.models import Scene
 from combat.rounds import selectors as rounds
@@ -52,5 +53,6 @@ def connect() -> None:
     regions.provide("challenge_prompts", private, _mine(challenges.player_cards))
     regions.provide("round_prompts", private, lambda s, c: rounds.prompts(s, c.get("player")))
     regions.provide("chase_prompts", private, lambda s, c: chases.prompts_state(s, c.get("player")))
+    regions.flag(challenge_reads.CHALLENGE_FLAG, challenge_reads.any_challenge)
     regions.flag(rounds.FIGHT_FLAG, rounds.running_fights)
     regions.flag(chases.CHASE_FLAG, chases.any_chase)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q
+from django.db.models import OuterRef, Q, QuerySet
 
 from combat.challenges import sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
+from combat.regions import says_none
 from combat.render_cache import cached
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.challenge import Phase
@@ -263,11 +264,24 @@ def cancel_choices(ch: Challenge, engine: Any, side: Side) -> dict[str, Any]:
     return out
 
 
+# The scene's row, as a change's renderings read it, says whether it has had a challenge
+# (combat.regions.flag): a scene that never had one (a fight's, a chase's) reads none.
+CHALLENGE_FLAG = "challenge_had"
+
+
+def any_challenge() -> QuerySet[Challenge]:
+    """The challenges of the scene ``OuterRef("pk")`` (its flag's rows)."""
+    return Challenge.objects.filter(scene=OuterRef("pk"))
+
+
 def scene_rows(scene: Scene, q: Q | None = None) -> list[Challenge]:
     """The scene's challenges (those matching ``q``); all of them are read once for every
-    audience of a change (the board, the public part, each player's own)."""
-    if q is None:
+    audience of a change (the board, the public part, each player's own); none when the
+    scene's row says it never had one."""
+    if q is None:  # kept when there are none too: this seq's renderings share it
         return cached(("challenges", scene.pk), lambda: scene_rows(scene, Q()))
+    if says_none(scene, CHALLENGE_FLAG):
+        return []
     rows = list(
         Challenge.objects.filter(scene=scene)
         .select_related("attacker__character", "defender__character")

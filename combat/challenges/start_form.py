@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from django.db.models import Max
 
-from combat.challenges import sheets
+from combat.challenges import reads, sheets
 from combat.models import Challenge, Participant, Scene
+from combat.regions import says_none
 from combat.render_cache import cached, known
 from combat.rules import night
 
@@ -18,6 +19,8 @@ def last_started(scene: Scene) -> dict[int, int]:
     ``seq`` (a form rendered before a clock tap stays good)."""
 
     def read() -> dict[int, int]:
+        if says_none(scene, reads.CHALLENGE_FLAG):  # the scene's row: it never had one
+            return {}
         held = known(("challenges", scene.pk))  # reads.scene_rows's, when this change has them
         if held is not None:
             out: dict[int, int] = {}

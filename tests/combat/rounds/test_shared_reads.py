@@ -67,6 +67,7 @@ def test_one_change_reads_the_fight_its_sheets_and_the_chase_once(fight, cast):
     assert ids and len(ids) == len(set(ids)), "each sheet once, whoever shows it"
     assert len(_from(queries, "combat_combat")) == 1, "the fight once"
     assert _from(queries, "chases_chase") == [], "no chase: the scene's row says it had none"
+    assert _from(queries, "combat_challenge") == [], "no challenge: the scene's row says so"
 
 
 def _answer(scene: Scene, user, users: list, *, tablet: bool) -> list[str]:
