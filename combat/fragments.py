@@ -206,7 +206,7 @@ def scene_change_parts(
     if len(ids) > 1:
         with cache.active():  # whose own parts follow: a feature may read theirs at once
             render_cache.cached(("private_users", scene.pk), lambda: tuple(sorted(set(ids))))
-    for user in get_user_model().objects.filter(pk__in=ids) if ids else []:
+    for user in _players(cache, scene, ids):
         with cache.active():
             if not whole and render_cache.known(("html", "private", user.pk)) is not None:
                 continue  # this commit's sheet push sent the whole part, as it is now
@@ -222,6 +222,25 @@ def scene_change_parts(
         with cache.active():
             html = board_regions(scene, regions)
         yield "storytellers", None, html
+
+
+def _players(cache: render_cache.RenderCache, scene: Scene, ids: list[int]) -> list[Any]:
+    """The users whose own parts a change renders, by id: the players of the scene's
+    participants, which its renderings read anyway (the public part's people); a player no
+    longer among them (just removed) is read on their own."""
+    if not ids:
+        return []
+    wanted = set(ids)
+    with cache.active():
+        found = {
+            p.character.player_id: p.character.player
+            for p in selectors.active_participants(scene)
+            if p.character_id and p.character.player_id in wanted
+        }
+    missing = wanted - set(found)
+    if missing:
+        found.update(get_user_model().objects.in_bulk(missing))
+    return [found[pk] for pk in sorted(found)]
 
 
 def presence_fragment(scene_id: int) -> str:

@@ -11,6 +11,7 @@ from django.db import connection
 from django.template.loader import render_to_string
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from characters.models import Trait
 from combat import board, fragments, render_cache, selectors
@@ -106,3 +107,19 @@ def test_a_read_after_a_write_in_the_same_request_shows_the_write(table):
     before, after = request()
     assert "Unflappable" not in before
     assert "Unflappable" in after
+
+
+def test_a_change_takes_its_players_from_the_scene_participants_it_reads(table):
+    """The players whose own parts a change renders are the users of the participants it
+    reads anyway: no query of the users table of its own."""
+    queries = _change(table, own_parts=False)
+    assert not [q for q in queries if q.startswith('SELECT "auth_user"')]
+
+
+def test_a_removed_player_still_gets_their_own_part(table):
+    """A player no longer in the scene's participants (just removed) is read on their own."""
+    table.d.removed_at = timezone.now()
+    table.d.save(update_fields=["removed_at"])
+    users = [table.a_user.pk, table.d_user.pk]
+    parts = list(fragments.scene_change_parts(table.scene.pk, private_user_ids=users))
+    assert {u for kind, u, _h in parts if kind == "private"} == set(users)
