@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db.models import Exists, OuterRef
 from django.template.loader import render_to_string
 
 from combat import board, render_cache, selectors
@@ -68,10 +69,12 @@ def _partial(template: str, name: str, context: dict[str, Any], *, oob: bool = T
 
 def load(scene_id: int) -> Scene | None:
     """The scene's row for its renderings, with its features' flags in the same query
-    (:func:`combat.regions.flags`: no fight, no chase to read)."""
+    (:func:`combat.regions.flags`: no fight, no chase to read) and whether a storyteller's
+    socket of the scene may be open (``watched``: :func:`selectors.board_watched`)."""
+    watchers = selectors.board_watchers(OuterRef("pk"), OuterRef(OuterRef("pk")))
     return (
         Scene.objects.select_related("chronicle", "storyteller", "game_night")
-        .annotate(**region_flags())
+        .annotate(**region_flags(), watched=Exists(watchers))
         .filter(pk=scene_id)
         .first()
     )
@@ -216,8 +219,8 @@ def scene_change_parts(
         with cache.active():
             html = players_state(scene)
         yield "players", None, html
-    if board is None:
-        board = selectors.board_watched(scene.pk)
+    if board is None:  # the scene's row, read after the commit, says (load)
+        board = scene.watched
     if board:
         with cache.active():
             html = board_regions(scene, regions)
@@ -246,10 +249,8 @@ def _players(cache: render_cache.RenderCache, scene: Scene, ids: list[int]) -> l
 def presence_fragment(scene_id: int) -> str:
     """Who is connected changed: the board's people region ("" when no storyteller's socket
     of the scene is open: a tablet that connects reads who is connected then)."""
-    if not selectors.board_watched(scene_id):
-        return ""
-    scene = load(scene_id)
-    return board_regions(scene, ("people",)) if scene else ""
+    scene = load(scene_id)  # its row says whether the board is watched (``watched``)
+    return board_regions(scene, ("people",)) if scene is not None and scene.watched else ""
 
 
 def open_scenes_of(

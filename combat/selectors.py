@@ -146,18 +146,25 @@ def board_watched(scene_id: int) -> bool:
     rendered for nobody costs a render, a board skipped for a tablet would cost a change.
 
     A tablet writes its row before it reads the state it sends (``combat.consumers``): a
-    change whose push saw no row committed before that read, so the state has it."""
+    change whose push saw no row committed before that read, so the state has it.
+    :func:`combat.fragments.load` asks the same with the scene's row (``scene.watched``)."""
+    return board_watchers(scene_id, scene_id).exists()
+
+
+def board_watchers(scene: Any, inner: Any) -> QuerySet[Presence]:
+    """The presence rows :func:`board_watched` looks for: ``scene`` is the scene's id (or an
+    ``OuterRef``), ``inner`` the same as its own subqueries name it (an id, or an
+    ``OuterRef(OuterRef(...))``)."""
     players = Participant.objects.filter(
-        scene_id=scene_id, removed_at__isnull=True, character__player__isnull=False
+        scene_id=inner, removed_at__isnull=True, character__player__isnull=False
     ).values("character__player_id")
-    storytellers = Scene.objects.filter(pk=scene_id).values("chronicle__storytellers")
-    rows = Presence.objects.filter(scene_id=scene_id).filter(
+    storytellers = Scene.objects.filter(pk=inner).values("chronicle__storytellers")
+    return Presence.objects.filter(scene_id=scene).filter(
         Q(user__is_staff=True)
         | Q(user__is_superuser=True)
         | Q(user_id__in=storytellers)
         | ~Q(user_id__in=players)
     )
-    return rows.exists()
 
 
 def player_participants(

@@ -168,3 +168,14 @@ async def test_a_change_whose_push_found_no_tablet_is_in_the_state_it_reads(
     monkeypatch.setattr(presence, "presence_connect", a_change_then_the_row)
     await _tablet_converges(scene, storyteller)
     assert skipped == [True], "the change's push rendered a board for nobody"
+
+
+def test_a_changes_pushes_ask_the_scene_row_whether_the_board_is_watched(scene, player) -> None:
+    """The scene's row, read for the change's renderings, says whether a storyteller's socket
+    may be open (in its own query): no query of the presence rows of its own."""
+    Presence.objects.create(scene=scene, user=player, channel_name="phone.1")  # a phone only
+    with CaptureQueriesContext(connection) as queries:
+        parts = list(fragments.scene_change_parts(scene.pk, board=None))
+    assert [audience for audience, _u, _h in parts] == ["players"]
+    rest = [q["sql"] for q in queries if not q["sql"].startswith('SELECT "combat_scene"."id"')]
+    assert not [q for q in rest if 'FROM "combat_presence"' in q]
