@@ -547,7 +547,9 @@ def _board_cards(scene: Scene) -> dict[str, Any]:
             and ch.options.get("awaiting") in {"mob", "defender"}
         )
         cards.append(data)
-    everyone = list(Participant.objects.filter(scene=scene, removed_at__isnull=True))
+    from combat.selectors import active_participants  # it reads the regions of this module
+
+    everyone = active_participants(scene)  # the one read every audience of a change shares
     npcs = [p for p in everyone if p.npc or p.character_id is None]
     pcs = [p for p in everyone if not (p.npc or p.character_id is None)]
     last = start_form.last_started(scene)

@@ -123,3 +123,11 @@ def test_a_removed_player_still_gets_their_own_part(table):
     users = [table.a_user.pk, table.d_user.pk]
     parts = list(fragments.scene_change_parts(table.scene.pk, private_user_ids=users))
     assert {u for kind, u, _h in parts if kind == "private"} == set(users)
+
+
+def test_one_change_reads_the_scene_participants_once_board_included(table):
+    """The board's challenge region (its NPCs' start forms) takes the scene's participants
+    from the one read every audience shares."""
+    queries = _change(table, own_parts=False)
+    reads = [q for q in queries if q.startswith('SELECT "combat_participant"."id"')]
+    assert len([q for q in reads if '"removed_at" IS NULL' in q]) == 1, reads
