@@ -9,7 +9,7 @@ from typing import Any
 
 from combat import steps
 from combat.models import Combat, Participant, Scene
-from combat.render_cache import cached
+from combat.render_cache import cached, known
 from combat.rounds import wod
 from combat.rules.wod_initiative import Combatant
 from combat.rules.wod_round import Declaration, Step, WodRound
@@ -21,6 +21,14 @@ def fight_members(combat: Combat) -> dict[int, Participant]:
     step."""
 
     def read() -> dict[int, Participant]:
+        # the scene's participants, when this change's renderings read them already (in the
+        # same order as the query's): every member still in the scene is there
+        held = known(("participants", combat.scene_id))
+        members = set(combat.members)
+        if held is not None:
+            found = {p.pk: p for p in held if p.pk in members}
+            if len(found) == len(members):
+                return found
         rows = Participant.objects.filter(pk__in=combat.members)
         return {p.pk: p for p in rows.select_related("character", "character__player")}
 

@@ -62,7 +62,9 @@ def _change(scene: Scene, users: list, **kw) -> list[str]:
 def test_one_change_reads_the_fight_its_sheets_and_the_chase_once(fight, cast):
     queries = _change(fight, [cast.users["Jane"], cast.users["Frank"]], own_parts=False)
     members = [q for q in _from(queries, "combat_participant") if '"id" IN' in q]
-    assert len(members) == 1, "the fight's members: once for the board, the public part, both"
+    assert members == [], "the fight's members: from the scene's participants, read once"
+    scene_people = [q for q in _from(queries, "combat_participant") if "removed_at" in q]
+    assert len(scene_people) == 1, "the scene's participants: once for every audience"
     ids = _character_ids(queries)
     assert ids and len(ids) == len(set(ids)), "each sheet once, whoever shows it"
     assert len(_from(queries, "combat_combat")) == 1, "the fight once"
