@@ -22,8 +22,7 @@ from websockets.frames import Opcode
 from websockets.uri import parse_uri
 
 from combat.consumers import _write_direct
-
-pytestmark = pytest.mark.asyncio
+from combat.websocket_protocol import DEFLATE_LEVEL, SceneWebSocketProtocol
 
 
 class Transport(asyncio.Transport):
@@ -51,7 +50,9 @@ class Transport(asyncio.Transport):
         return data
 
 
-async def _open() -> tuple[WebSocketsSansIOProtocol, Transport, ClientProtocol, Any]:
+async def _open(
+    kind: type[WebSocketsSansIOProtocol] = WebSocketsSansIOProtocol,
+) -> tuple[WebSocketsSansIOProtocol, Transport, ClientProtocol, Any]:
     """An accepted socket: the server protocol, its transport, the phone, the ASGI send."""
     sends: asyncio.Future = asyncio.get_running_loop().create_future()
 
@@ -64,7 +65,7 @@ async def _open() -> tuple[WebSocketsSansIOProtocol, Transport, ClientProtocol, 
 
     config = Config(app=app, ws="websockets-sansio", lifespan="off", log_level="warning")
     config.load()
-    server = WebSocketsSansIOProtocol(config, ServerState(), {})
+    server = kind(config, ServerState(), {})
     transport = Transport()
     server.connection_made(transport)
     phone = ClientProtocol(
@@ -124,3 +125,35 @@ async def test_nothing_is_written_directly_to_a_socket_closed_or_gone(end: str) 
     if end == "closed":
         server.connection_lost(None)
     await asyncio.sleep(0)
+
+
+async def test_the_served_protocol_deflates_at_its_level_and_the_phone_reads_it() -> None:
+    server, transport, phone, send = await _open(SceneWebSocketProtocol)
+    (deflate,) = server.conn.extensions
+    assert deflate.compress_settings == {"memLevel": 5, "level": DEFLATE_LEVEL}
+    html = '<div id="players" data-seq="{}">' + "a player's row " * 150 + "</div>"
+    await send({"type": "websocket.send", "text": html.format(1)})
+    assert _write_direct(server, html.format(2))
+    first, second = transport.take(), None
+    phone.receive_data(first)
+    assert _write_direct(server, html.format(3))
+    second = transport.take()
+    phone.receive_data(second)
+    assert [f.data.decode() for f in phone.events_received()] == [html.format(n) for n in (1, 2, 3)]
+    assert len(second) < 200 < len(html)  # the context carries over from push to push
+    server.connection_lost(None)
+    await asyncio.sleep(0)
+
+
+@pytest.mark.django_db
+def test_serve_runs_the_scene_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
+    from django.core.management import call_command
+
+    from combat.hub import HEAP
+    from combat.management.commands import serve
+
+    ran: dict[str, Any] = {}
+    monkeypatch.setattr(serve.uvicorn, "run", lambda app, **kwargs: ran.update(kwargs))
+    monkeypatch.setattr(HEAP, "start", lambda: None)  # the test process keeps its collector
+    call_command("serve", "--no-demo-logins", "--host", "127.0.0.1")
+    assert ran["ws"] is SceneWebSocketProtocol
