@@ -21,12 +21,18 @@ from channels.sessions import InstanceSessionWrapper
 from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
+from websockets.exceptions import InvalidState
 
 from combat import fragments, live, presence, services
 from combat.hub import LAYER_AWAY, RESYNC, get_hub, new_socket_id
 from combat.live import account_group, session_group, user_group
 from combat.models import Participant, Scene
 from combat.seqs import seq_of, sheet_seq_of
+
+try:
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+except ImportError:  # pragma: no cover - uvicorn is what serves; tests run without it too
+    WebSocketsSansIOProtocol = None
 
 CLOSE_LOGGED_OUT = 4001  # the session this socket belonged to logged out
 CLOSE_UNAUTHENTICATED = 4401  # nobody is logged in
@@ -111,6 +117,27 @@ async def _account_close(scope: dict[str, Any]) -> int | None:
     return {live.SESSION_STALE: CLOSE_LOGGED_OUT, live.SESSION_GONE: CLOSE_RECONNECT}.get(standing)
 
 
+def _write_direct(protocol: Any, html: str) -> bool:
+    """What uvicorn's ``send`` does with a ``websocket.send`` on an open socket whose transport
+    takes bytes (``websockets_sansio_impl``), without its coroutine. False, having written
+    nothing, when any of that does not hold: the ASGI ``send`` then does what it does (waits
+    for a full transport, raises for a socket gone)."""
+    if (
+        protocol.disconnected
+        or protocol.close_sent
+        or not protocol.handshake_complete
+        or protocol.initial_response is not None
+        or not protocol.writable.is_set()
+    ):
+        return False
+    try:
+        protocol.conn.send_text(html.encode())
+    except InvalidState:
+        return False
+    protocol.transport.write(b"".join(protocol.conn.data_to_send()))
+    return True
+
+
 def _step(write: Any) -> tuple[bool, Any]:
     """Run a coroutine to its next suspension: (finished, what it waits for)."""
     try:
@@ -163,6 +190,13 @@ class SceneConsumer(AsyncWebsocketConsumer):
         # on ``http.response.start``): the hub's writes skip that one coroutine a phone.
         wrapper = getattr(send, "__self__", None)
         self.push_send = wrapper.real_send if isinstance(wrapper, InstanceSessionWrapper) else send
+        # Served by uvicorn's sans-I/O websockets: a push to an idle socket is written without
+        # a coroutine a phone (see _write_direct).
+        protocol = getattr(self.push_send, "__self__", None)
+        direct = WebSocketsSansIOProtocol is not None and isinstance(
+            protocol, WebSocketsSansIOProtocol
+        )
+        self.direct = protocol if direct else None
         # A socket whose writes stall (a phone that never reads) is given up on by its writer:
         # it then hears a disconnect of its own, so it cleans up and ends like any other.
         self.given_up = asyncio.get_running_loop().create_future()
@@ -336,6 +370,8 @@ class SceneConsumer(AsyncWebsocketConsumer):
         to its first suspension. An idle socket whose transport takes the bytes (nearly
         always) costs no task, no queue and no timer; one whose transport is full (a slow
         phone) suspends, and its writer finishes that write, then goes on with its outbox."""
+        if self.direct is not None and _write_direct(self.direct, html):
+            return
         write = self.push_send({"type": "websocket.send", "text": html})
         try:
             done, waiting = _step(write)

@@ -18,6 +18,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from combat.hub import HEAP
+from combat.websocket_protocol import SceneWebSocketProtocol
 from config.dbcheck import database_problem
 from config.network import lan_addresses
 
@@ -61,7 +62,7 @@ class Command(BaseCommand):
             host=host,
             port=port,
             lifespan="off",
-            ws="websockets-sansio",
+            ws=SceneWebSocketProtocol,
             log_config=None,  # Django's LOGGING: every line with its time and level
             log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower(),
             access_log=not options["no_access_log"],
