@@ -184,6 +184,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
     # phone), and the database's when the hub first saw it behind (0: it is not).
     own = own_behind = 0
     state_seq = 0  # the scene's seq the last whole state was rendered at
+    direct: Any = None  # uvicorn's sans-I/O protocol when it serves this socket (_write_direct)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         # A push is a ``websocket.send``, which the session middleware only hands on (it saves
