@@ -107,6 +107,21 @@ class Table:
         self.do("throw", challenge, self.a_user, side="attacker", throw=a)
         return self.do("throw", challenge, self.d_user, side="defender", throw=d)
 
+    def lost_to_a_hidden_npc(self) -> Challenge:
+        """A hidden NPC, Lurker, attacks the attacker's character, who answers, loses the
+        throw and takes the result: a finished challenge with one side hidden."""
+        lurker = scenes.scene_add_npc(
+            scene=self.scene, by=self.st, name="Lurker", pools={"physical": 6}, hidden=True
+        )
+        ch = self.start(
+            attacker=lurker, defender=self.a, by=self.st, category="physical",
+            bid="Physical", effect="a stab",
+        )  # fmt: skip
+        ch = self.do("answer", ch, self.a_user, side="defender", answer="bid", bid="Strong")
+        ch = self.do("throw", ch, self.st, side="attacker", throw="rock", as_st=True)
+        ch = self.do("throw", ch, self.a_user, side="defender", throw="scissors")
+        return self.do("accept", ch, self.a_user, side="defender")
+
 
 def token_for(ch: Challenge, action: str = "") -> str:
     """The token a card's form for ``action`` carries: a throw's or a total's is the

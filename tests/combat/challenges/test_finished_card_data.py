@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from combat import fragments
-from combat import services as scenes
 from combat.challenges import finished, selectors
 from combat.challenges.storyteller import challenge_st
 from combat.models import Participant
@@ -95,16 +94,7 @@ def test_a_rename_is_built_anew(classic):
 
 def test_a_hidden_npcs_name_never_crosses_from_the_board_to_a_phone(classic):
     t = classic
-    lurker = scenes.scene_add_npc(
-        scene=t.scene, by=t.st, name="Lurker", pools={"physical": 6}, hidden=True
-    )
-    ch = t.start(
-        attacker=lurker, defender=t.a, by=t.st, category="physical", bid="Physical", effect="a stab"
-    )
-    ch = t.do("answer", ch, t.a_user, side="defender", answer="bid", bid="Strong")
-    ch = t.do("throw", ch, t.st, side="attacker", throw="rock", as_st=True)
-    ch = t.do("throw", ch, t.a_user, side="defender", throw="scissors")
-    ch = t.do("accept", ch, t.a_user, side="defender")
+    ch = t.lost_to_a_hidden_npc()
     _forget()
     assert selectors.card(t.ch(ch), "st")["names"]["attacker"] == "Lurker"  # the board first
     mine = selectors.card(t.ch(ch), "defender")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from combat import services as scenes
 from combat.challenges.storyteller import challenge_st
 from combat.models import SceneLogEntry
 from combat.selectors import log_for_player, log_for_storyteller
@@ -70,16 +69,7 @@ def test_damage_is_in_the_outcome_for_the_players_concerned(bns):
 
 def test_an_outcome_that_would_name_a_hidden_npc_is_not_public(classic):
     t = classic
-    lurker = scenes.scene_add_npc(
-        scene=t.scene, by=t.st, name="Lurker", pools={"physical": 6}, hidden=True
-    )
-    ch = t.start(
-        attacker=lurker, defender=t.a, by=t.st, category="physical", bid="Physical", effect="a stab"
-    )
-    ch = t.do("answer", ch, t.a_user, side="defender", answer="bid", bid="Strong")
-    ch = t.do("throw", ch, t.st, side="attacker", throw="rock", as_st=True)
-    ch = t.do("throw", ch, t.a_user, side="defender", throw="scissors")
-    ch = t.do("accept", ch, t.a_user, side="defender")
+    t.lost_to_a_hidden_npc()
     lines = _outcome(t)
     # Marcus reads what befell him, from an unseen attacker: never the hidden NPC's name
     assert lines and "An unseen attacker wins — a stab" in lines[0].text
