@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from django.test import Client
@@ -148,6 +148,26 @@ def character(chronicle, player) -> Character:
     TraitFactory(character=janet, category="physical", name="Quick", count=2)
     TraitFactory(character=janet, category="social", name="Tactless", negative=True)
     return janet
+
+
+@pytest.fixture
+def scene(chronicle, storyteller, character, player):
+    """An open scene, Elysium, that the player's Janet has joined (read back as it is now)."""
+    from combat import services
+    from combat.models import Scene
+
+    scene = services.scene_open(chronicle=chronicle, by=storyteller, name="Elysium")
+    services.scene_join(code=scene.join_code, user=player, character=character)
+    return Scene.objects.get(pk=scene.pk)
+
+
+@pytest.fixture
+async def stop_the_hub() -> AsyncIterator[None]:
+    """Each test runs its own event loop: its hub leaves the layer's groups at the end."""
+    yield
+    from combat import hub
+
+    await hub.get_hub().stop()
 
 
 def client_for(user) -> Client:

@@ -8,37 +8,23 @@ and a laptop on another; ``storyteller`` runs the scene and must not be disturbe
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from combat import hub, services
 from combat.consumers import CLOSE_LOGGED_OUT, CLOSE_RECONNECT
-from combat.models import Scene
 from config.asgi import application
 from tests.conftest import client_for
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("stop_the_hub"),
+]
 
 WAIT = 5
 NEW_PASSWORD = "a new and long passphrase 81"
-
-
-@pytest.fixture(autouse=True)
-async def _stop_the_hub() -> AsyncIterator[None]:
-    yield
-    await hub.get_hub().stop()
-
-
-@pytest.fixture
-def scene(chronicle, storyteller, character, player) -> Scene:
-    scene = services.scene_open(chronicle=chronicle, by=storyteller, name="Elysium")
-    services.scene_join(code=scene.join_code, user=player, character=character)
-    return scene
 
 
 async def _open(path: str, client: Client) -> WebsocketCommunicator:

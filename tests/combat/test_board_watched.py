@@ -12,35 +12,24 @@ fails the test.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from combat import fragments, hub, live, presence, selectors, services
+from combat import fragments, live, presence, selectors, services
 from combat.models import Presence, Scene
 from tests.combat.test_scene_socket import _open
 from tests.factories import UserFactory
 from tests.live_pages import apply, as_shown, is_whole_state, pieces
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("stop_the_hub"),
+]
 
 WAIT = 5
-
-
-@pytest.fixture(autouse=True)
-async def _stop_the_hub() -> AsyncIterator[None]:
-    yield
-    await hub.get_hub().stop()
-
-
-@pytest.fixture
-def scene(chronicle, storyteller, character, player) -> Scene:
-    scene = services.scene_open(chronicle=chronicle, by=storyteller, name="Elysium")
-    services.scene_join(code=scene.join_code, user=player, character=character)
-    return Scene.objects.get(pk=scene.pk)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ the sync test (a phone's state plus the pushes equals a fresh render)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -29,24 +28,13 @@ from tests.conftest import client_for
 from tests.factories import CharacterFactory, ChronicleFactory, StorytellerFactory
 from tests.live_pages import apply, as_shown, pieces
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("stop_the_hub"),
+]
 
 HEADERS = [(b"origin", b"http://localhost:8000"), (b"host", b"localhost:8000")]
 WAIT = 5  # seconds a condition may take before the test fails
-
-
-@pytest.fixture(autouse=True)
-async def _stop_the_hub() -> AsyncIterator[None]:
-    """Each test runs its own event loop: its hub leaves the layer's groups at the end."""
-    yield
-    await hub.get_hub().stop()
-
-
-@pytest.fixture
-def scene(chronicle, storyteller, character, player) -> Scene:
-    scene = services.scene_open(chronicle=chronicle, by=storyteller, name="Elysium")
-    services.scene_join(code=scene.join_code, user=player, character=character)
-    return Scene.objects.get(pk=scene.pk)
 
 
 @pytest.fixture

@@ -32,13 +32,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def scene(chronicle, storyteller, character, player) -> Scene:
-    scene = services.scene_open(chronicle=chronicle, by=storyteller, name="Elysium")
-    services.scene_join(code=scene.join_code, user=player, character=character)
-    return Scene.objects.get(pk=scene.pk)
-
-
-@pytest.fixture
 def quick_npc(scene, storyteller) -> Participant:
     return services.scene_add_npc(scene=scene, by=storyteller, name="Ghoul", pools={"Physical": 5})
 

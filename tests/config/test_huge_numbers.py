@@ -13,8 +13,6 @@ import re
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from combat import services
-from combat.models import Scene
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -87,13 +85,6 @@ def _routes() -> list[tuple[str, list[str]]]:
 
 
 ROUTES = _routes()
-
-
-@pytest.fixture
-def scene(chronicle, storyteller, character, player) -> Scene:
-    scene = services.scene_open(chronicle=chronicle, by=storyteller, name="Elysium")
-    services.scene_join(code=scene.join_code, user=player, character=character)
-    return scene
 
 
 def test_the_routes_are_found() -> None:

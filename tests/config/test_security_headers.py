@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from combat import services
 from tests.conftest import client_for
 
 TEMPLATES = Path(settings.BASE_DIR) / "templates"
@@ -38,13 +37,6 @@ def test_no_template_holds_what_the_csp_blocks(path: Path) -> None:
     text = path.read_text()
     found = {what for what, pattern in FORBIDDEN.items() if pattern.search(text)}
     assert not found, f"{path.relative_to(TEMPLATES)}: {sorted(found)}"
-
-
-@pytest.fixture
-def scene(chronicle, storyteller, character, player):
-    scene = services.scene_open(chronicle=chronicle, by=storyteller, name="Elysium")
-    services.scene_join(code=scene.join_code, user=player, character=character)
-    return scene
 
 
 def _pages(scene, character) -> dict[str, tuple[str, bool]]:
