@@ -174,7 +174,7 @@ def instrument(meter: Meter) -> None:
 
         return wrapped
 
-    for name in ("scene_changed", "sheets_changed", "private_changed"):
+    for name in ("scene_changed", "sheets_changed"):
         setattr(live, name, wrap(getattr(live, name), "pushes"))
     # The answer is the ``reply`` a view hands ``scene_post`` when its module is imported:
     # wrapped before the views are imported (the URLconf imports them on the first request).

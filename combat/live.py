@@ -250,22 +250,6 @@ def audience_seqs(scene_ids: Collection[int]) -> dict[int, dict[str, Any]]:
     return out
 
 
-def private_changed(scene_id: int, user_id: int) -> None:
-    """Only one player's own part changed (not a scene change: no ``seq``): every phone of
-    theirs in the scene shows it (call it on commit)."""
-    try:
-        scene = fragments.load(scene_id)
-        user = get_user_model().objects.filter(pk=user_id).first()
-        if scene is not None and user is not None:
-            own = _own_seq.set(scene.seq)
-            try:
-                _send(player_group(scene_id, user_id), fragments.private_state(scene, user))
-            finally:
-                _own_seq.reset(own)
-    except Exception:  # written already: a phone that misses it has it on its next state
-        log.exception("could not push a player's own part")
-
-
 def recheck_player(scene_id: int, user_id: int) -> None:
     """After a removal (on commit): the player's sockets of the scene check they may stay."""
     group = player_group(scene_id, user_id)

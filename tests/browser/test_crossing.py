@@ -122,7 +122,8 @@ def test_a_prompt_an_answer_brought_stays_in_view_when_older_pushes_land_after_i
             PROMPT_IN_VIEW, arg="Waiting for Sophia's bid", timeout=IN_VIEW_WAIT
         )
         seq = off_loop(_players_seq, t.scene.pk)
-        expect(sophia.locator("#scene-private")).to_have_attribute("data-seq", str(seq))
+        # putting the card away pushed her prompts alone (fragments.PRIVATE_PIECES)
+        expect(sophia.locator("#prompts")).to_have_attribute("data-seq", str(seq))
         expect(sophia.locator("#challenge-prompts")).not_to_contain_text("Marcus wins")
     finally:
         context.close()

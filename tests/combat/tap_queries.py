@@ -19,7 +19,7 @@ def step_queries(monkeypatch) -> Iterator[list[str]]:
     """The SQL of the requests made inside, each until its commit (no push is sent). Use in
     a test marked ``django_db(transaction=True)``: BEGIN, savepoints and the commit as in
     production."""
-    for name in ("scene_changed", "sheets_changed", "private_changed"):
+    for name in ("scene_changed", "sheets_changed"):
         monkeypatch.setattr(live, name, lambda *a, **k: None)
     seen: list[str] = []
     counting = [True]

@@ -3,13 +3,18 @@ many other challenges finish in the scene meanwhile."""
 
 from __future__ import annotations
 
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
 from django.urls import reverse
 
 from characters.demo import CAST, _write_sheet
+from combat import live
 from combat import services as scenes
 from combat.challenges import selectors
 from combat.challenges.leaving import STILL_OPEN
 from combat.challenges.reads import sides_for
+from config.asgi import application
 from tests.conftest import client_for
 from tests.factories import CharacterFactory, UserFactory
 
@@ -62,9 +67,15 @@ def test_it_puts_a_finished_card_away_when_its_player_leaves_it(classic):
     assert _leave(t, t.a_user, mine).status_code == 200  # twice: the same
     assert f'id="challenge-{mine}-attacker"' not in t.phone(t.a_user)
     assert f'id="challenge-{mine}-defender"' in t.phone(t.d_user)  # Sophia's until she leaves it
-    scene_seq = t.refresh().scene.seq
+    before = t.refresh().scene
+    players_seq, seq = before.players_seq, before.seq
     _leave(t, t.d_user, mine)
-    assert t.refresh().scene.seq == scene_seq  # not a scene change
+    after = t.refresh().scene
+    assert after.players_seq == players_seq  # no other phone sees it or can count it
+    assert after.seq == seq + 1  # the hubs do: Sophia's own part changed at it
+    players = after.participants.filter(character__player__isnull=False)
+    own = {p.character.player_id: p.own_seq for p in players.select_related("character")}
+    assert own[t.d_user.pk] == after.seq and own[t.a_user.pk] < after.seq
     assert selectors.player_cards(t.scene, t.d_user)["cards"] == []
 
 
@@ -75,3 +86,29 @@ def test_it_refuses_to_put_away_a_challenge_still_open(classic):
     assert answer.status_code == 409 and STILL_OPEN in answer.content.decode()
     assert f'id="challenge-{ch.pk}-attacker"' in t.phone(t.a_user)
     assert sides_for(t.ch(ch), t.a_user) == ["attacker"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("stop_the_hub")
+async def test_a_lost_push_of_a_card_put_away_is_caught_up_by_itself(classic, monkeypatch):
+    """Putting a card away pushes that player's own part alone; lost, the hub sees the phone
+    behind (``Participant.own_seq``) and sends it the whole state: the card goes."""
+    t = classic
+    mine = await sync_to_async(_finish)(t, (t.a_user, t.a), (t.d_user, t.d))
+    client = await sync_to_async(client_for)(t.a_user)
+    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
+    headers = [(b"origin", b"http://localhost:8000"), (b"host", b"localhost:8000")]
+    phone = WebsocketCommunicator(
+        application, f"/ws/scenes/{t.scene.pk}/", headers=[*headers, (b"cookie", cookie)]
+    )
+    assert (await phone.connect(timeout=5))[0]
+    card = f'id="challenge-{mine}-attacker"'
+    assert card in await phone.receive_from(timeout=5)
+    kept = live._send
+    with monkeypatch.context() as lost:
+        lost.setattr(live, "_send", lambda g, html: None if ".user." in g else kept(g, html))
+        assert (await sync_to_async(_leave)(t, t.a_user, mine)).status_code == 200
+    while 'id="scene-private"' not in (state := await phone.receive_from(timeout=5)):
+        pass  # the storytellers' part or nothing: no other phone hears of it
+    assert card not in state
+    await phone.disconnect()
