@@ -164,10 +164,10 @@ def record_change(
     default, is all of them). The clock panel always goes (its buttons carry the ``seq``), the
     log too when a line is written, and every player gets the public part.
 
-    ``players=False``: a step players do not see (one only a hidden NPC takes): the players'
-    ``players_seq`` stays and no public part goes out, so no phone can count such steps; only
-    the private parts named (a player whose own prompt the step changed) are pushed, with the
-    ``players_seq`` they had.
+    ``players=False``: a step players do not see (one only a hidden NPC takes, a player
+    putting a finished card away): the players' ``players_seq`` stays and no public part goes
+    out, so no phone can count such steps; only the private parts named (a player whose own
+    prompt the step changed) are pushed, with the ``players_seq`` they had.
 
     The players named get the change's ``seq`` as their own part's (``Participant.own_seq``,
     one update): the hubs compare it with what each phone was sent of that part, so a private
