@@ -277,20 +277,35 @@ def any_challenge() -> QuerySet[Challenge]:
 def scene_rows(scene: Scene, q: Q | None = None) -> list[Challenge]:
     """The scene's challenges (those matching ``q``); all of them are read once for every
     audience of a change (the board, the public part, each player's own); none when the
-    scene's row says it never had one."""
+    scene's row says it never had one. Their sides are the participants a change's renderings
+    read anyway (:func:`combat.selectors.active_participants`, with their characters and
+    players); only those taken out of the scene since are read apart (one query)."""
     if q is None:  # kept when there are none too: this seq's renderings share it
         return cached(("challenges", scene.pk), lambda: scene_rows(scene, Q()))
     if says_none(scene, CHALLENGE_FLAG):
         return []
-    rows = list(
-        Challenge.objects.filter(scene=scene)
-        .select_related("attacker__character", "defender__character")
-        .filter(q)
-    )
+    rows = list(Challenge.objects.filter(scene=scene).filter(q))
+    sides = _sides(scene, rows)
     for row in rows:
         row.scene = scene  # the scene being rendered, not a copy of its row per challenge
+        row.attacker = sides[row.attacker_id]
+        row.defender = sides.get(row.defender_id) if row.defender_id is not None else None
         row.token = step_token(row)  # what a form of its card posts (steps.token)
     return rows
+
+
+def _sides(scene: Scene, rows: list[Challenge]) -> dict[int, Participant]:
+    """The participants on a side of ``rows``, by id: the scene's present ones as a change's
+    renderings read them, the others (taken out since) in one query."""
+    from combat.selectors import active_participants  # it reads the features' regions
+
+    found = {p.pk: p for p in active_participants(scene)}
+    wanted = {pk for row in rows for pk in (row.attacker_id, row.defender_id) if pk is not None}
+    missing = wanted - set(found)
+    if missing:
+        gone = Participant.objects.filter(pk__in=missing)
+        found |= {p.pk: p for p in gone.select_related("character", "character__player")}
+    return found
 
 
 def still_open(rows: list[Challenge]) -> list[Challenge]:

@@ -3,12 +3,13 @@
 A phone keeps its player's finished cards (up to ``KEPT``) and the board every one of the
 night, and each change re-rendered them all: the bulk of a tap's rendering once a night is
 under way. A finished card offers no move (no form, no token, no timer), so its html is a
-function of what it shows: the challenge's row, the sides' names as this viewer reads them,
-the viewer and the include's arguments. ``{% finished_card %}…{% endfinished_card %}``
-(around ``_card.html``'s body) keys the rendering by exactly these and keeps it in a small
-process-local LRU; a card that is open, waits on a choice (W8), has a mob (C16: its
-members' names and bids), a timer, or any move renders every time. Any write to a challenge
-changes its row (and so the key), a rename changes the names: nothing stale is served, in
+function of what it shows: the challenge's row (its pk and ``step``, which every write
+moves), the sides' names as this viewer reads them, the viewer and the include's arguments.
+``{% finished_card %}…{% endfinished_card %}`` (around ``_card.html``'s body) keys the
+rendering by exactly these and keeps it in a small process-local LRU; a card that is open,
+waits on a choice (W8), has a mob (C16: its members' names and bids), a timer, or any move
+renders every time. Any write to a challenge
+moves its ``step`` (and so the key), a rename changes the names: nothing stale is served, in
 any process.
 
 ``{% finished_card "prompt" %}`` (a phone's finished item: its fold and its "put away" form)
@@ -30,7 +31,6 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from combat import render_cache
 from combat.challenges.finished import Memo
 
 register = template.Library()
@@ -70,15 +70,38 @@ def card_key(context: template.Context, label: str = "") -> Hashable | None:
     )
 
 
-def _row(ch: Any) -> tuple[str, ...]:
-    """The challenge's row, every field spelt out; inside a change's renderings once per
-    loaded row (the same instance serves both phones and the board: renderings only read)."""
+def _row(ch: Any) -> tuple[int, int]:
+    """The challenge's row, as its pk and ``step``: every write to a challenge moves its
+    ``step`` (:func:`combat.challenges.recording.save`) but a player leaving it
+    (``options["left"]``, which no card shows), so a finished row is a function of these
+    two (as its data is, :mod:`combat.challenges.finished`). Spelling out every field of the
+    row (its engine's state, its history) cost more than the rendering it spared."""
+    return ch.pk, ch.step
 
-    def spelt() -> tuple[Any, tuple[str, ...]]:
-        return ch, tuple(repr(getattr(ch, f.attname)) for f in ch._meta.concrete_fields)
 
-    held, row = render_cache.cached(("card_row", id(ch)), spelt)
-    return row if held is ch else spelt()[1]
+def render_kept(
+    memo: Memo[SafeString],
+    key: Hashable | None,
+    nodelist: template.NodeList,
+    context: template.Context,
+    *,
+    forms: bool,
+) -> str:
+    """``nodelist`` rendered once per ``key`` (None: every time). ``forms``: it holds forms,
+    kept with :data:`_CSRF_MARK` in the token's place and given this request's token."""
+    if key is None:
+        return nodelist.render(context)
+    token = context.get("csrf_token") if forms else None
+    if not token:
+        return memo.get(key, lambda: nodelist.render(context))
+    if token == "NOTPROVIDED":  # the csrf_token tag renders nothing for it
+        return nodelist.render(context)
+
+    def render() -> SafeString:
+        with context.push(csrf_token=_CSRF_MARK):
+            return nodelist.render(context)
+
+    return mark_safe(memo.get(key, render).replace(_CSRF_MARK, escape(str(token))))
 
 
 class FinishedCardNode(template.Node):
@@ -88,19 +111,7 @@ class FinishedCardNode(template.Node):
 
     def render(self, context: template.Context) -> str:
         key = card_key(context, self.label)
-        if key is None:
-            return self.nodelist.render(context)
-        token = context.get("csrf_token") if self.label else None
-        if not token:
-            return _memo.get(key, lambda: self.nodelist.render(context))
-        if token == "NOTPROVIDED":  # the csrf_token tag renders nothing for it
-            return self.nodelist.render(context)
-
-        def render() -> SafeString:
-            with context.push(csrf_token=_CSRF_MARK):
-                return self.nodelist.render(context)
-
-        return mark_safe(_memo.get(key, render).replace(_CSRF_MARK, escape(str(token))))
+        return render_kept(_memo, key, self.nodelist, context, forms=bool(self.label))
 
 
 @register.tag("finished_card")

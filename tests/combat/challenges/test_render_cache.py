@@ -130,3 +130,33 @@ def test_a_changes_pieces_read_the_players_characters_and_sheets_once_for_all(cl
     theirs = f"start-{t.scene.pk}-{t.d.pk}-{last.get(t.d.pk, 0)}"
     assert mine in together[t.a_user.pk] and theirs not in together[t.a_user.pk]
     assert theirs in together[t.d_user.pk] and mine not in together[t.d_user.pk]
+
+
+def _participant_reads(captured: CaptureQueriesContext) -> int:
+    return sum(
+        q["sql"].startswith('SELECT "combat_participant"."id"') for q in captured.captured_queries
+    )
+
+
+def test_the_challenges_sides_are_the_participants_the_change_reads_anyway(classic):
+    """A challenge's sides come from the scene's participants (one read for every audience);
+    one taken out of the scene since is read apart, and still named on the cards."""
+    from combat import services as scenes
+    from combat.challenges import reads
+    from combat.selectors import active_participants
+
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    with render_cache.RenderCache().active():
+        (row,) = reads.scene_rows(t.refresh().scene)
+        present = {p.pk: p for p in active_participants(t.scene)}
+        assert row.attacker is present[t.a.pk] and row.defender is present[t.d.pk]
+    t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    t.throw(ch, "rock", "scissors")
+    t.do("accept", ch, t.d_user, side="defender")
+    scenes.scene_remove(scene=t.refresh().scene, by=t.st, participant=t.d)
+    with CaptureQueriesContext(connection) as captured:
+        out = fragments.scene_change_fragments(t.scene.pk, private_user_ids=[t.a_user.pk])
+    assert _participant_reads(captured) == 2  # the scene's, then Sophia's (taken out)
+    assert "Marcus vs Sophia" in out.private[t.a_user.pk]
+    assert "Marcus vs Sophia" in out.storytellers
