@@ -18,7 +18,7 @@ from django.shortcuts import render
 from django.utils.html import escape
 from django.views.decorators.http import require_GET
 
-from combat import access, render_cache, steps
+from combat import access, render_cache, replies, steps
 from combat.challenges import (
     answering,
     forms,
@@ -99,6 +99,13 @@ def _region(
     context = {"scene": scene, "player": request.user, "challenge_error": error}
     # the reads of this seq's pushes (when the step made them and the scene stayed there)
     with render_cache.rendering(scene):
+        if not error and status == 200:  # as this seq's pushes rendered it (combat.replies)
+            if tablet:
+                kept = replies.region(request, "challenges")
+            else:
+                kept = replies.challenge_prompts(request, request.user.pk, PROMPTS)
+            if kept is not None:
+                return HttpResponse(kept)
         return render(request, BOARD if tablet else PROMPTS, context, status=status)
 
 
