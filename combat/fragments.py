@@ -213,6 +213,7 @@ def scene_change_parts(
     scene = load(scene_id)
     if scene is None:
         return
+    render_cache.loaded(scene)  # the answer's row too (render_cache.scene_now)
     cache = render_cache.for_scene(scene)
     ids = list(private_user_ids)
     whole = own_parts

@@ -61,7 +61,7 @@ def screen_reply_for(error_name: str = "error") -> Reply:
             if error:
                 messages.error(request, error)
             return redirect("scene_tablet" if tablet else "scene_phone", pk=scene.pk)
-        scene.refresh_from_db()
+        scene = render_cache.scene_now(scene)
         with render_cache.rendering(scene):  # each read once, shared with this seq's pushes
             kept = replies.screen(request, scene, tablet) if status == 200 and not error else None
             if kept is not None:  # as this seq's pushes rendered it (combat.replies)

@@ -95,7 +95,7 @@ def _region(
     request: HttpRequest, scene: Scene, tablet: bool, error: str = "", status: int = 200
 ) -> HttpResponse:
     """The screen's region (the tablet's board, the phone's prompts), the sentence in it."""
-    scene.refresh_from_db()
+    scene = render_cache.scene_now(scene)
     context = {"scene": scene, "player": request.user, "challenge_error": error}
     # the reads of this seq's pushes (when the step made them and the scene stayed there)
     with render_cache.rendering(scene):

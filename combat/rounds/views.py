@@ -47,7 +47,7 @@ def _reply(
 ) -> HttpResponse:
     if request.headers.get("HX-Request") != "true":
         return redirect("scene_tablet" if tablet else "scene_phone", pk=scene.pk)
-    scene.refresh_from_db()
+    scene = render_cache.scene_now(scene)
     # each read once, shared with this seq's pushes when the step made them (render_cache)
     with render_cache.rendering(scene):
         kept = replies.screen(request, scene, tablet) if status == 200 and not error else None
