@@ -9,7 +9,8 @@ rendered for the same viewer, so the answer takes it from the change's
 :class:`~combat.render_cache.RenderCache` instead of rendering it again:
 
 - the board: the template's own frame (``#board``'s nodes that are no region: its root tag,
-  the stage's section) around the regions pushed at this seq (all of them: a round's step);
+  the stage's section) around the regions pushed at this seq (all of them for a round's
+  step; those a change did not push are rendered for the answer, once, the same way);
 - a region, a player's own part: as pushed, its root without ``hx-swap-oob``;
 - a player's challenge prompts: cut from the own part (or its pieces) pushed at this seq.
 
@@ -88,14 +89,21 @@ def screen(request: HttpRequest, scene: Any, tablet: bool) -> HttpResponse | Non
 
 
 def board(request: HttpRequest, scene: Any, regions: dict[str, str]) -> str | None:
-    """The whole board (``TABLET#board``, not oob) from this seq's pushed regions, or None.
+    """The whole board (``TABLET#board``, not oob) from this seq's pushed regions, the ones
+    not pushed rendered now (and kept), or None when none was pushed (render it whole).
     ``regions``: region -> its template (``fragments.REGION_TEMPLATES``)."""
-    pushed = {r: kept(("board", r, True)) for r in regions}
-    if any(html is None for html in pushed.values()):
-        return None
     frame = _frame("combat/scene_tablet.html#board", regions)
-    if frame is None:
+    pushed = {r: kept(("board", r, True)) for r in regions}
+    missing = [r for r, html in pushed.items() if html is None]
+    if frame is None or len(missing) == len(pushed):
         return None
+    if missing:  # with the people panel, as the board reads them (kept already: not again)
+        from combat.fragments import board_regions
+
+        board_regions(scene, [*missing, "people"])
+        pushed = {r: kept(("board", r, True)) for r in regions}
+        if any(html is None for html in pushed.values()):
+            return None
     context = Context({"scene": scene, "oob": False})
     html = "".join(pushed[n] if isinstance(n, str) else n.render(context) for n in frame)
     return for_request(html, request)

@@ -108,3 +108,26 @@ def test_a_players_answer_is_their_part_pushed_whole(cast, rendered):
         context = {**selectors.private_state(scene, user), "oob": False}
         fresh = render(request, f"{fragments.PHONE}#private", context).content.decode()
     assert _same(answer) == _same(fresh) and replies.MARK not in answer
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_board_answer_renders_only_the_regions_its_change_did_not_push(cast, monkeypatch):
+    """Removing someone pushes the regions that show the scene's people (not the clock): the
+    answer renders the rest, not the whole board, and is the board a fresh render shows."""
+    from combat import posts
+
+    whole: list[str] = []
+    real = posts.render
+    monkeypatch.setattr(
+        posts, "render", lambda r, t, *a, **k: whole.append(t) or real(r, t, *a, **k)
+    )
+    monkeypatch.setattr(live, "_send", lambda group, html: None)
+    Presence.objects.create(scene=cast.scene, user=cast.storyteller, channel_name="test.tablet")
+    st = client_for(cast.storyteller)
+    url = f"/scenes/{cast.scene.pk}/participants/{cast.p['Teddy'].pk}/remove/"
+    r = st.post(url, {}, **HX)
+    assert r.status_code == 200, r.content.decode()
+    assert whole == [], "the board's frame around the regions, pushed or rendered now"
+    html = r.content.decode()
+    assert 'id="clock-panel"' in html and 'id="log-panel"' in html
+    assert _same(html) == _same(_fresh_board(cast.storyteller, cast.scene.pk))
