@@ -26,7 +26,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Exists, OuterRef
 from django.template.loader import render_to_string
 
-from combat import board, render_cache, selectors
+from combat import board, render_cache, replies, selectors
 from combat.models import Participant, Scene
 from combat.regions import flags as region_flags
 from combat.regions import read as read_regions
@@ -113,11 +113,14 @@ def board_regions(scene: Scene, regions: Collection[str] | None = None) -> str:
             if _NEEDS_LOG & set(todo):
                 context.update(selectors.log_state(scene))
             context.update(read_regions(scene, "board", context, todo))
-            context = {**context, "oob": True}
+            # rendered with the CSRF mark, kept so for the answer (combat.replies)
+            context = {**context, "oob": True, **replies.MARKED}
             for r in todo:
                 html[r] = render_cache.cached(
                     ("html", "board", r, people),
-                    lambda r=r: render_to_string(REGION_TEMPLATES[r], context),
+                    lambda r=r: replies.keep(
+                        ("board", r, people), render_to_string(REGION_TEMPLATES[r], context)
+                    ),
                 )
         return "".join(html[r] for r in wanted)
 
@@ -135,7 +138,12 @@ def private_state(scene: Scene, user) -> str:
     with render_cache.rendering(scene):
         return render_cache.cached(
             ("html", "private", user.pk),
-            lambda: _partial(PHONE, "private", selectors.private_state(scene, user)),
+            lambda: replies.keep(
+                ("private", user.pk),
+                _partial(
+                    PHONE, "private", {**selectors.private_state(scene, user), **replies.MARKED}
+                ),
+            ),
         )
 
 
@@ -151,7 +159,9 @@ def private_pieces(scene: Scene, user) -> str:
 
         def render() -> str:
             context = {**selectors.prompts_state(scene, user), "oob": False, "oob_piece": True}
-            return "".join(render_to_string(f"{PHONE}#{n}", context) for n in PRIVATE_PIECES)
+            context.update(replies.MARKED)  # kept so for the answer (combat.replies)
+            html = "".join(render_to_string(f"{PHONE}#{n}", context) for n in PRIVATE_PIECES)
+            return replies.keep(("pieces", user.pk), html)
 
         return render_cache.cached(("html", "pieces", user.pk), render)
 
@@ -203,6 +213,7 @@ def scene_change_parts(
     scene = load(scene_id)
     if scene is None:
         return
+    render_cache.loaded(scene)  # the answer's row too (render_cache.scene_now)
     cache = render_cache.for_scene(scene)
     ids = list(private_user_ids)
     whole = own_parts

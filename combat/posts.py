@@ -25,7 +25,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from characters.idempotency import IdempotencyError
-from combat import access, board, fragments, render_cache, selectors, steps
+from combat import access, board, fragments, render_cache, replies, selectors, steps
 from combat.forms import problems
 from combat.models import Scene
 from combat.steps import Refused, http_status
@@ -61,8 +61,11 @@ def screen_reply_for(error_name: str = "error") -> Reply:
             if error:
                 messages.error(request, error)
             return redirect("scene_tablet" if tablet else "scene_phone", pk=scene.pk)
-        scene.refresh_from_db()
+        scene = render_cache.scene_now(scene)
         with render_cache.rendering(scene):  # each read once, shared with this seq's pushes
+            kept = replies.screen(request, scene, tablet) if status == 200 and not error else None
+            if kept is not None:  # as this seq's pushes rendered it (combat.replies)
+                return kept
             if tablet:
                 context = {**board.board_state(scene), error_name: error, "oob": False}
                 return render(request, f"{fragments.TABLET}#board", context, status=status)

@@ -44,6 +44,8 @@ _values: ContextVar[dict[Hashable, Any] | None] = ContextVar("render_cache", def
 _request: ContextVar[dict[tuple[int, int], RenderCache] | None] = ContextVar(
     "render_cache_request", default=None
 )
+# Inside one_request: scene id -> its row as a change's renderings read it after the last write.
+_scenes: ContextVar[dict[int, Any] | None] = ContextVar("render_cache_scenes", default=None)
 
 
 class RenderCache:
@@ -90,12 +92,13 @@ def one_request(view: Callable[..., T]) -> Callable[..., T]:
 
     @wraps(view)
     def wrapped(*args: Any, **kwargs: Any) -> T:
-        token = _request.set({})
+        token, scenes = _request.set({}), _scenes.set({})
         try:
             with connection.execute_wrapper(_forget_on_write):
                 return view(*args, **kwargs)
         finally:
             _request.reset(token)
+            _scenes.reset(scenes)
 
     return wrapped
 
@@ -111,7 +114,26 @@ def _forget_on_write(execute: Callable[..., Any], sql: str, *args: Any) -> Any:
             cache.values.clear()  # a rendering under way holds its cache: empty it too
         if shared:
             shared.clear()
+        (_scenes.get() or {}).clear()
     return execute(sql, *args)
+
+
+def loaded(scene: Any) -> None:
+    """Note ``scene``'s row, just read for a change's renderings (after the commit): inside
+    :func:`one_request` the answer takes it (:func:`scene_now`) until the request writes."""
+    held = _scenes.get()
+    if held is not None:
+        held[scene.pk] = scene
+
+
+def scene_now(scene: Any) -> Any:
+    """``scene``'s row as it is after the request's last write: the one its pushes read
+    (:func:`loaded`, no query; the answer then shows their ``seq``), else read again."""
+    found = (_scenes.get() or {}).get(scene.pk)
+    if found is None:
+        scene.refresh_from_db()
+        return scene
+    return found
 
 
 def cached(key: Hashable, read: Callable[[], T]) -> T:

@@ -18,7 +18,7 @@ from django.shortcuts import render
 from django.utils.html import escape
 from django.views.decorators.http import require_GET
 
-from combat import access, render_cache, steps
+from combat import access, render_cache, replies, steps
 from combat.challenges import (
     answering,
     forms,
@@ -95,10 +95,17 @@ def _region(
     request: HttpRequest, scene: Scene, tablet: bool, error: str = "", status: int = 200
 ) -> HttpResponse:
     """The screen's region (the tablet's board, the phone's prompts), the sentence in it."""
-    scene.refresh_from_db()
+    scene = render_cache.scene_now(scene)
     context = {"scene": scene, "player": request.user, "challenge_error": error}
     # the reads of this seq's pushes (when the step made them and the scene stayed there)
     with render_cache.rendering(scene):
+        if not error and status == 200:  # as this seq's pushes rendered it (combat.replies)
+            if tablet:
+                kept = replies.region(request, "challenges")
+            else:
+                kept = replies.challenge_prompts(request, request.user.pk, PROMPTS)
+            if kept is not None:
+                return HttpResponse(kept)
         return render(request, BOARD if tablet else PROMPTS, context, status=status)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from combat import access, fragments, render_cache
+from combat import access, fragments, render_cache, replies
 from combat import board as scene_board
 from combat import selectors as scene_selectors
 from combat.models import Participant, Scene
@@ -47,9 +47,12 @@ def _reply(
 ) -> HttpResponse:
     if request.headers.get("HX-Request") != "true":
         return redirect("scene_tablet" if tablet else "scene_phone", pk=scene.pk)
-    scene.refresh_from_db()
+    scene = render_cache.scene_now(scene)
     # each read once, shared with this seq's pushes when the step made them (render_cache)
     with render_cache.rendering(scene):
+        kept = replies.screen(request, scene, tablet) if status == 200 and not error else None
+        if kept is not None:  # as this seq's pushes rendered it (combat.replies)
+            return kept
         if tablet:
             context = {**scene_board.board_state(scene), "round_error": error, "oob": False}
             return render(request, f"{fragments.TABLET}#board", context, status=status)

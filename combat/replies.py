@@ -1,0 +1,198 @@
+"""A step's answer from what the pushes of its commit rendered: each part rendered once.
+
+A tap commits, its pushes render the changed parts for every audience (on commit, in the
+same request: :func:`combat.render_cache.one_request`), then the tap is answered with the
+actor's screen: the storyteller's whole board (``#scene-board``), a feature's region of it
+(``#challenge-board``), a player's own part (``#scene-private``) or their challenge prompts
+(``#challenge-prompts``). Each of these is, or is made of, what a push of the same ``seq``
+rendered for the same viewer, so the answer takes it from the change's
+:class:`~combat.render_cache.RenderCache` instead of rendering it again:
+
+- the board: the template's own frame (``#board``'s nodes that are no region: its root tag,
+  the stage's section) around the regions pushed at this seq (all of them for a round's
+  step; those a change did not push are rendered for the answer, once, the same way);
+- a region, a player's own part: as pushed, its root without ``hx-swap-oob``;
+- a player's challenge prompts: cut from the own part (or its pieces) pushed at this seq.
+
+A push carries no CSRF token (it has no request); an answer's forms carry the request's.
+The pushes render with :data:`MARK` in the token's place and keep that rendering
+(``("marked", …)`` keys): the push sends it with each marked token input taken out (exactly
+what a render without a token gives: ``{% if csrf_token %}{% csrf_token %}{% endif %}``),
+the answer with the request's own token put in (:func:`for_request`). The mark is this
+process's own, never in any text; no token is ever kept.
+
+Nothing is taken when the answer carries a sentence (a refusal: nothing was pushed) or when
+the part was not pushed at this seq (another process's change since, a write of the request
+after the push, a board nobody watched): the answer is rendered as before, from the same
+cache's reads. Every answer shows what a fresh render of its ``seq`` shows (tests compare).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
+from django.template import Context
+from django.template.base import Node, TextNode
+from django.template.loader import get_template
+from django.template.loader_tags import IncludeNode
+from django.utils.html import escape, format_html
+
+from combat import render_cache
+
+MARK = f"csrf{secrets.token_hex(16)}"
+#: What a push's context holds in the CSRF token's place.
+MARKED: dict[str, str] = {"csrf_token": MARK}
+_INPUT = format_html('<input type="hidden" name="csrfmiddlewaretoken" value="{}">', MARK)
+_OOB = ' hx-swap-oob="true"'
+
+
+def keep(key: tuple[Any, ...], marked: str) -> str:
+    """Keep a push's marked rendering under ``("marked", *key)`` in the active cache; the
+    push's own html (no token) back."""
+    render_cache.cached(("marked", *key), lambda: marked)
+    return marked.replace(_INPUT, "")
+
+
+def kept(key: tuple[Any, ...]) -> str | None:
+    """A marked rendering of this seq's pushes (None: none in the active cache)."""
+    return render_cache.known(("marked", *key))
+
+
+def for_request(html: str, request: HttpRequest) -> str:
+    """A marked rendering with the request's own CSRF token in the mark's place."""
+    if MARK not in html:
+        return html
+    return html.replace(MARK, escape(get_token(request)))
+
+
+def not_oob(html: str) -> str | None:
+    """A pushed root as a page has it: without ``hx-swap-oob`` on its root tag."""
+    first = html.find(">")
+    at = html.find(_OOB, 0, first)
+    return None if at < 0 else html[:at] + html[at + len(_OOB) :]
+
+
+def screen(request: HttpRequest, scene: Any, tablet: bool) -> HttpResponse | None:
+    """The screen a post came from (the whole board, or the player's own part) as this seq's
+    pushes rendered it, or None."""
+    from combat.fragments import REGION_TEMPLATES  # fragments renders with this module
+
+    html = board(request, scene, REGION_TEMPLATES) if tablet else private(request, request.user.pk)
+    return None if html is None else HttpResponse(html)
+
+
+# The board -----------------------------------------------------------------------------
+
+
+def board(request: HttpRequest, scene: Any, regions: dict[str, str]) -> str | None:
+    """The whole board (``TABLET#board``, not oob) from this seq's pushed regions, the ones
+    not pushed rendered now (and kept), or None when none was pushed (render it whole).
+    ``regions``: region -> its template (``fragments.REGION_TEMPLATES``)."""
+    frame = _frame("combat/scene_tablet.html#board", regions)
+    pushed = {r: kept(("board", r, True)) for r in regions}
+    missing = [r for r, html in pushed.items() if html is None]
+    if frame is None or len(missing) == len(pushed):
+        return None
+    if missing:  # with the people panel, as the board reads them (kept already: not again)
+        from combat.fragments import board_regions
+
+        board_regions(scene, [*missing, "people"])
+        pushed = {r: kept(("board", r, True)) for r in regions}
+        if any(html is None for html in pushed.values()):
+            return None
+    context = Context({"scene": scene, "oob": False})
+    html = "".join(pushed[n] if isinstance(n, str) else n.render(context) for n in frame)
+    return for_request(html, request)
+
+
+def _frame(template: str, regions: dict[str, str]) -> list[Node | str] | None:
+    """A partial's top nodes, each region's node as the region's name; None unless every
+    region is one of them (a template changed: render it whole)."""
+    names = {}
+    for region, source in regions.items():
+        path, _, partial = source.partition("#")
+        names[partial or path] = region
+    frame: list[Node | str] = []
+    for node in get_template(template).template.nodelist:
+        name = getattr(node, "partial_name", None)
+        if isinstance(node, IncludeNode):
+            name = getattr(node.template, "var", None)
+        frame.append(names.get(name, node) if isinstance(name, str) else node)
+    found = [n for n in frame if isinstance(n, str)]
+    return frame if sorted(found) == sorted(regions) else None
+
+
+def region(request: HttpRequest, name: str) -> str | None:
+    """One board region as pushed at this seq (with the board's people: the board's
+    rendering), for the request; None when it was not."""
+    html = kept(("board", name, True))
+    return None if html is None else for_request(html, request)
+
+
+# A player's own part -------------------------------------------------------------------
+
+
+def private(request: HttpRequest, user_id: int) -> str | None:
+    """A player's own part (``PHONE#private``, not oob) as pushed whole at this seq."""
+    html = kept(("private", user_id))
+    html = None if html is None else not_oob(html)
+    return None if html is None else for_request(html, request)
+
+
+_DIV = re.compile(r"<div[\s>]|</div>")
+_PROMPTS_ROOT = '<div id="challenge-prompts"'
+
+
+def challenge_prompts(request: HttpRequest, user_id: int, template: str) -> str | None:
+    """A player's challenge prompts (``template``, standalone) cut from their own part or
+    its pieces pushed at this seq: the include's output, from its first line to its root's
+    end and what the template has after it."""
+    html = kept(("private", user_id)) or kept(("pieces", user_id))
+    tail = _tail(template)
+    if html is None or tail is None:
+        return None
+    root = html.find(_PROMPTS_ROOT)
+    if root < 0:
+        return None
+    lead = _lead(template)
+    start = root - len(lead)
+    if start < 0 or html[start:root] != lead:
+        return None
+    end = _root_end(html, root)
+    if end is None or html[end : end + len(tail)] != tail:
+        return None
+    return for_request(html[start : end + len(tail)], request)
+
+
+def _lead(template: str) -> str:
+    """What the template renders before its root's tag: its text (its other nodes before,
+    ``{% load %}`` and the tag that reads, render nothing)."""
+    text = ""
+    for node in get_template(template).template.nodelist:
+        if isinstance(node, TextNode):
+            if _PROMPTS_ROOT in node.s:
+                return text + node.s[: node.s.index(_PROMPTS_ROOT)]
+            text += node.s
+    return text
+
+
+def _tail(template: str) -> str | None:
+    """What the template renders after its root's end (its last text, after ``</div>``)."""
+    last = get_template(template).template.nodelist[-1]
+    if not isinstance(last, TextNode) or "</div>" not in last.s:
+        return None
+    return last.s[last.s.rindex("</div>") + len("</div>") :]
+
+
+def _root_end(html: str, start: int) -> int | None:
+    """Where the ``<div>`` opened at ``start`` ends (escaped text holds no tag)."""
+    depth = 0
+    for found in _DIV.finditer(html, start):
+        depth += -1 if found.group() == "</div>" else 1
+        if depth == 0:
+            return found.end()
+    return None
