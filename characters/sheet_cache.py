@@ -38,11 +38,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.db.models.query import prefetch_related_objects
 
 from characters.models import Character, GameNight
 from characters.selectors import SHEET_PREFETCH, current_values_for
+from config.prepared import Prepared
 
 DEFAULT_SIZE = 500  # ~35 kB a demo sheet; a long Grapevine sheet a few times that
 
@@ -80,12 +81,20 @@ def _key(character: Character) -> Hashable:
     )
 
 
-def _rows(ids: list[int]) -> list[Character]:
+def _rows_query(ids: list[int]) -> QuerySet[Character]:
     open_night = GameNight.objects.filter(
         chronicle_id=OuterRef("chronicle_id"), closed_at__isnull=True
     ).values("pk")[:1]
     rows = Character.objects.filter(pk__in=ids).select_related("player", "chronicle")
-    return list(rows.annotate(open_night=Subquery(open_night)))
+    return rows.annotate(open_night=Subquery(open_night))
+
+
+# Its SQL is built once per connection and number of ids (config.prepared).
+_prepared_rows = Prepared(Character, _rows_query)
+
+
+def _rows(ids: list[int]) -> list[Character]:
+    return _prepared_rows.run(ids)
 
 
 def _copied(value: Any) -> Any:
