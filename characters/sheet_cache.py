@@ -39,11 +39,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import OuterRef, QuerySet, Subquery
-from django.db.models.query import prefetch_related_objects
 
 from characters.models import Character, GameNight
 from characters.selectors import SHEET_PREFETCH, current_values_for
-from config.prepared import Prepared
+from config.prepared import Prepared, PreparedPrefetch
 
 DEFAULT_SIZE = 500  # ~35 kB a demo sheet; a long Grapevine sheet a few times that
 
@@ -111,13 +110,17 @@ def _for_reader(row: Character, entry: _Entry) -> tuple[Character, dict[str, Any
     return row, _copied(entry.now)
 
 
+# SHEET_PREFETCH with each relation's SQL built once per connection (config.prepared).
+_prefetch = PreparedPrefetch(Character, SHEET_PREFETCH)
+
+
 def _read(rows: list[Character]) -> dict[int, _Entry]:
     """Read the sheets of ``rows`` (prefetch and ledger) into new entries, off copies of the
     rows so no reader's character is the one the cached rows point back to."""
     held = [copy.copy(row) for row in rows]
     for character in held:
         character._prefetched_objects_cache = {}
-    prefetch_related_objects(held, *SHEET_PREFETCH)
+    _prefetch.run(held)
     now = current_values_for(held)
     return {c.pk: _Entry(_key(c), dict(c._prefetched_objects_cache), now[c.pk]) for c in held}
 

@@ -28,7 +28,8 @@ from typing import Any, Generic, TypeVar
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connections, router
-from django.db.models import Model, QuerySet
+from django.db.models import Model, Prefetch, QuerySet
+from django.db.models.constants import LOOKUP_SEP
 from django.db.models.query import get_related_populators
 
 M = TypeVar("M", bound=Model)
@@ -169,3 +170,60 @@ def _slots(
     if sorted(s[1:] for s in slots) != sorted((n, item) for n, item, _ in stand_ins.values()):
         raise ValueError("each argument of a prepared query must be one parameter, once")
     return tuple(slots)
+
+
+class PreparedPrefetch:
+    """``prefetch_related_objects(instances, *lookups)`` for reverse foreign keys one level
+    deep (``character.traits``, a ``Prefetch`` with its own ordering), each relation read by a
+    :class:`Prepared` query: the same query per relation, the same rows in the same caches,
+    each row's foreign key pointing back to its instance. The instances must not have these
+    relations prefetched already; ``lookups`` are fixed (a module's constant)."""
+
+    def __init__(self, model: type[Model], lookups: Sequence[str | Prefetch]) -> None:
+        self.model = model
+        self.lookups = tuple(lookups)
+        self._relations: list[tuple[str, Any, Prepared, Any]] | None = None
+
+    def _prepared(self) -> list[tuple[str, Any, Prepared, Any]]:
+        if self._relations is None:  # the models' relations are known once apps are ready
+            relations = []
+            for lookup in self.lookups:
+                name = lookup.prefetch_to if isinstance(lookup, Prefetch) else lookup
+                queryset = lookup.queryset if isinstance(lookup, Prefetch) else None
+                rel = self.model._meta.get_field(name)
+                if not (rel.one_to_many and rel.auto_created) or LOOKUP_SEP in name:
+                    raise ValueError(f"{name} is not a reverse foreign key of {self.model}")
+                base = queryset if queryset is not None else rel.related_model._default_manager
+                field = rel.field
+
+                def build(ids: list[int], base: Any = base, field: Any = field) -> QuerySet:
+                    return base.filter(**{f"{field.name}__in": ids})
+
+                relations.append((name, queryset, Prepared(rel.related_model, build), field))
+            self._relations = relations
+        return self._relations
+
+    def run(self, instances: Sequence[Model]) -> None:
+        by_pk = {obj.pk: obj for obj in instances}
+        if not by_pk:
+            return
+        ids = list(by_pk)
+        for obj in instances:
+            if not hasattr(obj, "_prefetched_objects_cache"):
+                obj._prefetched_objects_cache = {}  # type: ignore[attr-defined]
+        for name, queryset, query, field in self._prepared():
+            found: dict[Any, list[Any]] = {pk: [] for pk in by_pk}
+            for row in query.run(ids):
+                owner = by_pk[getattr(row, field.attname)]
+                field.set_cached_value(row, owner)
+                found[owner.pk].append(row)
+            for obj in instances:
+                manager = getattr(obj, name)
+                qs = (
+                    manager._apply_rel_filters(queryset)
+                    if queryset is not None
+                    else manager.get_queryset()
+                )
+                qs._result_cache = found[obj.pk]
+                qs._prefetch_done = True
+                obj._prefetched_objects_cache[field.remote_field.cache_name] = qs

@@ -106,3 +106,36 @@ def test_a_query_that_depends_on_more_than_its_arguments_is_refused(character) -
             Prepared(Character, build).run(character.pk)
     with pytest.raises(ValueError):
         Prepared(GameNight, lambda pk: Character.objects.filter(pk=pk)).run(character.pk)
+
+
+def test_a_prepared_prefetch_fills_what_prefetch_related_objects_fills(
+    character, django_assert_num_queries
+) -> None:
+    from django.db.models import prefetch_related_objects
+
+    from characters.selectors import SHEET_PREFETCH
+    from config.prepared import PreparedPrefetch
+    from tests.factories import AbilityFactory
+
+    other = CharacterFactory(chronicle=character.chronicle, name="Cody")
+    for name in ("Strong", "Brawny", "Agile"):
+        TraitFactory(character=other, category="physical", name=name)
+    AbilityFactory(character=character, name="Dodge")
+    ids = [character.pk, other.pk, 10**9]
+    want = list(Character.objects.filter(pk__in=ids))
+    prefetch_related_objects(want, *SHEET_PREFETCH)
+    got = list(Character.objects.filter(pk__in=ids))
+    prefetch = PreparedPrefetch(Character, SHEET_PREFETCH)
+    with django_assert_num_queries(len(SHEET_PREFETCH)):
+        prefetch.run(got)
+    with django_assert_num_queries(0):
+        for a, b in zip(got, want, strict=True):
+            assert set(a._prefetched_objects_cache) == set(b._prefetched_objects_cache)
+            for name, rows in b._prefetched_objects_cache.items():
+                mine = list(getattr(a, name).all())
+                assert [_fields(r) for r in mine] == [_fields(r) for r in rows]
+                assert all(r.character is a for r in mine)
+    cody = next(c for c in got if c.pk == other.pk)
+    assert [t.name for t in cody.traits.all()] == ["Agile", "Brawny", "Strong"]
+    with pytest.raises(ValueError):
+        PreparedPrefetch(Character, ["chronicle"]).run(got)
