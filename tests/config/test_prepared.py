@@ -3,9 +3,11 @@ connection and shape, and refuses a queryset that depends on more than its argum
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 
 import pytest
+from django.db import connections
 from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
@@ -86,6 +88,32 @@ def test_it_is_built_once_per_shape(character, monkeypatch) -> None:
     monkeypatch.setattr(prepared, "MAX_ITEMS", 1)
     assert {c.pk for c in query.run([character.pk, other.pk])} == {character.pk, other.pk}
     assert built[-1] == [character.pk, other.pk]  # the real ids: a plain queryset
+
+
+def test_each_connection_has_its_own_plan(character) -> None:
+    """A plan holds its connection's compiler (converters): another thread's connection,
+    another plan."""
+    built = []
+
+    def build(ids):
+        built.append(threading.get_ident())
+        return characters(ids)
+
+    query = Prepared(Character, build)
+    query.run([character.pk])
+
+    def elsewhere() -> None:
+        try:
+            query.run([character.pk])
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join()
+    assert len(built) == 4 and len(set(built)) == 2
+    query.run([character.pk])
+    assert len(built) == 4
 
 
 def test_a_query_that_depends_on_more_than_its_arguments_is_refused(character) -> None:
