@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 from django.template.loader import render_to_string
 
 from combat import board, render_cache, selectors
@@ -76,7 +76,7 @@ def load(scene_id: int) -> Scene | None:
     return found[0] if found else None
 
 
-def _scene_query(scene_id: int):
+def _scene_query(scene_id: int) -> QuerySet[Scene]:
     watchers = selectors.board_watchers(OuterRef("pk"), OuterRef(OuterRef("pk")))
     return (
         Scene.objects.select_related("chronicle", "storyteller", "game_night")
