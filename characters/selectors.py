@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import F, OuterRef, Prefetch, Q, Subquery, Value
+from django.db.models import F, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from characters.access import (  # noqa: F401 (the one rule lives there; kept importable here)
@@ -34,6 +34,7 @@ from characters.models import (
     LedgerKind,
     Trait,
 )
+from config.prepared import Prepared
 
 SHEET_PREFETCH = (
     Prefetch("traits", queryset=Trait.objects.order_by("category", "negative", "name")),
@@ -46,8 +47,8 @@ SHEET_PREFETCH = (
 )
 
 
-def _ledger_that_counts(characters: list[Character]) -> dict[int, list[LedgerEntry]]:
-    """Entries that count now, per character, oldest first, in one query.
+def _counting_query(ids: list[int]) -> QuerySet[LedgerEntry]:
+    """The entries of these characters that count now, oldest first.
 
     Per-night kinds count in the chronicle's open game night; the other kinds since the
     character's last refresh. A reversal counts only with the entry it reverses, and the pair
@@ -65,8 +66,8 @@ def _ledger_that_counts(characters: list[Character]) -> dict[int, list[LedgerEnt
     until_refresh = (
         ~Q(kind__in=PER_NIGHT_KINDS) & ~Q(kind=LedgerKind.REFRESH) & Q(pk__gt=F("last_refresh"))
     )
-    rows = (
-        LedgerEntry.objects.filter(character_id__in=[c.pk for c in characters])
+    return (
+        LedgerEntry.objects.filter(character_id__in=ids)
         .annotate(
             last_refresh=Coalesce(Subquery(last_refresh), Value(0)),
             open_night=Subquery(open_night),
@@ -74,8 +75,17 @@ def _ledger_that_counts(characters: list[Character]) -> dict[int, list[LedgerEnt
         .filter(per_night | until_refresh)
         .order_by("pk")
     )
+
+
+# Its SQL is built once per connection and number of characters (config.prepared).
+_counting = Prepared(LedgerEntry, _counting_query)
+
+
+def _ledger_that_counts(characters: list[Character]) -> dict[int, list[LedgerEntry]]:
+    """Entries that count now, per character, oldest first, in one query
+    (:func:`_counting_query`)."""
     counting: dict[int, list[LedgerEntry]] = {c.pk: [] for c in characters}
-    for entry in rows:
+    for entry in _counting.run(list(counting)):
         counting[entry.character_id].append(entry)
     return counting
 

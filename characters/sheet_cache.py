@@ -38,11 +38,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import OuterRef, Subquery
-from django.db.models.query import prefetch_related_objects
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from characters.models import Character, GameNight
 from characters.selectors import SHEET_PREFETCH, current_values_for
+from config.prepared import Prepared, PreparedPrefetch
 
 DEFAULT_SIZE = 500  # ~35 kB a demo sheet; a long Grapevine sheet a few times that
 
@@ -80,12 +80,20 @@ def _key(character: Character) -> Hashable:
     )
 
 
-def _rows(ids: list[int]) -> list[Character]:
+def _rows_query(ids: list[int]) -> QuerySet[Character]:
     open_night = GameNight.objects.filter(
         chronicle_id=OuterRef("chronicle_id"), closed_at__isnull=True
     ).values("pk")[:1]
     rows = Character.objects.filter(pk__in=ids).select_related("player", "chronicle")
-    return list(rows.annotate(open_night=Subquery(open_night)))
+    return rows.annotate(open_night=Subquery(open_night))
+
+
+# Its SQL is built once per connection and number of ids (config.prepared).
+_prepared_rows = Prepared(Character, _rows_query)
+
+
+def _rows(ids: list[int]) -> list[Character]:
+    return _prepared_rows.run(ids)
 
 
 def _copied(value: Any) -> Any:
@@ -102,13 +110,17 @@ def _for_reader(row: Character, entry: _Entry) -> tuple[Character, dict[str, Any
     return row, _copied(entry.now)
 
 
+# SHEET_PREFETCH with each relation's SQL built once per connection (config.prepared).
+_prefetch = PreparedPrefetch(Character, SHEET_PREFETCH)
+
+
 def _read(rows: list[Character]) -> dict[int, _Entry]:
     """Read the sheets of ``rows`` (prefetch and ledger) into new entries, off copies of the
     rows so no reader's character is the one the cached rows point back to."""
     held = [copy.copy(row) for row in rows]
     for character in held:
         character._prefetched_objects_cache = {}
-    prefetch_related_objects(held, *SHEET_PREFETCH)
+    _prefetch.run(held)
     now = current_values_for(held)
     return {c.pk: _Entry(_key(c), dict(c._prefetched_objects_cache), now[c.pk]) for c in held}
 

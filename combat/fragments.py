@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 from django.template.loader import render_to_string
 
 from combat import board, render_cache, replies, selectors
 from combat.models import Participant, Scene
 from combat.regions import flags as region_flags
 from combat.regions import read as read_regions
+from config.prepared import Prepared
 
 TABLET = "combat/scene_tablet.html"
 PHONE = "combat/scene_phone.html"
@@ -71,13 +72,22 @@ def load(scene_id: int) -> Scene | None:
     """The scene's row for its renderings, with its features' flags in the same query
     (:func:`combat.regions.flags`: no fight, no chase to read) and whether a storyteller's
     socket of the scene may be open (``watched``: :func:`selectors.board_watched`)."""
+    found = _scene_row.run(scene_id)
+    return found[0] if found else None
+
+
+def _scene_query(scene_id: int) -> QuerySet[Scene]:
     watchers = selectors.board_watchers(OuterRef("pk"), OuterRef(OuterRef("pk")))
     return (
         Scene.objects.select_related("chronicle", "storyteller", "game_night")
         .annotate(**region_flags(), watched=Exists(watchers))
         .filter(pk=scene_id)
-        .first()
+        .order_by()
     )
+
+
+# Its SQL is built once per connection (config.prepared): building it was most of its cost.
+_scene_row = Prepared(Scene, _scene_query)
 
 
 _load = load

@@ -42,7 +42,7 @@ from django.db.models import Max
 from django.db.models.signals import post_save
 from django.utils.crypto import constant_time_compare
 
-from combat import faults, fragments, selectors
+from combat import faults, fragments
 from combat.models import Participant, Scene
 from combat.seqs import seq_of
 
@@ -286,7 +286,7 @@ def sheets_changed(*, character_ids: Iterable[int] = (), chronicle_ids: Iterable
             scene = fragments.load(scene_id)
             if scene is None:
                 continue
-            if selectors.board_watched(scene_id):  # no board is rendered for nobody
+            if scene.watched:  # no board is rendered for nobody (its row says: load)
                 _send(
                     storytellers_group(scene_id),
                     fragments.board_regions(scene, fragments.SHEET_REGIONS),

@@ -26,6 +26,7 @@ from combat.own_log import OwnLine
 from combat.own_log import read as own_log_rows
 from combat.render_cache import cached, known, sheets_now
 from combat.steps import token
+from config.prepared import Prepared
 
 STALE_AFTER = 90  # a presence row untouched this long belongs to a process that is gone
 
@@ -122,12 +123,16 @@ def npc_sheets(scene: Scene) -> list[Character]:
 def active_participants(scene: Scene) -> list[Participant]:
     """Everyone in the scene now (hidden NPCs too), with their characters and players: read
     once for a change's renderings (the board's people, the public part, each own part)."""
+    return cached(("participants", scene.pk), lambda: _active_participants.run(scene.pk))
 
-    def read() -> list[Participant]:
-        rows = Participant.objects.filter(scene=scene, removed_at__isnull=True)
-        return list(rows.select_related("character", "character__player"))
 
-    return cached(("participants", scene.pk), read)
+def _active_participants_query(scene_id: int) -> QuerySet[Participant]:
+    rows = Participant.objects.filter(scene_id=scene_id, removed_at__isnull=True)
+    return rows.select_related("character", "character__player")
+
+
+# Its SQL is built once per connection (config.prepared): read on every change.
+_active_participants = Prepared(Participant, _active_participants_query)
 
 
 def connected_user_ids(scene: Scene) -> set[int]:

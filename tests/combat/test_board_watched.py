@@ -168,3 +168,22 @@ def test_a_changes_pushes_ask_the_scene_row_whether_the_board_is_watched(scene, 
     assert [audience for audience, _u, _h in parts] == ["players"]
     rest = [q["sql"] for q in queries if not q["sql"].startswith('SELECT "combat_scene"."id"')]
     assert not [q for q in rest if 'FROM "combat_presence"' in q]
+
+
+@pytest.mark.parametrize("tablet", [False, True])
+def test_a_sheet_change_asks_the_scene_row_whether_the_board_is_watched(
+    scene, storyteller, player, character, sent, tablet
+) -> None:
+    """A sheet's push (``live.sheets_changed``) takes the board's part when a storyteller's
+    socket may be open, and asks the scene's row (``watched``): no query of its own."""
+    Presence.objects.create(scene=scene, user=player, channel_name="phone.1")
+    if tablet:
+        Presence.objects.create(scene=scene, user=storyteller, channel_name="tablet.1")
+    with CaptureQueriesContext(connection) as queries:
+        live.sheets_changed(character_ids=[character.pk])
+    groups = [group for group, _ in sent]
+    assert live.player_group(scene.pk, player.pk) in groups
+    assert (live.storytellers_group(scene.pk) in groups) is tablet
+    connected = 'SELECT "combat_presence"."user_id"'  # the people panel's list (a tablet's)
+    rest = [q["sql"] for q in queries if not q["sql"].startswith('SELECT "combat_scene"."id"')]
+    assert not [q for q in rest if 'FROM "combat_presence"' in q and connected not in q]
