@@ -54,6 +54,9 @@ INSTALLED_APPS = [
     "chases",
 ]
 
+# Under ASGI (config/handler.py) the head of this list, up to the session, runs on the event
+# loop (the security middleware and the CSP as config/inline.py's); the rest runs with the
+# view in one worker thread.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.static.StaticFilesMiddleware",  # WhiteNoise, asynchronous too (no thread hop)
