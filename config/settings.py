@@ -133,7 +133,7 @@ CHANNEL_CAPACITY = 2000
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "config.layers.RedisChannelLayer",  # group_send in 2 round trips
             "CONFIG": {
                 "hosts": [
                     {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}
