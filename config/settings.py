@@ -54,6 +54,9 @@ INSTALLED_APPS = [
     "chases",
 ]
 
+# Under ASGI (config/handler.py) the head of this list, up to the session, runs on the event
+# loop (the security middleware and the CSP as config/inline.py's); the rest runs with the
+# view in one worker thread.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.static.StaticFilesMiddleware",  # WhiteNoise, asynchronous too (no thread hop)
@@ -130,7 +133,7 @@ CHANNEL_CAPACITY = 2000
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "config.layers.RedisChannelLayer",  # group_send in 2 round trips
             "CONFIG": {
                 "hosts": [
                     {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}

@@ -50,6 +50,6 @@ def test_it_uses_the_databases_and_layers_the_environment_names() -> None:
     else:
         assert engine == "django.db.backends.sqlite3"
     if os.environ.get("REDIS_URL"):
-        assert layer == "channels_redis.core.RedisChannelLayer"
+        assert layer == "config.layers.RedisChannelLayer"
     else:
         assert layer == "channels.layers.InMemoryChannelLayer"

@@ -1,0 +1,78 @@
+"""``manage.py serve`` under cProfile, every thread of it: ``--out FILE`` then serve's own args.
+
+``python bench/serve_profiled.py --out var/serve.prof --host 127.0.0.1 --port 8001``
+
+cProfile sees only the thread that enables it, and a request's synchronous part runs in a
+worker thread of its own (asgiref's executor), so each thread started gets a profiler too;
+when the server stops (SIGTERM: uvicorn shuts down and ``serve`` returns), every profile is
+merged into one pstats file (``python -m pstats FILE``, or ``bench/tap_server.py``'s table).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import cProfile
+import os
+import pstats
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+done: list[cProfile.Profile] = []
+running: list[cProfile.Profile] = []
+lock = threading.Lock()
+_run = threading.Thread.run
+
+
+def _profiled_run(self: threading.Thread) -> None:
+    profile = cProfile.Profile(time.thread_time)
+    with lock:
+        running.append(profile)
+    profile.enable()
+    try:
+        _run(self)
+    finally:
+        profile.disable()
+        with lock:
+            running.remove(profile)
+            done.append(profile)
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def main() -> None:
+    out = sys.argv[2]
+    argv = sys.argv[3:]
+    threading.Thread.run = _profiled_run
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    # uvicorn raises the SIGTERM it caught again once it has shut down: then the profiles
+    # are written, rather than the process ended by the default handler.
+    signal.signal(signal.SIGTERM, _stop)
+    main_profile = cProfile.Profile(time.thread_time)
+    main_profile.enable()
+    try:
+        call_command("serve", *argv)
+    finally:
+        main_profile.disable()
+        stats = pstats.Stats(main_profile)
+        with lock:
+            for profile in done + running:
+                with contextlib.suppress(Exception):  # a thread's profile still running
+                    stats.add(profile)
+        stats.dump_stats(out)
+
+
+if __name__ == "__main__":
+    main()
