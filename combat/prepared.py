@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, connections, router
 from django.db.models import Model, QuerySet, sql
 from django.db.models.query import ModelIterable, get_related_populators
 from django.db.models.signals import post_save, pre_save
@@ -244,3 +244,49 @@ def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
         cursor.execute(text, [*values, meta.pk.get_db_prep_value(obj.pk, connection)])
         if cursor.rowcount != 1:
             raise RuntimeError(f"{meta.label} {obj.pk} is not there to update")
+
+
+_INSERTS: dict[tuple[type[Model], str, int], tuple[str, tuple[Any, ...], bool]] = {}
+
+
+def insert_rows(objs: Sequence[Model]) -> None:
+    """``bulk_create(objs)`` of one model (no signals, as it sends none), its INSERT's text
+    built once per model and number of rows; each new row's id is set from ``RETURNING``.
+    A database that cannot return them (an old SQLite) takes ``bulk_create``."""
+    if not objs:
+        return
+    model = type(objs[0])
+    meta = model._meta
+    alias = router.db_for_write(model)
+    connection = connections[alias]
+    auto = meta.pk.db_returning and all(o.pk is None for o in objs)
+    if not connection.features.can_return_rows_from_bulk_insert:
+        model._default_manager.using(alias).bulk_create(objs)
+        return
+    key = (model, alias, len(objs))
+    known = _INSERTS.get(key)
+    if known is None:
+        chosen = tuple(
+            f for f in meta.concrete_fields if not f.generated and not (f.primary_key and auto)
+        )
+        if any(f.db_returning and not f.primary_key for f in meta.concrete_fields) or any(
+            hasattr(f, "get_placeholder") for f in chosen
+        ):
+            raise ValueError(f"{meta.label} has a column the database fills or places")
+        q = connection.ops.quote_name
+        row = f"({', '.join(['%s'] * len(chosen))})"
+        text = (
+            f"INSERT INTO {q(meta.db_table)} ({', '.join(q(f.column) for f in chosen)})"
+            f" VALUES {', '.join([row] * len(objs))}"
+            + (f" RETURNING {q(meta.pk.column)}" if auto else "")
+        )
+        known = _INSERTS[key] = (text, chosen, auto)
+    text, chosen, returns = known
+    values = [f.get_db_prep_save(f.pre_save(o, True), connection) for o in objs for f in chosen]
+    with connection.cursor() as cursor:
+        cursor.execute(text, values)
+        ids = [r[0] for r in cursor.fetchall()] if returns else []
+    for n, obj in enumerate(objs):
+        if returns:
+            obj.pk = ids[n]
+        obj._state.adding, obj._state.db = False, alias

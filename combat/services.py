@@ -37,7 +37,7 @@ from combat.models import (
     Scene,
     SceneLogEntry,
 )
-from combat.prepared import PreparedUpdate, save_row
+from combat.prepared import PreparedUpdate, insert_rows, save_row
 from combat.selectors import scene_token
 from combat.steps import Refused
 
@@ -243,17 +243,16 @@ def log_lines(
         )
         for text, public, data in lines
     ]
+    # each insert's text built once (combat.prepared)
     if transaction.get_connection().features.can_return_rows_from_bulk_insert:
-        SceneLogEntry.objects.bulk_create(entries)
+        insert_rows(entries)
     else:  # an old SQLite: no ids back from a bulk insert
         for entry in entries:
             entry.save(force_insert=True)
     ids = list(dict.fromkeys(c.pk for c in characters))
     if ids and entries:
         through = SceneLogEntry.characters.through
-        through.objects.bulk_create(
-            [through(scenelogentry_id=e.pk, character_id=c) for e in entries for c in ids]
-        )
+        insert_rows([through(scenelogentry_id=e.pk, character_id=c) for e in entries for c in ids])
     return entries
 
 

@@ -114,3 +114,59 @@ def test_a_prepared_update_sets_the_rows_its_values_name(scene, player, other_pl
     assert own.run(2, 43, scene.pk, player.pk, other_player.pk) == 2
     assert seqs() == {"Janet": 43, "Cody": 43}
     assert sorted(own._shapes) == [1, 2]
+
+
+def test_save_row_writes_the_columns_named_and_no_other(scene):
+    from combat.prepared import save_row
+
+    scene.situation, scene.seq, scene.name = "Rain", scene.seq + 5, "Renamed in memory only"
+    save_row(scene, ("situation", "seq"))
+    fresh = Scene.objects.get(pk=scene.pk)
+    assert (fresh.situation, fresh.seq, fresh.name) == ("Rain", scene.seq, "Elysium")
+    save_row(scene)  # every column
+    assert Scene.objects.get(pk=scene.pk).name == "Renamed in memory only"
+    scene.pk = 10**6
+    with pytest.raises(RuntimeError, match="not there"):
+        save_row(scene)
+
+
+def test_save_row_of_a_model_with_receivers_sends_them(scene):
+    from django.db.models.signals import post_save
+
+    from combat.models import Participant
+    from combat.prepared import save_row
+
+    sent = []
+
+    def heard(sender, instance, **kwargs):
+        sent.append(instance.pk)
+
+    janet = Participant.objects.get(scene=scene)
+    post_save.connect(heard, sender=Participant)
+    try:
+        janet.name = "Janet the Bold"
+        save_row(janet, ("name",))
+    finally:
+        post_save.disconnect(heard, sender=Participant)
+    assert sent == [janet.pk]
+    assert Participant.objects.get(pk=janet.pk).name == "Janet the Bold"
+
+
+def test_insert_rows_inserts_as_bulk_create_does(scene, storyteller, character):
+    from combat.models import SceneLogEntry
+    from combat.prepared import insert_rows
+
+    lines = [
+        SceneLogEntry(scene=scene, seq=9, game_time=0, kind="note", text=f"line {n}", data={"n": n})
+        for n in range(2)
+    ]
+    insert_rows(lines)
+    through = SceneLogEntry.characters.through
+    insert_rows([through(scenelogentry_id=e.pk, character_id=character.pk) for e in lines])
+    read = SceneLogEntry.objects.filter(pk__in=[e.pk for e in lines]).order_by("pk")
+    assert [(e.text, e.data, e.created_at is not None) for e in read] == [
+        ("line 0", {"n": 0}, True),
+        ("line 1", {"n": 1}, True),
+    ]
+    assert [list(e.characters.all()) for e in read] == [[character], [character]]
+    assert not any(e._state.adding for e in lines)
