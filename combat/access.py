@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404, HttpRequest
@@ -22,9 +23,44 @@ from django.http import Http404, HttpRequest
 from characters.access import chronicles_run_by
 from combat import steps
 from combat.models import Participant, Scene
+from combat.prepared import Prepared
 from combat.steps import Refused
 
 NO_SCENE = "No such scene for you."
+
+
+def _flags(user: AbstractBaseUser) -> tuple[bool, bool, bool]:
+    """What the storyteller rule (``characters.access``) reads of a user besides its id: a
+    query asking it has one shape for each of these."""
+    return (bool(user.is_active), bool(user.is_superuser), bool(user.is_staff))
+
+
+def _stand_in(flags: tuple[bool, bool, bool], pk: int) -> AbstractBaseUser:
+    """A user with ``flags`` and the id ``pk`` (never saved): builds a prepared query."""
+    active, superuser, staff = flags
+    return get_user_model()(pk=pk, is_active=active, is_superuser=superuser, is_staff=staff)
+
+
+def _scene_read(shape: tuple[Any, ...], pk: int, user_pk: int) -> QuerySet[Scene]:
+    """The scene ``pk`` with what :func:`screen_for` asks of it for the user ``user_pk``
+    whose flags (what the storyteller rule reads of a user besides its id) are ``shape``'s."""
+    flags, from_phone, lock = shape
+    runs = chronicles_run_by(_stand_in(flags, user_pk))
+    may_run = not runs.query.is_empty()
+    mine = Participant.objects.filter(scene=OuterRef("pk"), character__player_id=user_pk)
+    asked: dict[str, Any] = {}
+    if may_run:
+        asked["runs"] = Exists(runs.filter(pk=OuterRef("chronicle_id")))
+    if from_phone or not may_run:
+        asked["plays"] = Exists(mine)
+        asked["present"] = Exists(mine.filter(removed_at__isnull=True))
+    found = Scene.objects.filter(pk=pk).annotate(**asked).select_related("chronicle")
+    if lock:
+        found = found.select_for_update(of=("self",))
+    return found.order_by()[:1]  # by its key: nothing to order
+
+
+_SCENE_READS: Prepared[Scene] = Prepared(_scene_read)
 
 
 def screen_for(request: HttpRequest, pk: int, *, lock: bool = False) -> tuple[Scene, bool]:
@@ -35,31 +71,20 @@ def screen_for(request: HttpRequest, pk: int, *, lock: bool = False) -> tuple[Sc
     for a phone, whether they play in it (or did: a removed player sees they were removed)
     and still do (``scene.present``, a phone's post asks). ``lock``: inside a tap's
     transaction (:func:`combat.steps.request_transaction`) the read locks the scene and is
-    its step's lock (:func:`combat.steps.hold`)."""
+    its step's lock (:func:`combat.steps.hold`). The query's SQL is compiled once for each
+    shape (:mod:`combat.prepared`)."""
     user = request.user
     if not user.is_authenticated:
         raise Http404(NO_SCENE)
     from_phone = request.POST.get("from") == "phone"
-    runs = chronicles_run_by(user)
-    may_run = not runs.query.is_empty()
-    mine = Participant.objects.filter(scene=OuterRef("pk"), character__player=user)
-    asked: dict[str, Any] = {}
-    if may_run:
-        asked["runs"] = Exists(runs.filter(pk=OuterRef("chronicle_id")))
-    if from_phone or not may_run:
-        asked["plays"] = Exists(mine)
-        asked["present"] = Exists(mine.filter(removed_at__isnull=True))
-    found = Scene.objects.filter(pk=pk).annotate(**asked).select_related("chronicle")
-    if lock:
-        found = found.select_for_update(of=("self",))
-    scene = next(iter(found.order_by()[:1]), None)  # by its key: nothing to order
+    scene = _SCENE_READS.first((_flags(user), from_phone, lock), int(pk), user.pk)
     if scene is None:
         raise Http404(NO_SCENE)
     scene.runs = bool(getattr(scene, "runs", False))
     scene.run_by = (user.pk, scene.runs)  # the storyteller rule's answer, asked with the scene
     if scene.runs and not from_phone:
         return (steps.hold(scene) if lock else scene), True
-    if "plays" not in asked:  # a storyteller of another chronicle: do they play here?
+    if not hasattr(scene, "plays"):  # a storyteller of another chronicle: do they play here?
         removed = list(
             Participant.objects.filter(scene=scene, character__player=user).values_list(
                 "removed_at", flat=True
@@ -98,10 +123,27 @@ def participant_named_by(
         return None
     if isinstance(pk, str) and not pk.isdigit():
         raise NotHere(NOT_HERE)
-    found = participants_named_by(scene, user).filter(pk=int(pk)).first()
+    known = getattr(scene, "run_by", None)  # asked with the scene (screen_for)
+    if known is not None and known[0] == user.pk:
+        found = _NAMED.first(known[1], scene.pk, int(pk))  # type: ignore[union-attr]
+    else:
+        found = participants_named_by(scene, user).filter(pk=int(pk)).first()
     if found is None:
         raise NotHere(NOT_HERE)
     return found
+
+
+def _named(runs: bool, scene_id: int, pk: int) -> QuerySet[Participant]:
+    """:func:`participants_named_by`'s participant ``pk``, for a user who runs the scene's
+    chronicle (``runs``: every present one) or not (the visible ones)."""
+    found = Participant.objects.filter(scene_id=scene_id, removed_at__isnull=True, pk=pk)
+    if not runs:
+        found = found.filter(hidden=False)
+    found = found.select_related("character")
+    return (found if found.ordered else found.order_by("pk"))[:1]  # as ``first()`` reads
+
+
+_NAMED: Prepared[Participant] = Prepared(_named)  # its SQL compiled once for each
 
 
 class NotHere(Refused):

@@ -21,6 +21,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from characters.access import chronicles_run_by
@@ -36,6 +37,7 @@ from combat.models import (
     Scene,
     SceneLogEntry,
 )
+from combat.prepared import PreparedUpdate, insert_rows, save_row
 from combat.selectors import scene_token
 from combat.steps import Refused
 
@@ -140,6 +142,17 @@ def _run(
     )  # fmt: skip
 
 
+def _own_seq(_count: int, seq: int, scene_id: int, *players: int) -> tuple[QuerySet, dict]:
+    """The present participants of the scene played by ``players``: their own part's seq."""
+    found = Participant.objects.filter(
+        scene_id=scene_id, removed_at__isnull=True, character__player_id__in=players
+    )
+    return found, {"own_seq": seq}
+
+
+_OWN_SEQ = PreparedUpdate(_own_seq)  # by how many players: its SQL compiled once
+
+
 def record_change(
     scene: Scene,
     *,
@@ -182,14 +195,10 @@ def record_change(
     scene.seq += 1
     if players:
         scene.players_seq += 1
-    scene.save(
-        update_fields=["seq", "players_seq", "game_time", "situation", "ruleset", "closed_at"]
-    )
+    save_row(scene, ("seq", "players_seq", "game_time", "situation", "ruleset", "closed_at"))
     concerned = tuple(sorted({u for u in private_user_ids if u is not None}))
     if concerned:
-        Participant.objects.filter(
-            scene=scene, removed_at__isnull=True, character__player_id__in=concerned
-        ).update(own_seq=scene.seq)
+        _OWN_SEQ.run(len(concerned), scene.seq, scene.pk, *concerned)
     if kind is not None:
         log_lines(
             scene,
@@ -234,17 +243,16 @@ def log_lines(
         )
         for text, public, data in lines
     ]
+    # each insert's text built once (combat.prepared)
     if transaction.get_connection().features.can_return_rows_from_bulk_insert:
-        SceneLogEntry.objects.bulk_create(entries)
+        insert_rows(entries)
     else:  # an old SQLite: no ids back from a bulk insert
         for entry in entries:
             entry.save(force_insert=True)
     ids = list(dict.fromkeys(c.pk for c in characters))
     if ids and entries:
         through = SceneLogEntry.characters.through
-        through.objects.bulk_create(
-            [through(scenelogentry_id=e.pk, character_id=c) for e in entries for c in ids]
-        )
+        insert_rows([through(scenelogentry_id=e.pk, character_id=c) for e in entries for c in ids])
     return entries
 
 

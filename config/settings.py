@@ -214,6 +214,7 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", BEHIN
 SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", BEHIND_TLS_PROXY)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
 SESSION_COOKIE_AGE = envint("SESSION_COOKIE_AGE", 60 * 60 * 24 * 14)
+SESSION_ENGINE = "config.sessions"  # the database store, its read written once (config/sessions.py)
 X_FRAME_OPTIONS = "DENY"
 # The DEBUG error page hides DATABASE_URL and REDIS_URL and masks any password in a URL.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "config.debug.CredentialsHidingFilter"

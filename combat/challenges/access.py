@@ -9,14 +9,33 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
 
 from combat import steps
 from combat.challenges.reads import engine_of, round_token, sides_for, step_token
 from combat.challenges.refusals import CLOSED, MOVED_ON, NOT_ST, NOT_YOURS, ChallengeError
 from combat.models import Challenge, ChallengeStatus, Scene
+from combat.prepared import Prepared
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.challenge import Phase
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene
+
+
+def _challenge_read(lock: bool, scene_id: int, pk: int) -> QuerySet[Challenge]:
+    found = Challenge.objects.select_related("attacker__character", "defender__character")
+    found = found.filter(scene_id=scene_id, pk=pk)
+    if lock:
+        found = found.select_for_update(of=("self",))
+    return found.order_by()[:1]  # by its key: nothing to order
+
+
+_CHALLENGE_READS: Prepared[Challenge] = Prepared(_challenge_read)
+
+
+def challenge_in(scene_id: int, pk: int, *, lock: bool = False) -> Challenge | None:
+    """The scene's challenge ``pk`` with both sides and their characters (one query, its SQL
+    compiled once: :mod:`combat.prepared`); ``lock``: ``select_for_update`` of the row."""
+    return _CHALLENGE_READS.first(lock, scene_id, pk)
 
 
 def locked(challenge_id: int, scene: Scene) -> tuple[Scene, Challenge]:
@@ -26,12 +45,7 @@ def locked(challenge_id: int, scene: Scene) -> tuple[Scene, Challenge]:
         raise ChallengeError(str(error)) from None
     challenge = steps.held(Challenge, challenge_id)  # the request's view locked it already
     if challenge is None or challenge.scene_id != scene.pk:
-        challenge = (
-            Challenge.objects.select_for_update(of=("self",))
-            .select_related("attacker__character", "defender__character")
-            .filter(pk=challenge_id, scene=scene)
-            .first()
-        )
+        challenge = challenge_in(scene.pk, challenge_id, lock=True)
     if challenge is None:
         raise ChallengeError("No such challenge in this scene.")
     challenge.scene = scene  # the locked row (its chronicle read with it), not a second read

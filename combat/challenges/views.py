@@ -32,6 +32,7 @@ from combat.challenges import (
     storyteller,
     throwing,
 )
+from combat.challenges.access import challenge_in
 from combat.models import Challenge, Scene
 from combat.posts import UNREADABLE, scene_post
 from combat.rules.challenge import Challenge as Engine
@@ -71,11 +72,7 @@ def _challenge(
     business unless the player's own character is in it (the same 404 as no challenge).
     ``lock``: a post's read, in its transaction after the scene's, is its step's lock
     (:func:`combat.steps.hold`)."""
-    found = Challenge.objects.select_related("attacker__character", "defender__character")
-    found = found.filter(scene=scene, pk=cid)
-    if lock:
-        found = found.select_for_update(of=("self",))
-    ch = next(iter(found.order_by()[:1]), None)  # by its key: nothing to order
+    ch = challenge_in(scene.pk, cid, lock=lock)
     if ch is None or not (tablet or _seen_by(ch, request.user)):
         raise Http404("No such challenge in this scene.")
     ch.scene = scene  # the scene read (and, for a post, locked) with who may post

@@ -15,6 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from combat import steps
 from combat.access import NOT_HERE
 from combat.models import Combat, CombatStage, LogKind, Participant, Scene
+from combat.prepared import save_row
 from combat.rounds.errors import (
     MOVED_ON,
     NO_COMBAT,
@@ -177,7 +178,7 @@ def record_round(
         players = public or not concerns or any(not p.hidden for p in concerns)
     move_tokens(combat, players=players)
     mark_since(combat)
-    combat.save()
+    save_row(combat)  # its UPDATE built once (combat.prepared)
     participants = participants if participants is not None else fight_members(combat)
     if any(p.hidden for p in concerns):
         concerns = ()  # a line naming a hidden NPC is the storyteller's alone

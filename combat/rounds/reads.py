@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
+
 from combat import steps
 from combat.models import Combat, Participant, Scene
+from combat.prepared import Prepared
 from combat.render_cache import cached, known
 from combat.rounds import wod
 from combat.rules.wod_initiative import Combatant
@@ -29,10 +32,18 @@ def fight_members(combat: Combat) -> dict[int, Participant]:
             found = {p.pk: p for p in held if p.pk in members}
             if len(found) == len(members):
                 return found
-        rows = Participant.objects.filter(pk__in=combat.members)
-        return {p.pk: p for p in rows.select_related("character", "character__player")}
+        if not combat.members:
+            return {}
+        return {p.pk: p for p in _MEMBERS.rows(len(combat.members), *combat.members)}
 
     return cached(("fight_members", combat.pk, tuple(combat.members)), read)
+
+
+def _members(_count: int, *pks: int) -> QuerySet[Participant]:
+    return Participant.objects.filter(pk__in=pks).select_related("character", "character__player")
+
+
+_MEMBERS: Prepared[Participant] = Prepared(_members)  # by how many: its SQL compiled once
 
 
 def player_ids_of(participants: dict[int, Participant]) -> list[int]:
@@ -159,7 +170,15 @@ def describe(d: Declaration, participants: dict[int, Participant], *, haste: int
 def running_combat(scene: Scene, *, lock: bool = False) -> Combat | None:
     """The scene's running fight. ``lock``: a post's read, in its transaction after the
     scene's, is its step's lock (:func:`combat.steps.hold`)."""
-    found = Combat.objects.filter(scene=scene, ended_at__isnull=True)
-    if not lock:
-        return found.first()
-    return steps.hold(found.select_for_update().first())
+    found = _RUNNING.first(lock, scene.pk)
+    return steps.hold(found) if lock else found
+
+
+def _running(lock: bool, scene_id: int) -> QuerySet[Combat]:
+    found = Combat.objects.filter(scene_id=scene_id, ended_at__isnull=True)
+    if lock:
+        found = found.select_for_update()
+    return (found if found.ordered else found.order_by("pk"))[:1]  # as ``first()`` reads
+
+
+_RUNNING: Prepared[Combat] = Prepared(_running)  # its SQL compiled once
