@@ -13,8 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, Max, Q, QuerySet, Window
-from django.db.models.functions import DenseRank
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from characters.models import Character, Chronicle, GameNight, LedgerEntry
@@ -23,6 +22,8 @@ from combat import regions
 from combat.gametime import format_game_time
 from combat.logtext import one_line
 from combat.models import Participant, Presence, Scene, SceneLogEntry
+from combat.own_log import OwnLine
+from combat.own_log import read as own_log_rows
 from combat.render_cache import cached, known, sheets_now
 from combat.steps import token
 
@@ -278,51 +279,30 @@ def sheet_seq(scene: Scene, character_ids: list[int]) -> str:
     return cached(("sheet_seq", scene.pk, tuple(sorted(character_ids))), read)
 
 
-def own_log(scene: Scene, user: AbstractBaseUser) -> list[SceneLogEntry]:
+def own_log(scene: Scene, user: AbstractBaseUser) -> list[OwnLine]:
     """The log of a player's own part (what concerned their characters), read once for a
     change's renderings of it (its prompts and log, then its whole part in the answer). When
     a change renders several players' own parts (``("private_users", scene.pk)``, set by
     :func:`combat.fragments.scene_change_parts`) the logs of all of them are read in one
     query (:func:`own_logs`)."""
 
-    def read() -> list[SceneLogEntry]:
+    def read() -> list[OwnLine]:
         together = known(("private_users", scene.pk))
         if together and user.pk in together:
             logs = cached(("own_logs", scene.pk, together), lambda: own_logs(scene, together))
             return logs.get(user.pk, [])
-        return log_for_player(scene, user, limit=PHONE_LOG_LENGTH, public=False)
+        return own_logs(scene, [user.pk])[user.pk]
 
     return cached(("own_log", scene.pk, user.pk), read)
 
 
-def own_logs(scene: Scene, user_ids: Iterable[int]) -> dict[int, list[SceneLogEntry]]:
+def own_logs(scene: Scene, user_ids: Iterable[int]) -> dict[int, list[OwnLine]]:
     """Each player's own log (:func:`log_for_player` with ``public=False``: the newest
     ``PHONE_LOG_LENGTH`` lines that concern one of their characters, oldest first), for several
-    players in one query. The rule is the same: a line reaches a player by a character of
-    theirs it names, so a hidden NPC's line or another player's reaches nobody else. A line
-    with two of a player's characters comes once per character: ranked densely by
-    ``(seq, pk)`` per player, both copies take one rank, and the copy is dropped here."""
-    ids = sorted(set(user_ids))
-    if not ids:
-        return {}
-    rank = Window(
-        DenseRank(),
-        partition_by=F("characters__player_id"),
-        order_by=[F("seq").desc(), F("pk").desc()],
-    )
-    rows = (
-        SceneLogEntry.objects.filter(scene=scene, characters__player_id__in=ids)
-        .annotate(reader=F("characters__player_id"), rank=rank)
-        .filter(rank__lte=PHONE_LOG_LENGTH)
-        .order_by("seq", "pk")
-    )
-    logs: dict[int, list[SceneLogEntry]] = {pk: [] for pk in ids}
-    seen: set[tuple[int, int]] = set()
-    for entry in rows:
-        if (entry.reader, entry.pk) not in seen:
-            seen.add((entry.reader, entry.pk))
-            logs[entry.reader].append(entry)
-    return logs
+    players in one query (:func:`combat.own_log.read`): a line reaches a player by a character
+    of theirs it names, so a hidden NPC's line or another player's reaches nobody else; a line
+    naming two of a player's characters comes once."""
+    return own_log_rows(scene.pk, user_ids, PHONE_LOG_LENGTH)
 
 
 def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:

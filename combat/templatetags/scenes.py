@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from django import template
+from collections.abc import Iterable
+from typing import Any
 
+from django import template
+from django.utils.safestring import mark_safe
+
+from combat import own_log
 from combat.gametime import format_game_time
 
 register = template.Library()
@@ -13,3 +18,9 @@ register = template.Library()
 def game_time(seconds: int | None) -> str:
     """Game seconds as the clock shows them: ``1h 05m 30s``, ``4m 00s``, ``15s``."""
     return format_game_time(int(seconds or 0))
+
+
+@register.simple_tag
+def own_log_items(log: Iterable[Any]) -> str:
+    """The phone's own log as its ``<li>`` items, newest first (:func:`combat.own_log.items`)."""
+    return mark_safe(own_log.items(log))
