@@ -393,20 +393,35 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
         return _met_prompts(combat, members, own)
     if combat.ruleset == "met_bns":
         return bns_prompts(combat, members, own)
-    stats = stats_for(own)
     state = (
         WodRound.from_dict(combat.state)
         if combat.stage == CombatStage.ROUND and combat.state
         else None
     )
+    # The sheets are read only when a prompt needs them (the initiative's D2 check, a declare
+    # form): most changes of a round change neither for most players.
+    stats: dict[int, Any] = {}
+
+    def stats_of(p: Participant) -> Any:
+        if not stats:
+            stats.update(stats_for(own))
+        return stats[p.pk]
+
+    if state is not None:
+        # Now and next over the slots players see (a hidden NPC's turn is no gap): while
+        # one is up, the next visible character is shown "now" everywhere, and may declare
+        # ahead of its turn (held until the hidden ones have declared).
+        now_slot, next_slot = _visible_slots(state, members)
+        seen = as_players_see(state, members)
+        seen_now = _visible_slots(seen, members)[0]
     mine = []
     for p in own:
         who = str(p.pk)
-        item: dict[str, Any] = {"p": p, "stats": stats[p.pk]}
+        item: dict[str, Any] = {"p": p}
         if combat.stage == CombatStage.INITIATIVE:
             # out of the fight (let go, taken out) or Incapacitated (D2): no initiative to roll
             item["away"] = who in reads.away(combat)
-            item["incapacitated"] = not stats[p.pk].can_act
+            item["incapacitated"] = not stats_of(p).can_act
             item["roll_initiative"] = (
                 who not in combat.initiative and not item["away"] and not item["incapacitated"]
             )
@@ -419,10 +434,6 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
             item["pending"] = pending
             item["editable"] = d is not None and reads.editable(state, who) and not pending
             early = (combat.work or {}).get("early", {}).get(who)
-            # Now and next over the slots players see (a hidden NPC's turn is no gap): while
-            # one is up, the next visible character is shown "now" everywhere, and may declare
-            # ahead of its turn (held until the hidden ones have declared).
-            now_slot, next_slot = _visible_slots(state, members)
             item["declare_now"] = pending or (
                 state.step is Step.DECLARE and who in now_slot and d is None and not early
             )
@@ -432,8 +443,6 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
             item["next"] = (
                 state.step is Step.DECLARE and who in next_slot and d is None and not early
             )
-            seen = as_players_see(state, members)
-            seen_now = _visible_slots(seen, members)[0]
             item["resolving"] = seen.step is Step.RESOLVE and who in seen_now
             item["may_abort"] = (
                 d is not None and not pending and who not in state.resolved and d.action != "none"
@@ -458,7 +467,7 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
                 and not any(a == x.who and t == who for a, t, _y in state.answers)
             ]
             if item["declare_now"] or item["editable"]:
-                item["form"] = _declare_choices(combat, state, p, members, stats[p.pk])
+                item["form"] = _declare_choices(combat, state, p, members, stats_of(p))
         mine.append(item)
     return {
         "combat": combat,
