@@ -144,6 +144,8 @@ class SceneLogEntry(models.Model):
     class Meta:
         ordering = ["seq", "pk"]
         verbose_name_plural = "scene log entries"
+        # A player's own log walks the scene's lines back from the newest (combat.own_log).
+        indexes = [models.Index(fields=["scene", "seq", "id"], name="combat_log_scene_seq")]
 
     def __str__(self) -> str:
         return self.text

@@ -89,3 +89,22 @@ def test_the_shared_read_shows_each_player_what_their_own_read_shows(table) -> N
     assert theirs[-1] == f"defender line {selectors.PHONE_LOG_LENGTH + 2}"
     assert "only the attacker knows" not in theirs and "the lurker watches" not in theirs
     assert "both of mine" not in theirs
+
+
+def test_players_beyond_one_statement_read_alike(table, monkeypatch) -> None:
+    """More players than one statement takes (``own_log.READERS_AT_ONCE``) read what they
+    read together."""
+    from combat import own_log
+
+    a, d = table.a.character, table.d.character
+    _line(table.scene, "theirs and mine", a, d)
+    _line(table.scene, "only mine", a)
+    users = [table.a_user, table.d_user]
+    together = _own_logs(table.scene.pk, users)
+    monkeypatch.setattr(own_log, "READERS_AT_ONCE", 1)
+    with CaptureQueriesContext(connection) as captured:
+        apart = _own_logs(table.scene.pk, users)
+    logs = [q["sql"] for q in captured if 'FROM "combat_scenelogentry"' in q["sql"]]
+    assert apart == together and len(logs) == 2
+    assert together[table.d_user.pk][-1] == "theirs and mine"
+    assert together[table.a_user.pk][-2:] == ["theirs and mine", "only mine"]
