@@ -44,6 +44,7 @@ NOT_SHEETS: dict[tuple[str, str, str], str] = {
     ("chases/recording.py", "ChaseRoll.objects", "bulk_create"): "a chase's rolls",
     ("config/health.py", "cursor", "execute"): "SELECT 1",
     ("config/prepared.py", "cursor", "execute"): "a queryset's SELECT, compiled once",
+    ("combat/own_log.py", "cursor", "execute"): "a SELECT of players' own logs",
     ("combat/hub.py", "pipe", "execute"): "a Redis pipeline",
     ("combat/hub.py", "mine", "update"): "presence rows",
     ("combat/render_cache.py", "", "execute"): "a wrapper that passes each query on",
