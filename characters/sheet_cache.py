@@ -24,6 +24,9 @@ A miss reads the version first (with the row) and the sheet's rows after it, so 
 committed in between can only leave an entry newer than its key, never older; a version
 written by a transaction that rolls back is never written again (it is random).
 
+Its queries (the rows, and on a miss the sheet's rows and ledger) have their SQL built once
+per connection (:mod:`config.prepared`): they read the same rows every time, only cheaper.
+
 One entry per character (its newest key), at most ``settings.SHEET_CACHE_SIZE`` characters,
 least recently read dropped first.
 """
