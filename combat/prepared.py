@@ -217,10 +217,10 @@ def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
     """``obj.save(update_fields=fields)`` (every column when none are named) for a row that is
     there (read, and locked, by this transaction), its UPDATE's text built once per model and
     fields: each field's value is prepared as the ORM's own update prepares it. A model
-    with a ``pre_save``/``post_save`` receiver is saved by ``save()``, which sends them."""
+    with a ``pre_save``/``post_save`` receiver, or a row not saved yet, is saved by ``save()``."""
     model = type(obj)
-    if pre_save.has_listeners(model) or post_save.has_listeners(model):
-        obj.save(update_fields=fields)
+    if obj._state.adding or pre_save.has_listeners(model) or post_save.has_listeners(model):
+        obj.save(update_fields=fields)  # a new row: the ORM inserts it
         return
     meta = model._meta
     connection = connections[obj._state.db or DEFAULT_DB_ALIAS]

@@ -133,6 +133,9 @@ def test_save_row_writes_the_columns_named_and_no_other(scene):
     scene.pk = 10**6
     with pytest.raises(RuntimeError, match="not there"):
         save_row(scene)
+    fresh.pk, fresh._state.adding, fresh.join_code = None, True, "NEWONE"
+    save_row(fresh)  # a row not saved yet: inserted, as save() does
+    assert Scene.objects.filter(pk=fresh.pk, join_code="NEWONE").exists()
 
 
 def test_save_row_of_a_model_with_receivers_sends_them(scene):
