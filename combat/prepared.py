@@ -53,8 +53,9 @@ class Prepared(Generic[M]):
     """A read of one shape, compiled once per process: ``build(shape, *values)`` returns the
     queryset; :meth:`rows` runs it for the given values (ints: ids)."""
 
-    def __init__(self, build: Callable[..., QuerySet[M]]) -> None:
+    def __init__(self, build: Callable[..., QuerySet[M]], *, every_value: bool = True) -> None:
         self.build = build
+        self.every_value = every_value  # False: a shape may leave a value out of its SQL
         self._shapes: dict[Hashable, _Shape] = {}
 
     def rows(self, shape: Hashable, *values: int) -> list[M]:
@@ -113,7 +114,7 @@ class Prepared(Generic[M]):
         sql, params = compiler.as_sql()
         if compiler.has_extra_select:
             raise ValueError("a prepared read selects no extra columns")
-        slots = _slots(shape, params, stand_ins)
+        slots = _slots(shape, params, stand_ins, every=self.every_value)
         select, klass_info = compiler.select, compiler.klass_info
         start, last = klass_info["select_fields"][0], klass_info["select_fields"][-1]
         fields = [s[0] for s in select[: compiler.col_count]]
@@ -182,15 +183,16 @@ class PreparedUpdate:
 
 
 def _slots(
-    shape: Hashable, params: Sequence[Any], stand_ins: list[int]
+    shape: Hashable, params: Sequence[Any], stand_ins: list[int], *, every: bool = True
 ) -> tuple[tuple[int, int], ...]:
-    """Where each stand-in is in ``params``: every one somewhere, or the shape is refused."""
+    """Where each stand-in is in ``params``: every one somewhere (``every``), or the shape is
+    refused."""
     slots = tuple(
         (position, stand_ins.index(value))
         for position, value in enumerate(params)
         if isinstance(value, int) and not isinstance(value, bool) and value in stand_ins
     )
-    if {index for _, index in slots} != set(range(len(stand_ins))):
+    if every and {index for _, index in slots} != set(range(len(stand_ins))):
         raise ValueError(f"a value of the prepared query {shape!r} does not reach its SQL")
     return slots
 
@@ -215,10 +217,10 @@ def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
     """``obj.save(update_fields=fields)`` (every column when none are named) for a row that is
     there (read, and locked, by this transaction), its UPDATE's text built once per model and
     fields: each field's value is prepared as the ORM's own update prepares it. A model
-    with a ``pre_save``/``post_save`` receiver is saved by ``save()``, which sends them."""
+    with a ``pre_save``/``post_save`` receiver, or a row not saved yet, is saved by ``save()``."""
     model = type(obj)
-    if pre_save.has_listeners(model) or post_save.has_listeners(model):
-        obj.save(update_fields=fields)
+    if obj._state.adding or pre_save.has_listeners(model) or post_save.has_listeners(model):
+        obj.save(update_fields=fields)  # a new row: the ORM inserts it
         return
     meta = model._meta
     connection = connections[obj._state.db or DEFAULT_DB_ALIAS]

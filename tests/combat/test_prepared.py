@@ -84,6 +84,11 @@ def test_the_scene_read_answers_each_user_with_the_same_flags_for_themselves(
     stranger.groups.set(storyteller.groups.all())
     with pytest.raises(Http404):
         _screen(stranger, scene.pk)
+    # a superuser runs every scene (the read names no user: allowed for this read alone)
+    admin = UserFactory(username="admin", is_superuser=True)
+    assert _screen(admin, scene.pk) == (scene, True)
+    with pytest.raises(Http404):
+        _screen(admin, scene.pk, **{"from": "phone"})  # and plays in none
     # taken out of the Storytellers group: runs nothing, at once
     storyteller.groups.clear()
     with pytest.raises(Http404):
@@ -128,6 +133,9 @@ def test_save_row_writes_the_columns_named_and_no_other(scene):
     scene.pk = 10**6
     with pytest.raises(RuntimeError, match="not there"):
         save_row(scene)
+    fresh.pk, fresh._state.adding, fresh.join_code = None, True, "NEWONE"
+    save_row(fresh)  # a row not saved yet: inserted, as save() does
+    assert Scene.objects.filter(pk=fresh.pk, join_code="NEWONE").exists()
 
 
 def test_save_row_of_a_model_with_receivers_sends_them(scene):
