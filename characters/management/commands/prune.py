@@ -15,6 +15,7 @@ from characters.models import IdempotencyKey
 DB_SESSION_ENGINES = {
     "django.contrib.sessions.backends.db",
     "django.contrib.sessions.backends.cached_db",
+    "config.sessions",  # the database's sessions, read with a statement written once
 }
 
 
