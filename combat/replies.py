@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Iterator
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -39,6 +40,7 @@ from django.template import Context
 from django.template.base import Node, TextNode
 from django.template.loader import get_template
 from django.template.loader_tags import IncludeNode
+from django.templatetags.l10n import LocalizeNode
 from django.utils.html import escape, format_html
 
 from combat import render_cache
@@ -172,7 +174,7 @@ def _lead(template: str) -> str:
     """What the template renders before its root's tag: its text (its other nodes before,
     ``{% load %}`` and the tag that reads, render nothing)."""
     text = ""
-    for node in get_template(template).template.nodelist:
+    for node in _flat(get_template(template).template.nodelist):
         if isinstance(node, TextNode):
             if _PROMPTS_ROOT in node.s:
                 return text + node.s[: node.s.index(_PROMPTS_ROOT)]
@@ -182,10 +184,24 @@ def _lead(template: str) -> str:
 
 def _tail(template: str) -> str | None:
     """What the template renders after its root's end (its last text, after ``</div>``)."""
-    last = get_template(template).template.nodelist[-1]
-    if not isinstance(last, TextNode) or "</div>" not in last.s:
-        return None
-    return last.s[last.s.rindex("</div>") + len("</div>") :]
+    after = ""
+    for node in reversed(list(_flat(get_template(template).template.nodelist))):
+        if not isinstance(node, TextNode):
+            return None
+        if "</div>" in node.s:
+            return node.s[node.s.rindex("</div>") + len("</div>") :] + after
+        after = node.s + after
+    return None
+
+
+def _flat(nodes: Any) -> Iterator[Any]:
+    """The template's nodes, a ``{% localize %}`` block's own in its place (it renders them
+    as they are, only numbers differ)."""
+    for node in nodes:
+        if isinstance(node, LocalizeNode):
+            yield from _flat(node.nodelist)
+        else:
+            yield node
 
 
 def _root_end(html: str, start: int) -> int | None:
