@@ -89,16 +89,16 @@ class _Plan:
     vendor: str
     locks: bool
     model: type[Model]
-    init_list: tuple[str, ...]
+    init_list: list[str]  # given to from_db, which only reads it
     fields: tuple[int, int]  # the model's own columns: start, end
     populators: tuple[Any, ...]
     annotations: tuple[tuple[str, int], ...]
     converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...]
 
 
-def _shape(values: tuple[Value, ...]) -> tuple[tuple[int | None, ...], list[int]]:
+def _shape(values: tuple[Value, ...]) -> tuple[tuple[int | None, ...], list[int]] | None:
     """Each value's place in the shape (``None``: an int; a list: its length), and the values
-    flat."""
+    flat; ``None`` for an empty list or one longer than ``MAX_ITEMS`` (no plan)."""
     shape: list[int | None] = []
     flat: list[int] = []
     for value in values:
@@ -106,9 +106,16 @@ def _shape(values: tuple[Value, ...]) -> tuple[tuple[int | None, ...], list[int]
             shape.append(None)
             flat.append(value)
         else:
-            shape.append(len(value))
+            size = len(value)
+            if not size or size > MAX_ITEMS:
+                return None
+            shape.append(size)
             flat.extend(value)
     return tuple(shape), flat
+
+
+def _has_empty(values: tuple[Value, ...]) -> bool:
+    return any(not isinstance(value, int) and not value for value in values)
 
 
 def _stand_ins(shape: tuple[int | None, ...], nth: Callable[[int], int]) -> list[Value]:
@@ -131,9 +138,15 @@ class _Shapes:
         self.build = build
         self._plans: dict[Hashable, _Plan] = {}
 
-    def plan(self, values: tuple[Value, ...], options: dict[str, Any]) -> tuple[_Plan, Any, list]:
-        """The plan of these values' shape, the connection to run it on and the values flat."""
-        shape, flat = _shape(values)
+    def plan(
+        self, values: tuple[Value, ...], options: dict[str, Any]
+    ) -> tuple[_Plan, Any, list[int]] | None:
+        """The plan of these values' shape, the connection to run it on and the values flat;
+        ``None`` for an empty or a long list (the caller answers without a plan)."""
+        found = _shape(values)
+        if found is None:
+            return None
+        shape, flat = found
         key = (shape, *options.items()) if options else shape
         plan = self._plans.get(key)
         if plan is not None:
@@ -194,13 +207,12 @@ class Prepared(_Shapes, Generic[M]):
 
     def run(self, *values: Value, **options: Any) -> list[M]:
         """The rows the built queryset would read for ``values``."""
-        for value in values:
-            if not isinstance(value, int):
-                if not value:
-                    return []  # ``IN ()`` reads nothing (the ORM would not ask)
-                if len(value) > MAX_ITEMS:  # a rare long list: not worth a plan of its own
-                    return list(self.build(*values, **options))
-        plan, connection, flat = self.plan(values, options)
+        found = self.plan(values, options)
+        if found is None:
+            if _has_empty(values):
+                return []  # ``IN ()`` reads nothing (the ORM would not ask)
+            return list(self.build(*values, **options))  # a rare long list: no plan of its own
+        plan, connection, flat = found
         locks = plan.locks and connection.features.has_select_for_update
         if locks and connection.get_autocommit():
             raise TransactionManagementError(
@@ -248,7 +260,7 @@ class Prepared(_Shapes, Generic[M]):
             vendor=compiler.connection.vendor,
             locks=bool(queryset.query.select_for_update),
             model=klass_info["model"],
-            init_list=tuple(f[0].target.attname for f in select[start : last + 1]),
+            init_list=[f[0].target.attname for f in select[start : last + 1]],
             fields=(start, last + 1),
             populators=tuple(get_related_populators(klass_info, select, alias)),
             annotations=tuple((compiler.annotation_col_map or {}).items()),
@@ -266,7 +278,7 @@ def _instance(plan: _Plan, row: Sequence[Any], connection: Any) -> Any:
                 value = converter(value, expression, connection)
             row[position] = value
     start, end = plan.fields
-    obj = plan.model.from_db(plan.alias, list(plan.init_list), row[start:end])
+    obj = plan.model.from_db(plan.alias, plan.init_list, row[start:end])
     for populator in plan.populators:
         populator.populate(row, obj)
     for name, position in plan.annotations:
@@ -281,15 +293,14 @@ class PreparedUpdate(_Shapes):
     :func:`keep_signals` is refused."""
 
     def run(self, *values: Value, **options: Any) -> int:
-        for value in values:
-            if not isinstance(value, int):
-                if not value:
-                    return 0
-                if len(value) > MAX_ITEMS:
-                    queryset, changes = self.build(*values, **options)
-                    _refuse_unsignalled(queryset.model)
-                    return queryset.update(**changes)
-        plan, connection, flat = self.plan(values, options)
+        found = self.plan(values, options)
+        if found is None:
+            if _has_empty(values):
+                return 0
+            queryset, changes = self.build(*values, **options)  # a rare long list
+            _refuse_unsignalled(queryset.model)
+            return queryset.update(**changes)
+        plan, connection, flat = found
         with connection.cursor() as cursor:
             cursor.execute(plan.sql, _filled(plan, flat))
             return cursor.rowcount
@@ -316,7 +327,7 @@ class PreparedUpdate(_Shapes):
             vendor=compiler.connection.vendor,
             locks=False,
             model=queryset.model,
-            init_list=(),
+            init_list=[],
             fields=(0, 0),
             populators=(),
             annotations=(),
