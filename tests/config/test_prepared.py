@@ -169,15 +169,18 @@ def test_a_value_a_column_cannot_hold_is_refused(character, monkeypatch) -> None
         Prepared(small, model=Character).run(character.pk)
 
 
-def test_a_user_id_lookup_is_prepared_on_every_database(character, player) -> None:
+def test_a_user_id_lookup_is_prepared_on_every_database(player) -> None:
     """A user's id is a 32-bit column: stand-ins beyond it made PostgreSQL compile the lookup
     as plain False (no plan, or a wrong one). Both sets fit it."""
+    from django.contrib.auth import get_user_model
 
-    def played(uid):
-        return Character.objects.filter(player_id=uid)
+    users = get_user_model()
 
-    got = Prepared(played, model=Character).run(player.pk)
-    assert [c.pk for c in got] == [c.pk for c in played(player.pk)] == [character.pk]
+    def named(uid):
+        return users.objects.filter(pk=uid)
+
+    got = Prepared(named, model=users).run(player.pk)
+    assert [u.pk for u in got] == [u.pk for u in named(player.pk)] == [player.pk]
 
 
 def test_a_value_used_twice_is_given_in_both_places(character) -> None:
