@@ -106,6 +106,8 @@ def _shape(values: tuple[Value, ...]) -> tuple[tuple[int | None, ...], list[int]
             shape.append(None)
             flat.append(value)
         else:
+            if isinstance(value, (str, bytes)):  # an id from a form: int() it first
+                raise TypeError(f"a prepared query's values are ints or lists of them: {value!r}")
             size = len(value)
             if not size or size > MAX_ITEMS:
                 return None

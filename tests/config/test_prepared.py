@@ -153,6 +153,8 @@ def test_a_query_that_depends_on_more_than_its_values_is_refused(character) -> N
             Prepared(build, model=Character).run(*values)
     with pytest.raises(ValueError):
         Prepared(lambda pk: Character.objects.filter(pk=pk), model=GameNight).run(character.pk)
+    with pytest.raises(TypeError):  # a string is no list of ids
+        Prepared(lambda pks: Character.objects.filter(pk__in=pks)).run(str(character.pk))
 
 
 def test_a_value_a_column_cannot_hold_is_refused(character, monkeypatch) -> None:
