@@ -77,8 +77,8 @@ def _counting_query(ids: list[int]) -> QuerySet[LedgerEntry]:
     )
 
 
-# Its SQL is built once per connection and number of characters (config.prepared).
-_counting = Prepared(LedgerEntry, _counting_query)
+# Its SQL is built once per process and number of characters (config.prepared).
+_counting = Prepared(_counting_query, model=LedgerEntry)
 
 
 def _ledger_that_counts(characters: list[Character]) -> dict[int, list[LedgerEntry]]:

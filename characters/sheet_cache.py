@@ -25,7 +25,7 @@ committed in between can only leave an entry newer than its key, never older; a 
 written by a transaction that rolls back is never written again (it is random).
 
 Its queries (the rows, and on a miss the sheet's rows and ledger) have their SQL built once
-per connection (:mod:`config.prepared`): they read the same rows every time, only cheaper.
+per process (:mod:`config.prepared`): they read the same rows every time, only cheaper.
 
 One entry per character (its newest key), at most ``settings.SHEET_CACHE_SIZE`` characters,
 least recently read dropped first.
@@ -91,8 +91,8 @@ def _rows_query(ids: list[int]) -> QuerySet[Character]:
     return rows.annotate(open_night=Subquery(open_night))
 
 
-# Its SQL is built once per connection and number of ids (config.prepared).
-_prepared_rows = Prepared(Character, _rows_query)
+# Its SQL is built once per process and number of ids (config.prepared).
+_prepared_rows = Prepared(_rows_query, model=Character)
 
 
 def _rows(ids: list[int]) -> list[Character]:
@@ -113,7 +113,7 @@ def _for_reader(row: Character, entry: _Entry) -> tuple[Character, dict[str, Any
     return row, _copied(entry.now)
 
 
-# SHEET_PREFETCH with each relation's SQL built once per connection (config.prepared).
+# SHEET_PREFETCH with each relation's SQL built once per process (config.prepared).
 _prefetch = PreparedPrefetch(Character, SHEET_PREFETCH)
 
 

@@ -37,6 +37,7 @@ from characters.models import (
     Trait,
     new_sheet_version,
 )
+from config.prepared import keep_signals
 
 # The rows of a sheet besides the character's own (each has a ``character`` foreign key).
 SHEET_ROWS: tuple[type[models.Model], ...] = (
@@ -108,3 +109,5 @@ def connect() -> None:
         post_save.connect(_row_saved, sender=model, dispatch_uid=f"{uid}.save")
         pre_delete.connect(_rows_deleting, sender=model, dispatch_uid=f"{uid}.deleting")
         post_delete.connect(_row_deleted, sender=model, dispatch_uid=f"{uid}.delete")
+    # the writes config.prepared makes without signals refuse sheets (or save them)
+    keep_signals(Character, *SHEET_ROWS)

@@ -23,8 +23,8 @@ from django.http import Http404, HttpRequest
 from characters.access import chronicles_run_by
 from combat import steps
 from combat.models import Participant, Scene
-from combat.prepared import Prepared
 from combat.steps import Refused
+from config.prepared import Prepared
 
 NO_SCENE = "No such scene for you."
 
@@ -41,17 +41,20 @@ def _stand_in(flags: tuple[bool, bool, bool], pk: int) -> AbstractBaseUser:
     return get_user_model()(pk=pk, is_active=active, is_superuser=superuser, is_staff=staff)
 
 
-def _scene_read(shape: tuple[Any, ...], pk: int, user_pk: int) -> QuerySet[Scene]:
+def _scene_read(
+    pk: int, user_pk: int, *, flags: tuple[bool, bool, bool], from_phone: bool, lock: bool
+) -> QuerySet[Scene]:
     """The scene ``pk`` with what :func:`screen_for` asks of it for the user ``user_pk``
-    whose flags (what the storyteller rule reads of a user besides its id) are ``shape``'s."""
-    flags, from_phone, lock = shape
+    whose flags are ``flags`` (what the storyteller rule reads of a user besides its id)."""
     runs = chronicles_run_by(_stand_in(flags, user_pk))
     may_run = not runs.query.is_empty()
     mine = Participant.objects.filter(scene=OuterRef("pk"), character__player_id=user_pk)
     asked: dict[str, Any] = {}
     if may_run:
         asked["runs"] = Exists(runs.filter(pk=OuterRef("chronicle_id")))
-    if from_phone or not may_run:
+    # a superuser's ``runs`` names no user: asking whether they play puts the id in the SQL
+    # (a prepared read's every value must be there); a superuser's tablet reads it unused
+    if from_phone or not may_run or flags[1]:
         asked["plays"] = Exists(mine)
         asked["present"] = Exists(mine.filter(removed_at__isnull=True))
     found = Scene.objects.filter(pk=pk).annotate(**asked).select_related("chronicle")
@@ -60,8 +63,7 @@ def _scene_read(shape: tuple[Any, ...], pk: int, user_pk: int) -> QuerySet[Scene
     return found.order_by()[:1]  # by its key: nothing to order
 
 
-# a superuser's read from the tablet asks nothing of the user's id (every chronicle is theirs)
-_SCENE_READS: Prepared[Scene] = Prepared(_scene_read, every_value=False)
+_SCENE_READS: Prepared[Scene] = Prepared(_scene_read, model=Scene)
 
 
 def screen_for(request: HttpRequest, pk: int, *, lock: bool = False) -> tuple[Scene, bool]:
@@ -73,12 +75,14 @@ def screen_for(request: HttpRequest, pk: int, *, lock: bool = False) -> tuple[Sc
     and still do (``scene.present``, a phone's post asks). ``lock``: inside a tap's
     transaction (:func:`combat.steps.request_transaction`) the read locks the scene and is
     its step's lock (:func:`combat.steps.hold`). The query's SQL is compiled once for each
-    shape (:mod:`combat.prepared`)."""
+    shape (:mod:`config.prepared`)."""
     user = request.user
     if not user.is_authenticated:
         raise Http404(NO_SCENE)
     from_phone = request.POST.get("from") == "phone"
-    scene = _SCENE_READS.first((_flags(user), from_phone, lock), int(pk), user.pk)
+    scene = _SCENE_READS.first(
+        int(pk), user.pk, flags=_flags(user), from_phone=from_phone, lock=lock
+    )
     if scene is None:
         raise Http404(NO_SCENE)
     scene.runs = bool(getattr(scene, "runs", False))
@@ -126,7 +130,7 @@ def participant_named_by(
         raise NotHere(NOT_HERE)
     known = getattr(scene, "run_by", None)  # asked with the scene (screen_for)
     if known is not None and known[0] == user.pk:
-        found = _NAMED.first(known[1], scene.pk, int(pk))  # type: ignore[union-attr]
+        found = _NAMED.first(scene.pk, int(pk), runs=known[1])  # type: ignore[union-attr]
     else:
         found = participants_named_by(scene, user).filter(pk=int(pk)).first()
     if found is None:
@@ -134,7 +138,7 @@ def participant_named_by(
     return found
 
 
-def _named(runs: bool, scene_id: int, pk: int) -> QuerySet[Participant]:
+def _named(scene_id: int, pk: int, *, runs: bool) -> QuerySet[Participant]:
     """:func:`participants_named_by`'s participant ``pk``, for a user who runs the scene's
     chronicle (``runs``: every present one) or not (the visible ones)."""
     found = Participant.objects.filter(scene_id=scene_id, removed_at__isnull=True, pk=pk)
@@ -144,7 +148,8 @@ def _named(runs: bool, scene_id: int, pk: int) -> QuerySet[Participant]:
     return (found if found.ordered else found.order_by("pk"))[:1]  # as ``first()`` reads
 
 
-_NAMED: Prepared[Participant] = Prepared(_named)  # its SQL compiled once for each
+# its SQL compiled once for each
+_NAMED: Prepared[Participant] = Prepared(_named, model=Participant)
 
 
 class NotHere(Refused):

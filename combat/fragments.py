@@ -86,8 +86,8 @@ def _scene_query(scene_id: int) -> QuerySet[Scene]:
     )
 
 
-# Its SQL is built once per connection (config.prepared): building it was most of its cost.
-_scene_row = Prepared(Scene, _scene_query)
+# Its SQL is built once per process (config.prepared): building it was most of its cost.
+_scene_row = Prepared(_scene_query, model=Scene)
 
 
 _load = load

@@ -131,8 +131,8 @@ def _active_participants_query(scene_id: int) -> QuerySet[Participant]:
     return rows.select_related("character", "character__player")
 
 
-# Its SQL is built once per connection (config.prepared): read on every change.
-_active_participants = Prepared(Participant, _active_participants_query)
+# Its SQL is built once per process (config.prepared): read on every change.
+_active_participants = Prepared(_active_participants_query, model=Participant)
 
 
 def connected_user_ids(scene: Scene) -> set[int]:

@@ -37,9 +37,9 @@ from combat.models import (
     Scene,
     SceneLogEntry,
 )
-from combat.prepared import PreparedUpdate, insert_rows, save_row
 from combat.selectors import scene_token
 from combat.steps import Refused
+from config.prepared import PreparedUpdate, insert_rows, save_row
 
 NO_OPEN_NIGHT = "{chronicle} has no open game night: open one before opening a scene."
 NOT_STORYTELLER = "Only a storyteller of {chronicle} can do that."
@@ -142,7 +142,7 @@ def _run(
     )  # fmt: skip
 
 
-def _own_seq(_count: int, seq: int, scene_id: int, *players: int) -> tuple[QuerySet, dict]:
+def _own_seq(seq: int, scene_id: int, players: list[int]) -> tuple[QuerySet, dict]:
     """The present participants of the scene played by ``players``: their own part's seq."""
     found = Participant.objects.filter(
         scene_id=scene_id, removed_at__isnull=True, character__player_id__in=players
@@ -198,7 +198,7 @@ def record_change(
     save_row(scene, ("seq", "players_seq", "game_time", "situation", "ruleset", "closed_at"))
     concerned = tuple(sorted({u for u in private_user_ids if u is not None}))
     if concerned:
-        _OWN_SEQ.run(len(concerned), scene.seq, scene.pk, *concerned)
+        _OWN_SEQ.run(scene.seq, scene.pk, list(concerned))
     if kind is not None:
         log_lines(
             scene,
@@ -243,7 +243,7 @@ def log_lines(
         )
         for text, public, data in lines
     ]
-    # each insert's text built once (combat.prepared)
+    # each insert's text built once (config.prepared)
     if transaction.get_connection().features.can_return_rows_from_bulk_insert:
         insert_rows(entries)
     else:  # an old SQLite: no ids back from a bulk insert

@@ -1,175 +1,340 @@
 """Queries whose SQL is built once per process: the ORM compiles a queryset anew every time it
-runs, and for a row read on every tap with subqueries of its own (a scene's row with its
-features' flags, ``combat.fragments.load``) that costs more than the query itself.
+runs, and for a read made on every tap (a scene's row with its features' flags, the scene's
+lock with who may post) that costs more CPU than the query itself.
 
-:class:`Prepared` builds its queryset once per database connection and *shape* from stand-in
-arguments, keeps the SQL, the compiler's layout of a row and its converters, and then runs it
-with the real arguments, building the instances the way ``QuerySet.__iter__`` does
-(``ModelIterable``: the model's row, its ``select_related`` rows, its annotations). The rows
-are the ones the queryset would read: the SQL is the ORM's own, only the parameters differ.
+:class:`Prepared` wraps ``build(*values, **options)``, a function returning a queryset. The
+first time a process meets a *shape* (the options, and for each value whether it is an int or
+a list of ints and how long), it builds the queryset twice with stand-in values and keeps the
+SQL, where each value goes among its parameters, and how a row becomes objects (the model's
+row, its ``select_related`` rows, its annotations, the database's converters: as
+``ModelIterable`` does). Every later call runs that SQL with its own values. The SQL is the
+ORM's own: only the parameters differ.
 
-The queryset must depend on its arguments alone (no ``now()``, no setting read at call time):
-it is built twice with different stand-ins and the two must differ only where the stand-ins
-are, or building fails. An argument is an ``int`` or a list of them (``pk__in``); a list's
-length is part of the shape (``IN (%s, %s)``), so each length is built once (a list longer
-than ``MAX_ITEMS`` runs as a plain queryset).
+Options are the shape's key (a user's flags, whether a row is locked): they must name all the
+built query's text depends on besides the values. A shape is refused the first time it is
+built, never answered wrongly, when
 
-Plans are kept per connection (a thread's own) in a weak mapping, so a connection that goes
-takes its plans with it.
+- the two builds differ anywhere but where the values go (the text depends on the values, on
+  the time, on a setting...); the two sets of stand-ins run in opposite directions, so a value
+  the query does arithmetic with does not land on another's place in both;
+- a value does not reach the SQL as a parameter (an ignored argument, a lookup the ORM
+  compiled to "nothing" or "everything");
+- it reads what is not kept here (prefetches, extra select columns, values()).
+
+The first set of stand-ins is near 2**31, the second near 30,000: both fit a 32-bit column
+(a user's id), so PostgreSQL's range check does not compile such a lookup away, while a lookup
+on a small integer column compiles differently for the two and is refused.
+
+Plans are kept per process (not per connection): the SQL depends on the database's vendor
+only, every thread and every new connection of a process shares them, and no plan holds a
+connection (converters are given the one running). A plan is checked against the vendor of
+the connection that runs it and rebuilt if they differ.
+
+A read with ``select_for_update`` is refused outside a transaction, as the ORM refuses it.
+
+:class:`PreparedUpdate` does the same for an UPDATE; :func:`save_row` and :func:`insert_rows`
+write one row's UPDATE or a bulk INSERT with text built once per model. None of them send
+model signals: the models registered by :func:`keep_signals` (sheets, whose save receivers
+bump their versions) are saved by ``save()`` or refused.
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from django.core.exceptions import EmptyResultSet
-from django.db import connections, router
-from django.db.models import Model, Prefetch, QuerySet
+from django.db import DEFAULT_DB_ALIAS, connections, router
+from django.db.models import Model, Prefetch, QuerySet, sql
 from django.db.models.constants import LOOKUP_SEP
-from django.db.models.query import get_related_populators
+from django.db.models.query import ModelIterable, get_related_populators
+from django.db.models.signals import post_save, pre_save
+from django.db.transaction import TransactionManagementError
 
 M = TypeVar("M", bound=Model)
-Arg = int | Sequence[int]
+Value = int | Sequence[int]
 
-# A list argument longer than this is not prepared (a plan per length: their number bounded).
+# A list value longer than this is not prepared (a plan per length: their number bounded).
 MAX_ITEMS = 64
-# Stand-ins no real key takes (negative, far from any id or version).
-_BASES = (-7_301_000_000_000, -7_302_000_000_000)
+# The n-th stand-in of each build: 32-bit, positive, running in opposite directions.
+STAND_INS: tuple[Callable[[int], int], Callable[[int], int]] = (
+    lambda n: 2_000_000_001 + n,
+    lambda n: 30_000 - n,
+)
+
+# Models whose every write must send its model signals (see :func:`keep_signals`).
+_KEEP_SIGNALS: set[type[Model]] = set()
+
+
+def keep_signals(*models: type[Model]) -> None:
+    """Writes of these models must send their signals (their receivers keep caches right):
+    :func:`save_row` saves them by ``save()``, :func:`insert_rows` and :class:`PreparedUpdate`
+    refuse them."""
+    _KEEP_SIGNALS.update(models)
+
+
+def _refuse_unsignalled(model: type[Model]) -> None:
+    if model in _KEEP_SIGNALS:
+        raise ValueError(f"{model._meta.label} is written with its signals (keep_signals)")
 
 
 @dataclass(frozen=True)
 class _Plan:
     sql: str
     params: tuple[Any, ...]
-    slots: tuple[tuple[int, int, int | None], ...]  # (param index, argument, item or None)
-    compiler: Any
-    converters: Any
-    init_list: list[str]
-    fields_span: tuple[int, int]
-    populators: list[Any]
-    annotations: dict[str, int]
+    # (position in params, index of the flat value, its type there: int, psycopg's Int8...)
+    slots: tuple[tuple[int, int, type], ...]
+    alias: str
+    vendor: str
+    locks: bool
+    model: type[Model]
+    init_list: list[str]  # given to from_db, which only reads it
+    fields: tuple[int, int]  # the model's own columns: start, end
+    populators: tuple[Any, ...]
+    annotations: tuple[tuple[str, int], ...]
+    converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...]
 
 
-class Prepared(Generic[M]):
-    """``build(*args)``, a queryset of ``model`` instances, compiled once per connection and
-    shape; :meth:`run` gives its rows for the real arguments."""
-
-    def __init__(self, model: type[M], build: Callable[..., QuerySet[M]]) -> None:
-        self.model = model
-        self.build = build
-        self._plans: weakref.WeakKeyDictionary[Any, dict[tuple, _Plan]] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._lock = threading.Lock()
-
-    def run(self, *args: Arg) -> list[M]:
-        shape = tuple(None if isinstance(a, int) else len(a) for a in args)
-        if 0 in shape:
-            return []  # ``IN ()`` reads nothing (the ORM would not ask)
-        if any(n is not None and n > MAX_ITEMS for n in shape):
-            return list(self.build(*args))  # a rare long list: not worth a plan of its own
-        alias = router.db_for_read(self.model)
-        connection = connections[alias]
-        with self._lock:
-            plan = self._plans.setdefault(connection, {}).get(shape)
-        if plan is None:
-            plan = self._plan(shape, alias)
-            with self._lock:
-                self._plans[connection][shape] = plan
-        params = list(plan.params)
-        for index, arg, item in plan.slots:
-            params[index] = args[arg] if item is None else args[arg][item]  # type: ignore[index]
-        with connection.cursor() as cursor:
-            cursor.execute(plan.sql, params)
-            rows = cursor.fetchall()
-        return _instances(plan, rows, alias)
-
-    def _plan(self, shape: tuple[int | None, ...], alias: str) -> _Plan:
-        first, second = (_stand_ins(shape, base) for base in _BASES)
-        query = self.build(*first).using(alias)
-        if query.model is not self.model:
-            raise ValueError(f"a prepared query of {self.model.__name__} reads {query.model}")
-        compiler = query.query.get_compiler(using=alias)
-        try:
-            sql, params = compiler.as_sql()
-            other_sql, other_params = self.build(*second).using(alias).query.sql_with_params()
-        except EmptyResultSet as empty:  # e.g. a stand-in out of a small field's range
-            raise ValueError("a prepared query must have SQL for any arguments") from empty
-        if other_sql != sql or len(other_params) != len(params) or compiler.has_extra_select:
-            raise ValueError("a prepared query's SQL must not change with its arguments")
-        select, klass_info = compiler.select, compiler.klass_info
-        start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
-        return _Plan(
-            sql=sql,
-            params=tuple(params),
-            slots=_slots(params, other_params, first, second),
-            compiler=compiler,
-            converters=compiler.get_converters([s[0] for s in select[: compiler.col_count]]),
-            init_list=[f[0].target.attname for f in select[start:end]],
-            fields_span=(start, end),
-            populators=get_related_populators(klass_info, select, alias),
-            annotations=dict(compiler.annotation_col_map or {}),
-        )
-
-
-def _instances(plan: _Plan, rows: list[Any], alias: str) -> list[Any]:
-    """The rows as ``ModelIterable`` makes them: the model's, its related rows, annotations."""
-    if plan.converters:
-        rows = list(plan.compiler.apply_converters(rows, plan.converters))
-    model = plan.compiler.klass_info["model"]
-    start, end = plan.fields_span
-    found = []
-    for row in rows:
-        obj = model.from_db(alias, plan.init_list, row[start:end])
-        for populator in plan.populators:
-            populator.populate(row, obj)
-        for name, position in plan.annotations.items():
-            setattr(obj, name, row[position])
-        found.append(obj)
-    return found
-
-
-def _stand_ins(shape: tuple[int | None, ...], base: int) -> list[Arg]:
-    out: list[Arg] = []
-    for n, size in enumerate(shape):
-        start = base - n * 1000
-        out.append(start if size is None else [start - i for i in range(1, size + 1)])
-    return out
-
-
-def _flat(args: list[Arg]) -> list[tuple[int, int, int | None]]:
-    """(value, argument, item or None) of each stand-in."""
-    out = []
-    for n, arg in enumerate(args):
-        if isinstance(arg, int):
-            out.append((arg, n, None))
+def _shape(values: tuple[Value, ...]) -> tuple[tuple[int | None, ...], list[int]] | None:
+    """Each value's place in the shape (``None``: an int; a list: its length), and the values
+    flat; ``None`` for an empty list or one longer than ``MAX_ITEMS`` (no plan)."""
+    shape: list[int | None] = []
+    flat: list[int] = []
+    for value in values:
+        if isinstance(value, int):
+            shape.append(None)
+            flat.append(value)
         else:
-            out.extend((value, n, i) for i, value in enumerate(arg))
+            if isinstance(value, (str, bytes)):  # an id from a form: int() it first
+                raise TypeError(f"a prepared query's values are ints or lists of them: {value!r}")
+            size = len(value)
+            if not size or size > MAX_ITEMS:
+                return None
+            shape.append(size)
+            flat.extend(value)
+    return tuple(shape), flat
+
+
+def _has_empty(values: tuple[Value, ...]) -> bool:
+    return any(not isinstance(value, int) and not value for value in values)
+
+
+def _stand_ins(shape: tuple[int | None, ...], nth: Callable[[int], int]) -> list[Value]:
+    out: list[Value] = []
+    n = 0
+    for size in shape:
+        if size is None:
+            out.append(nth(n))
+            n += 1
+        else:
+            out.append([nth(n + i) for i in range(size)])
+            n += size
     return out
 
 
-def _slots(
-    params: Sequence[Any], other_params: Sequence[Any], first: list[Arg], second: list[Arg]
-) -> tuple[tuple[int, int, int | None], ...]:
-    """Where each stand-in sits among the parameters (once each); every other parameter the
-    same in both builds."""
-    stand_ins = {
-        value: (n, item, other)
-        for (value, n, item), (other, _, _) in zip(_flat(first), _flat(second), strict=True)
-    }
-    slots = []
-    for index, (p, q) in enumerate(zip(params, other_params, strict=True)):
-        if isinstance(p, int) and p in stand_ins and stand_ins[p][2] == q:
-            slots.append((index, *stand_ins[p][:2]))
-        elif p != q:
-            raise ValueError("a prepared query's parameters must not change but by its arguments")
-    if sorted(s[1:] for s in slots) != sorted((n, item) for n, item, _ in stand_ins.values()):
-        raise ValueError("each argument of a prepared query must be one parameter, once")
-    return tuple(slots)
+class _Shapes:
+    """Plans by key, built twice with stand-ins the first time a process meets a shape."""
+
+    def __init__(self, build: Callable[..., Any]) -> None:
+        self.build = build
+        self._plans: dict[Hashable, _Plan] = {}
+
+    def plan(
+        self, values: tuple[Value, ...], options: dict[str, Any]
+    ) -> tuple[_Plan, Any, list[int]] | None:
+        """The plan of these values' shape, the connection to run it on and the values flat;
+        ``None`` for an empty or a long list (the caller answers without a plan)."""
+        found = _shape(values)
+        if found is None:
+            return None
+        shape, flat = found
+        key = (shape, *options.items()) if options else shape
+        plan = self._plans.get(key)
+        if plan is not None:
+            connection = connections[plan.alias]
+            if connection.vendor == plan.vendor:
+                return plan, connection, flat
+        plan = self._plans[key] = self._twice(shape, len(flat), options)
+        return plan, connections[plan.alias], flat
+
+    def _twice(self, shape: tuple[int | None, ...], count: int, options: dict[str, Any]) -> _Plan:
+        """Build and compile the shape twice: the same SQL, the same other parameters, each
+        value in the same places, every value somewhere; or it is refused."""
+        first, second = (self._built(_stand_ins(shape, nth), options) for nth in STAND_INS)
+        flats = [[nth(n) for n in range(count)] for nth in STAND_INS]
+        slots = [
+            _slots(plan.params, flat) for plan, flat in zip((first, second), flats, strict=True)
+        ]
+        others = [
+            [v for i, v in enumerate(plan.params) if i not in {s[0] for s in found}]
+            for plan, found in zip((first, second), slots, strict=True)
+        ]
+        if first.sql != second.sql or slots[0] != slots[1] or others[0] != others[1]:
+            raise ValueError(f"a prepared query's SQL changes with its values ({options})")
+        if {s[1] for s in slots[0]} != set(range(count)):
+            raise ValueError(f"a value of a prepared query does not reach its SQL ({options})")
+        return replace(first, slots=slots[0])
+
+    def _built(self, stand_ins: list[Value], options: dict[str, Any]) -> _Plan:
+        raise NotImplementedError
+
+
+def _slots(params: Sequence[Any], flat: list[int]) -> tuple[tuple[int, int, type], ...]:
+    """Where each stand-in is in ``params`` (a value may be in more than one place), and the
+    type the ORM gave it there."""
+    index = {value: n for n, value in enumerate(flat)}
+    return tuple(
+        (position, index[value], type(value))
+        for position, value in enumerate(params)
+        if isinstance(value, int) and not isinstance(value, bool) and value in index
+    )
+
+
+def _filled(plan: _Plan, flat: list[int]) -> list[Any]:
+    params = list(plan.params)
+    for position, index, kind in plan.slots:
+        params[position] = kind(flat[index])
+    return params
+
+
+class Prepared(_Shapes, Generic[M]):
+    """``build(*values, **options)``, a queryset of model rows, compiled once per process and
+    shape: :meth:`run` gives the rows it would read for these values (ints or lists of ints;
+    options: the shape's key, hashable). ``model``: the rows' model, checked."""
+
+    def __init__(self, build: Callable[..., QuerySet[M]], *, model: type[M] | None = None):
+        super().__init__(build)
+        self.model = model
+
+    def run(self, *values: Value, **options: Any) -> list[M]:
+        """The rows the built queryset would read for ``values``."""
+        found = self.plan(values, options)
+        if found is None:
+            if _has_empty(values):
+                return []  # ``IN ()`` reads nothing (the ORM would not ask)
+            return list(self.build(*values, **options))  # a rare long list: no plan of its own
+        plan, connection, flat = found
+        locks = plan.locks and connection.features.has_select_for_update
+        if locks and connection.get_autocommit():
+            raise TransactionManagementError(
+                "select_for_update cannot be used outside of a transaction."
+            )
+        with connection.cursor() as cursor:
+            cursor.execute(plan.sql, _filled(plan, flat))
+            rows = cursor.fetchall()
+        return [_instance(plan, row, connection) for row in rows]
+
+    def first(self, *values: Value, **options: Any) -> M | None:
+        found = self.run(*values, **options)
+        return found[0] if found else None
+
+    def _built(self, stand_ins: list[Value], options: dict[str, Any]) -> _Plan:
+        queryset = self.build(*stand_ins, **options)
+        if self.model is not None and queryset.model is not self.model:
+            raise ValueError(f"a prepared query of {self.model.__name__} reads {queryset.model}")
+        if (
+            queryset._iterable_class is not ModelIterable
+            or queryset._prefetch_related_lookups
+            or queryset._known_related_objects
+        ):
+            raise ValueError("a prepared read returns model rows, with no prefetch")
+        alias = queryset.db or DEFAULT_DB_ALIAS
+        compiler = queryset.query.get_compiler(using=alias)
+        try:
+            text, params = compiler.as_sql()
+        except EmptyResultSet as empty:  # a stand-in out of a column's range
+            raise ValueError("a prepared query must have SQL for any values") from empty
+        if compiler.has_extra_select:
+            raise ValueError("a prepared read selects no extra columns")
+        select, klass_info = compiler.select, compiler.klass_info
+        start, last = klass_info["select_fields"][0], klass_info["select_fields"][-1]
+        columns = [s[0] for s in select[: compiler.col_count]]
+        converters = tuple(
+            (position, tuple(found), expression)
+            for position, (found, expression) in compiler.get_converters(columns).items()
+        )
+        return _Plan(
+            sql=text,
+            params=tuple(params),
+            slots=(),
+            alias=alias,
+            vendor=compiler.connection.vendor,
+            locks=bool(queryset.query.select_for_update),
+            model=klass_info["model"],
+            init_list=[f[0].target.attname for f in select[start : last + 1]],
+            fields=(start, last + 1),
+            populators=tuple(get_related_populators(klass_info, select, alias)),
+            annotations=tuple((compiler.annotation_col_map or {}).items()),
+            converters=converters,
+        )
+
+
+def _instance(plan: _Plan, row: Sequence[Any], connection: Any) -> Any:
+    """The row as ``ModelIterable`` makes it: the model's, its related rows, annotations."""
+    if plan.converters:
+        row = list(row)
+        for position, converters, expression in plan.converters:
+            value = row[position]
+            for converter in converters:
+                value = converter(value, expression, connection)
+            row[position] = value
+    start, end = plan.fields
+    obj = plan.model.from_db(plan.alias, plan.init_list, row[start:end])
+    for populator in plan.populators:
+        populator.populate(row, obj)
+    for name, position in plan.annotations:
+        setattr(obj, name, row[position])
+    return obj
+
+
+class PreparedUpdate(_Shapes):
+    """An UPDATE compiled once per process and shape: ``build(*values, **options)`` returns
+    the queryset and what to set (``{field: value}``); :meth:`run` runs it for ``values``
+    and answers the rows updated. No signal is sent (as by ``QuerySet.update()``): a model of
+    :func:`keep_signals` is refused."""
+
+    def run(self, *values: Value, **options: Any) -> int:
+        found = self.plan(values, options)
+        if found is None:
+            if _has_empty(values):
+                return 0
+            queryset, changes = self.build(*values, **options)  # a rare long list
+            _refuse_unsignalled(queryset.model)
+            return queryset.update(**changes)
+        plan, connection, flat = found
+        with connection.cursor() as cursor:
+            cursor.execute(plan.sql, _filled(plan, flat))
+            return cursor.rowcount
+
+    def _built(self, stand_ins: list[Value], options: dict[str, Any]) -> _Plan:
+        queryset, changes = self.build(*stand_ins, **options)
+        _refuse_unsignalled(queryset.model)
+        alias = queryset.db or DEFAULT_DB_ALIAS
+        query = queryset.query.chain(sql.UpdateQuery)
+        query.add_update_values(changes)
+        compiler = query.get_compiler(using=alias)
+        self_select = compiler.connection.features.update_can_self_select
+        if query.related_updates or not self_select:
+            raise ValueError("a prepared update is one statement")  # else it reads first
+        try:
+            text, params = compiler.as_sql()
+        except EmptyResultSet as empty:
+            raise ValueError("a prepared update must have SQL for any values") from empty
+        return _Plan(
+            sql=text,
+            params=tuple(params),
+            slots=(),
+            alias=alias,
+            vendor=compiler.connection.vendor,
+            locks=False,
+            model=queryset.model,
+            init_list=[],
+            fields=(0, 0),
+            populators=(),
+            annotations=(),
+            converters=(),
+        )
 
 
 class PreparedPrefetch:
@@ -199,7 +364,8 @@ class PreparedPrefetch:
                 def build(ids: list[int], base: Any = base, field: Any = field) -> QuerySet:
                     return base.filter(**{f"{field.name}__in": ids})
 
-                relations.append((name, queryset, Prepared(rel.related_model, build), field))
+                prepared = Prepared(build, model=rel.related_model)
+                relations.append((name, queryset, prepared, field))
             self._relations = relations
         return self._relations
 
@@ -227,3 +393,95 @@ class PreparedPrefetch:
                 qs._result_cache = found[obj.pk]
                 qs._prefetch_done = True
                 obj._prefetched_objects_cache[field.remote_field.cache_name] = qs
+
+
+_ROW_UPDATES: dict[tuple[type[Model], str, tuple[str, ...]], tuple[str, tuple[Any, ...]]] = {}
+
+
+def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
+    """``obj.save(update_fields=fields)`` (every column when none are named) for a row that is
+    there (read, and locked, by this transaction), its UPDATE's text built once per model,
+    vendor and fields: each field's value is prepared as the ORM's own update prepares it. A
+    model with a ``pre_save``/``post_save`` receiver or of :func:`keep_signals`, or a row not
+    saved yet, is saved by ``save()``."""
+    model = type(obj)
+    if (
+        obj._state.adding
+        or model in _KEEP_SIGNALS
+        or pre_save.has_listeners(model)
+        or post_save.has_listeners(model)
+    ):
+        obj.save(update_fields=fields)  # a new row: the ORM inserts it
+        return
+    meta = model._meta
+    connection = connections[obj._state.db or DEFAULT_DB_ALIAS]
+    key = (model, connection.vendor, tuple(fields or ()))
+    known = _ROW_UPDATES.get(key)
+    if known is None:
+        chosen = tuple(
+            f
+            for f in meta.concrete_fields
+            if not f.primary_key and (fields is None or f.name in fields or f.attname in fields)
+        )
+        if fields is not None and len(chosen) != len(set(fields)):
+            raise ValueError(f"not fields of {meta.label}: {fields}")
+        if any(hasattr(f, "get_placeholder") for f in chosen):
+            raise ValueError(f"{meta.label} has a field with a placeholder of its own")
+        quote = connection.ops.quote_name
+        sets = ", ".join(f"{quote(f.column)} = %s" for f in chosen)
+        text = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(meta.pk.column)} = %s"
+        known = _ROW_UPDATES[key] = (text, chosen)
+    text, chosen = known
+    values = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in chosen]
+    with connection.cursor() as cursor:
+        cursor.execute(text, [*values, meta.pk.get_db_prep_value(obj.pk, connection)])
+        if cursor.rowcount != 1:
+            raise RuntimeError(f"{meta.label} {obj.pk} is not there to update")
+
+
+_INSERTS: dict[tuple[type[Model], str, str, int], tuple[str, tuple[Any, ...], bool]] = {}
+
+
+def insert_rows(objs: Sequence[Model]) -> None:
+    """``bulk_create(objs)`` of one model (no signals, as it sends none), its INSERT's text
+    built once per model, vendor and number of rows; each new row's id is set from
+    ``RETURNING``. A database that cannot return them (an old SQLite) takes ``bulk_create``.
+    A model of :func:`keep_signals` is refused."""
+    if not objs:
+        return
+    model = type(objs[0])
+    _refuse_unsignalled(model)
+    meta = model._meta
+    alias = router.db_for_write(model)
+    connection = connections[alias]
+    auto = meta.pk.db_returning and all(o.pk is None for o in objs)
+    if not connection.features.can_return_rows_from_bulk_insert:
+        model._default_manager.using(alias).bulk_create(objs)
+        return
+    key = (model, alias, connection.vendor, len(objs))
+    known = _INSERTS.get(key)
+    if known is None:
+        chosen = tuple(
+            f for f in meta.concrete_fields if not f.generated and not (f.primary_key and auto)
+        )
+        if any(f.db_returning and not f.primary_key for f in meta.concrete_fields) or any(
+            hasattr(f, "get_placeholder") for f in chosen
+        ):
+            raise ValueError(f"{meta.label} has a column the database fills or places")
+        q = connection.ops.quote_name
+        row = f"({', '.join(['%s'] * len(chosen))})"
+        text = (
+            f"INSERT INTO {q(meta.db_table)} ({', '.join(q(f.column) for f in chosen)})"
+            f" VALUES {', '.join([row] * len(objs))}"
+            + (f" RETURNING {q(meta.pk.column)}" if auto else "")
+        )
+        known = _INSERTS[key] = (text, chosen, auto)
+    text, chosen, returns = known
+    values = [f.get_db_prep_save(f.pre_save(o, True), connection) for o in objs for f in chosen]
+    with connection.cursor() as cursor:
+        cursor.execute(text, values)
+        ids = [r[0] for r in cursor.fetchall()] if returns else []
+    for n, obj in enumerate(objs):
+        if returns:
+            obj.pk = ids[n]
+        obj._state.adding, obj._state.db = False, alias

@@ -15,13 +15,13 @@ from combat import steps
 from combat.challenges.reads import engine_of, round_token, sides_for, step_token
 from combat.challenges.refusals import CLOSED, MOVED_ON, NOT_ST, NOT_YOURS, ChallengeError
 from combat.models import Challenge, ChallengeStatus, Scene
-from combat.prepared import Prepared
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.challenge import Phase
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene
+from config.prepared import Prepared
 
 
-def _challenge_read(lock: bool, scene_id: int, pk: int) -> QuerySet[Challenge]:
+def _challenge_read(scene_id: int, pk: int, *, lock: bool) -> QuerySet[Challenge]:
     found = Challenge.objects.select_related("attacker__character", "defender__character")
     found = found.filter(scene_id=scene_id, pk=pk)
     if lock:
@@ -29,13 +29,13 @@ def _challenge_read(lock: bool, scene_id: int, pk: int) -> QuerySet[Challenge]:
     return found.order_by()[:1]  # by its key: nothing to order
 
 
-_CHALLENGE_READS: Prepared[Challenge] = Prepared(_challenge_read)
+_CHALLENGE_READS: Prepared[Challenge] = Prepared(_challenge_read, model=Challenge)
 
 
 def challenge_in(scene_id: int, pk: int, *, lock: bool = False) -> Challenge | None:
     """The scene's challenge ``pk`` with both sides and their characters (one query, its SQL
-    compiled once: :mod:`combat.prepared`); ``lock``: ``select_for_update`` of the row."""
-    return _CHALLENGE_READS.first(lock, scene_id, pk)
+    compiled once: :mod:`config.prepared`); ``lock``: ``select_for_update`` of the row."""
+    return _CHALLENGE_READS.first(scene_id, pk, lock=lock)
 
 
 def locked(challenge_id: int, scene: Scene) -> tuple[Scene, Challenge]:

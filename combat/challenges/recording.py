@@ -14,9 +14,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from combat.challenges.reads import CHALLENGE_REGIONS, characters_of, has_hidden, players_of
 from combat.logtext import one_line
 from combat.models import Challenge, LogKind, Scene
-from combat.prepared import save_row
 from combat.rules.challenge import Challenge as Engine
 from combat.services import record_change
+from config.prepared import save_row
 
 
 def without(mapping: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def save(
     if engine is not None:
         challenge.state = engine.to_dict()
     challenge.step += 1
-    save_row(challenge)  # its UPDATE built once (combat.prepared)
+    save_row(challenge)  # its UPDATE built once (config.prepared)
     hidden = has_hidden(challenge)
     players = list(dict.fromkeys([*players_of(challenge), *(also or [])]))
     # The outcome, when this step ended the challenge, as lines of its own after the step's

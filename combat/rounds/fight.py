@@ -15,7 +15,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from combat import steps
 from combat.access import NOT_HERE
 from combat.models import Combat, CombatStage, LogKind, Participant, Scene
-from combat.prepared import save_row
 from combat.rounds.errors import (
     MOVED_ON,
     NO_COMBAT,
@@ -28,6 +27,7 @@ from combat.rounds.reads import KEPT, fight_members, player_ids_of
 from combat.rounds.tokens import mark_since, move_tokens, state_token
 from combat.rules.wod_round import Step, WodRound
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
+from config.prepared import save_row
 
 #: RULES.md, Shared terms (Game clock): a wod_dice round is fifteen seconds of game time.
 ROUND_SECONDS = {"wod_dice": 15, "met_bns": 3}
@@ -178,7 +178,7 @@ def record_round(
         players = public or not concerns or any(not p.hidden for p in concerns)
     move_tokens(combat, players=players)
     mark_since(combat)
-    save_row(combat)  # its UPDATE built once (combat.prepared)
+    save_row(combat)  # its UPDATE built once (config.prepared)
     participants = participants if participants is not None else fight_members(combat)
     if any(p.hidden for p in concerns):
         concerns = ()  # a line naming a hidden NPC is the storyteller's alone

@@ -11,11 +11,11 @@ from django.db.models import QuerySet
 
 from combat import steps
 from combat.models import Combat, Participant, Scene
-from combat.prepared import Prepared
 from combat.render_cache import cached, known
 from combat.rounds import wod
 from combat.rules.wod_initiative import Combatant
 from combat.rules.wod_round import Declaration, Step, WodRound
+from config.prepared import Prepared
 
 
 def fight_members(combat: Combat) -> dict[int, Participant]:
@@ -34,16 +34,17 @@ def fight_members(combat: Combat) -> dict[int, Participant]:
                 return found
         if not combat.members:
             return {}
-        return {p.pk: p for p in _MEMBERS.rows(len(combat.members), *combat.members)}
+        return {p.pk: p for p in _MEMBERS.run(list(combat.members))}
 
     return cached(("fight_members", combat.pk, tuple(combat.members)), read)
 
 
-def _members(_count: int, *pks: int) -> QuerySet[Participant]:
+def _members(pks: list[int]) -> QuerySet[Participant]:
     return Participant.objects.filter(pk__in=pks).select_related("character", "character__player")
 
 
-_MEMBERS: Prepared[Participant] = Prepared(_members)  # by how many: its SQL compiled once
+# by how many: its SQL compiled once
+_MEMBERS: Prepared[Participant] = Prepared(_members, model=Participant)
 
 
 def player_ids_of(participants: dict[int, Participant]) -> list[int]:
@@ -170,15 +171,15 @@ def describe(d: Declaration, participants: dict[int, Participant], *, haste: int
 def running_combat(scene: Scene, *, lock: bool = False) -> Combat | None:
     """The scene's running fight. ``lock``: a post's read, in its transaction after the
     scene's, is its step's lock (:func:`combat.steps.hold`)."""
-    found = _RUNNING.first(lock, scene.pk)
+    found = _RUNNING.first(scene.pk, lock=lock)
     return steps.hold(found) if lock else found
 
 
-def _running(lock: bool, scene_id: int) -> QuerySet[Combat]:
+def _running(scene_id: int, *, lock: bool) -> QuerySet[Combat]:
     found = Combat.objects.filter(scene_id=scene_id, ended_at__isnull=True)
     if lock:
         found = found.select_for_update()
     return (found if found.ordered else found.order_by("pk"))[:1]  # as ``first()`` reads
 
 
-_RUNNING: Prepared[Combat] = Prepared(_running)  # its SQL compiled once
+_RUNNING: Prepared[Combat] = Prepared(_running, model=Combat)  # its SQL compiled once

@@ -43,20 +43,22 @@ NOT_SHEETS: dict[tuple[str, str, str], str] = {
     ("characters/management/commands/backup.py", "target", "execute"): "a PRAGMA check",
     ("chases/recording.py", "ChaseRoll.objects", "bulk_create"): "a chase's rolls",
     ("config/health.py", "cursor", "execute"): "SELECT 1",
-    ("config/prepared.py", "cursor", "execute"): "a queryset's SELECT, compiled once",
+    ("config/prepared.py", "cursor", "execute"): (
+        "a queryset's SELECT or UPDATE compiled once, save_row's UPDATE, insert_rows' INSERT: "
+        "sheet models are refused or saved by save() (keep_signals)"
+    ),
+    ("config/prepared.py", "model._default_manager.using(alias)", "bulk_create"): (
+        "insert_rows on a database that cannot return ids: sheet models refused (keep_signals)"
+    ),
+    ("config/sessions.py", "cursor", "execute"): "a session's SELECT",
+    ("config/prepared.py", "queryset", "update"): (
+        "a prepared UPDATE of a long list, run by the ORM: sheet models refused (keep_signals)"
+    ),
     ("combat/own_log.py", "cursor", "execute"): "a SELECT of players' own logs",
     ("combat/hub.py", "pipe", "execute"): "a Redis pipeline",
     ("combat/hub.py", "mine", "update"): "presence rows",
     ("combat/render_cache.py", "", "execute"): "a wrapper that passes each query on",
     ("characters/idempotency.py", "cursor", "execute"): "an idempotency key claimed",
-    ("combat/services.py", "SceneLogEntry.objects", "bulk_create"): "a step's log lines",
-    ("combat/services.py", "through.objects", "bulk_create"): "the characters a log line names",
-    (
-        "combat/services.py",
-        "Participant.objects.filter(scene=scene, removed_at__isnull=True, "
-        "character__player_id__in=concerned)",
-        "update",
-    ): "participants' own seq",
     (
         "combat/migrations/0004_scene_players_seq.py",
         "apps.get_model('combat', 'Scene').objects",

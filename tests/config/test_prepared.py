@@ -1,20 +1,27 @@
 """A prepared query (``config.prepared``) reads what its queryset reads, builds it once per
-connection and shape, and refuses a queryset that depends on more than its arguments."""
+process and shape, and refuses a queryset that depends on more than its values; its UPDATE and
+INSERT helpers write what the ORM would, and never a sheet without its signals."""
 
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
-from django.db import connections
+from django.db import connection, connections, transaction
 from django.db.models import Exists, OuterRef, Q, Subquery
+from django.db.transaction import TransactionManagementError
+from django.http import Http404
+from django.test import RequestFactory
 from django.utils import timezone
 
 from characters.models import Character, GameNight, Trait
+from combat import access
+from combat.models import Participant, Scene
 from config import prepared
-from config.prepared import Prepared
-from tests.factories import CharacterFactory, TraitFactory
+from config.prepared import Prepared, PreparedUpdate, insert_rows, save_row
+from tests.factories import CharacterFactory, TraitFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -51,7 +58,7 @@ def _same(got: list[Character], want: list[Character]) -> None:
 def test_its_rows_are_the_querysets(character, django_assert_num_queries) -> None:
     npc = CharacterFactory(chronicle=character.chronicle, name="Anton", player=None, npc=True)
     TraitFactory(character=npc, category="physical", name="Strong")
-    query = Prepared(Character, characters)
+    query = Prepared(characters, model=Character)
     for ids in ([character.pk], [character.pk, npc.pk], [npc.pk, 10**9]):
         want = list(characters(ids))
         with django_assert_num_queries(1):
@@ -63,7 +70,7 @@ def test_its_rows_are_the_querysets(character, django_assert_num_queries) -> Non
 
 
 def test_each_run_reads_the_rows_as_they_are_now(character) -> None:
-    query = Prepared(Character, characters)
+    query = Prepared(characters, model=Character)
     assert query.run([character.pk])[0].strong is False
     TraitFactory(character=character, category="physical", name="Strong")
     Character.objects.filter(pk=character.pk).update(willpower=7, sheet_version=1)
@@ -78,7 +85,7 @@ def test_it_is_built_once_per_shape(character, monkeypatch) -> None:
         built.append(list(ids))
         return characters(ids)
 
-    query = Prepared(Character, build)
+    query = Prepared(build, model=Character)
     other = CharacterFactory(chronicle=character.chronicle, name="Cody")
     for _ in range(3):
         assert [c.pk for c in query.run([character.pk])] == [character.pk]
@@ -90,50 +97,101 @@ def test_it_is_built_once_per_shape(character, monkeypatch) -> None:
     assert built[-1] == [character.pk, other.pk]  # the real ids: a plain queryset
 
 
-def test_each_connection_has_its_own_plan(character) -> None:
-    """A plan holds its connection's compiler (converters): another thread's connection,
-    another plan."""
+@pytest.mark.django_db(transaction=True)
+def test_one_plan_serves_every_connection_of_the_process(character) -> None:
+    """Plans are per process: another thread's connection runs the plan already built (its
+    converters given that connection), and answers the same rows."""
     built = []
 
     def build(ids):
         built.append(threading.get_ident())
         return characters(ids)
 
-    query = Prepared(Character, build)
-    query.run([character.pk])
+    query = Prepared(build, model=Character)
+    want = [_fields(c) for c in query.run([character.pk])]
+    got = []
 
     def elsewhere() -> None:
         try:
-            query.run([character.pk])
+            got.extend(_fields(c) for c in query.run([character.pk]))
         finally:
             connections.close_all()
 
     thread = threading.Thread(target=elsewhere)
     thread.start()
     thread.join()
-    assert len(built) == 4 and len(set(built)) == 2
+    assert len(built) == 2 and got == want
+
+
+def test_a_plan_built_for_another_vendor_is_built_again(character) -> None:
+    built = []
+
+    def build(ids):
+        built.append(ids)
+        return characters(ids)
+
+    query = Prepared(build, model=Character)
     query.run([character.pk])
-    assert len(built) == 4
+    ((key, plan),) = query._plans.items()
+    query._plans[key] = replace(plan, vendor="oracle", sql="not SQL")
+    assert [c.pk for c in query.run([character.pk])] == [character.pk]
+    assert len(built) == 4 and query._plans[key].vendor == connection.vendor
 
 
-def test_a_query_that_depends_on_more_than_its_arguments_is_refused(character) -> None:
+def test_a_query_that_depends_on_more_than_its_values_is_refused(character) -> None:
     def by_time(pk):
         return Character.objects.filter(pk=pk, updated_at__lte=timezone.now())
-
-    def twice(pk):
-        return Character.objects.filter(Q(pk=pk) | Q(chronicle_id=pk))
-
-    def out_of_range(pk):  # a stand-in no small positive field holds: no SQL to keep
-        return Character.objects.filter(pk=pk, willpower__lte=pk)
 
     def unused(pk):
         return Character.objects.filter(pk=character.pk)
 
-    for build in (by_time, twice, unused, out_of_range):
+    def arithmetic(pk, other):  # pk + 1 is another value's stand-in in one build, not both
+        return Character.objects.filter(pk__in=[pk, pk + 1, other])
+
+    for build, values in ((by_time, [1]), (unused, [1]), (arithmetic, [1, 2])):
         with pytest.raises(ValueError):
-            Prepared(Character, build).run(character.pk)
+            Prepared(build, model=Character).run(*values)
     with pytest.raises(ValueError):
-        Prepared(GameNight, lambda pk: Character.objects.filter(pk=pk)).run(character.pk)
+        Prepared(lambda pk: Character.objects.filter(pk=pk), model=GameNight).run(character.pk)
+    with pytest.raises(TypeError):  # a string is no list of ids
+        Prepared(lambda pks: Character.objects.filter(pk__in=pks)).run(str(character.pk))
+
+
+def test_a_value_a_column_cannot_hold_is_refused(character, monkeypatch) -> None:
+    """PostgreSQL compiles a lookup with a value out of its column's range away ("everything"
+    here): the first stand-ins are beyond a small integer column, the second within it, so the
+    two builds differ. SQLite's ranges are 64-bit: PostgreSQL's is put in its place."""
+
+    def small(pk):
+        return Character.objects.filter(pk=pk, willpower__lte=pk)
+
+    if connection.vendor != "postgresql":
+        monkeypatch.setattr(connection.ops, "integer_field_range", lambda internal_type: (0, 32767))
+    with pytest.raises(ValueError):
+        Prepared(small, model=Character).run(character.pk)
+
+
+def test_a_user_id_lookup_is_prepared_on_every_database(player) -> None:
+    """A user's id is a 32-bit column: stand-ins beyond it made PostgreSQL compile the lookup
+    as plain False (no plan, or a wrong one). Both sets fit it."""
+    from django.contrib.auth import get_user_model
+
+    users = get_user_model()
+
+    def named(uid):
+        return users.objects.filter(pk=uid)
+
+    got = Prepared(named, model=users).run(player.pk)
+    assert [u.pk for u in got] == [u.pk for u in named(player.pk)] == [player.pk]
+
+
+def test_a_value_used_twice_is_given_in_both_places(character) -> None:
+    def twice(pk):
+        return Character.objects.filter(Q(pk=pk) | Q(chronicle_id=pk))
+
+    query = Prepared(twice, model=Character)
+    for pk in (character.pk, character.chronicle_id, 10**9):
+        assert [c.pk for c in query.run(pk)] == [c.pk for c in twice(pk)]
 
 
 def test_a_prepared_prefetch_fills_what_prefetch_related_objects_fills(
@@ -167,3 +225,196 @@ def test_a_prepared_prefetch_fills_what_prefetch_related_objects_fills(
     assert [t.name for t in cody.traits.all()] == ["Agile", "Brawny", "Strong"]
     with pytest.raises(ValueError):
         PreparedPrefetch(Character, ["chronicle"]).run(got)
+
+
+# -- reads keyed by options (a user's flags, a lock), as combat's taps make them ---------------
+
+
+def _screen(user, pk: int, **post: str):
+    request = RequestFactory().post("/", post)
+    request.user = user
+    return access.screen_for(request, pk)
+
+
+def test_each_call_reads_its_own_values_and_the_rows_as_they_are_now(scene, player):
+    reads = Prepared(
+        lambda pk, *, kind: Scene.objects.filter(pk=pk).select_related("chronicle"), model=Scene
+    )
+    other = Scene.objects.create(
+        chronicle=scene.chronicle,
+        name="Docks",
+        join_code="ZZZZZZ",
+        game_night_id=scene.game_night_id,
+        storyteller_id=scene.storyteller_id,
+    )
+    first = reads.first(scene.pk, kind="one")
+    assert (first.pk, first.name, first.chronicle.name) == (
+        scene.pk,
+        "Elysium",
+        "Chronicle of Tests",
+    )
+    assert reads.first(other.pk, kind="one").name == "Docks"
+    Scene.objects.filter(pk=scene.pk).update(name="Elysium at dawn")
+    assert reads.first(scene.pk, kind="one").name == "Elysium at dawn"  # no row is kept
+    assert reads.first(10**6, kind="one") is None
+    assert len(reads._plans) == 1  # one shape, compiled once
+    reads.first(scene.pk, kind="two")
+    assert len(reads._plans) == 2  # an option is part of the shape
+
+
+def test_a_shape_whose_sql_depends_on_its_value_is_refused(db):
+    def build(pk):
+        found = Scene.objects.filter(pk=pk)
+        return found.filter(seq__gte=0) if pk % 2 else found
+
+    with pytest.raises(ValueError, match="changes with its values"):
+        Prepared(build).first(1)
+
+
+def test_a_value_that_never_reaches_the_sql_is_refused(db):
+    with pytest.raises(ValueError, match="does not reach"):
+        Prepared(lambda pk: Scene.objects.filter(seq__gte=0)).first(1)
+    with pytest.raises(ValueError, match="does not reach"):  # an item of a list as well
+        Prepared(lambda pks: Scene.objects.filter(pk__in=pks[:1])).run([1, 2])
+
+
+@pytest.mark.skipif(
+    not connection.features.has_select_for_update, reason="SQLite locks the whole file"
+)
+@pytest.mark.django_db(transaction=True)
+def test_a_locked_read_outside_a_transaction_is_refused(scene):
+    reads = Prepared(lambda pk: Scene.objects.filter(pk=pk).select_for_update())
+    with transaction.atomic():
+        assert reads.first(scene.pk).pk == scene.pk
+    with pytest.raises(TransactionManagementError):
+        reads.first(scene.pk)
+
+
+def test_the_scene_read_answers_each_user_with_the_same_flags_for_themselves(
+    scene, player, other_player, storyteller
+):
+    # the player's read compiles the players' shape; another player's answer is their own
+    assert _screen(player, scene.pk) == (scene, False)
+    assert _screen(player, scene.pk)[0].present is True
+    with pytest.raises(Http404):
+        _screen(other_player, scene.pk)
+    # a storyteller of another chronicle (same flags as the scene's own) runs nothing here
+    assert _screen(storyteller, scene.pk) == (scene, True)
+    stranger = UserFactory(username="other_st", is_staff=True)
+    stranger.groups.set(storyteller.groups.all())
+    with pytest.raises(Http404):
+        _screen(stranger, scene.pk)
+    # a superuser runs every scene (their read asks whether they play: the id is in its SQL)
+    admin = UserFactory(username="admin", is_superuser=True)
+    assert _screen(admin, scene.pk) == (scene, True)
+    with pytest.raises(Http404):
+        _screen(admin, scene.pk, **{"from": "phone"})  # and plays in none
+    # taken out of the Storytellers group: runs nothing, at once
+    storyteller.groups.clear()
+    with pytest.raises(Http404):
+        _screen(storyteller, scene.pk)
+
+
+# -- writes --------------------------------------------------------------------------------------
+
+
+def test_a_prepared_update_sets_the_rows_its_values_name(scene, player, other_player):
+    cody = Character.objects.create(chronicle=scene.chronicle, name="Cody", player=other_player)
+    Participant.objects.create(scene=scene, character=cody, name="Cody")
+    own = PreparedUpdate(
+        lambda seq, scene_id, players: (
+            Participant.objects.filter(scene_id=scene_id, character__player_id__in=players),
+            {"own_seq": seq},
+        )
+    )
+
+    def seqs() -> dict[str, int]:
+        return dict(Participant.objects.filter(scene=scene).values_list("name", "own_seq"))
+
+    before = seqs()["Cody"]
+    assert own.run(41, scene.pk, [player.pk]) == 1
+    assert seqs() == {"Janet": 41, "Cody": before}
+    assert own.run(42, scene.pk, [other_player.pk]) == 1  # the same SQL, its own values
+    assert own.run(43, scene.pk, [player.pk, other_player.pk]) == 2
+    assert seqs() == {"Janet": 43, "Cody": 43}
+    assert own.run(44, scene.pk, []) == 0
+    assert set(own._plans) == {(None, None, 1), (None, None, 2)}  # a shape by number of players
+
+
+def test_save_row_writes_the_columns_named_and_no_other(scene):
+    scene.situation, scene.seq, scene.name = "Rain", scene.seq + 5, "Renamed in memory only"
+    save_row(scene, ("situation", "seq"))
+    fresh = Scene.objects.get(pk=scene.pk)
+    assert (fresh.situation, fresh.seq, fresh.name) == ("Rain", scene.seq, "Elysium")
+    save_row(scene)  # every column
+    assert Scene.objects.get(pk=scene.pk).name == "Renamed in memory only"
+    scene.pk = 10**6
+    with pytest.raises(RuntimeError, match="not there"):
+        save_row(scene)
+    fresh.pk, fresh._state.adding, fresh.join_code = None, True, "NEWONE"
+    save_row(fresh)  # a row not saved yet: inserted, as save() does
+    assert Scene.objects.filter(pk=fresh.pk, join_code="NEWONE").exists()
+
+
+def test_save_row_of_a_model_with_receivers_sends_them(scene):
+    from django.db.models.signals import post_save
+
+    sent = []
+
+    def heard(sender, instance, **kwargs):
+        sent.append(instance.pk)
+
+    janet = Participant.objects.get(scene=scene)
+    post_save.connect(heard, sender=Participant)
+    try:
+        janet.name = "Janet the Bold"
+        save_row(janet, ("name",))
+    finally:
+        post_save.disconnect(heard, sender=Participant)
+    assert sent == [janet.pk]
+    assert Participant.objects.get(pk=janet.pk).name == "Janet the Bold"
+
+
+def test_insert_rows_inserts_as_bulk_create_does(scene, storyteller, character):
+    from combat.models import SceneLogEntry
+
+    lines = [
+        SceneLogEntry(scene=scene, seq=9, game_time=0, kind="note", text=f"line {n}", data={"n": n})
+        for n in range(2)
+    ]
+    insert_rows(lines)
+    through = SceneLogEntry.characters.through
+    insert_rows([through(scenelogentry_id=e.pk, character_id=character.pk) for e in lines])
+    read = SceneLogEntry.objects.filter(pk__in=[e.pk for e in lines]).order_by("pk")
+    assert [(e.text, e.data, e.created_at is not None) for e in read] == [
+        ("line 0", {"n": 0}, True),
+        ("line 1", {"n": 1}, True),
+    ]
+    assert [list(e.characters.all()) for e in read] == [[character], [character]]
+    assert not any(e._state.adding for e in lines)
+
+
+def test_the_writes_without_signals_never_leave_a_sheet_stale(character, monkeypatch) -> None:
+    """A sheet's version changes through its models' signals: save_row saves a sheet row by
+    ``save()`` (even were its receivers gone), insert_rows and PreparedUpdate refuse it."""
+    from django.db.models.signals import post_save
+
+    from characters.sheet_versions import SHEET_ROWS
+
+    assert {Character, *SHEET_ROWS} <= prepared._KEEP_SIGNALS
+    trait = TraitFactory(character=character, category="physical", name="Strong")
+    before = Character.objects.get(pk=character.pk).sheet_version
+    monkeypatch.setattr(post_save, "has_listeners", lambda sender=None: False)
+    trait.name = "Brawny"
+    save_row(trait, ("name",))
+    assert Trait.objects.get(pk=trait.pk).name == "Brawny"
+    assert Character.objects.get(pk=character.pk).sheet_version != before
+    traits = sorted(Trait.objects.values_list("pk", "name"))
+    with pytest.raises(ValueError, match="keep_signals"):
+        insert_rows([Trait(character=character, category="physical", name="Lithe")])
+    for model, field in ((Trait, "name"), (Character, "name")):
+        update = PreparedUpdate(lambda pk, m=model, f=field: (m.objects.filter(pk=pk), {f: "X"}))
+        with pytest.raises(ValueError, match="keep_signals"):
+            update.run(character.pk)
+    assert sorted(Trait.objects.values_list("pk", "name")) == traits
+    assert Character.objects.get(pk=character.pk).name != "X"
