@@ -96,9 +96,15 @@ class _Plan:
     converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...]
 
 
+# A value no 64-bit column holds (a 30-digit id typed into a URL) has no plan: the ORM answers
+# it, compiling such a lookup to "no row" where the database would refuse the parameter.
+BIGINT = (-(2**63), 2**63 - 1)
+
+
 def _shape(values: tuple[Value, ...]) -> tuple[tuple[int | None, ...], list[int]] | None:
     """Each value's place in the shape (``None``: an int; a list: its length), and the values
-    flat; ``None`` for an empty list or one longer than ``MAX_ITEMS`` (no plan)."""
+    flat; ``None`` for an empty list, one longer than ``MAX_ITEMS`` or a value out of
+    ``BIGINT`` (no plan)."""
     shape: list[int | None] = []
     flat: list[int] = []
     for value in values:
@@ -113,6 +119,8 @@ def _shape(values: tuple[Value, ...]) -> tuple[tuple[int | None, ...], list[int]
                 return None
             shape.append(size)
             flat.extend(value)
+    if any(not BIGINT[0] <= value <= BIGINT[1] for value in flat):
+        return None
     return tuple(shape), flat
 
 

@@ -69,6 +69,15 @@ def test_its_rows_are_the_querysets(character, django_assert_num_queries) -> Non
     assert query.run([]) == []
 
 
+def test_a_value_no_64_bit_column_holds_is_the_orms_no_row(character) -> None:
+    """A 30-digit id typed into a URL: the ORM compiles its lookup to nothing, where the
+    database would refuse the parameter (SQLite: OverflowError)."""
+    query = Prepared(lambda pk: Character.objects.filter(pk=pk), model=Character)
+    assert query.run(10**30) == [] and query.run(-(10**30)) == []
+    assert not query._plans  # the ORM answered: no plan was built for it
+    assert query.run(2**63 - 1) == [] and query.run(character.pk)[0].pk == character.pk
+
+
 def test_each_run_reads_the_rows_as_they_are_now(character) -> None:
     query = Prepared(characters, model=Character)
     assert query.run([character.pk])[0].strong is False
