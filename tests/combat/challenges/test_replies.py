@@ -4,8 +4,6 @@ board as pushed; each with the request's own CSRF token, each equal to a fresh r
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from django.db.models import F
 from django.middleware.csrf import _does_token_match
@@ -16,28 +14,15 @@ from combat import fragments, live, render_cache, replies
 from combat.challenges import views
 from combat.models import Challenge, Presence, Scene
 from tests.combat.challenges.conftest import token_for
+from tests.combat.conftest import TOKEN, renders_of, without_tokens
 from tests.conftest import client_for
 
-TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]*)"')
 HX = {"HTTP_HX_REQUEST": "true"}
-
-
-def _same(html: str) -> str:
-    return TOKEN.sub('name="csrfmiddlewaretoken" value=""', html)
 
 
 @pytest.fixture
 def rendered(monkeypatch) -> list[str]:
-    """The templates the answers render themselves (none when they take the pushes')."""
-    seen: list[str] = []
-    real = views.render
-
-    def render(request, template, *args, **kwargs):
-        seen.append(template)
-        return real(request, template, *args, **kwargs)
-
-    monkeypatch.setattr(views, "render", render)
-    return seen
+    return renders_of(monkeypatch, views)
 
 
 @pytest.fixture
@@ -83,7 +68,7 @@ def test_each_phone_answer_is_its_pushed_prompts_with_the_requests_token(classic
         secret = client.cookies["csrftoken"].value
         assert all(_does_token_match(token, secret) for token in tokens)
     # the last answer is the region now, as a fresh render shows it
-    assert _same(answers[-1][1].content.decode()) == _same(_fresh(d, t))
+    assert without_tokens(answers[-1][1].content.decode()) == without_tokens(_fresh(d, t))
     assert not [h for h in sent if "csrfmiddlewaretoken" in h or replies.MARK in h]
 
 
@@ -99,7 +84,7 @@ def test_the_tablets_answer_is_the_pushed_challenge_board(classic, rendered):
     assert rendered == [], "taken from the board's push"
     html = r.content.decode()
     assert html.lstrip().startswith('<div id="challenge-board"') and "wrong target" in html
-    assert _same(html) == _same(_fresh(st, t))
+    assert without_tokens(html) == without_tokens(_fresh(st, t))
     secret = st.cookies["csrftoken"].value
     assert all(_does_token_match(token, secret) for token in TOKEN.findall(html))
 
@@ -128,7 +113,7 @@ def test_an_answer_after_the_scene_moved_on_is_rendered_at_its_seq(classic, rend
     assert rendered == [views.PROMPTS]
     seq = Scene.objects.get(pk=t.scene.pk).players_seq
     assert f'data-seq="{seq}"' in moved and f'data-seq="{seq}"' not in kept
-    assert _same(moved) == _same(_fresh(client_for(t.a_user), t))
+    assert without_tokens(moved) == without_tokens(_fresh(client_for(t.a_user), t))
 
 
 @pytest.mark.django_db

@@ -5,8 +5,6 @@ equal to a fresh render of the same seq."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from django.middleware.csrf import _does_token_match
 from django.shortcuts import render
@@ -15,28 +13,15 @@ from django.test import RequestFactory
 from combat import board, fragments, live, render_cache, replies, selectors
 from combat.models import Presence, Scene
 from combat.rounds import views
+from tests.combat.conftest import TOKEN, renders_of, without_tokens
 from tests.conftest import client_for
 
-TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]*)"')
 HX = {"HTTP_HX_REQUEST": "true"}
-
-
-def _same(html: str) -> str:
-    return TOKEN.sub('name="csrfmiddlewaretoken" value=""', html)
 
 
 @pytest.fixture
 def rendered(monkeypatch) -> list[str]:
-    """The templates the answers render themselves (none when they take the pushes')."""
-    seen: list[str] = []
-    real = views.render
-
-    def counted(request, template, *args, **kwargs):
-        seen.append(template)
-        return real(request, template, *args, **kwargs)
-
-    monkeypatch.setattr(views, "render", counted)
-    return seen
+    return renders_of(monkeypatch, views)
 
 
 def _fresh_board(user, scene_pk: int) -> str:
@@ -66,7 +51,7 @@ def test_the_storytellers_answers_are_the_board_pushed_around_them(cast, rendere
         assert r.status_code == 200, r.content.decode()
         html = r.content.decode()
         assert html.lstrip().startswith('<div id="scene-board"') and "hx-swap-oob" not in html
-        assert _same(html) == _same(_fresh_board(cast.storyteller, scene)), slug
+        assert without_tokens(html) == without_tokens(_fresh_board(cast.storyteller, scene)), slug
         assert replies.MARK not in html
         tokens = set(TOKEN.findall(html))
         assert tokens and all(_does_token_match(t, st.cookies["csrftoken"].value) for t in tokens)
@@ -107,7 +92,7 @@ def test_a_players_answer_is_their_part_pushed_whole(cast, rendered):
     with render_cache.RenderCache().active():
         context = {**selectors.private_state(scene, user), "oob": False}
         fresh = render(request, f"{fragments.PHONE}#private", context).content.decode()
-    assert _same(answer) == _same(fresh) and replies.MARK not in answer
+    assert without_tokens(answer) == without_tokens(fresh) and replies.MARK not in answer
 
 
 @pytest.mark.django_db(transaction=True)
@@ -130,4 +115,4 @@ def test_a_board_answer_renders_only_the_regions_its_change_did_not_push(cast, m
     assert whole == [], "the board's frame around the regions, pushed or rendered now"
     html = r.content.decode()
     assert 'id="clock-panel"' in html and 'id="log-panel"' in html
-    assert _same(html) == _same(_fresh_board(cast.storyteller, cast.scene.pk))
+    assert without_tokens(html) == without_tokens(_fresh_board(cast.storyteller, cast.scene.pk))
