@@ -10,6 +10,8 @@ import pytest
 from characters.models import Attribute, Character
 from combat import live, services
 from combat.models import Participant, Scene
+from combat.rounds.initiative import combat_begin_round, combat_initiative
+from combat.rounds.starting import combat_start
 from tests.factories import (
     AbilityFactory,
     CharacterFactory,
@@ -88,6 +90,17 @@ def cast(db) -> Cast:
     )
     cast.scene = Scene.objects.get(pk=scene.pk)
     return cast
+
+
+@pytest.fixture
+def fight(cast: Cast) -> Scene:
+    """Jane and Frank in a round, Frank (the slower) to declare first."""
+    st, jane, frank = cast.storyteller, cast.p["Jane"], cast.p["Frank"]
+    combat = combat_start(scene=cast.scene, by=st, participants=[jane, frank])
+    combat_initiative(combat=combat, by=st, participant=jane, roll=7)
+    combat_initiative(combat=combat, by=st, participant=frank, roll=3)
+    combat_begin_round(combat=combat, by=st)
+    return Scene.objects.get(pk=cast.scene.pk)
 
 
 @dataclass

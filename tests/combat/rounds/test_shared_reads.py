@@ -16,23 +16,10 @@ from combat import fragments, render_cache
 from combat.models import Combat, Scene
 from combat.rounds import views
 from combat.rounds.declaring import combat_declare
-from combat.rounds.initiative import combat_begin_round, combat_initiative
-from combat.rounds.starting import combat_start
 
 pytestmark = pytest.mark.django_db
 
 SHEET_TABLES = ("characters_character", "characters_trait", "characters_ledgerentry")
-
-
-@pytest.fixture
-def fight(cast) -> Scene:
-    """Jane and Frank in a round, Frank (the slower) to declare first."""
-    st, jane, frank = cast.storyteller, cast.p["Jane"], cast.p["Frank"]
-    combat = combat_start(scene=cast.scene, by=st, participants=[jane, frank])
-    combat_initiative(combat=combat, by=st, participant=jane, roll=7)
-    combat_initiative(combat=combat, by=st, participant=frank, roll=3)
-    combat_begin_round(combat=combat, by=st)
-    return Scene.objects.get(pk=cast.scene.pk)
 
 
 def _from(queries: list[str], table: str, *, count: bool = False) -> list[str]:
