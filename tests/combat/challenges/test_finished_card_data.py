@@ -23,13 +23,6 @@ def _forget() -> None:
     finished_cards.clear()
 
 
-@pytest.fixture(autouse=True)
-def _empty_memos():
-    _forget()
-    yield
-    _forget()
-
-
 def _data(card: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in card.items() if k != "ch"}
 

@@ -18,13 +18,6 @@ from combat.templatetags import finished_cards
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _empty_memo():
-    finished_cards.clear()
-    yield
-    finished_cards.clear()
-
-
 def _card(t, ch, viewer: str, **extra) -> str:
     context = {"c": selectors.card(t.ch(ch), viewer), "scene": t.refresh().scene, **extra}
     return render_to_string("combat/challenges/_prompt_card.html", context)

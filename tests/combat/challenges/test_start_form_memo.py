@@ -18,13 +18,6 @@ from combat.templatetags import start_forms
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _empty_memo():
-    start_forms.clear()
-    yield
-    start_forms.clear()
-
-
 def _forms(html: str) -> list[str]:
     return re.findall(r'<details class="cc-start".*?</form>\s*</details>', html, flags=re.S)
 
