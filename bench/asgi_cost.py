@@ -29,27 +29,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import tap_server  # noqa: E402
+from bench.fanout import server_env  # noqa: E402
+
 CSRF = "x" * 32
 
 
 def environment() -> None:
+    """This process's settings: ``bench/tap_server.py``'s servers' (its database, its Redis
+    prefix), with this module as the settings."""
     url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/bench")
-    if not url.endswith("_tapserver"):
-        url += "_tapserver"
-    os.environ.update(
-        DATABASE_URL=url,
-        CHANNELS_PREFIX=os.environ.get("CHANNELS_PREFIX", "bench") + "_tapserver",
-        DEBUG="0",
-        SECRET_KEY="bench-tap-server-" + "x" * 50,
-        ALLOWED_HOSTS="127.0.0.1,localhost",
-        SECURE_SSL_REDIRECT="0",
-        SESSION_COOKIE_SECURE="0",
-        CSRF_COOKIE_SECURE="0",
-        SECURE_HSTS_SECONDS="0",
-        LOG_LEVEL="WARNING",
-        THROTTLE=os.environ.get("THROTTLE", "0"),
-        DJANGO_SETTINGS_MODULE="bench.asgi_cost",
-    )
+    if not url.endswith(tap_server.SUFFIX):
+        url += tap_server.SUFFIX
+    prefix = os.environ.get("CHANNELS_PREFIX", "bench") + tap_server.SUFFIX
+    redis = os.environ.get("REDIS_URL")
+    env = server_env({"DATABASE_URL": url}, redis, prefix, tap_server.SECRET)
+    env.update(THROTTLE=os.environ.get("THROTTLE", "0"), DJANGO_SETTINGS_MODULE="bench.asgi_cost")
+    os.environ.clear()
+    os.environ.update(env)
 
 
 def scope(scene: int, session: str, body: bytes) -> dict:

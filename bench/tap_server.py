@@ -33,7 +33,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench import challenge_bench  # noqa: E402
 from bench.challenge_bench import report, scenario  # noqa: E402
+from bench.fanout import server_env  # noqa: E402
 from bench.procs import PY, Pool, Server, free_port  # noqa: E402
+
+# Its database and Redis prefix: the environment's, with this appended (bench/asgi_cost.py's too).
+SUFFIX = "_tapserver"
+SECRET = "bench-tap-server-" + "x" * 50
 
 
 class LoopServer(Server):
@@ -60,32 +65,12 @@ def main_thread_cpu(pid: int) -> float:
 def database(url: str) -> str:
     """The bench's database beside ``url``'s, made empty."""
     parts = urlsplit(url)
-    name = parts.path.lstrip("/") + "_tapserver"
+    name = parts.path.lstrip("/") + SUFFIX
     host = parts.hostname or "127.0.0.1"
     user = parts.username or "postgres"
     subprocess.run(["dropdb", "-h", host, "-U", user, "--if-exists", name], check=True)
     subprocess.run(["createdb", "-h", host, "-U", user, name], check=True)
     return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
-
-
-def environment(url: str, redis: str, prefix: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"SQLITE_PATH", "DEBUG"}}
-    env.update(
-        DEBUG="0",
-        SECRET_KEY="bench-tap-server-" + "x" * 50,
-        ALLOWED_HOSTS="127.0.0.1,localhost",
-        SECURE_SSL_REDIRECT="0",
-        SESSION_COOKIE_SECURE="0",
-        CSRF_COOKIE_SECURE="0",
-        SECURE_HSTS_SECONDS="0",
-        LOG_LEVEL="WARNING",
-        PYTHONUNBUFFERED="1",
-        THROTTLE="0",  # as make bench: a bench phone taps faster than a person
-        DATABASE_URL=url,
-        REDIS_URL=redis,
-        CHANNELS_PREFIX=prefix,
-    )
-    return env
 
 
 def flush_redis(redis_url: str, prefix: str) -> None:
@@ -100,9 +85,9 @@ def flush_redis(redis_url: str, prefix: str) -> None:
 async def run(args: argparse.Namespace) -> None:
     url = database(os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/bench")
     redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
-    prefix = os.environ.get("CHANNELS_PREFIX", "bench") + "_tapserver"
+    prefix = os.environ.get("CHANNELS_PREFIX", "bench") + SUFFIX
     flush_redis(redis_url, prefix)
-    env = environment(url, redis_url, prefix)
+    env = server_env({"DATABASE_URL": url}, redis_url, prefix, SECRET)
     logs = ROOT / "var" / "tap_server_logs"
     logs.mkdir(parents=True, exist_ok=True)
     out = logs / "setup.json"
