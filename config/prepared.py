@@ -40,6 +40,7 @@ bump their versions) are saved by ``save()`` or refused.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
@@ -83,17 +84,34 @@ def _refuse_unsignalled(model: type[Model]) -> None:
 class _Plan:
     sql: str
     params: tuple[Any, ...]
-    # (position in params, index of the flat value, its type there: int, psycopg's Int8...)
-    slots: tuple[tuple[int, int, type], ...]
     alias: str
     vendor: str
-    locks: bool
     model: type[Model]
-    init_list: list[str]  # given to from_db, which only reads it
-    fields: tuple[int, int]  # the model's own columns: start, end
-    populators: tuple[Any, ...]
-    annotations: tuple[tuple[str, int], ...]
-    converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...]
+    # (position in params, index of the flat value, its type there: int, psycopg's Int8...)
+    slots: tuple[tuple[int, int, type], ...] = ()
+    # A read's own: whether it locks its rows, how a row becomes objects (an update's: none)
+    locks: bool = False
+    init_list: list[str] = dataclasses.field(default_factory=list)  # from_db only reads it
+    fields: tuple[int, int] = (0, 0)  # the model's own columns: start, end
+    populators: tuple[Any, ...] = ()
+    annotations: tuple[tuple[str, int], ...] = ()
+    converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...] = ()
+
+
+def _compiled(compiler: Any, alias: str, model: type[Model], what: str) -> _Plan:
+    """The compiler's SQL and parameters as a plan (its slots found by the caller); refused
+    when a stand-in compiles the query to nothing (one out of a column's range)."""
+    try:
+        text, params = compiler.as_sql()
+    except EmptyResultSet as empty:
+        raise ValueError(f"a prepared {what} must have SQL for any values") from empty
+    return _Plan(
+        sql=text,
+        params=tuple(params),
+        alias=alias,
+        vendor=compiler.connection.vendor,
+        model=model,
+    )
 
 
 # A value no 64-bit column holds (a 30-digit id typed into a URL) has no plan: the ORM answers
@@ -249,10 +267,7 @@ class Prepared(_Shapes, Generic[M]):
             raise ValueError("a prepared read returns model rows, with no prefetch")
         alias = queryset.db or DEFAULT_DB_ALIAS
         compiler = queryset.query.get_compiler(using=alias)
-        try:
-            text, params = compiler.as_sql()
-        except EmptyResultSet as empty:  # a stand-in out of a column's range
-            raise ValueError("a prepared query must have SQL for any values") from empty
+        plan = _compiled(compiler, alias, queryset.model, "query")
         if compiler.has_extra_select:
             raise ValueError("a prepared read selects no extra columns")
         select, klass_info = compiler.select, compiler.klass_info
@@ -262,12 +277,8 @@ class Prepared(_Shapes, Generic[M]):
             (position, tuple(found), expression)
             for position, (found, expression) in compiler.get_converters(columns).items()
         )
-        return _Plan(
-            sql=text,
-            params=tuple(params),
-            slots=(),
-            alias=alias,
-            vendor=compiler.connection.vendor,
+        return replace(
+            plan,
             locks=bool(queryset.query.select_for_update),
             model=klass_info["model"],
             init_list=[f[0].target.attname for f in select[start : last + 1]],
@@ -325,24 +336,7 @@ class PreparedUpdate(_Shapes):
         self_select = compiler.connection.features.update_can_self_select
         if query.related_updates or not self_select:
             raise ValueError("a prepared update is one statement")  # else it reads first
-        try:
-            text, params = compiler.as_sql()
-        except EmptyResultSet as empty:
-            raise ValueError("a prepared update must have SQL for any values") from empty
-        return _Plan(
-            sql=text,
-            params=tuple(params),
-            slots=(),
-            alias=alias,
-            vendor=compiler.connection.vendor,
-            locks=False,
-            model=queryset.model,
-            init_list=[],
-            fields=(0, 0),
-            populators=(),
-            annotations=(),
-            converters=(),
-        )
+        return _compiled(compiler, alias, queryset.model, "update")
 
 
 class PreparedPrefetch:
