@@ -1,4 +1,5 @@
-"""A finished challenge's card data, computed once per process, not on every tap of the night.
+"""A finished challenge's card data and its row, computed and read once per process, not on
+every tap of the night.
 
 A phone keeps its player's finished cards (``selectors.KEPT``) and the board every one of the
 night, and each change built every card again (its engine read back from JSON, its names,
@@ -47,21 +48,44 @@ class Memo(Generic[T]):
 
     def get(self, key: Hashable, make: Callable[[], T]) -> T:
         """What is kept under ``key``, else ``make()`` (kept, the oldest dropped past size)."""
+        found = self.find(key)
+        if found is not None:
+            return found
+        value = make()
+        self.keep(key, value)
+        return value
+
+    def find(self, key: Hashable) -> T | None:
+        """What is kept under ``key`` (a hit), else None (a miss)."""
         with self._lock:
             if key in self._held:
                 self._held.move_to_end(key)
                 self.stats["hits"] += 1
                 return self._held[key]
-        value = make()
-        with self._lock:
             self.stats["misses"] += 1
+            return None
+
+    def held(self) -> list[Hashable]:
+        """The keys kept now, the oldest first (nothing counted)."""
+        with self._lock:
+            return list(self._held)
+
+    def keep(self, key: Hashable, value: T) -> None:
+        """Keep ``value`` under ``key`` (the oldest dropped past size)."""
+        with self._lock:
             self._held[key] = value
+            self._held.move_to_end(key)
             while len(self._held) > self.size:
                 self._held.popitem(last=False)
-        return value
 
 
 cards: Memo[dict[str, Any]] = Memo(4096)
+
+#: The rows of challenges no longer open, by ``(pk, step)``, as the database gave them (no
+#: scene or participant attached): :func:`combat.challenges.reads.scene_rows` lists a scene's
+#: challenges by pk and step and reads whole only those not kept here. A row at a given step
+#: never changes but for ``options["left"]`` (see the module), which the list reads afresh.
+rows: Memo[Challenge] = Memo(4096)
 
 
 def is_finished(ch: Challenge) -> bool:

@@ -11,9 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import OuterRef, Q, QuerySet
+from django.db.models import OuterRef, QuerySet
+from django.db.models.base import ModelState
+from django.db.models.fields.json import KeyTransform
 
-from combat.challenges import sheets
+from combat.challenges import finished, sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.regions import says_none
 from combat.render_cache import cached
@@ -22,6 +24,7 @@ from combat.rules.challenge import Phase
 from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
 from combat.steps import token
+from config.prepared import Prepared
 
 #: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
 CHALLENGE_REGIONS = ("challenges",)
@@ -274,17 +277,20 @@ def any_challenge() -> QuerySet[Challenge]:
     return Challenge.objects.filter(scene=OuterRef("pk"))
 
 
-def scene_rows(scene: Scene, q: Q | None = None) -> list[Challenge]:
-    """The scene's challenges (those matching ``q``); all of them are read once for every
-    audience of a change (the board, the public part, each player's own); none when the
-    scene's row says it never had one. Their sides are the participants a change's renderings
-    read anyway (:func:`combat.selectors.active_participants`, with their characters and
-    players); only those taken out of the scene since are read apart (one query)."""
-    if q is None:  # kept when there are none too: this seq's renderings share it
-        return cached(("challenges", scene.pk), lambda: scene_rows(scene, Q()))
+def scene_rows(scene: Scene) -> list[Challenge]:
+    """The scene's challenges; all of them are read once for every audience of a change (the
+    board, the public part, each player's own); none when the scene's row says it never had
+    one. Their sides are the participants a change's renderings read anyway
+    (:func:`combat.selectors.active_participants`, with their characters and players); only
+    those taken out of the scene since are read apart (one query)."""
+    # kept when there are none too: this seq's renderings share it
+    return cached(("challenges", scene.pk), lambda: _scene_rows(scene))
+
+
+def _scene_rows(scene: Scene) -> list[Challenge]:
     if says_none(scene, CHALLENGE_FLAG):
         return []
-    rows = list(Challenge.objects.filter(scene=scene).filter(q))
+    rows = _read(scene.pk)
     sides = _sides(scene, rows)
     for row in rows:
         row.scene = scene  # the scene being rendered, not a copy of its row per challenge
@@ -292,6 +298,60 @@ def scene_rows(scene: Scene, q: Q | None = None) -> list[Challenge]:
         row.defender = sides.get(row.defender_id) if row.defender_id is not None else None
         row.token = step_token(row)  # what a form of its card posts (steps.token)
     return rows
+
+
+def _listed(scene_id: int) -> QuerySet[Challenge]:
+    """The scene's challenges by pk and ``step``, and who left each (``options["left"]``, the
+    one write that moves no step: :mod:`combat.challenges.leaving`)."""
+    left = KeyTransform("left", "options")
+    return Challenge.objects.filter(scene=scene_id).only("id", "step").annotate(left=left)
+
+
+def _whole(scene_id: int, ids: list[int]) -> QuerySet[Challenge]:
+    return Challenge.objects.filter(scene=scene_id, pk__in=ids)
+
+
+# Their SQL is built once per process (config.prepared).
+_list, _rows = Prepared(_listed, model=Challenge), Prepared(_whole, model=Challenge)
+
+
+def _read(scene_id: int) -> list[Challenge]:
+    """The scene's challenges, in order: each listed by pk and ``step``; a finished one's row
+    taken from this process's memo when it holds that step (:data:`finished.rows`: a row at
+    a step never changes, and a finished challenge's rows are most of a night's), the others
+    read whole in one query (and a finished one kept). Each caller gets rows of its own."""
+    listed = _list.run(scene_id)
+    found: dict[int, Challenge] = {}
+    for item in listed:
+        kept = finished.rows.find((item.pk, item.step))
+        if kept is not None:
+            found[item.pk] = _left_now(_copy(kept), item.left)
+    wanted = [item.pk for item in listed if item.pk not in found]
+    for row in _rows.run(scene_id, wanted) if wanted else ():
+        if not row.is_open:
+            finished.rows.keep((row.pk, row.step), _copy(row))
+        found[row.pk] = row
+    return [found[item.pk] for item in listed if item.pk in found]  # none deleted since
+
+
+def _copy(row: Challenge) -> Challenge:
+    """A row of its own (a caller attaches the scene and the sides to it), its fields as
+    ``row``'s, its JSON values shared (nothing changes them in place: a write sets new ones).
+    Made as :meth:`Model.from_db` makes a row, without converting its fields again
+    (``copy.copy`` cost ten times as much)."""
+    out = Challenge.__new__(Challenge)
+    out.__dict__.update(row.__dict__)
+    out._state = ModelState()
+    out._state.db, out._state.adding = row._state.db, False
+    return out
+
+
+def _left_now(row: Challenge, left: list[int] | None) -> Challenge:
+    """``row`` saying who left it as the database says now (``None``: nobody yet)."""
+    if left != row.options.get("left"):
+        options = {k: v for k, v in row.options.items() if k != "left"}
+        row.options = options if left is None else {**options, "left": left}
+    return row
 
 
 def _sides(scene: Scene, rows: list[Challenge]) -> dict[int, Participant]:

@@ -13,7 +13,6 @@ from functools import cache
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q
 
 from combat.challenges import finished, reads, sheets, start_form
 from combat.challenges.reads import cancel_choices
@@ -35,9 +34,9 @@ RETEST_WORDS = {
 }
 
 
-def _challenges(scene: Scene, q: Q | None = None, recent: int | None = RECENT) -> list[Challenge]:
+def _challenges(scene: Scene, recent: int | None = RECENT) -> list[Challenge]:
     """The open challenges, then the ``recent`` last finished ones (None: every one)."""
-    rows = reads.scene_rows(scene, q)
+    rows = reads.scene_rows(scene)
     waiting = reads.still_open(rows)
     done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:recent]
     return waiting + done
