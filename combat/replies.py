@@ -54,6 +54,11 @@ def keep(key: tuple[Any, ...], marked: str) -> str:
     """Keep a push's marked rendering under ``("marked", *key)`` in the active cache; the
     push's own html (no token) back."""
     render_cache.cached(("marked", *key), lambda: marked)
+    return unmarked(marked)
+
+
+def unmarked(marked: str) -> str:
+    """A push's own html from its marked rendering: each marked token input taken out."""
     return marked.replace(_INPUT, "")
 
 
