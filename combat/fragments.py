@@ -169,9 +169,10 @@ def private_pieces(scene: Scene, user) -> str:
 
         def render() -> str:
             context = {**selectors.prompts_state(scene, user), "oob": False, "oob_piece": True}
-            context.update(replies.MARKED)  # kept so for the answer (combat.replies)
+            # its challenge prompts kept so for the answer ({% kept_include %}, combat.replies)
+            context.update(replies.MARKED)
             html = "".join(render_to_string(f"{PHONE}#{n}", context) for n in PRIVATE_PIECES)
-            return replies.keep(("pieces", user.pk), html)
+            return replies.unmarked(html)
 
         return render_cache.cached(("html", "pieces", user.pk), render)
 

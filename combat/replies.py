@@ -12,7 +12,8 @@ rendered for the same viewer, so the answer takes it from the change's
   the stage's section) around the regions pushed at this seq (all of them for a round's
   step; those a change did not push are rendered for the answer, once, the same way);
 - a region, a player's own part: as pushed, its root without ``hx-swap-oob``;
-- a player's challenge prompts: cut from the own part (or its pieces) pushed at this seq.
+- a player's challenge prompts: as the own part (or its pieces) pushed at this seq included
+  them, kept whole by its ``{% kept_include %}`` (:mod:`combat.templatetags.kept`).
 
 A push carries no CSRF token (it has no request); an answer's forms carry the request's.
 The pushes render with :data:`MARK` in the token's place and keep that rendering
@@ -29,18 +30,15 @@ cache's reads. Every answer shows what a fresh render of its ``seq`` shows (test
 
 from __future__ import annotations
 
-import re
 import secrets
-from collections.abc import Iterator
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.template import Context
-from django.template.base import Node, TextNode
+from django.template.base import Node
 from django.template.loader import get_template
 from django.template.loader_tags import IncludeNode
-from django.templatetags.l10n import LocalizeNode
 from django.utils.html import escape, format_html
 
 from combat import render_cache
@@ -56,12 +54,25 @@ def keep(key: tuple[Any, ...], marked: str) -> str:
     """Keep a push's marked rendering under ``("marked", *key)`` in the active cache; the
     push's own html (no token) back."""
     render_cache.cached(("marked", *key), lambda: marked)
+    return unmarked(marked)
+
+
+def unmarked(marked: str) -> str:
+    """A push's own html from its marked rendering: each marked token input taken out."""
     return marked.replace(_INPUT, "")
 
 
 def kept(key: tuple[Any, ...]) -> str | None:
     """A marked rendering of this seq's pushes (None: none in the active cache)."""
     return render_cache.known(("marked", *key))
+
+
+def keep_include(template: str, user_id: int, marked: str, token: Any) -> None:
+    """Keep what a push's ``{% kept_include %}`` of ``template`` rendered in a player's own
+    part (:func:`included`): only a marked rendering (``token``, the context's, is the mark;
+    a page's lazy token is never evaluated here)."""
+    if type(token) is str and token == MARK:
+        render_cache.cached(("marked", "include", template, user_id), lambda: marked)
 
 
 def for_request(html: str, request: HttpRequest) -> str:
@@ -145,70 +156,8 @@ def private(request: HttpRequest, user_id: int) -> str | None:
     return None if html is None else for_request(html, request)
 
 
-_DIV = re.compile(r"<div[\s>]|</div>")
-_PROMPTS_ROOT = '<div id="challenge-prompts"'
-
-
-def challenge_prompts(request: HttpRequest, user_id: int, template: str) -> str | None:
-    """A player's challenge prompts (``template``, standalone) cut from their own part or
-    its pieces pushed at this seq: the include's output, from its first line to its root's
-    end and what the template has after it."""
-    html = kept(("private", user_id)) or kept(("pieces", user_id))
-    tail = _tail(template)
-    if html is None or tail is None:
-        return None
-    root = html.find(_PROMPTS_ROOT)
-    if root < 0:
-        return None
-    lead = _lead(template)
-    start = root - len(lead)
-    if start < 0 or html[start:root] != lead:
-        return None
-    end = _root_end(html, root)
-    if end is None or html[end : end + len(tail)] != tail:
-        return None
-    return for_request(html[start : end + len(tail)], request)
-
-
-def _lead(template: str) -> str:
-    """What the template renders before its root's tag: its text (its other nodes before,
-    ``{% load %}`` and the tag that reads, render nothing)."""
-    text = ""
-    for node in _flat(get_template(template).template.nodelist):
-        if isinstance(node, TextNode):
-            if _PROMPTS_ROOT in node.s:
-                return text + node.s[: node.s.index(_PROMPTS_ROOT)]
-            text += node.s
-    return text
-
-
-def _tail(template: str) -> str | None:
-    """What the template renders after its root's end (its last text, after ``</div>``)."""
-    after = ""
-    for node in reversed(list(_flat(get_template(template).template.nodelist))):
-        if not isinstance(node, TextNode):
-            return None
-        if "</div>" in node.s:
-            return node.s[node.s.rindex("</div>") + len("</div>") :] + after
-        after = node.s + after
-    return None
-
-
-def _flat(nodes: Any) -> Iterator[Any]:
-    """The template's nodes, a ``{% localize %}`` block's own in its place (it renders them
-    as they are, only numbers differ)."""
-    for node in nodes:
-        if isinstance(node, LocalizeNode):
-            yield from _flat(node.nodelist)
-        else:
-            yield node
-
-
-def _root_end(html: str, start: int) -> int | None:
-    """Where the ``<div>`` opened at ``start`` ends (escaped text holds no tag)."""
-    depth = 0
-    for found in _DIV.finditer(html, start):
-        depth += -1 if found.group() == "</div>" else 1
-        if depth == 0:
-            return found.end()
-    return None
+def included(request: HttpRequest, user_id: int, template: str) -> str | None:
+    """A region of a player's own part (``template``, standalone: the challenge prompts) as
+    their own part or its pieces pushed at this seq included it (``{% kept_include %}``)."""
+    html = kept(("include", template, user_id))
+    return None if html is None else for_request(html, request)

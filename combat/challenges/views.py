@@ -100,7 +100,7 @@ def _region(
             if tablet:
                 kept = replies.region(request, "challenges")
             else:
-                kept = replies.challenge_prompts(request, request.user.pk, PROMPTS)
+                kept = replies.included(request, request.user.pk, PROMPTS)
             if kept is not None:
                 return HttpResponse(kept)
         return render(request, BOARD if tablet else PROMPTS, context, status=status)

@@ -4,13 +4,18 @@ board as pushed; each with the request's own CSRF token, each equal to a fresh r
 
 from __future__ import annotations
 
+from copy import deepcopy as copy_of
+from pathlib import Path
+
 import pytest
 from django.db.models import F
 from django.middleware.csrf import _does_token_match
+from django.shortcuts import render
 from django.test import RequestFactory
+from django.test.signals import template_rendered
 from django.urls import reverse
 
-from combat import fragments, live, render_cache, replies
+from combat import fragments, live, render_cache, replies, selectors
 from combat.challenges import views
 from combat.models import Challenge, Presence, Scene
 from tests.combat.challenges.conftest import token_for
@@ -123,3 +128,96 @@ def test_a_refusal_is_rendered_with_its_sentence(classic, rendered):
     a = client_for(t.a_user)
     r = _act(t, a, ch, action="throw", side="attacker", throw="rock", token="stale")
     assert r.status_code == 409 and rendered == [views.PROMPTS]
+
+
+def _pushed_then_answered(t, user, *, own_parts: bool) -> str:
+    """One tap's renderings: the pushes of the scene change for both players (their own parts
+    whole, or as their pieces), then the answer of ``user``'s phone from them."""
+    request = RequestFactory().post("/", **HX)
+    request.user = user
+
+    @render_cache.one_request
+    def tap() -> str:
+        users = [t.a_user.pk, t.d_user.pk]
+        parts = fragments.scene_change_parts(
+            t.scene.pk, private_user_ids=users, own_parts=own_parts
+        )
+        list(parts)
+        scene = Scene.objects.get(pk=t.scene.pk)
+        return views._region(request, scene, False).content.decode()
+
+    return tap()
+
+
+# wrapper -> (before the partial, after it, what it renders before the partial's own text)
+WRAPPERS = {
+    "a tag": ('<div class="wrapped">', "</div>", '<div class="wrapped">'),
+    "a block": ("{% with wrapped=True %}", "{% endwith %}", ""),
+}
+
+
+@pytest.fixture(params=list(WRAPPERS))
+def wrapped_prompts(request, settings, tmp_path) -> str:
+    """``combat/challenges/prompts.html`` wrapped in another tag (a template found first);
+    what the wrapper renders before it."""
+    before, after, shown = WRAPPERS[request.param]
+    source = Path(settings.BASE_DIR) / "templates" / views.PROMPTS
+    copy = tmp_path / views.PROMPTS
+    copy.parent.mkdir(parents=True)
+    copy.write_text(before + source.read_text() + after)
+    templates = copy_of(settings.TEMPLATES)
+    templates[0]["DIRS"] = [tmp_path, *templates[0]["DIRS"]]
+    settings.TEMPLATES = templates
+    return shown
+
+
+@pytest.mark.parametrize("own_parts", [True, False], ids=["whole part", "pieces"])
+@pytest.mark.django_db
+def test_the_answer_is_the_pushed_prompts_whatever_wraps_them(
+    classic, rendered, wrapped_prompts, own_parts
+):
+    """The prompts are kept whole as the push included them, not cut out of the own part by
+    their root tag: a wrapper around the partial's root is in the answer, as on the page."""
+    t = classic
+    t.start(category="physical", bid="Strong")
+    answer = _pushed_then_answered(t, t.a_user, own_parts=own_parts)
+    assert rendered == [], "taken from the push"
+    assert answer.startswith(wrapped_prompts) and 'id="challenge-prompts"' in answer
+    assert without_tokens(answer) == without_tokens(_fresh(client_for(t.a_user), t))
+
+
+@pytest.mark.django_db
+def test_a_tap_renders_each_players_prompts_once(classic, rendered):
+    """Each player's prompts are rendered once, by the push of their part (one audience
+    each); the answer takes the piece that push kept, it renders them not again."""
+    t = classic
+    t.start(category="physical", bid="Strong")
+    seen: list[str] = []
+
+    def count(sender, template, **kwargs):
+        seen.append(template.name)
+
+    template_rendered.connect(count)
+    try:
+        answer = _pushed_then_answered(t, t.d_user, own_parts=False)
+    finally:
+        template_rendered.disconnect(count)
+    assert seen.count(views.PROMPTS) == 2 and rendered == []
+    assert without_tokens(answer) == without_tokens(_fresh(client_for(t.d_user), t))
+
+
+@pytest.mark.django_db
+def test_a_page_keeps_no_prompts(classic, rendered):
+    """Only a push's rendering (the mark in the token's place) is kept: a page's own part,
+    with its request's token, leaves nothing for an answer to take."""
+    t = classic
+    t.start(category="physical", bid="Strong")
+    request = RequestFactory().get("/")
+    request.user = t.a_user
+    scene = Scene.objects.get(pk=t.scene.pk)
+    with render_cache.RenderCache().active():
+        context = {**selectors.private_state(scene, t.a_user), "oob": False}
+        html = render(request, f"{fragments.PHONE}#private", context).content.decode()
+        assert 'id="challenge-prompts"' in html
+        assert replies.kept(("include", views.PROMPTS, t.a_user.pk)) is None
+        assert replies.included(request, t.a_user.pk, views.PROMPTS) is None
