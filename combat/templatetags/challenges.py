@@ -4,6 +4,7 @@ selectors need not know about challenges and no query runs in a render."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from django import template
@@ -46,11 +47,6 @@ def side_label(side: str) -> str:
 
 
 @register.filter
-def words(text: str) -> list[str]:
-    return str(text).split()
-
-
-@register.filter
 def get_side(names: dict[str, str], side: str) -> str:
     return names.get(side, "")
 
@@ -75,6 +71,30 @@ def move_key(ch: Any, side: str) -> str:
     """What every move key of ``side``'s part of a card starts with: the challenge and its
     step (a tap sent twice is answered once, a tap on an older card is refused)."""
     return f"c{ch.pk}-{ch.step}-{side}"
+
+
+@register.filter
+def board_key(ch: Any) -> str:
+    """What every move key of the storyteller's calls on a challenge starts with."""
+    return f"st{ch.pk}-{ch.step}"
+
+
+THROWS = ("rock", "paper", "scissors", "random")
+
+
+@register.filter
+@cache
+def throw_buttons(chosen: str) -> tuple[tuple[str, str, str], ...]:
+    """A side's throw buttons as (throw, label, classes), the one it has ``chosen`` marked: the
+    same four on every card, worked out once rather than per button per render."""
+    return tuple(
+        (
+            t,
+            t.capitalize(),
+            f"throw throw-{t}{' chosen' * (t == chosen)}{' primary' * (t != 'random')}",
+        )
+        for t in THROWS
+    )
 
 
 @register.simple_tag(takes_context=True)

@@ -93,3 +93,17 @@ def test_it_escapes_what_it_puts_in_a_field():
         '<input type="hidden" name="key" value="k-x-&lt;b&gt;">'
         '<input type="hidden" name="name" value="&quot;&gt;&lt;script&gt;">'
     )
+
+
+def test_it_keys_the_storytellers_calls_on_the_board(classic):
+    t = classic
+    ch = t.ch(_throwing(t))
+    board = [f for f in _forms(t.board()) if f and f[0][0] == "csrfmiddlewaretoken"]
+    calls = {dict(f).get("action"): f[1:] for f in board if f"st{ch.pk}-" in dict(f).get("key", "")}
+    assert calls["pause"] == [
+        ("action", "pause"),
+        ("token", token_for(ch)),
+        ("key", f"st{ch.pk}-{ch.step}-pause"),
+    ]
+    assert calls["void"] == [("action", "void"), ("key", f"st{ch.pk}-{ch.step}-void")]
+    assert all(("from", "phone") not in f for f in board)
