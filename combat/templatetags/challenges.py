@@ -97,6 +97,20 @@ def throw_buttons(chosen: str) -> tuple[tuple[str, str, str], ...]:
     )
 
 
+@register.filter
+def trait_options(pairs: list[tuple[str, Any]], selected: Any = None) -> SafeString:
+    """``<option>`` "name (rating)" for each (name, rating) pair of a card's select, the one
+    named ``selected`` selected: a card lists a side's traits and abilities, a dozen or more,
+    in its selects, and is rendered for every audience on every change (issue 21)."""
+    return mark_safe("".join(_option(name, rating, name == selected) for name, rating in pairs))
+
+
+def _option(name: str, rating: Any, selected: bool) -> str:
+    n = conditional_escape(name)
+    mark = " selected" if selected else ""
+    return f'<option value="{n}"{mark}>{n} ({conditional_escape(rating)})</option>'
+
+
 @register.simple_tag(takes_context=True)
 def hidden_fields(context: template.Context, *key_parts: Any, **fields: Any) -> SafeString:
     """A card form's hidden inputs: the request's CSRF token (as ``{% csrf_token %}``, none in
