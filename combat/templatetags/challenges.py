@@ -13,6 +13,7 @@ from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 
 from combat import regions
+from combat.challenges.selectors import Offers
 
 register = template.Library()
 
@@ -59,7 +60,8 @@ def history_tail(history: list[dict[str, Any]]) -> dict[str, Any]:
     """The last lines of a challenge's history and how many earlier ones are not shown, so
     what a phone receives stays bounded however long the challenge runs."""
     history = history or []
-    return {"lines": history[-HISTORY_SHOWN:], "earlier": max(len(history) - HISTORY_SHOWN, 0)}
+    lines = [Offers(h) for h in history[-HISTORY_SHOWN:]]  # most have no "times"
+    return {"lines": lines, "earlier": max(len(history) - HISTORY_SHOWN, 0)}
 
 
 _CSRF = CsrfTokenNode()
