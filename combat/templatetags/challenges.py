@@ -4,11 +4,16 @@ selectors need not know about challenges and no query runs in a render."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from django import template
+from django.template.defaulttags import CsrfTokenNode
+from django.utils.html import conditional_escape
+from django.utils.safestring import SafeString, mark_safe
 
 from combat import regions
+from combat.challenges.selectors import Offers
 
 register = template.Library()
 
@@ -43,11 +48,6 @@ def side_label(side: str) -> str:
 
 
 @register.filter
-def words(text: str) -> list[str]:
-    return str(text).split()
-
-
-@register.filter
 def get_side(names: dict[str, str], side: str) -> str:
     return names.get(side, "")
 
@@ -60,4 +60,74 @@ def history_tail(history: list[dict[str, Any]]) -> dict[str, Any]:
     """The last lines of a challenge's history and how many earlier ones are not shown, so
     what a phone receives stays bounded however long the challenge runs."""
     history = history or []
-    return {"lines": history[-HISTORY_SHOWN:], "earlier": max(len(history) - HISTORY_SHOWN, 0)}
+    lines = [Offers(h) for h in history[-HISTORY_SHOWN:]]  # most have no "times"
+    return {"lines": lines, "earlier": max(len(history) - HISTORY_SHOWN, 0)}
+
+
+_CSRF = CsrfTokenNode()
+_FROM_PHONE = '<input type="hidden" name="from" value="phone">'
+
+
+@register.filter
+def move_key(ch: Any, side: str) -> str:
+    """What every move key of ``side``'s part of a card starts with: the challenge and its
+    step (a tap sent twice is answered once, a tap on an older card is refused)."""
+    return f"c{ch.pk}-{ch.step}-{side}"
+
+
+@register.filter
+def board_key(ch: Any) -> str:
+    """What every move key of the storyteller's calls on a challenge starts with."""
+    return f"st{ch.pk}-{ch.step}"
+
+
+THROWS = ("rock", "paper", "scissors", "random")
+
+
+@register.filter
+@cache
+def throw_buttons(chosen: str) -> tuple[tuple[str, str, str], ...]:
+    """A side's throw buttons as (throw, label, classes), the one it has ``chosen`` marked: the
+    same four on every card, worked out once rather than per button per render."""
+    return tuple(
+        (
+            t,
+            t.capitalize(),
+            f"throw throw-{t}{' chosen' * (t == chosen)}{' primary' * (t != 'random')}",
+        )
+        for t in THROWS
+    )
+
+
+@register.filter
+def trait_options(pairs: list[tuple[str, Any]], selected: Any = None) -> SafeString:
+    """``<option>`` "name (rating)" for each (name, rating) pair of a card's select, the one
+    named ``selected`` selected: a card lists a side's traits and abilities, a dozen or more,
+    in its selects, and is rendered for every audience on every change (issue 21)."""
+    return mark_safe("".join(_option(name, rating, name == selected) for name, rating in pairs))
+
+
+def _option(name: str, rating: Any, selected: bool) -> str:
+    n = conditional_escape(name)
+    mark = " selected" if selected else ""
+    return f'<option value="{n}"{mark}>{n} ({conditional_escape(rating)})</option>'
+
+
+@register.simple_tag(takes_context=True)
+def hidden_fields(context: template.Context, *key_parts: Any, **fields: Any) -> SafeString:
+    """A card form's hidden inputs: the request's CSRF token (as ``{% csrf_token %}``, none in
+    a push), ``from=phone`` on a phone, then ``fields`` in the order given; ``key``'s value is
+    joined with ``key_parts`` by "-" (``{% hidden_fields "throw" t key=kp %}``: ``kp-throw-t``).
+
+    One tag instead of the eight nodes a form repeated: a card holds up to a dozen forms and is
+    rendered for every audience on every change (issue 21)."""
+    if "key" in fields and key_parts:
+        fields["key"] = "-".join(str(p) for p in (fields["key"], *key_parts))
+    out = [_CSRF.render(context) if context.get("csrf_token") else ""]
+    if context.get("from_phone"):
+        out.append(_FROM_PHONE)
+    out.extend(
+        f'<input type="hidden" name="{name}" value="{conditional_escape(value)}">'
+        for name, value in fields.items()
+    )
+    return mark_safe("".join(out))
