@@ -17,6 +17,7 @@ from combat.challenges import (
     answering,
     mob,
     negatives,
+    reads,
     retests,
     spending,
     starting,
@@ -128,6 +129,12 @@ def token_for(ch: Challenge, action: str = "") -> str:
     throw's (both sides throw at the same step), any other the challenge's step."""
     ch = Challenge.objects.get(pk=ch.pk)
     return round_token(ch) if action in ("throw", "declare") else step_token(ch)
+
+
+def rendered_row(t: Table, ch: Challenge) -> tuple[Scene, Challenge]:
+    """The scene now and ``ch``'s row as a change's renderings read it (reads.scene_rows)."""
+    scene = t.refresh().scene
+    return scene, next(row for row in reads.scene_rows(scene) if row.pk == ch.pk)
 
 
 def ledger_of(challenge: Challenge) -> list[tuple[str, str, str, int]]:

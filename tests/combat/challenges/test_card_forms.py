@@ -8,12 +8,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.db.models import Q
 from django.template import Context, Template
 from django.template.loader import render_to_string
 
-from combat.challenges import reads, selectors
-from tests.combat.challenges.conftest import token_for
+from combat.challenges import selectors
+from tests.combat.challenges.conftest import rendered_row, token_for
 
 pytestmark = pytest.mark.django_db
 
@@ -24,8 +23,7 @@ HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
 def _card(t, ch, viewer: str, **extra) -> str:
     """``viewer``'s card as its phone shows it (``extra``: a page's csrf_token, from_phone),
     from the row as a rendering reads it (with the token its forms post)."""
-    scene = t.refresh().scene
-    row = reads.scene_rows(scene, Q(pk=ch.pk))[0]
+    scene, row = rendered_row(t, ch)
     context = {"c": selectors.card(row, viewer), "scene": scene, **extra}
     return render_to_string("combat/challenges/_prompt_card.html", context)
 

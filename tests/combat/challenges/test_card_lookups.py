@@ -5,11 +5,11 @@ retest field as None, so rendering a side's card looks up nothing that is missin
 from __future__ import annotations
 
 import pytest
-from django.db.models import Q
 from django.template import base
 from django.template.loader import render_to_string
 
-from combat.challenges import reads, selectors
+from combat.challenges import selectors
+from tests.combat.challenges.conftest import rendered_row
 
 pytestmark = pytest.mark.django_db
 
@@ -32,8 +32,7 @@ def misses(monkeypatch) -> list[str]:
 
 
 def _render(t, ch, viewer: str) -> str:
-    scene = t.refresh().scene
-    row = reads.scene_rows(scene, Q(pk=ch.pk))[0]
+    scene, row = rendered_row(t, ch)
     # st_url: the board's own URL, which a side's card on the board compares with
     context = {"c": selectors.card(row, viewer), "scene": scene, "st_url": None}
     return render_to_string("combat/challenges/_prompt_card.html", context)
