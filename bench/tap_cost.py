@@ -38,6 +38,7 @@ from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -219,7 +220,10 @@ def client_for(user=None, session: str = ""):
 
 def post(client, url: str, counter, **data) -> str:
     data.setdefault("key", f"tap-{next(counter):08d}")
-    answer = client.post(url, data, HTTP_HX_REQUEST="true")
+    # as htmx sends a form (urlencoded), not the test client's default multipart body
+    body = urlencode(data, doseq=True)
+    form = "application/x-www-form-urlencoded"
+    answer = client.post(url, body, content_type=form, HTTP_HX_REQUEST="true")
     if answer.status_code != 200:
         raise SystemExit(f"POST {url} answered {answer.status_code}: {answer.content[:400]!r}")
     return answer.content.decode()
