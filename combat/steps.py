@@ -133,9 +133,28 @@ def forget_held() -> None:
         request.rows.clear()
 
 
+_refusal_ends: ContextVar[bool] = ContextVar("step_refusal_ends", default=False)
+
+
+@contextmanager
+def refusal_ends_step() -> Iterator[None]:
+    """Run steps nested in another step whose refusal the caller never survives (it raises
+    it on, and the outer step refuses): they take no savepoint of their own. Should one
+    raise anyway, Django marks the whole transaction for rollback (an ``atomic`` without a
+    savepoint), so nothing of it can commit, nor can any query run before it ends."""
+    token = _refusal_ends.set(True)
+    try:
+        yield
+    finally:
+        _refusal_ends.reset(token)
+
+
 def _own_transaction() -> bool:
-    """Whether this step is the request's own (:func:`request_transaction`, no step before
-    it, not nested deeper): then it needs no savepoint."""
+    """Whether this step needs no savepoint: it is the request's own
+    (:func:`request_transaction`, no step before it, not nested deeper), or nested where a
+    refusal ends the outer step (:func:`refusal_ends_step`)."""
+    if _refusal_ends.get() and transaction.get_connection().in_atomic_block:
+        return True
     request = _request.get()
     if request is None or request.stepped:
         return False

@@ -17,6 +17,7 @@ from combat.models import Challenge, ChallengeLock, ChallengeStatus, Scene
 from combat.rules.challenge import CHOICE, Phase
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.errors import RuleError
+from combat.rules.night import Locks
 from combat.rules.terms import Mode, Side
 
 
@@ -149,9 +150,10 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
         choice_timer(ch, choosing[0])
     if ch.defender is not None and how not in {"relent", "no bid", "running out"}:
         scene = ch.scene
-        locks = scene_locks(scene)
+        # The locks this challenge leaves (C10, W9), known without the night's: most leave
+        # none, and then the night's locks are not read at all.
         try:
-            after = locks.after(
+            new = Locks(()).after(
                 engine,
                 attacker=ch.attacker.name,
                 target=ch.defender.name,
@@ -159,9 +161,10 @@ def _conclude(ch: Challenge, engine: Engine, by: AbstractBaseUser) -> None:
                 what=ch.what or ch.category,
             )
         except RuleError:
-            after = locks
-        for lock in after.held:
-            if lock not in locks.held:
+            new = Locks(())
+        held = scene_locks(scene).held if new.held else ()
+        for lock in new.held:
+            if lock not in held:
                 ChallengeLock.objects.create(
                     scene=scene,
                     challenge=ch,

@@ -16,6 +16,7 @@ from combat.challenges.refusals import ChallengeError
 from combat.models import Challenge, ChallengeStatus
 from combat.rules.challenge import CHOICE
 from combat.rules.challenge import Challenge as Engine
+from combat.steps import refusal_ends_step
 
 
 def sheet_character(ch: Challenge, side: str):
@@ -27,13 +28,15 @@ def sheet_character(ch: Challenge, side: str):
 
 def ledger_write(ch: Challenge, character, by, *, rule: str, reason: str, **fields: Any) -> None:
     try:
-        ledger_spend(
-            character=character,
-            by=by,
-            reason=f"{ch.what or ch.category} challenge: {reason}",
-            source=ch.source,
-            **fields,
-        )
+        # a refusal here refuses the challenge's step: the spend needs no savepoint
+        with refusal_ends_step():
+            ledger_spend(
+                character=character,
+                by=by,
+                reason=f"{ch.what or ch.category} challenge: {reason}",
+                source=ch.source,
+                **fields,
+            )
     except LedgerError as error:
         raise ChallengeError(str(error), error.rule_id or rule) from None
 

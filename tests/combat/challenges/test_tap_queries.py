@@ -97,3 +97,25 @@ def test_a_storyteller_of_another_chronicle_plays_here_from_the_phone():
     assert Challenge.objects.get().attacker_id == t.a.pk
     stranger = client_for(UserFactory())
     assert stranger.post(reverse("challenge_start", args=[t.scene.pk]), start).status_code == 404
+
+
+def test_taking_the_result_writes_the_loss_in_the_step_own_transaction(monkeypatch):
+    """The loser takes the result: the trait it lost is spent through the ledger's own step,
+    nested in the challenge's with no savepoint of its own (a refusal there refuses the
+    challenge's step), and the night's locks are not read when the challenge leaves none
+    (C10, W9)."""
+    t = make_table("met_classic")
+    ch = t.start(category="physical", bid="Strong")
+    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    ch = t.throw(ch, "rock", "scissors")
+    act = reverse("challenge_act", args=[t.scene.pk, ch.pk])
+    accept = {"action": "accept", "side": "defender", "key": "key-accept"}
+    accept["token"] = token_for(ch)
+    sophia = client_for(t.d_user)
+    with step_queries(monkeypatch) as seen:
+        r = sophia.post(act, accept, **HX)
+    assert r.status_code == 200, r.content.decode()
+    assert t.now(t.d)["traits"]["physical"]["Tough"] == 1
+    assert not any(q.startswith(("SAVEPOINT", "RELEASE")) for q in seen), "\n".join(seen)
+    assert not any("combat_challengelock" in q for q in seen), "\n".join(seen)
+    assert len(seen) == 18, "\n".join(seen)  # 21 before (issue 21)
