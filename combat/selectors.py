@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from characters.models import Character, Chronicle, GameNight, LedgerEntry
 from characters.selectors import chronicles_run_by, sheet
-from combat import regions
+from combat import board_log, regions
 from combat.gametime import format_game_time
 from combat.logtext import one_line
 from combat.models import Participant, Presence, Scene, SceneLogEntry
@@ -261,7 +261,7 @@ def clock_state(scene: Scene) -> dict[str, Any]:
 
 def log_state(scene: Scene) -> dict[str, Any]:
     """The board's log panel: the clock's context and the latest log lines."""
-    log = cached(("log", scene.pk), lambda: log_for_storyteller(scene, limit=BOARD_LOG_LENGTH))
+    log = cached(("log", scene.pk), lambda: board_log.read(scene.pk, BOARD_LOG_LENGTH))
     return {**clock_state(scene), "log": log}
 
 
