@@ -329,6 +329,7 @@ def sheets_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
         "sheets": sheets,
         "sheet_seq": sheet_seq(scene, list(characters)),
         "removed": removed,
+        "oob_piece": False,  # the part whole (a piece of it pushed alone says True)
     }
 
 
