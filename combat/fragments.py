@@ -169,10 +169,13 @@ def private_pieces(scene: Scene, user) -> str:
 
         def render() -> str:
             context = {**selectors.prompts_state(scene, user), "oob": False, "oob_piece": True}
-            # its challenge prompts kept so for the answer ({% kept_include %}, combat.replies)
+            # its challenge prompts kept so ({% kept_include %}, combat.replies)
             context.update(replies.MARKED)
-            html = "".join(render_to_string(f"{PHONE}#{n}", context) for n in PRIVATE_PIECES)
-            return replies.unmarked(html)
+            # each piece kept for the answer too, the part's frame around them (combat.replies)
+            return "".join(
+                replies.keep(("piece", n, user.pk), render_to_string(f"{PHONE}#{n}", context))
+                for n in PRIVATE_PIECES
+            )
 
         return render_cache.cached(("html", "pieces", user.pk), render)
 

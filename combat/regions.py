@@ -81,7 +81,13 @@ def read(
         if regions is not None and entry.region not in regions:
             continue
         found[entry.name] = entry.once(scene, {**context, **found})
-    return found
+    return {**NO_REFUSAL, **found}
+
+
+# The sentence each panel shows when a tap's answer carries a refusal (combat.posts): a tap's
+# answer sets its own; every other rendering (a push, a page) shows none, and says so, since
+# a name a template cannot find costs four exceptions (issue 21).
+NO_REFUSAL = {"error": "", "challenge_error": "", "round_error": "", "chase_error": ""}
 
 
 # Flags read with the scene's row (combat.fragments.load): name -> the rows whose existence it

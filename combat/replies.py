@@ -11,7 +11,9 @@ rendered for the same viewer, so the answer takes it from the change's
 - the board: the template's own frame (``#board``'s nodes that are no region: its root tag,
   the stage's section) around the regions pushed at this seq (all of them for a round's
   step; those a change did not push are rendered for the answer, once, the same way);
-- a region, a player's own part: as pushed, its root without ``hx-swap-oob``;
+- a region, a player's own part: as pushed, its root without ``hx-swap-oob``; when a
+  change pushed only its pieces (its prompts and log), the part's frame around them (its
+  other nodes, the sheets, rendered for the answer);
 - a player's challenge prompts: as the own part (or its pieces) pushed at this seq included
   them, kept whole by its ``{% kept_include %}`` (:mod:`combat.templatetags.kept`).
 
@@ -94,7 +96,11 @@ def screen(request: HttpRequest, scene: Any, tablet: bool) -> HttpResponse | Non
     pushes rendered it, or None."""
     from combat.fragments import REGION_TEMPLATES  # fragments renders with this module
 
-    html = board(request, scene, REGION_TEMPLATES) if tablet else private(request, request.user.pk)
+    if tablet:
+        html = board(request, scene, REGION_TEMPLATES)
+    else:
+        html = private(request, request.user.pk)
+        html = own_part(request, scene) if html is None else html
     return None if html is None else HttpResponse(html)
 
 
@@ -154,6 +160,25 @@ def private(request: HttpRequest, user_id: int) -> str | None:
     html = kept(("private", user_id))
     html = None if html is None else not_oob(html)
     return None if html is None else for_request(html, request)
+
+
+def own_part(request: HttpRequest, scene: Any) -> str | None:
+    """A player's own part (``PHONE#private``, not oob) from the pieces pushed at this seq
+    (its prompts and log, ``fragments.PRIVATE_PIECES``) in the part's frame, rendered now
+    with the sheets (the part's nodes that are no piece); None when they were not pushed."""
+    from combat.fragments import PHONE, PRIVATE_PIECES  # fragments renders with this module
+    from combat.selectors import sheets_state
+
+    pushed = {n: kept(("piece", n, request.user.pk)) for n in PRIVATE_PIECES}
+    pieces = {n: None if html is None else not_oob(html) for n, html in pushed.items()}
+    frame = _frame(f"{PHONE}#private", {n: f"{PHONE}#{n}" for n in PRIVATE_PIECES})
+    if frame is None or any(html is None for html in pieces.values()):
+        return None
+    part = get_template(f"{PHONE}#private").template
+    context = Context({**sheets_state(scene, request.user), "oob": False, **MARKED})
+    with context.render_context.push_state(part), context.bind_template(part):
+        html = "".join(pieces[n] if isinstance(n, str) else n.render(context) for n in frame)
+    return for_request(html, request)
 
 
 def included(request: HttpRequest, user_id: int, template: str) -> str | None:

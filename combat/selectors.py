@@ -312,19 +312,25 @@ def own_logs(scene: Scene, user_ids: Iterable[int]) -> dict[int, list[OwnLine]]:
 
 def private_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
     """One player's own part: their characters' current sheets and prompts addressed to them."""
+    context = {**sheets_state(scene, user), "log": own_log(scene, user)}
+    return {**context, **regions.read(scene, "private", context)}
+
+
+def sheets_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
+    """What a player's own part shows beside its prompts and log (``prompts_state``): their
+    characters' current sheets, or whom the storyteller took out."""
     own = player_participants(scene, user)
     characters = sheets_now(p.character_id for p in own)  # read once for the whole part
     sheets = [{"participant": p, **sheet(*characters[p.character_id])} for p in own]
     removed = [] if own else player_participants(scene, user, removed=True)
-    context = {
+    return {
         "scene": scene,
         "player": user,
         "sheets": sheets,
         "sheet_seq": sheet_seq(scene, list(characters)),
         "removed": removed,
-        "log": own_log(scene, user),
+        "oob_piece": False,  # the part whole (a piece of it pushed alone says True)
     }
-    return {**context, **regions.read(scene, "private", context)}
 
 
 def prompts_state(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:

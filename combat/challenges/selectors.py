@@ -17,6 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from combat.challenges import finished, reads, sheets, start_form
 from combat.challenges.reads import cancel_choices
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
+from combat.offers import Offers
 from combat.render_cache import cached, known
 from combat.rules.challenge import Phase, has_werewolf_tests, kinds_of_test
 from combat.rules.profiles import Family
@@ -32,17 +33,6 @@ RETEST_WORDS = {
     RetestKind.WILLPOWER: "Willpower retest",
     RetestKind.FREE: "Free retest",
 }
-
-
-class Offers(dict):
-    """A card's dict (its moves, its blood, a retest) that reads an absent key as None. A
-    card asks its template about every move it may offer, and Django answers a missing key
-    with four exceptions (a key miss, an attribute miss, ``dir()``, an int parse) costing
-    more than the rest of the lookup: the bulk of an open card's rendering (issue 21).
-    Empty, it is still falsy; ``in``, ``get`` and ``==`` are a dict's."""
-
-    def __missing__(self, key: str) -> None:
-        return None
 
 
 def _challenges(scene: Scene, recent: int | None = RECENT) -> list[Challenge]:

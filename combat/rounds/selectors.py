@@ -17,6 +17,7 @@ from django.db.models import OuterRef, QuerySet
 
 from combat import selectors as scene_selectors
 from combat.models import Combat, CombatStage, Participant, Scene
+from combat.offers import Offers
 from combat.regions import says_none
 from combat.render_cache import cached
 from combat.rounds import met_reads, planning, reads, tokens, wod
@@ -238,27 +239,28 @@ def board(scene: Scene) -> dict[str, Any]:
     """The storyteller's view: everything, with the forms to run the round."""
     combat = running(scene)
     if combat is None:
-        return {
-            "combat": None,
-            "startable": scene.is_open,
-            "candidates": scene_selectors.active_participants(scene),
-        }
+        return Offers(
+            combat=None,
+            startable=scene.is_open,
+            candidates=scene_selectors.active_participants(scene),
+        )
     members = _members(combat)
     if combat.ruleset in met_reads.MET_RULESETS:
-        return met_reads.met_view(combat, members, public=False)
+        return Offers(met_reads.met_view(combat, members, public=False))
     if combat.ruleset == "met_bns":
-        ctx = bns_view(combat, members, public=False)
+        ctx = Offers(bns_view(combat, members, public=False))
         ctx["members"] = [members[pid] for pid in combat.members if pid in members]
         npcs = [m for m in ctx["members"] if m.npc]
         # B5, B8, B9: the storyteller's forms for the NPCs, the same the phones have.
         ctx["npc_prompts"] = bns_prompts(combat, members, npcs, storyteller=True)["mine"]
         return ctx
-    ctx = _base(combat, members, public=False)
+    ctx = Offers(_base(combat, members, public=False))
     ctx["members"] = [members[pid] for pid in combat.members if pid in members]
     ctx["action_choices"] = [(a, wod.ACTION_LABELS[a]) for a in wod.ACTIONS]
     ctx["effects"] = combat.effects
     ctx["out"] = [members[int(w)] for w in reads.out_of(combat) if int(w) in members]
     ctx["reminders"] = combat.reminders
+    ctx["work"] = Offers(combat.work or {})  # the book-keeping's notes, most absent
     # K4: surviving escapes waiting on the attacker's choice; D9: who is away in the chase.
     ctx["pursuits"] = [
         {
@@ -331,7 +333,7 @@ def _preview(
     d = plan.get("declaration")
     return {
         "p": members[int(who)],
-        "plan": plan,
+        "plan": Offers(plan),  # a dodge's plan has no attack
         "text": reads.describe(d, members) if d else "nothing declared",
         "target": members.get(int(plan["target"])) if plan.get("target") else None,
         "defense_label": _defense_label(state, plan),
@@ -360,13 +362,13 @@ def public(scene: Scene) -> dict[str, Any]:
     """What every player of the scene sees of the round."""
     combat = running(scene)
     if combat is None:
-        return {"combat": None}
+        return Offers(combat=None)
     members = _members(combat)
     if combat.ruleset in met_reads.MET_RULESETS:
-        return met_reads.met_view(combat, members, public=True)
+        return Offers(met_reads.met_view(combat, members, public=True))
     if combat.ruleset == "met_bns":
-        return bns_view(combat, members, public=True)
-    ctx = _base(combat, members, public=True)
+        return Offers(bns_view(combat, members, public=True))
+    ctx = Offers(_base(combat, members, public=True))
     if "state" in ctx:
         state = ctx["state"]
         ctx["rows"] = _rows(combat, state, members, public=True)
@@ -380,7 +382,7 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
     committed attacks to answer, reminders."""
     combat = running(scene)
     if combat is None or player is None:
-        return {"combat": None, "mine": []}
+        return Offers(combat=None, mine=[])
     members = _members(combat)
     own = [
         p
@@ -388,11 +390,11 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
         if p.character_id and p.character.player_id == player.pk and pid in combat.members
     ]
     if not own:
-        return {"combat": None, "mine": []}
+        return Offers(combat=None, mine=[])
     if combat.ruleset in met_reads.MET_RULESETS:
-        return _met_prompts(combat, members, own)
+        return Offers(_met_prompts(combat, members, own))
     if combat.ruleset == "met_bns":
-        return bns_prompts(combat, members, own)
+        return Offers(bns_prompts(combat, members, own))
     state = (
         WodRound.from_dict(combat.state)
         if combat.stage == CombatStage.ROUND and combat.state
@@ -417,7 +419,7 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
     mine = []
     for p in own:
         who = str(p.pk)
-        item: dict[str, Any] = {"p": p}
+        item: dict[str, Any] = Offers(p=p)
         if combat.stage == CombatStage.INITIATIVE:
             # out of the fight (let go, taken out) or Incapacitated (D2): no initiative to roll
             item["away"] = who in reads.away(combat)
@@ -469,14 +471,16 @@ def prompts(scene: Scene, player: AbstractBaseUser) -> dict[str, Any]:
             if item["declare_now"] or item["editable"]:
                 item["form"] = _declare_choices(combat, state, p, members, stats_of(p))
         mine.append(item)
-    return {
-        "combat": combat,
-        "mine": mine,
-        "token": tokens.state_token(combat, players=True),
-        "stage": combat.stage,
-        "paused": combat.paused,
-        "deadline": tokens.declare_deadline(combat, players=True) if state is not None else None,
-    }
+    return Offers(
+        {
+            "combat": combat,
+            "mine": mine,
+            "token": tokens.state_token(combat, players=True),
+            "stage": combat.stage,
+            "paused": combat.paused,
+            "deadline": None if state is None else tokens.declare_deadline(combat, players=True),
+        }
+    )
 
 
 def _declare_choices(
@@ -523,7 +527,8 @@ def _declare_choices(
         "weapon": detail.get("weapon") or (carried[0] if carried else stats.weapons[0].name),
         "max_actions": max(stats.dot("Wits"), 1),
         "haste": combat.haste.get(who, 0) if main else None,
-        "current": current,
+        # nothing declared: an empty Offers (falsy; the form's selects ask its fields)
+        "current": current if current is not None else Offers(),
         "detail": detail,
         "split": split_choices(
             combat, p, targets, stats, current, victim=g is not None and g["grappler"] != who

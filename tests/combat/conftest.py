@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from types import ModuleType
 
+import pytest
+from django.template import base
+
 TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]*)"')
 
 
@@ -25,3 +28,21 @@ def renders_of(monkeypatch, views: ModuleType) -> list[str]:
 
     monkeypatch.setattr(views, "render", counted)
     return seen
+
+
+@pytest.fixture
+def misses(monkeypatch) -> list[str]:
+    """The variables a rendering failed to find, as written in the template (each costs
+    Django four exceptions, issue 21)."""
+    found: list[str] = []
+    lookup = base.Variable._resolve_lookup
+
+    def counted(self, context):
+        try:
+            return lookup(self, context)
+        except base.VariableDoesNotExist:
+            found.append(self.var)
+            raise
+
+    monkeypatch.setattr(base.Variable, "_resolve_lookup", counted)
+    return found

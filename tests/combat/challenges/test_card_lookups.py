@@ -5,7 +5,6 @@ retest field as None, so rendering a side's card looks up nothing that is missin
 from __future__ import annotations
 
 import pytest
-from django.template import base
 from django.template.loader import render_to_string
 
 from combat.challenges import selectors
@@ -14,27 +13,10 @@ from tests.combat.challenges.conftest import rendered_row
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def misses(monkeypatch) -> list[str]:
-    """The variables a rendering failed to find, as written in the template."""
-    found: list[str] = []
-    lookup = base.Variable._resolve_lookup
-
-    def counted(self, context):
-        try:
-            return lookup(self, context)
-        except base.VariableDoesNotExist:
-            found.append(self.var)
-            raise
-
-    monkeypatch.setattr(base.Variable, "_resolve_lookup", counted)
-    return found
-
-
 def _render(t, ch, viewer: str) -> str:
     scene, row = rendered_row(t, ch)
-    # st_url: the board's own URL, which a side's card on the board compares with
-    context = {"c": selectors.card(row, viewer), "scene": scene, "st_url": None}
+    # a phone's card says it has no board URL (st_url), which a card on the board compares with
+    context = {"c": selectors.card(row, viewer), "scene": scene}
     return render_to_string("combat/challenges/_prompt_card.html", context)
 
 

@@ -116,3 +116,55 @@ def test_a_board_answer_renders_only_the_regions_its_change_did_not_push(cast, m
     html = r.content.decode()
     assert 'id="clock-panel"' in html and 'id="log-panel"' in html
     assert without_tokens(html) == without_tokens(_fresh_board(cast.storyteller, cast.scene.pk))
+
+
+def _fresh_part(user, scene_pk: int) -> str:
+    request = RequestFactory().get("/")
+    request.user = user
+    scene = Scene.objects.get(pk=scene_pk)
+    with render_cache.RenderCache().active():
+        context = {**selectors.private_state(scene, user), "oob": False}
+        return render(request, f"{fragments.PHONE}#private", context).content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_players_taps_are_answered_with_their_pushed_prompts_and_log(cast, rendered):
+    """A round step pushes a player's prompts and log, not their whole part: a phone's tap is
+    answered with the part's frame (the sheets, rendered) around those pieces, as a fresh
+    render of the same seq shows it, with the request's own token."""
+    from combat.models import Combat
+    from combat.rounds.initiative import combat_begin_round, combat_initiative
+    from combat.rounds.starting import combat_start
+    from combat.rounds.tokens import state_token
+
+    jane, frank = cast.p["Jane"], cast.p["Frank"]
+    combat = combat_start(scene=cast.scene, by=cast.storyteller, participants=[jane, frank])
+    combat_initiative(combat=combat, by=cast.storyteller, participant=jane, roll=7)
+    phone = client_for(cast.users["Frank"])
+    url = f"/scenes/{cast.scene.pk}/combat/"
+    data = {"participant": frank.pk, "roll": 3, "from": "phone", "key": "ini-frank"}
+    answers = [phone.post(f"{url}initiative/", data, **HX)]
+    combat_begin_round(combat=combat, by=cast.storyteller)
+    data = {"participant": frank.pk, "action": "dodge", "from": "phone", "key": "dc-frank"}
+    data["token"] = state_token(Combat.objects.get(pk=combat.pk))
+    answers.append(phone.post(f"{url}declare/", data, **HX))
+    for r in answers:
+        assert r.status_code == 200, r.content.decode()
+    assert rendered == [], "every answer taken from the pieces pushed"
+    html = answers[-1].content.decode()
+    assert html.lstrip().startswith('<section id="scene-private"') and "hx-swap-oob" not in html
+    assert "declared: <b" in html and 'id="sheet-' in html
+    assert without_tokens(html) == without_tokens(_fresh_part(cast.users["Frank"], cast.scene.pk))
+    assert replies.MARK not in html
+    tokens = set(TOKEN.findall(html))
+    assert all(_does_token_match(t, phone.cookies["csrftoken"].value) for t in tokens)
+
+
+@pytest.mark.django_db
+def test_a_refused_phone_tap_renders_its_answer(cast, rendered):
+    """A refusal pushes nothing: the part is rendered, the sentence in it."""
+    combat_start_data = {"participant": cast.p["Frank"].pk, "roll": 3, "from": "phone"}
+    r = client_for(cast.users["Frank"]).post(
+        f"/scenes/{cast.scene.pk}/combat/initiative/", combat_start_data, **HX
+    )
+    assert rendered == [f"{fragments.PHONE}#private"] and r.status_code != 200
