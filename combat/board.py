@@ -13,11 +13,6 @@ from combat.models import Scene
 from combat.roster import fight_rows
 from combat.selectors import active_participants, clock_state, connected_user_ids, log_state
 
-# The sentences of a refused tap, one per panel (combat.posts.screen_reply_for): none on a
-# render of the state, named so the templates' questions about them find them (a name Django
-# cannot find costs four exceptions, on every push of the board).
-NO_SENTENCES = {"error": "", "round_error": "", "challenge_error": "", "chase_error": ""}
-
 
 def people_state(scene: Scene) -> dict[str, Any]:
     """The board's people panel: everyone (hidden NPCs too) with presence; those in the fight
@@ -45,5 +40,5 @@ def people_state(scene: Scene) -> dict[str, Any]:
 def board_state(scene: Scene) -> dict[str, Any]:
     """The storyteller's board: everyone (hidden NPCs too) with presence, clock, the log, and
     what the features' regions show."""
-    context = {**NO_SENTENCES, **people_state(scene), **log_state(scene)}
+    context = {**people_state(scene), **log_state(scene)}
     return {**context, **regions.read(scene, "board", context)}

@@ -124,7 +124,7 @@ def board_regions(scene: Scene, regions: Collection[str] | None = None) -> str:
                 context.update(selectors.log_state(scene))
             context.update(read_regions(scene, "board", context, todo))
             # rendered with the CSRF mark, kept so for the answer (combat.replies)
-            context = {**board.NO_SENTENCES, **context, "oob": True, **replies.MARKED}
+            context = {**context, "oob": True, **replies.MARKED}  # regions.read: no refusal
             for r in todo:
                 html[r] = render_cache.cached(
                     ("html", "board", r, people),

@@ -13,7 +13,7 @@ from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 
 from combat import regions
-from combat.challenges.selectors import Offers
+from combat.offers import Offers
 
 register = template.Library()
 
