@@ -4,29 +4,11 @@ cannot find costs four exceptions, on every push of the board (issue 21)."""
 from __future__ import annotations
 
 import pytest
-from django.template import base
 
 from combat import fragments
 from combat.models import Presence
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def misses(monkeypatch) -> list[str]:
-    """The variables a rendering failed to find, as written in the template."""
-    found: list[str] = []
-    lookup = base.Variable._resolve_lookup
-
-    def counted(self, context):
-        try:
-            return lookup(self, context)
-        except base.VariableDoesNotExist:
-            found.append(self.var)
-            raise
-
-    monkeypatch.setattr(base.Variable, "_resolve_lookup", counted)
-    return found
 
 
 def test_the_board_finds_every_name_it_asks_about(classic, misses):
