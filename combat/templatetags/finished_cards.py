@@ -6,11 +6,12 @@ under way. A finished card offers no move (no form, no token, no timer), so its 
 function of what it shows: the challenge's row (its pk and ``step``, which every write
 moves), the sides' names as this viewer reads them, the viewer and the include's arguments.
 ``{% finished_card %}…{% endfinished_card %}`` (around ``_card.html``'s body) keys the
-rendering by exactly these and keeps it in a small process-local LRU; a card that is open,
-waits on a choice (W8), has a mob (C16: its members' names and bids), a timer, or any move
-renders every time. Any write to a challenge
-moves its ``step`` (and so the key), a rename changes the names: nothing stale is served, in
-any process.
+rendering by exactly these and keeps it in a small process-local LRU; a card that waits on a
+choice (W8), has a mob (C16: its members' names and bids) or any move renders every time, and
+so does a side's open card (it reads its sheet). The storyteller's open card is kept the same
+way (:func:`_open_parts`): a shared scene's board holds every pair's, and a tap changes one.
+Any write to a challenge moves its ``step`` (and so the key), a rename changes the names:
+nothing stale is served, in any process.
 
 ``{% finished_card "prompt" %}`` (a phone's finished item: its fold and its "put away" form)
 and ``{% finished_card "board" %}`` (the board's: its fold and its void form) keep what is
@@ -30,6 +31,7 @@ from typing import Any
 from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.timezone import get_current_timezone
 
 from combat.challenges.finished import Memo
 
@@ -48,16 +50,20 @@ def clear() -> None:
 
 def card_key(context: template.Context, label: str = "") -> Hashable | None:
     """What a finished card's html (``label``: what is around it) is a function of, or None:
-    render it every time."""
+    render it every time. An open card is kept too where no one can act on it but by the
+    row (:func:`_open_parts`), its timer with it."""
     c = context.get("c")
     ch = c.get("ch") if isinstance(c, dict) else None
-    if ch is None or ch.is_open or ch.deadline is not None or c.get("moves"):
+    if ch is None or c.get("moves") or (ch.deadline is not None and not ch.is_open):
         return None
     options = ch.options or {}
     if options.get("choose") or options.get("mob") or options.get("mob_dropped"):
         return None
     if c.get("viewer") not in ("attacker", "defender", "st", "public"):
         return None  # a mob member's card, a step-in offer
+    opened = _open_parts(c, ch, label) if ch.is_open else ()
+    if opened is None:
+        return None
     scene = context.get("scene")
     return (
         label,
@@ -67,7 +73,41 @@ def card_key(context: template.Context, label: str = "") -> Hashable | None:
         *(repr(context.get(name)) for name in ("side", "url", "target", "st_url")),
         getattr(scene, "pk", None),
         bool(label and context.get("csrf_token")),  # with _CSRF_MARK in the token's place
+        bool(context.get("from_phone")),  # a form's hidden fields say where it came from
+        *opened,
     )
+
+
+# The storyteller's calls on a board's open card that are read from beyond its row (the moves
+# of a side it plays, a mob's members, a W8 choice for someone): such a card renders every time.
+_BEYOND_ROW = ("st_sides", "npc_members", "st_choose", "st_drops", "st_keep_out")
+
+
+def _open_parts(c: dict[str, Any], ch: Any, label: str) -> tuple[Any, ...] | None:
+    """What an open card's html is a function of beyond a finished one's key, or None: render
+    it every time. Only the storyteller's and the public card of an open challenge, with no
+    side's moves (a side's card reads its sheet: blood left, traits to bid): the rest of the
+    card is the row's (its engine's state, sealed locks, a result by hand, an announced retest,
+    its timer: every write moves ``step``; a timer's time is written in the current zone),
+    and the sides' names, which an announced retest or a result by hand words as players read
+    them (``reads.name_of``: a hidden NPC unseen), whatever the viewer. On the board, the
+    storyteller's calls: whether a forced step is offered and the ruling on surprise (C12,
+    read from the defender's sheet) go into the key; a side it plays, a mob, a W8 choice
+    render every time (:data:`_BEYOND_ROW`)."""
+    if c.get("viewer") not in ("st", "public") or c.get("mob"):
+        return None
+    if label == "board":
+        if any(c.get(name) for name in _BEYOND_ROW):
+            return None
+        calls: tuple[Any, ...] = (c.get("st_force"), c.get("st_surprised"))
+    else:
+        calls = ()
+    zone = get_current_timezone() if ch.deadline is not None else None
+    return (_who(ch.attacker), _who(ch.defender), zone, *calls)
+
+
+def _who(participant: Any) -> tuple[Any, ...] | None:
+    return None if participant is None else (participant.pk, participant.name, participant.hidden)
 
 
 def _row(ch: Any) -> tuple[int, int]:
