@@ -104,15 +104,17 @@ def _a_cache_per_test(settings) -> None:
 
 @pytest.fixture(autouse=True)
 def _a_fresh_process_memo_per_test() -> None:
-    """The finished cards and rows and start forms each process keeps are keyed by row ids, which a
-    database never gives twice, but a test database does (SQLite rolls its counters back with
-    each test's transaction): each test starts with them empty, as a new process does."""
+    """The finished cards and rows, people rows and start forms each process keeps are keyed by
+    row ids, which a database never gives twice, but a test database does (SQLite rolls its
+    counters back with each test's transaction): each test starts with them empty, as a new
+    process does."""
     from combat.challenges import finished
-    from combat.templatetags import finished_cards, start_forms
+    from combat.templatetags import finished_cards, people, start_forms
 
     finished.cards.clear()
     finished.rows.clear()
     finished_cards.clear()
+    people.clear()
     start_forms.clear()
 
 
