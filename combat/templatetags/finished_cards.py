@@ -25,7 +25,7 @@ in: no token is ever kept, none crosses to another request or to a push.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from django import template
@@ -164,3 +164,38 @@ def finished_card(parser: Any, token: Any) -> FinishedCardNode:
     nodelist = parser.parse(("endfinished_card",))
     parser.delete_first_token()
     return FinishedCardNode(nodelist, label)
+
+
+class KeptBlockNode(template.Node):
+    """A block rendered once per ``key(context)`` (:func:`render_kept`), its forms given each
+    request's own token."""
+
+    def __init__(
+        self,
+        nodelist: template.NodeList,
+        key: Callable[[template.Context], Hashable | None],
+        memo: Memo[SafeString],
+    ) -> None:
+        self.nodelist, self.key, self.memo = nodelist, key, memo
+
+    def render(self, context: template.Context) -> str:
+        return render_kept(self.memo, self.key(context), self.nodelist, context, forms=True)
+
+
+def kept_block(
+    register: template.Library,
+    name: str,
+    key: Callable[[template.Context], Hashable | None],
+    memo: Memo[SafeString],
+) -> None:
+    """Register ``{% <name> %}…{% end<name> %}`` in ``register``: its body kept in ``memo``
+    under ``key(context)`` (:class:`KeptBlockNode`)."""
+
+    def tag(parser: Any, token: Any) -> KeptBlockNode:
+        if len(token.split_contents()) != 1:
+            raise template.TemplateSyntaxError(f"{name} takes no argument")
+        nodelist = parser.parse((f"end{name}",))
+        parser.delete_first_token()
+        return KeptBlockNode(nodelist, key, memo)
+
+    register.tag(name, tag)

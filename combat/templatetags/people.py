@@ -21,7 +21,7 @@ from django import template
 from django.utils.safestring import SafeString
 
 from combat.challenges.finished import Memo
-from combat.templatetags.finished_cards import render_kept
+from combat.templatetags.finished_cards import kept_block
 
 register = template.Library()
 
@@ -61,19 +61,4 @@ def _player_name(p: Any) -> tuple[str, str] | None:
     return None if player is None else (player.get_full_name(), player.username)
 
 
-class PersonRowNode(template.Node):
-    def __init__(self, nodelist: template.NodeList) -> None:
-        self.nodelist = nodelist
-
-    def render(self, context: template.Context) -> str:
-        return render_kept(_memo, row_key(context), self.nodelist, context, forms=True)
-
-
-@register.tag("person_row")
-def person_row(parser: Any, token: Any) -> PersonRowNode:
-    """``{% person_row %}…{% endperson_row %}``: see the module."""
-    if len(token.split_contents()) != 1:
-        raise template.TemplateSyntaxError("person_row takes no argument")
-    nodelist = parser.parse(("endperson_row",))
-    parser.delete_first_token()
-    return PersonRowNode(nodelist)
+kept_block(register, "person_row", row_key, _memo)

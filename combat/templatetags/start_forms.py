@@ -19,13 +19,12 @@ place and each request gets its copy with its own token (as
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any
 
 from django import template
 from django.utils.safestring import SafeString
 
 from combat.challenges.finished import Memo
-from combat.templatetags.finished_cards import render_kept
+from combat.templatetags.finished_cards import kept_block
 
 register = template.Library()
 
@@ -61,19 +60,4 @@ def start_key(context: template.Context) -> Hashable | None:
 _PLAIN = ("incapacitated", "key", "bns", "celerity", "bids", "tempers", "abilities", "attributes")
 
 
-class KeptStartNode(template.Node):
-    def __init__(self, nodelist: template.NodeList) -> None:
-        self.nodelist = nodelist
-
-    def render(self, context: template.Context) -> str:
-        return render_kept(_memo, start_key(context), self.nodelist, context, forms=True)
-
-
-@register.tag("kept_start")
-def kept_start(parser: Any, token: Any) -> KeptStartNode:
-    """``{% kept_start %}…{% endkept_start %}``: see the module."""
-    if len(token.split_contents()) != 1:
-        raise template.TemplateSyntaxError("kept_start takes no argument")
-    nodelist = parser.parse(("endkept_start",))
-    parser.delete_first_token()
-    return KeptStartNode(nodelist)
+kept_block(register, "kept_start", start_key, _memo)
