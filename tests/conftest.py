@@ -109,12 +109,13 @@ def _a_fresh_process_memo_per_test() -> None:
     counters back with each test's transaction): each test starts with them empty, as a new
     process does."""
     from combat.challenges import finished
-    from combat.templatetags import finished_cards, people, start_forms
+    from combat.templatetags import finished_cards, people, scenes, start_forms
 
     finished.cards.clear()
     finished.rows.clear()
     finished_cards.clear()
     people.clear()
+    scenes.clear()
     start_forms.clear()
 
 

@@ -167,19 +167,20 @@ def finished_card(parser: Any, token: Any) -> FinishedCardNode:
 
 
 class KeptBlockNode(template.Node):
-    """A block rendered once per ``key(context)`` (:func:`render_kept`), its forms given each
-    request's own token."""
+    """A block rendered once per ``key(context)`` (:func:`render_kept`); ``forms``: its forms
+    given each request's own token."""
 
     def __init__(
         self,
         nodelist: template.NodeList,
         key: Callable[[template.Context], Hashable | None],
         memo: Memo[SafeString],
+        forms: bool,
     ) -> None:
-        self.nodelist, self.key, self.memo = nodelist, key, memo
+        self.nodelist, self.key, self.memo, self.forms = nodelist, key, memo, forms
 
     def render(self, context: template.Context) -> str:
-        return render_kept(self.memo, self.key(context), self.nodelist, context, forms=True)
+        return render_kept(self.memo, self.key(context), self.nodelist, context, forms=self.forms)
 
 
 def kept_block(
@@ -187,15 +188,17 @@ def kept_block(
     name: str,
     key: Callable[[template.Context], Hashable | None],
     memo: Memo[SafeString],
+    *,
+    forms: bool = True,
 ) -> None:
     """Register ``{% <name> %}…{% end<name> %}`` in ``register``: its body kept in ``memo``
-    under ``key(context)`` (:class:`KeptBlockNode`)."""
+    under ``key(context)`` (:class:`KeptBlockNode`; ``forms``: it holds forms)."""
 
     def tag(parser: Any, token: Any) -> KeptBlockNode:
         if len(token.split_contents()) != 1:
             raise template.TemplateSyntaxError(f"{name} takes no argument")
         nodelist = parser.parse((f"end{name}",))
         parser.delete_first_token()
-        return KeptBlockNode(nodelist, key, memo)
+        return KeptBlockNode(nodelist, key, memo, forms)
 
     register.tag(name, tag)
