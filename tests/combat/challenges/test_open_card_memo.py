@@ -6,6 +6,7 @@ one and its test fails."""
 
 from __future__ import annotations
 
+import re
 import zoneinfo
 
 import pytest
@@ -146,3 +147,18 @@ def test_a_shared_boards_pushes_equal_a_fresh_rendering_with_the_memo_warm(class
     finished_cards.clear()
     cold = fragments.scene_change_fragments(t.scene.pk, private_user_ids=users)
     assert warm == again == cold
+
+
+def test_an_open_board_items_forms_carry_each_pages_token_and_a_push_none(classic):
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    pushed = _fresh_board(t)
+    assert f"st{ch.pk}-" in pushed and "csrfmiddlewaretoken" not in pushed
+    pages = [t.board(), t.board()]
+    assert _board(t) == pushed  # kept with the pages' renderings: still no token
+    tokens = [set(re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', p)) for p in pages]
+    assert all(len(found) == 1 for found in tokens) and tokens[0] != tokens[1]
+    calls = rf'<form[^>]*action="[^"]*/challenges/{ch.pk}/st/"[^>]*>.*?</form>'
+    for page, (token,) in zip(pages, tokens, strict=True):
+        forms = re.findall(calls, page, flags=re.S)
+        assert len(forms) > 2 and all(f'value="{token}"' in form for form in forms)
