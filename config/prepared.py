@@ -32,6 +32,12 @@ the connection that runs it and rebuilt if they differ.
 
 A read with ``select_for_update`` is refused outside a transaction, as the ORM refuses it.
 
+On PostgreSQL the text built here also runs as a server-side prepared statement
+(:func:`statement_cursor`): Django binds parameters on the client, so every statement reaches
+the server as new text to parse and plan; these statements' parameters are bound on the
+server instead, and each is prepared once per connection (``DATABASE_PREPARE``; off behind a
+transaction-pooling proxy such as PgBouncer's, which cannot keep a connection's statements).
+
 :class:`PreparedUpdate` does the same for an UPDATE; :func:`save_row` and :func:`insert_rows`
 write one row's UPDATE or a bulk INSERT with text built once per model. None of them send
 model signals: the models registered by :func:`keep_signals` (sheets, whose save receivers
@@ -43,10 +49,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
+from types import SimpleNamespace
 from typing import Any, Generic, TypeVar
 
+from django.conf import settings
 from django.core.exceptions import EmptyResultSet
 from django.db import DEFAULT_DB_ALIAS, connections, router
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Model, Prefetch, QuerySet, sql
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.query import ModelIterable, get_related_populators
@@ -78,6 +88,42 @@ def keep_signals(*models: type[Model]) -> None:
 def _refuse_unsignalled(model: type[Model]) -> None:
     if model in _KEEP_SIGNALS:
         raise ValueError(f"{model._meta.label} is written with its signals (keep_signals)")
+
+
+def statement_cursor(connection: Any) -> CursorWrapper:
+    """A cursor of ``connection`` for a statement whose text is built once (this module's,
+    the session's read, the key's claim): on PostgreSQL, with ``DATABASE_PREPARE`` on, its
+    parameters are bound on the server and the statement is prepared there the first time a
+    connection runs it, so PostgreSQL parses and plans it once per connection instead of on
+    every run. Elsewhere, the connection's own cursor. Either way Django's wrapper (its
+    execute wrappers, the query log of tests and DEBUG) sees every statement."""
+    if connection.vendor != "postgresql" or not getattr(settings, "DATABASE_PREPARE", False):
+        return connection.cursor()
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        raw = _preparing_class(connection.queries_logged)(connection.connection)
+    return connection._prepare_cursor(raw)
+
+
+@cache
+def _preparing_class(logged: bool) -> type:
+    """psycopg's server-binding cursor (Django's, with ``callproc``) that prepares every
+    statement it executes (psycopg keeps a connection's prepared statements, at most
+    ``prepared_max``, and deallocates the least used beyond that). ``logged``: it leaves the
+    statement, its values written in as a client-bound one's, where Django's query log reads
+    it (psycopg keeps no text for a prepared statement)."""
+    from django.db.backends.postgresql.base import ServerBindingCursor
+    from psycopg import ClientCursor
+
+    class PreparingCursor(ServerBindingCursor):  # type: ignore[misc,valid-type]
+        def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
+            done = super().execute(query, params, prepare=True, **kwargs)
+            if logged:
+                text = ClientCursor(self.connection).mogrify(query, params)
+                self._query = SimpleNamespace(query=text.encode(), params=params)
+            return done
+
+    return PreparingCursor
 
 
 @dataclass(frozen=True)
@@ -246,7 +292,7 @@ class Prepared(_Shapes, Generic[M]):
             raise TransactionManagementError(
                 "select_for_update cannot be used outside of a transaction."
             )
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:
             cursor.execute(plan.sql, _filled(plan, flat))
             rows = cursor.fetchall()
         return [_instance(plan, row, connection) for row in rows]
@@ -322,7 +368,7 @@ class PreparedUpdate(_Shapes):
             _refuse_unsignalled(queryset.model)
             return queryset.update(**changes)
         plan, connection, flat = found
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:
             cursor.execute(plan.sql, _filled(plan, flat))
             return cursor.rowcount
 
@@ -435,7 +481,7 @@ def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
         known = _ROW_UPDATES[key] = (text, chosen)
     text, chosen = known
     values = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in chosen]
-    with connection.cursor() as cursor:
+    with statement_cursor(connection) as cursor:
         cursor.execute(text, [*values, meta.pk.get_db_prep_value(obj.pk, connection)])
         if cursor.rowcount != 1:
             raise RuntimeError(f"{meta.label} {obj.pk} is not there to update")
@@ -480,7 +526,7 @@ def insert_rows(objs: Sequence[Model]) -> None:
         known = _INSERTS[key] = (text, chosen, auto)
     text, chosen, returns = known
     values = [f.get_db_prep_save(f.pre_save(o, True), connection) for o in objs for f in chosen]
-    with connection.cursor() as cursor:
+    with statement_cursor(connection) as cursor:
         cursor.execute(text, values)
         ids = [r[0] for r in cursor.fetchall()] if returns else []
     for n, obj in enumerate(objs):

@@ -18,6 +18,8 @@ from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionS
 from django.db import connections, router
 from django.utils import timezone
 
+from config.prepared import statement_cursor
+
 
 @cache
 def _select(alias: str) -> str:
@@ -40,7 +42,7 @@ class SessionStore(DatabaseSessionStore):
         connection = connections[alias]
         expires = model._meta.get_field("expire_date")
         now = expires.get_db_prep_value(timezone.now(), connection)
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:
             cursor.execute(_select(alias), [self.session_key, now])
             row = cursor.fetchone()
         if row is None:

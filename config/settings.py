@@ -122,6 +122,13 @@ else:
             "TEST": {"NAME": envstr("SQLITE_TEST_PATH", str(BASE_DIR / "var" / "test.sqlite3"))},
         }
     }
+# Statements whose text is built once (config/prepared.py) are prepared on PostgreSQL, parsed
+# and planned once per connection: off behind a transaction-pooling proxy (PgBouncer's). psycopg
+# prepares only what it is told to (its threshold never reached): Django's other statements,
+# their parameters bound on the client, are new text every time.
+DATABASE_PREPARE = envbool("DB_PREPARE", True)
+if DATABASES["default"]["ENGINE"].endswith("postgresql") and DATABASE_PREPARE:
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Channel layer: in-memory for one process, channels-redis when REDIS_URL is set.

@@ -427,3 +427,38 @@ def test_the_writes_without_signals_never_leave_a_sheet_stale(character, monkeyp
             update.run(character.pk)
     assert sorted(Trait.objects.values_list("pk", "name")) == traits
     assert Character.objects.get(pk=character.pk).name != "X"
+
+
+def _server_prepared() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_on_postgresql_its_statements_are_prepared_once_and_logged_with_their_values(
+    character, settings
+) -> None:
+    """PostgreSQL parses and plans a built-once statement once per connection (a prepared
+    statement of the server), and the query log still shows it with its values; with
+    ``DATABASE_PREPARE`` off nothing is prepared."""
+    if connection.vendor != "postgresql":
+        pytest.skip("server-side prepared statements are PostgreSQL's")
+    from django.test.utils import CaptureQueriesContext
+
+    def named(pk):
+        return Character.objects.filter(pk=pk, npc=False)
+
+    query = Prepared(named, model=Character)
+    with CaptureQueriesContext(connection) as captured:
+        assert [c.pk for c in query.run(character.pk)] == [character.pk]
+    assert f'"characters_character"."id" = {character.pk}' in captured[0]["sql"]
+    assert [c.pk for c in query.run(character.pk)] == [character.pk]
+    assert [s for s in _server_prepared() if 'FROM "characters_character"' in s]
+
+    settings.DATABASE_PREPARE = False
+
+    def other(pk):
+        return Trait.objects.filter(character_id=pk)
+
+    Prepared(other, model=Trait).run(character.pk)
+    assert not [s for s in _server_prepared() if 'FROM "characters_trait"' in s]
