@@ -100,6 +100,9 @@ if DATABASE_URL:
     # and closed (several ms on every tap, before the phones hear of it): PostgreSQL gets
     # psycopg's pool instead of persistent connections (Django's advice for ASGI).
     if DATABASES["default"]["ENGINE"].endswith("postgresql") and envbool("DB_POOL", True):
+        # Django's backend, its pool's check of a connection it hands out without a round
+        # trip while the socket shows nothing happened (config/postgresql/base.py).
+        DATABASES["default"]["ENGINE"] = "config.postgresql"
         DATABASES["default"]["CONN_MAX_AGE"] = 0
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": 2,
