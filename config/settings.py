@@ -255,7 +255,7 @@ MIDDLEWARE = [
 ]
 AUTHENTICATION_BACKENDS = [
     "config.throttle.LoginThrottleBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "config.auth.UserBackend",  # ModelBackend, its user read with the session (config/auth.py)
 ]
 AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
