@@ -35,7 +35,7 @@ def _reads(client: Client) -> tuple[int, list[str]]:
 
 
 def test_from_the_second_request_the_user_comes_with_the_session():
-    client, cookie = _signed_in(UserFactory(username="mara"))
+    client, _ = _signed_in(UserFactory(username="mara"))
     status, users = _reads(client)
     assert status == 200
     status, users = _reads(client)
