@@ -487,7 +487,7 @@ def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
             raise RuntimeError(f"{meta.label} {obj.pk} is not there to update")
 
 
-_INSERTS: dict[tuple[type[Model], str, str, int], tuple[str, tuple[Any, ...], bool]] = {}
+_INSERTS: dict[tuple[Any, ...], tuple[str, tuple[Any, ...], bool]] = {}
 
 
 def insert_rows(objs: Sequence[Model]) -> None:
@@ -499,14 +499,59 @@ def insert_rows(objs: Sequence[Model]) -> None:
         return
     model = type(objs[0])
     _refuse_unsignalled(model)
-    meta = model._meta
     alias = router.db_for_write(model)
     connection = connections[alias]
-    auto = meta.pk.db_returning and all(o.pk is None for o in objs)
     if not connection.features.can_return_rows_from_bulk_insert:
         model._default_manager.using(alias).bulk_create(objs)
         return
-    key = (model, alias, connection.vendor, len(objs))
+    text, chosen, returns = _insert_text(objs, alias, connection)
+    _run_insert(objs, alias, connection, text, chosen, returns, [])
+
+
+def insert_linked_rows(
+    objs: Sequence[Model], through: type[Model], own: str, other: str, ids: Sequence[int]
+) -> None:
+    """:func:`insert_rows` of ``objs`` and, for each, a ``through`` row naming it (its field
+    ``own``) and each of ``ids`` (its field ``other``): a many-to-many's links. On PostgreSQL
+    one statement (the links inserted in a ``WITH`` from the new rows' ids), elsewhere two."""
+    if not objs or not ids:
+        insert_rows(objs)
+        return
+    model = type(objs[0])
+    alias = router.db_for_write(model)
+    connection = connections[alias]
+    if connection.vendor != "postgresql" or not all(o.pk is None for o in objs):
+        insert_rows(objs)
+        insert_rows([through(**{own: o.pk, other: i}) for o in objs for i in ids])
+        return
+    _refuse_unsignalled(model)
+    _refuse_unsignalled(through)
+    key = (model, alias, connection.vendor, len(objs), through, own, other, len(ids))
+    known = _INSERTS.get(key)
+    if known is None:
+        text, chosen, _ = _insert_text(objs, alias, connection)
+        q, fields = connection.ops.quote_name, through._meta
+        own_col, other_col = fields.get_field(own).column, fields.get_field(other).column
+        pk = q(model._meta.pk.column)
+        text = (
+            f"WITH e AS ({text}), l AS (INSERT INTO {q(fields.db_table)}"
+            f" ({q(own_col)}, {q(other_col)}) SELECT e.{pk}, v.id FROM e CROSS JOIN"
+            f" (VALUES {', '.join(['(%s)'] * len(ids))}) AS v(id)) SELECT e.{pk} FROM e"
+        )
+        known = _INSERTS[key] = (text, chosen, True)
+    text, chosen, returns = known
+    _run_insert(objs, alias, connection, text, chosen, returns, list(ids))
+
+
+def _insert_text(
+    objs: Sequence[Model], alias: str, connection: Any
+) -> tuple[str, tuple[Any, ...], bool]:
+    """The INSERT of ``objs`` (built once per model, vendor and number of rows), the fields
+    it writes, and whether it returns the new ids."""
+    model = type(objs[0])
+    meta = model._meta
+    auto = meta.pk.db_returning and all(o.pk is None for o in objs)
+    key = (model, alias, connection.vendor, len(objs), auto)
     known = _INSERTS.get(key)
     if known is None:
         chosen = tuple(
@@ -524,10 +569,21 @@ def insert_rows(objs: Sequence[Model]) -> None:
             + (f" RETURNING {q(meta.pk.column)}" if auto else "")
         )
         known = _INSERTS[key] = (text, chosen, auto)
-    text, chosen, returns = known
+    return known
+
+
+def _run_insert(
+    objs: Sequence[Model],
+    alias: str,
+    connection: Any,
+    text: str,
+    chosen: tuple[Any, ...],
+    returns: bool,
+    more: list[Any],
+) -> None:
     values = [f.get_db_prep_save(f.pre_save(o, True), connection) for o in objs for f in chosen]
     with statement_cursor(connection) as cursor:
-        cursor.execute(text, values)
+        cursor.execute(text, [*values, *more])
         ids = [r[0] for r in cursor.fetchall()] if returns else []
     for n, obj in enumerate(objs):
         if returns:

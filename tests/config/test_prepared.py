@@ -462,3 +462,28 @@ def test_on_postgresql_its_statements_are_prepared_once_and_logged_with_their_va
 
     Prepared(other, model=Trait).run(character.pk)
     assert not [s for s in _server_prepared() if 'FROM "characters_trait"' in s]
+
+
+def test_rows_and_their_links_are_inserted_in_one_statement_on_postgresql(scene, character):
+    """``insert_linked_rows``: the new rows get their ids in order, and each links every id
+    named, as two inserts would; on PostgreSQL in one statement."""
+    from django.test.utils import CaptureQueriesContext
+
+    from combat.models import SceneLogEntry
+
+    other = CharacterFactory(chronicle=character.chronicle, name="Other")
+    entries = [
+        SceneLogEntry(scene=scene, seq=7, game_time=0, kind="note", text=t, public=True, data={})
+        for t in ("one", "two", "three")
+    ]
+    through = SceneLogEntry.characters.through
+    with CaptureQueriesContext(connection) as captured:
+        prepared.insert_linked_rows(
+            entries, through, "scenelogentry_id", "character_id", [character.pk, other.pk]
+        )
+    assert len(captured) == (1 if connection.vendor == "postgresql" else 2)
+    for entry in entries:
+        stored = SceneLogEntry.objects.get(pk=entry.pk)
+        assert stored.text == entry.text
+        assert sorted(c.pk for c in stored.characters.all()) == sorted([character.pk, other.pk])
+    assert [e.pk for e in entries] == sorted(e.pk for e in entries)
