@@ -3,12 +3,12 @@
 Every request reads its session (:mod:`config.sessions`) and then, for someone signed in, the
 session's user (the backend's ``get_user``): two statements, one after the other. A session's
 key belongs to one user all its life (a login takes a new key: ``cycle_key`` or ``flush``), so
-a process that has read a key's session once knows whose it is (:func:`remember`): its later
-reads of that key bring that user's row along (:func:`joined_select`, a LEFT JOIN on the id it
-knows) and :class:`UserBackend` takes the row instead of reading it again, if it is the user
-the session names. What proves who someone is stays Django's: the session's row must be there
-and unexpired (a logout deletes it), the user active (``user_can_authenticate``), and the
-session's hash the user's (a password change ends the other sessions), which
+a process that has written or read a key's session once knows whose it is (:func:`remember`):
+its later reads of that key bring that user's row along (:func:`joined_select`, a LEFT JOIN on
+the id it knows) and :class:`UserBackend` takes the row instead of reading it again, if it is
+the user the session names. What proves who someone is stays Django's: the session's row must
+be there and unexpired (a logout deletes it), the user active (``user_can_authenticate``), and
+the session's hash the user's (a password change ends the other sessions), which
 ``django.contrib.auth.get_user`` checks on the row as on one it read itself.
 
 Sessions made before this backend name ``ModelBackend``; the store reads them as this one's

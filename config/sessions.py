@@ -74,8 +74,15 @@ class SessionStore(DatabaseSessionStore):
         data = super().load()
         if data.get(BACKEND_SESSION_KEY) == auth.MODEL_BACKEND:
             data[BACKEND_SESSION_KEY] = auth.BACKEND  # a session made before config.auth
+        self._remember_owner(data)
+        return data
+
+    def save(self, must_create: bool = False) -> None:
+        super().save(must_create=must_create)
+        self._remember_owner(getattr(self, "_session_cache", {}))  # a login: whose it is
+
+    def _remember_owner(self, data: dict[str, Any]) -> None:
         user_id = data.get(SESSION_KEY)
         if user_id is not None and self.session_key:
             with suppress(ValidationError):  # not an id at all: Django refuses it too
                 auth.remember(self.session_key, get_user_model()._meta.pk.to_python(user_id))
-        return data

@@ -33,7 +33,7 @@ def test_a_throw_from_a_phone(monkeypatch):
     with step_queries(monkeypatch) as seen:
         r = a.post(act, throw, **HX)
     assert r.status_code == 200, r.content.decode()
-    # the session with its user (config.auth: this process read the session before), the
+    # the session with its user (config.auth: this process made the session), the
     # scene (who may post, locked), the challenge (locked), the key, the challenge, the
     # scene, the players' own seq (combat.hub's catch-up of their own parts), the log line
     # and the characters it names (one statement on PostgreSQL)
@@ -119,4 +119,5 @@ def test_taking_the_result_writes_the_loss_in_the_step_own_transaction(monkeypat
     assert t.now(t.d)["traits"]["physical"]["Tough"] == 1
     assert not any(q.startswith(("SAVEPOINT", "RELEASE")) for q in seen), "\n".join(seen)
     assert not any("combat_challengelock" in q for q in seen), "\n".join(seen)
-    assert len(seen) == 16 + log_inserts(), "\n".join(seen)  # 21 before (issue 21)
+    # 21 before (issue 21), 18 before the user came with the session (config.auth)
+    assert len(seen) == 15 + log_inserts(), "\n".join(seen)
