@@ -16,6 +16,7 @@ from characters import cards
 from characters.access import chronicles_run_by
 from characters.models import Chronicle, LoginCard
 from combat.views import _reachable_host  # the address phones on the venue's wifi reach
+from config.auth import BACKEND
 from config.throttle import by_address, guarded
 
 
@@ -117,7 +118,7 @@ def card_login(request: HttpRequest) -> HttpResponse:
                 status=400,
             )
         )
-    login(request, card.user, backend="django.contrib.auth.backends.ModelBackend")
+    login(request, card.user, backend=BACKEND)
     request.session.set_expiry(cards.CARD_SESSION_SECONDS)
     request.session.save()
     cards.card_used(card=card, session_key=request.session.session_key)

@@ -32,6 +32,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connections, router, transaction
 
 from characters.models import IdempotencyKey
+from config.prepared import statement_cursor
 
 KEY_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 KEY_MALFORMED = (
@@ -107,7 +108,7 @@ def _insert_unless_there(record: IdempotencyKey) -> bool:
         f" VALUES ({', '.join(['%s'] * len(fields))})"
         f" ON CONFLICT DO NOTHING RETURNING {quote(meta.pk.column)}"
     )
-    with connection.cursor() as cursor:
+    with statement_cursor(connection) as cursor:  # prepared on PostgreSQL: one text
         cursor.execute(sql, values)
         row = cursor.fetchone()
     if row is None:

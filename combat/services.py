@@ -39,7 +39,7 @@ from combat.models import (
 )
 from combat.selectors import scene_token
 from combat.steps import Refused
-from config.prepared import PreparedUpdate, insert_rows, save_row
+from config.prepared import PreparedUpdate, insert_linked_rows, insert_rows, save_row
 
 NO_OPEN_NIGHT = "{chronicle} has no open game night: open one before opening a scene."
 NOT_STORYTELLER = "Only a storyteller of {chronicle} can do that."
@@ -243,15 +243,14 @@ def log_lines(
         )
         for text, public, data in lines
     ]
-    # each insert's text built once (config.prepared)
+    ids = list(dict.fromkeys(c.pk for c in characters))
+    through = SceneLogEntry.characters.through
+    # each insert's text built once (config.prepared); on PostgreSQL one statement for both
     if transaction.get_connection().features.can_return_rows_from_bulk_insert:
-        insert_rows(entries)
+        insert_linked_rows(entries, through, "scenelogentry_id", "character_id", ids)
     else:  # an old SQLite: no ids back from a bulk insert
         for entry in entries:
             entry.save(force_insert=True)
-    ids = list(dict.fromkeys(c.pk for c in characters))
-    if ids and entries:
-        through = SceneLogEntry.characters.through
         insert_rows([through(scenelogentry_id=e.pk, character_id=c) for e in entries for c in ids])
     return entries
 

@@ -32,6 +32,12 @@ the connection that runs it and rebuilt if they differ.
 
 A read with ``select_for_update`` is refused outside a transaction, as the ORM refuses it.
 
+On PostgreSQL the text built here also runs as a server-side prepared statement
+(:func:`statement_cursor`): Django binds parameters on the client, so every statement reaches
+the server as new text to parse and plan; these statements' parameters are bound on the
+server instead, and each is prepared once per connection (``DATABASE_PREPARE``; off behind a
+transaction-pooling proxy such as PgBouncer's, which cannot keep a connection's statements).
+
 :class:`PreparedUpdate` does the same for an UPDATE; :func:`save_row` and :func:`insert_rows`
 write one row's UPDATE or a bulk INSERT with text built once per model. None of them send
 model signals: the models registered by :func:`keep_signals` (sheets, whose save receivers
@@ -43,10 +49,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
+from types import SimpleNamespace
 from typing import Any, Generic, TypeVar
 
+from django.conf import settings
 from django.core.exceptions import EmptyResultSet
 from django.db import DEFAULT_DB_ALIAS, connections, router
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Model, Prefetch, QuerySet, sql
 from django.db.models.constants import LOOKUP_SEP
 from django.db.models.query import ModelIterable, get_related_populators
@@ -78,6 +88,42 @@ def keep_signals(*models: type[Model]) -> None:
 def _refuse_unsignalled(model: type[Model]) -> None:
     if model in _KEEP_SIGNALS:
         raise ValueError(f"{model._meta.label} is written with its signals (keep_signals)")
+
+
+def statement_cursor(connection: Any) -> CursorWrapper:
+    """A cursor of ``connection`` for a statement whose text is built once (this module's,
+    the session's read, the key's claim): on PostgreSQL, with ``DATABASE_PREPARE`` on, its
+    parameters are bound on the server and the statement is prepared there the first time a
+    connection runs it, so PostgreSQL parses and plans it once per connection instead of on
+    every run. Elsewhere, the connection's own cursor. Either way Django's wrapper (its
+    execute wrappers, the query log of tests and DEBUG) sees every statement."""
+    if connection.vendor != "postgresql" or not getattr(settings, "DATABASE_PREPARE", False):
+        return connection.cursor()
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        raw = _preparing_class(connection.queries_logged)(connection.connection)
+    return connection._prepare_cursor(raw)
+
+
+@cache
+def _preparing_class(logged: bool) -> type:
+    """psycopg's server-binding cursor (Django's, with ``callproc``) that prepares every
+    statement it executes (psycopg keeps a connection's prepared statements, at most
+    ``prepared_max``, and deallocates the least used beyond that). ``logged``: it leaves the
+    statement, its values written in as a client-bound one's, where Django's query log reads
+    it (psycopg keeps no text for a prepared statement)."""
+    from django.db.backends.postgresql.base import ServerBindingCursor
+    from psycopg import ClientCursor
+
+    class PreparingCursor(ServerBindingCursor):  # type: ignore[misc,valid-type]
+        def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
+            done = super().execute(query, params, prepare=True, **kwargs)
+            if logged:
+                text = ClientCursor(self.connection).mogrify(query, params)
+                self._query = SimpleNamespace(query=text.encode(), params=params)
+            return done
+
+    return PreparingCursor
 
 
 @dataclass(frozen=True)
@@ -246,7 +292,7 @@ class Prepared(_Shapes, Generic[M]):
             raise TransactionManagementError(
                 "select_for_update cannot be used outside of a transaction."
             )
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:
             cursor.execute(plan.sql, _filled(plan, flat))
             rows = cursor.fetchall()
         return [_instance(plan, row, connection) for row in rows]
@@ -322,7 +368,7 @@ class PreparedUpdate(_Shapes):
             _refuse_unsignalled(queryset.model)
             return queryset.update(**changes)
         plan, connection, flat = found
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:
             cursor.execute(plan.sql, _filled(plan, flat))
             return cursor.rowcount
 
@@ -435,13 +481,13 @@ def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
         known = _ROW_UPDATES[key] = (text, chosen)
     text, chosen = known
     values = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in chosen]
-    with connection.cursor() as cursor:
+    with statement_cursor(connection) as cursor:
         cursor.execute(text, [*values, meta.pk.get_db_prep_value(obj.pk, connection)])
         if cursor.rowcount != 1:
             raise RuntimeError(f"{meta.label} {obj.pk} is not there to update")
 
 
-_INSERTS: dict[tuple[type[Model], str, str, int], tuple[str, tuple[Any, ...], bool]] = {}
+_INSERTS: dict[tuple[Any, ...], tuple[str, tuple[Any, ...], bool]] = {}
 
 
 def insert_rows(objs: Sequence[Model]) -> None:
@@ -453,14 +499,59 @@ def insert_rows(objs: Sequence[Model]) -> None:
         return
     model = type(objs[0])
     _refuse_unsignalled(model)
-    meta = model._meta
     alias = router.db_for_write(model)
     connection = connections[alias]
-    auto = meta.pk.db_returning and all(o.pk is None for o in objs)
     if not connection.features.can_return_rows_from_bulk_insert:
         model._default_manager.using(alias).bulk_create(objs)
         return
-    key = (model, alias, connection.vendor, len(objs))
+    text, chosen, returns = _insert_text(objs, alias, connection)
+    _run_insert(objs, alias, connection, text, chosen, returns, [])
+
+
+def insert_linked_rows(
+    objs: Sequence[Model], through: type[Model], own: str, other: str, ids: Sequence[int]
+) -> None:
+    """:func:`insert_rows` of ``objs`` and, for each, a ``through`` row naming it (its field
+    ``own``) and each of ``ids`` (its field ``other``): a many-to-many's links. On PostgreSQL
+    one statement (the links inserted in a ``WITH`` from the new rows' ids), elsewhere two."""
+    if not objs or not ids:
+        insert_rows(objs)
+        return
+    model = type(objs[0])
+    alias = router.db_for_write(model)
+    connection = connections[alias]
+    if connection.vendor != "postgresql" or not all(o.pk is None for o in objs):
+        insert_rows(objs)
+        insert_rows([through(**{own: o.pk, other: i}) for o in objs for i in ids])
+        return
+    _refuse_unsignalled(model)
+    _refuse_unsignalled(through)
+    key = (model, alias, connection.vendor, len(objs), through, own, other, len(ids))
+    known = _INSERTS.get(key)
+    if known is None:
+        text, chosen, _ = _insert_text(objs, alias, connection)
+        q, fields = connection.ops.quote_name, through._meta
+        own_col, other_col = fields.get_field(own).column, fields.get_field(other).column
+        pk = q(model._meta.pk.column)
+        text = (
+            f"WITH e AS ({text}), l AS (INSERT INTO {q(fields.db_table)}"
+            f" ({q(own_col)}, {q(other_col)}) SELECT e.{pk}, v.id FROM e CROSS JOIN"
+            f" (VALUES {', '.join(['(%s)'] * len(ids))}) AS v(id)) SELECT e.{pk} FROM e"
+        )
+        known = _INSERTS[key] = (text, chosen, True)
+    text, chosen, returns = known
+    _run_insert(objs, alias, connection, text, chosen, returns, list(ids))
+
+
+def _insert_text(
+    objs: Sequence[Model], alias: str, connection: Any
+) -> tuple[str, tuple[Any, ...], bool]:
+    """The INSERT of ``objs`` (built once per model, vendor and number of rows), the fields
+    it writes, and whether it returns the new ids."""
+    model = type(objs[0])
+    meta = model._meta
+    auto = meta.pk.db_returning and all(o.pk is None for o in objs)
+    key = (model, alias, connection.vendor, len(objs), auto)
     known = _INSERTS.get(key)
     if known is None:
         chosen = tuple(
@@ -478,10 +569,21 @@ def insert_rows(objs: Sequence[Model]) -> None:
             + (f" RETURNING {q(meta.pk.column)}" if auto else "")
         )
         known = _INSERTS[key] = (text, chosen, auto)
-    text, chosen, returns = known
+    return known
+
+
+def _run_insert(
+    objs: Sequence[Model],
+    alias: str,
+    connection: Any,
+    text: str,
+    chosen: tuple[Any, ...],
+    returns: bool,
+    more: list[Any],
+) -> None:
     values = [f.get_db_prep_save(f.pre_save(o, True), connection) for o in objs for f in chosen]
-    with connection.cursor() as cursor:
-        cursor.execute(text, values)
+    with statement_cursor(connection) as cursor:
+        cursor.execute(text, [*values, *more])
         ids = [r[0] for r in cursor.fetchall()] if returns else []
     for n, obj in enumerate(objs):
         if returns:

@@ -100,6 +100,9 @@ if DATABASE_URL:
     # and closed (several ms on every tap, before the phones hear of it): PostgreSQL gets
     # psycopg's pool instead of persistent connections (Django's advice for ASGI).
     if DATABASES["default"]["ENGINE"].endswith("postgresql") and envbool("DB_POOL", True):
+        # Django's backend, its pool's check of a connection it hands out without a round
+        # trip while the socket shows nothing happened (config/postgresql/base.py).
+        DATABASES["default"]["ENGINE"] = "config.postgresql"
         DATABASES["default"]["CONN_MAX_AGE"] = 0
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": 2,
@@ -122,6 +125,13 @@ else:
             "TEST": {"NAME": envstr("SQLITE_TEST_PATH", str(BASE_DIR / "var" / "test.sqlite3"))},
         }
     }
+# Statements whose text is built once (config/prepared.py) are prepared on PostgreSQL, parsed
+# and planned once per connection: off behind a transaction-pooling proxy (PgBouncer's). psycopg
+# prepares only what it is told to (its threshold never reached): Django's other statements,
+# their parameters bound on the client, are new text every time.
+DATABASE_PREPARE = envbool("DB_PREPARE", True)
+if DATABASES["default"]["ENGINE"].endswith("postgresql") and DATABASE_PREPARE:
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Channel layer: in-memory for one process, channels-redis when REDIS_URL is set.
@@ -245,7 +255,7 @@ MIDDLEWARE = [
 ]
 AUTHENTICATION_BACKENDS = [
     "config.throttle.LoginThrottleBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "config.auth.UserBackend",  # ModelBackend, its user read with the session (config/auth.py)
 ]
 AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))

@@ -51,6 +51,7 @@ NOT_SHEETS: dict[tuple[str, str, str], str] = {
         "insert_rows on a database that cannot return ids: sheet models refused (keep_signals)"
     ),
     ("config/sessions.py", "cursor", "execute"): "a session's SELECT",
+    ("config/prepared.py", "super()", "execute"): "statement_cursor passing a statement on",
     ("config/prepared.py", "queryset", "update"): (
         "a prepared UPDATE of a long list, run by the ORM: sheet models refused (keep_signals)"
     ),

@@ -41,6 +41,12 @@ def step_queries(monkeypatch) -> Iterator[list[str]]:
     assert not counting[0], "the request never committed"
 
 
+def log_inserts() -> int:
+    """The statements a log line and the characters it names take: one on PostgreSQL (the
+    links inserted with the line, ``config.prepared.insert_linked_rows``), two elsewhere."""
+    return 1 if connection.vendor == "postgresql" else 2
+
+
 def without_sheets(queries: list[str]) -> list[str]:
     """All but the reads of the sheets' tables (counted where they are made,
     ``characters.selectors``)."""

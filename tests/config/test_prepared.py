@@ -427,3 +427,63 @@ def test_the_writes_without_signals_never_leave_a_sheet_stale(character, monkeyp
             update.run(character.pk)
     assert sorted(Trait.objects.values_list("pk", "name")) == traits
     assert Character.objects.get(pk=character.pk).name != "X"
+
+
+def _server_prepared() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_on_postgresql_its_statements_are_prepared_once_and_logged_with_their_values(
+    character, settings
+) -> None:
+    """PostgreSQL parses and plans a built-once statement once per connection (a prepared
+    statement of the server), and the query log still shows it with its values; with
+    ``DATABASE_PREPARE`` off nothing is prepared."""
+    if connection.vendor != "postgresql":
+        pytest.skip("server-side prepared statements are PostgreSQL's")
+    from django.test.utils import CaptureQueriesContext
+
+    def named(pk):
+        return Character.objects.filter(pk=pk, npc=False)
+
+    query = Prepared(named, model=Character)
+    with CaptureQueriesContext(connection) as captured:
+        assert [c.pk for c in query.run(character.pk)] == [character.pk]
+    assert f'"characters_character"."id" = {character.pk}' in captured[0]["sql"]
+    assert [c.pk for c in query.run(character.pk)] == [character.pk]
+    assert [s for s in _server_prepared() if 'FROM "characters_character"' in s]
+
+    settings.DATABASE_PREPARE = False
+
+    def other(pk):
+        return Trait.objects.filter(character_id=pk)
+
+    Prepared(other, model=Trait).run(character.pk)
+    assert not [s for s in _server_prepared() if 'FROM "characters_trait"' in s]
+
+
+def test_rows_and_their_links_are_inserted_in_one_statement_on_postgresql(scene, character):
+    """``insert_linked_rows``: the new rows get their ids in order, and each links every id
+    named, as two inserts would; on PostgreSQL in one statement."""
+    from django.test.utils import CaptureQueriesContext
+
+    from combat.models import SceneLogEntry
+
+    other = CharacterFactory(chronicle=character.chronicle, name="Other")
+    entries = [
+        SceneLogEntry(scene=scene, seq=7, game_time=0, kind="note", text=t, public=True, data={})
+        for t in ("one", "two", "three")
+    ]
+    through = SceneLogEntry.characters.through
+    with CaptureQueriesContext(connection) as captured:
+        prepared.insert_linked_rows(
+            entries, through, "scenelogentry_id", "character_id", [character.pk, other.pk]
+        )
+    assert len(captured) == (1 if connection.vendor == "postgresql" else 2)
+    for entry in entries:
+        stored = SceneLogEntry.objects.get(pk=entry.pk)
+        assert stored.text == entry.text
+        assert sorted(c.pk for c in stored.characters.all()) == sorted([character.pk, other.pk])
+    assert [e.pk for e in entries] == sorted(e.pk for e in entries)

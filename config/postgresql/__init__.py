@@ -1,0 +1,1 @@
+"""Django's PostgreSQL backend, its pool's check without a round trip (:mod:`.base`)."""

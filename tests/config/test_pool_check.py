@@ -1,0 +1,76 @@
+"""The pool's check of a connection it hands out (``config.postgresql``): no statement for a
+healthy idle one, and one whose server went away is found and replaced before it is used."""
+
+from __future__ import annotations
+
+import select
+import time
+
+import pytest
+from django.db import connection
+
+from config.postgresql.base import check
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def pool():
+    if connection.vendor != "postgresql":
+        pytest.skip("the pool is PostgreSQL's")
+    from psycopg_pool import ConnectionPool
+
+    params = connection.get_connection_params()
+    params.pop("pool", None)
+    made = ConnectionPool(kwargs=params, min_size=1, max_size=1, check=check, open=True)
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def full_checks(monkeypatch):
+    from psycopg_pool import ConnectionPool
+
+    calls = []
+    checked = ConnectionPool.check_connection
+    monkeypatch.setattr(
+        ConnectionPool, "check_connection", staticmethod(lambda c: (calls.append(c), checked(c)))
+    )
+    return calls
+
+
+def _backend(conn) -> int:
+    return conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+
+
+def test_a_healthy_idle_connection_is_handed_out_without_a_statement(pool, full_checks):
+    conn = pool.getconn()
+    pid = _backend(conn)
+    pool.putconn(conn)
+    conn = pool.getconn()
+    assert _backend(conn) == pid
+    pool.putconn(conn)
+    assert full_checks == []
+
+
+def test_a_connection_whose_server_went_away_is_replaced_before_it_is_used(pool, full_checks):
+    conn = pool.getconn()
+    pid = _backend(conn)
+    pool.putconn(conn)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+    poller = select.poll()
+    poller.register(conn.pgconn.socket, select.POLLIN)
+    deadline = time.monotonic() + 5
+    while not poller.poll(50) and time.monotonic() < deadline:
+        pass
+    conn = pool.getconn(timeout=10)
+    assert _backend(conn) != pid  # a new connection, and it answers
+    pool.putconn(conn)
+    assert full_checks  # the terminated one got the statement, and failed it
+
+
+def test_the_sites_pool_checks_with_it(settings):
+    if connection.vendor != "postgresql" or not connection.pool:
+        pytest.skip("the pool is PostgreSQL's")
+    assert connection.pool._check is check
