@@ -66,6 +66,8 @@ def main() -> None:
         call_command("serve", *argv)
     finally:
         main_profile.disable()
+        # The event loop's thread alone too (``FILE.loop``): its share of a tap by itself.
+        pstats.Stats(main_profile).dump_stats(out + ".loop")
         stats = pstats.Stats(main_profile)
         with lock:
             for profile in done + running:
