@@ -196,10 +196,13 @@ class Hub:
         async with self.lock:
             if self.channel:
                 return
-            # The layer's default prefix: channels-redis reads every process-local channel
-            # of an instance through one list, and a channel of another prefix would wait
-            # behind the other sockets' blocking reads (5 s).
-            self.channel = await self.layer.new_channel()
+            if hasattr(self.layer, "receive_many"):  # config.layers: a channel of its own
+                self.channel = self.layer.new_reader()
+            else:
+                # The layer's default prefix: channels-redis reads every process-local channel
+                # of an instance through one list, and a channel of another prefix would wait
+                # behind the other sockets' blocking reads (5 s).
+                self.channel = await self.layer.new_channel()
             self.tasks = [
                 asyncio.ensure_future(self._read()),
                 asyncio.ensure_future(self._keep()),
@@ -295,17 +298,21 @@ class Hub:
         return len(members)
 
     async def _read(self) -> None:
+        many = getattr(self.layer, "receive_many", None)  # every message waiting, one trip
         while True:
             try:
-                message = await self.layer.receive(self.channel)
+                messages = (
+                    await many(self.channel) if many else [await self.layer.receive(self.channel)]
+                )
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.warning("hub could not read the channel layer; retrying", exc_info=True)
                 await asyncio.sleep(RETRY)
                 continue
-            self.delivered += 1
-            self.dispatch(message)
+            for message in messages:
+                self.delivered += 1
+                self.dispatch(message)
 
     async def add_groups(self, groups: list[str]) -> None:
         """Add the hub's channel to every group again (they expire in the layer; a restarted
