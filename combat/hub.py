@@ -84,6 +84,9 @@ SWEEP_EVERY = 600.0  # seconds: at the latest, a sweep (when any socket left)
 LAYER_AWAY = {"type": "live.layer", "live": False}
 LAYER_BACK = {"type": "live.layer", "live": True}
 RESYNC = {"type": "live.resync"}
+# Set on a message the hub hands several sockets: each writes the same compressed frame
+# (combat.consumers._shared_frame) rather than compressing it once a socket.
+SHARED = "_shared"
 
 
 class Subscriber(Protocol):
@@ -290,6 +293,8 @@ class Hub:
         """Hand one layer message to every local socket of its group; how many got it."""
         group = message.get("group", "")
         members = self.local.get(group, ())
+        if len(members) > 1:
+            message[SHARED] = True
         for subscriber in list(members):
             try:
                 subscriber.hub_message(message)

@@ -17,7 +17,7 @@ import pytest
 from channels.layers import InMemoryChannelLayer
 
 from combat import live
-from combat.hub import Hub
+from combat.hub import SHARED, Hub
 
 WAIT = 5
 
@@ -165,6 +165,23 @@ async def test_one_broken_socket_does_not_cost_the_others_their_push() -> None:
         await hub.subscribe(good, [group])
         assert hub.dispatch(live.fragment_event("<p>x</p>", group)) == 2
         assert len(good.got) == 1
+    finally:
+        await hub.stop()
+
+
+async def test_a_push_for_several_sockets_is_marked_shared_one_for_one_is_not() -> None:
+    """Several sockets write one frame compressed once (combat.consumers._shared_frame); a
+    push for one socket keeps its own context (the best compression)."""
+    hub = Hub(InMemoryChannelLayer())
+    players, own = live.players_group(5), live.player_group(5, 1)
+    phones = [Socket(), Socket()]
+    try:
+        for phone in phones:
+            await hub.subscribe(phone, [players])
+        await hub.subscribe(phones[0], [own])
+        hub.dispatch(live.fragment_event("<p>all</p>", players))
+        hub.dispatch(live.fragment_event("<p>mine</p>", own))
+        assert [m.get(SHARED) for m in phones[0].got] == [True, None]
     finally:
         await hub.stop()
 
