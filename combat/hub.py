@@ -80,6 +80,9 @@ FREEZE_QUIET = 1.0  # seconds without a new socket before the heap is frozen
 FREEZE_EVERY = 10.0  # seconds: at the latest, a freeze (when sockets keep trickling in)
 SWEEP_AFTER = 100  # sockets gone since the last sweep that make the next one
 SWEEP_EVERY = 600.0  # seconds: at the latest, a sweep (when any socket left)
+# The collector's thresholds in a served process: a collection of the young objects every
+# 50,000 new ones (less those freed), not 700; of the middle generation every 20 of those.
+THRESHOLDS = (50_000, 20, 10)
 
 LAYER_AWAY = {"type": "live.layer", "live": False}
 LAYER_BACK = {"type": "live.layer", "live": True}
@@ -137,10 +140,14 @@ class Heap:
         self.freezes = self.sweeps = 0
 
     def start(self) -> None:
-        """At server start, the app loaded: what is alive now lives as long as the process."""
+        """At server start, the app loaded: what is alive now lives as long as the process.
+        The collector runs at :data:`THRESHOLDS`: a tap's rendering makes and drops tens of
+        thousands of objects, and at Python's 700 the collector walked the ones alive at that
+        moment several times a tap, and the whole unfrozen heap every twenty taps or so."""
         self.on = True
         gc.collect()
         gc.freeze()
+        gc.set_threshold(*THRESHOLDS)
         self.swept = time.monotonic()
 
     def arrive(self) -> None:
