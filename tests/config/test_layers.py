@@ -22,13 +22,7 @@ def layer(**config) -> RedisChannelLayer:
     return RedisChannelLayer(hosts=[os.environ["REDIS_URL"]], prefix=prefix, **config)
 
 
-async def test_a_group_send_with_process_local_members_takes_two_round_trips(monkeypatch) -> None:
-    one = layer()
-    a, b = await one.new_channel(), await one.new_channel()
-    plain = "plain.bench"
-    for channel in (a, b, plain):
-        await one.group_add("scene.1.players", channel)
-    connection = one.connection(0)
+def _counted(monkeypatch, connection) -> list[str]:
     commands: list[str] = []
     original = type(connection).execute_command
 
@@ -37,6 +31,16 @@ async def test_a_group_send_with_process_local_members_takes_two_round_trips(mon
         return await original(self, *args, **kwargs)
 
     monkeypatch.setattr(type(connection), "execute_command", counted)
+    return commands
+
+
+async def test_a_group_send_with_process_local_members_takes_two_round_trips(monkeypatch) -> None:
+    one = layer()
+    a, b = await one.new_channel(), await one.new_channel()
+    plain = "plain.bench"
+    for channel in (a, b, plain):
+        await one.group_add("scene.1.players", channel)
+    commands = _counted(monkeypatch, one.connection(0))
     await one.group_send("scene.1.players", {"type": "live.fragment", "html": "<p>1</p>"})
     assert commands == ["EVAL", "EVAL"]
     monkeypatch.undo()
@@ -59,18 +63,6 @@ async def test_expired_members_and_full_channels_get_nothing() -> None:
     assert await one.receive(full) == {"type": "t", "n": 1}
     assert await one.connection(0).exists(one.prefix + gone) == 0
     await one.flush()
-
-
-def _counted(monkeypatch, connection) -> list[str]:
-    commands: list[str] = []
-    original = type(connection).execute_command
-
-    async def counted(self, *args, **kwargs):
-        commands.append(args[0])
-        return await original(self, *args, **kwargs)
-
-    monkeypatch.setattr(type(connection), "execute_command", counted)
-    return commands
 
 
 async def test_a_group_of_plain_channels_is_sent_to_in_one_round_trip(monkeypatch) -> None:
