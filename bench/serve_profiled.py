@@ -5,7 +5,8 @@
 cProfile sees only the thread that enables it, and a request's synchronous part runs in a
 worker thread of its own (asgiref's executor), so each thread started gets a profiler too;
 when the server stops (SIGTERM: uvicorn shuts down and ``serve`` returns), every profile is
-merged into one pstats file (``python -m pstats FILE``, or ``bench/tap_server.py``'s table).
+merged into one pstats file (``python -m pstats FILE``, or ``bench/tap_server.py``'s table),
+and the event loop's thread alone goes to ``FILE.loop`` too.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ def main() -> None:
         call_command("serve", *argv)
     finally:
         main_profile.disable()
+        # The event loop's thread alone too (``FILE.loop``): its share of a tap by itself.
+        pstats.Stats(main_profile).dump_stats(out + ".loop")
         stats = pstats.Stats(main_profile)
         with lock:
             for profile in done + running:

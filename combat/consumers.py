@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import struct
+import zlib
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -22,9 +24,11 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 from websockets.exceptions import InvalidState
+from websockets.extensions.permessage_deflate import PerMessageDeflate
+from websockets.protocol import State
 
 from combat import fragments, live, presence, services
-from combat.hub import LAYER_AWAY, RESYNC, get_hub, new_socket_id
+from combat.hub import LAYER_AWAY, RESYNC, SHARED, get_hub, new_socket_id
 from combat.live import account_group, session_group, user_group
 from combat.models import Participant, Scene
 from combat.seqs import seq_of, sheet_seq_of
@@ -46,6 +50,7 @@ MAX_BACKLOG = 50  # pushes waiting for one slow socket; past that it gets the wh
 LAYER_NOTE = {False: "<!--live:away-->", True: "<!--live:back-->"}
 BIGINT = 2**63 - 1
 UNFINISHED = "live.unfinished"  # a write begun in the hub's step, for the socket's writer to end
+FRAMES = "_frames"  # on a shared push: its compressed frame per deflate setting (_shared_frame)
 
 log = logging.getLogger(__name__)
 
@@ -117,11 +122,13 @@ async def _account_close(scope: dict[str, Any]) -> int | None:
     return {live.SESSION_STALE: CLOSE_LOGGED_OUT, live.SESSION_GONE: CLOSE_RECONNECT}.get(standing)
 
 
-def _write_direct(protocol: Any, html: str) -> bool:
+def _write_direct(protocol: Any, html: str, message: dict[str, Any] | None = None) -> bool:
     """What uvicorn's ``send`` does with a ``websocket.send`` on an open socket whose transport
     takes bytes (``websockets_sansio_impl``), without its coroutine. False, having written
     nothing, when any of that does not hold: the ASGI ``send`` then does what it does (waits
-    for a full transport, raises for a socket gone)."""
+    for a full transport, raises for a socket gone). A push the hub hands several sockets
+    (``message`` marked :data:`combat.hub.SHARED`) goes as the frame :func:`_shared_frame`
+    compressed once for all of them."""
     if (
         protocol.disconnected
         or protocol.close_sent
@@ -130,12 +137,55 @@ def _write_direct(protocol: Any, html: str) -> bool:
         or not protocol.writable.is_set()
     ):
         return False
-    try:
-        protocol.conn.send_text(html.encode())
-    except InvalidState:
-        return False
-    protocol.transport.write(b"".join(protocol.conn.data_to_send()))
+    conn = protocol.conn
+    deflate = _deflate(conn) if message is not None and message.get(SHARED) else None
+    if deflate is not None:
+        if conn.expect_continuation_frame or conn.state is not State.OPEN:
+            return False
+        conn.writes.append(_shared_frame(message, deflate))
+        # The phone's inflater has that message in its window, this socket's deflater does
+        # not: its next message starts a context afresh, so it never points at what differs.
+        deflate.encoder = zlib.compressobj(
+            wbits=-deflate.local_max_window_bits, **deflate.compress_settings
+        )
+    else:
+        try:
+            conn.send_text(html.encode())
+        except InvalidState:
+            return False
+    protocol.transport.write(b"".join(conn.data_to_send()))
     return True
+
+
+def _deflate(conn: Any) -> PerMessageDeflate | None:
+    """The socket's permessage-deflate, when it is its one extension."""
+    extensions = conn.extensions
+    if len(extensions) == 1 and isinstance(extensions[0], PerMessageDeflate):
+        return extensions[0]
+    return None
+
+
+def _shared_frame(message: dict[str, Any], deflate: PerMessageDeflate) -> bytes:
+    """The push as one compressed text frame, made once per message for every socket whose
+    deflate has the same window and settings (kept on the message). Compressed with a context
+    of its own (RFC 7692 lets a sender always do without the previous messages), so the same
+    bytes decompress right on each socket, whatever it was sent before."""
+    key = (deflate.local_max_window_bits, tuple(sorted(deflate.compress_settings.items())))
+    frames = message.setdefault(FRAMES, {})
+    frame = frames.get(key)
+    if frame is None:
+        encoder = zlib.compressobj(wbits=-key[0], **deflate.compress_settings)
+        data = message["html"].encode()
+        payload = (encoder.compress(data) + encoder.flush(zlib.Z_SYNC_FLUSH))[:-4]
+        length = len(payload)  # FIN, RSV1 (compressed), text; a server does not mask
+        if length < 126:
+            head = struct.pack("!BB", 0xC1, length)
+        elif length < 65536:
+            head = struct.pack("!BBH", 0xC1, 126, length)
+        else:
+            head = struct.pack("!BBQ", 0xC1, 127, length)
+        frame = frames[key] = head + payload
+    return frame
 
 
 def _step(write: Any) -> tuple[bool, Any]:
@@ -332,7 +382,7 @@ class SceneConsumer(AsyncWebsocketConsumer):
             and not self.writing
             and self.outbox.empty()
         ):
-            self._write_now(message["html"])
+            self._write_now(message["html"], message)
             return
         if self.outbox.qsize() >= MAX_BACKLOG:
             begun = []  # a write begun is ended, not dropped
@@ -366,12 +416,12 @@ class SceneConsumer(AsyncWebsocketConsumer):
         self.own = max(self.own, self.state_seq)
         self.ahead = {s for s in self.ahead if s > self.shown}
 
-    def _write_now(self, html: str) -> None:
+    def _write_now(self, html: str, message: dict[str, Any] | None = None) -> None:
         """Write a push in the hub's own step, as Python 3.12's eager tasks run a coroutine:
         to its first suspension. An idle socket whose transport takes the bytes (nearly
         always) costs no task, no queue and no timer; one whose transport is full (a slow
         phone) suspends, and its writer finishes that write, then goes on with its outbox."""
-        if self.direct is not None and _write_direct(self.direct, html):
+        if self.direct is not None and _write_direct(self.direct, html, message):
             return
         write = self.push_send({"type": "websocket.send", "text": html})
         try:

@@ -80,10 +80,16 @@ FREEZE_QUIET = 1.0  # seconds without a new socket before the heap is frozen
 FREEZE_EVERY = 10.0  # seconds: at the latest, a freeze (when sockets keep trickling in)
 SWEEP_AFTER = 100  # sockets gone since the last sweep that make the next one
 SWEEP_EVERY = 600.0  # seconds: at the latest, a sweep (when any socket left)
+# The collector's thresholds in a served process: a collection of the young objects every
+# 50,000 new ones (less those freed), not 700; of the middle generation every 20 of those.
+THRESHOLDS = (50_000, 20, 10)
 
 LAYER_AWAY = {"type": "live.layer", "live": False}
 LAYER_BACK = {"type": "live.layer", "live": True}
 RESYNC = {"type": "live.resync"}
+# Set on a message the hub hands several sockets: each writes the same compressed frame
+# (combat.consumers._shared_frame) rather than compressing it once a socket.
+SHARED = "_shared"
 
 
 class Subscriber(Protocol):
@@ -134,10 +140,14 @@ class Heap:
         self.freezes = self.sweeps = 0
 
     def start(self) -> None:
-        """At server start, the app loaded: what is alive now lives as long as the process."""
+        """At server start, the app loaded: what is alive now lives as long as the process.
+        The collector runs at :data:`THRESHOLDS`: a tap's rendering makes and drops tens of
+        thousands of objects, and at Python's 700 the collector walked the ones alive at that
+        moment several times a tap, and the whole unfrozen heap every twenty taps or so."""
         self.on = True
         gc.collect()
         gc.freeze()
+        gc.set_threshold(*THRESHOLDS)
         self.swept = time.monotonic()
 
     def arrive(self) -> None:
@@ -196,10 +206,13 @@ class Hub:
         async with self.lock:
             if self.channel:
                 return
-            # The layer's default prefix: channels-redis reads every process-local channel
-            # of an instance through one list, and a channel of another prefix would wait
-            # behind the other sockets' blocking reads (5 s).
-            self.channel = await self.layer.new_channel()
+            if hasattr(self.layer, "receive_many"):  # config.layers: a channel of its own
+                self.channel = self.layer.new_reader()
+            else:
+                # The layer's default prefix: channels-redis reads every process-local channel
+                # of an instance through one list, and a channel of another prefix would wait
+                # behind the other sockets' blocking reads (5 s).
+                self.channel = await self.layer.new_channel()
             self.tasks = [
                 asyncio.ensure_future(self._read()),
                 asyncio.ensure_future(self._keep()),
@@ -287,6 +300,8 @@ class Hub:
         """Hand one layer message to every local socket of its group; how many got it."""
         group = message.get("group", "")
         members = self.local.get(group, ())
+        if len(members) > 1:
+            message[SHARED] = True
         for subscriber in list(members):
             try:
                 subscriber.hub_message(message)
@@ -295,17 +310,21 @@ class Hub:
         return len(members)
 
     async def _read(self) -> None:
+        many = getattr(self.layer, "receive_many", None)  # every message waiting, one trip
         while True:
             try:
-                message = await self.layer.receive(self.channel)
+                messages = (
+                    await many(self.channel) if many else [await self.layer.receive(self.channel)]
+                )
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.warning("hub could not read the channel layer; retrying", exc_info=True)
                 await asyncio.sleep(RETRY)
                 continue
-            self.delivered += 1
-            self.dispatch(message)
+            for message in messages:
+                self.delivered += 1
+                self.dispatch(message)
 
     async def add_groups(self, groups: list[str]) -> None:
         """Add the hub's channel to every group again (they expire in the layer; a restarted

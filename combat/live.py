@@ -126,9 +126,11 @@ def _send(group: str, html: str) -> None:
     own = _own_seq.get()
     if own is not None and _is_player_group(group):
         event["own"] = own
+    # config.layers' publishes from this thread itself, without a hop to the event loop.
+    publish = getattr(layer, "group_send_blocking", None) or async_to_sync(layer.group_send)
     for attempt in range(PUBLISH_ATTEMPTS):
         try:
-            async_to_sync(layer.group_send)(group, event)
+            publish(group, event)
             return
         except Exception:  # committed already: phones resync; a push must not fail the request
             if attempt + 1 == PUBLISH_ATTEMPTS:

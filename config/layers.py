@@ -1,24 +1,72 @@
-"""channels-redis, its ``group_send`` in two round trips to Redis rather than four.
+"""channels-redis, its ``group_send`` in one round trip to Redis and its hub's reads in one.
 
-Every push of a change is one ``group_send`` per audience (``combat.live``), three or so a
-tap. channels-redis 4 makes each one four commands, one after the other: drop the group's
-expired members, read the members, drop each member channel's expired messages (a pipeline),
-then a script that adds the message where there is room. Each costs the publisher a round
-trip (the command written, the event loop woken for the answer, the answer parsed). Here
-the first two are one script (:data:`MEMBERS`) and the last two another (:data:`DELIVER`):
-the same commands, the same order, the same keys and messages, so every reader (the hubs,
-``/ws/live/``) reads what it read before.
+Every push of a change is one ``group_send`` per audience (``combat.live``), three or more a
+tap, and every server process's hub (``combat.hub``) reads what each one sends it.
+channels-redis 4 makes a ``group_send`` four commands, one after the other (drop the
+group's expired members, read the members, drop each member channel's expired messages,
+add the message where there is room), and a ``receive`` four more (put back what an
+interrupted read left in a backup queue, a blocking pop, the message into the backup queue,
+then out of it) and two tasks, a lock and a wait; each round trip costs the event loop the
+command written, a wake-up for the answer and the answer parsed. Here:
+
+- **Publishing** (:meth:`RedisChannelLayer.group_send`) is one script (:data:`PUBLISH`): the
+  same commands, in the same order, on the same keys, for every member that is a plain
+  channel (a hub's: :meth:`RedisChannelLayer.new_reader`); a process-local member
+  (``specific.…!…``: a consumer with a channel of its own, ``/ws/live/``) is returned, and
+  gets its message as channels-redis gives it (its channel's name in it) in a second trip
+  (:data:`DELIVER`). From a worker thread (a view's commit), :meth:`group_send_blocking`
+  does it with a synchronous client: no hop to the event loop and back.
+- **A hub's reading** (:meth:`RedisChannelLayer.receive_many`): its channel is a plain one of
+  its own, read with one ``BZMPOP``: every message waiting, up to :data:`READ_BATCH`, in one
+  round trip. No backup queue: a message popped by a process that dies before writing it to
+  its sockets is lost with those sockets (they reconnect, and get the whole state).
+
+Any other reader (``receive`` of a channel, ``/healthz``) reads as channels-redis does.
+Several Redis servers (a sharded ring) or per-channel capacities: channels-redis's ways.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+import uuid
 from typing import Any
 
+import redis
 from channels_redis.core import RedisChannelLayer as RedisChannelLayerBase
 
 log = logging.getLogger("channels_redis.core")
+
+READ_BATCH = 64  # messages a hub takes off its channel in one read, at most
+
+# KEYS[1]: the group. ARGV: members added before this time have expired; the message; a
+# channel's capacity; messages older than this have expired; the time now; the channels'
+# expiry (seconds); the layer's prefix. Returns {channels over capacity, local members}.
+# A member's channel key is the prefix and its name: the script writes keys it computes,
+# which one Redis server (not a cluster) allows.
+PUBLISH = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, ARGV[1])
+local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+local capacity = tonumber(ARGV[3])
+local over_capacity = 0
+local local_members = {}
+for _, member in ipairs(members) do
+    if string.find(member, '!', 1, true) then
+        local_members[#local_members + 1] = member
+    else
+        local key = ARGV[7] .. member
+        redis.call('ZREMRANGEBYSCORE', key, 0, ARGV[4])
+        if redis.call('ZCOUNT', key, '-inf', '+inf') < capacity then
+            redis.call('ZADD', key, ARGV[5], ARGV[2])
+            redis.call('EXPIRE', key, ARGV[6])
+        else
+            over_capacity = over_capacity + 1
+        end
+    end
+end
+return {over_capacity, local_members}
+"""
 
 # KEYS[1]: the group; ARGV[1]: members added before this time have expired.
 MEMBERS = """
@@ -48,22 +96,96 @@ return over_capacity
 
 
 class RedisChannelLayer(RedisChannelLayerBase):
-    """``channels_redis.core.RedisChannelLayer``, with a cheaper ``group_send``."""
+    """``channels_redis.core.RedisChannelLayer``, with a cheaper ``group_send`` and a hub's
+    batched read (see the module)."""
 
-    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._blocking: redis.Redis | None = None
+        self._blocking_lock = threading.Lock()
+
+    @property
+    def one_server(self) -> bool:
+        """One Redis server and one capacity for every channel: the one-trip ways apply."""
+        return self.ring_size == 1 and not self.channel_capacity
+
+    def new_reader(self, prefix: str = "hub") -> str:
+        """A plain channel (no ``!``) for one reader of this process: :meth:`receive_many`."""
+        return f"{prefix}.{self.client_prefix}.{uuid.uuid4().hex}"
+
+    async def receive_many(self, channel: str) -> list[dict[str, Any]]:
+        """The messages waiting on a plain channel, oldest first, up to :data:`READ_BATCH`;
+        waits for one (``[]`` after channels-redis's blocking timeout without any)."""
+        assert "!" not in channel and self.require_valid_channel_name(channel, receive=True)
+        connection = self.connection(self.consistent_hash(channel))
+        popped = await connection.execute_command(
+            "BZMPOP", self.brpop_timeout, 1, self.prefix + channel, "MIN", "COUNT", READ_BATCH
+        )
+        if not popped:
+            return []
+        messages = []
+        for member, _score in popped[1]:
+            message = self.deserialize(member)
+            message.pop("__asgi_channel__", None)  # a sender of channels-redis's own names it
+            messages.append(message)
+        return messages
+
+    def _publish(self, group: str, message: dict[str, Any]) -> tuple[bytes, list[Any]]:
         assert self.require_valid_group_name(group), "Group name not valid"
-        key = self._group_key(group)
-        connection = self.connection(self.consistent_hash(group))
-        names = await connection.eval(MEMBERS, 1, key, int(time.time()) - self.group_expiry)
+        now = time.time()
+        expired = int(now) - int(self.expiry)
+        args = [int(now) - self.group_expiry, self.serialize(message), self.capacity, expired]
+        return self._group_key(group), [*args, now, self.expiry, self.prefix]
+
+    def _deliveries(self, names: list[bytes], message: dict[str, Any]) -> dict[int, list[Any]]:
+        """The ``DELIVER`` script's keys and arguments for each server, for these members
+        (channels-redis's messages: each names its channels)."""
         channel_names = [x.decode("utf8") for x in names]
         to_connection, messages, capacities = self._map_channel_keys_to_connection(
             channel_names, message
         )
+        now = time.time()
+        out = {}
         for index, keys in to_connection.items():
             args = [messages[k] for k in keys] + [capacities[k] for k in keys]
-            args += [int(time.time()) - int(self.expiry), time.time(), self.expiry]
-            over = await self.connection(index).eval(DELIVER, len(keys), *keys, *args)
-            if over > 0:
-                log.info(
-                    "%s of %s channels over capacity in group %s", over, len(channel_names), group
-                )
+            out[index] = [len(keys), *keys, *args, int(now) - int(self.expiry), now, self.expiry]
+        return out
+
+    def _over(self, over: int, group: str) -> None:
+        if over > 0:
+            log.info("%s channels over capacity in group %s", over, group)
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        key, args = self._publish(group, message)
+        if self.one_server:
+            over, names = await self.connection(0).eval(PUBLISH, 1, key, *args)
+        else:
+            connection = self.connection(self.consistent_hash(group))
+            names, over = await connection.eval(MEMBERS, 1, key, args[0]), 0
+        for index, deliver in self._deliveries(names, message).items():
+            over += await self.connection(index).eval(DELIVER, *deliver)
+        self._over(over, group)
+
+    def group_send_blocking(self, group: str, message: dict[str, Any]) -> None:
+        """:meth:`group_send` from a thread without an event loop (a view's commit), over a
+        synchronous connection of this process. One server only (:attr:`one_server`, its
+        ``address`` given): elsewhere ``group_send`` through ``async_to_sync``."""
+        if not self.one_server or "address" not in self.hosts[0]:
+            from asgiref.sync import async_to_sync
+
+            async_to_sync(self.group_send)(group, message)
+            return
+        client = self._blocking_client()
+        key, args = self._publish(group, message)
+        over, names = client.eval(PUBLISH, 1, key, *args)
+        for deliver in self._deliveries(names, message).values():
+            over += client.eval(DELIVER, *deliver)
+        self._over(over, group)
+
+    def _blocking_client(self) -> redis.Redis:
+        if self._blocking is None:
+            with self._blocking_lock:
+                if self._blocking is None:
+                    host = dict(self.hosts[0])
+                    self._blocking = redis.Redis.from_url(host.pop("address"), **host)
+        return self._blocking

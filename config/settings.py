@@ -277,7 +277,7 @@ THROTTLES = {
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "config.cache.RedisCache",  # one connection pool a process
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": envstr("CACHE_PREFIX", envstr("CHANNELS_PREFIX", "storyteller")),
             # Redis away must not hold a tap: the throttles let it through (config/throttle.py).

@@ -11,8 +11,10 @@
 
 A bucket lives in Django's cache (Redis when ``REDIS_URL`` is set, so every server process
 shares it; this process's memory otherwise) as one number, the time its next token is due (the
-generic cell rate algorithm). Reading and writing it are two steps: two taps of one user that
-reach two processes at the same instant may both pass, never more than one per process.
+generic cell rate algorithm). On Redis a tap's look and take are one script (:data:`GCRA`): one
+round trip a tap, and two taps at the same instant in two processes take a token each. Elsewhere
+reading and writing are two steps: two taps of one user that reach two processes at the same
+instant may both pass, never more than one per process.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from typing import Any
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from axes.backends import AxesStandaloneBackend
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -40,6 +43,23 @@ LOCKED_OUT = (
     "Too many failed logins with this user name from this device: try again in {minutes} "
     "minutes, or ask the storyteller."
 )
+
+
+# KEYS[1]: the bucket; ARGV: now, seconds a token, the burst, take ("1") or only look, the
+# key's lifetime (seconds). Returns the seconds to wait (a string: Redis answers a Lua number
+# as an integer), "0" when a token was there. The bucket holds the time as a plain number.
+GCRA = """
+local now = tonumber(ARGV[1])
+local interval = tonumber(ARGV[2])
+local due = tonumber(redis.call('GET', KEYS[1]) or now) or now
+if due < now then due = now end
+local wait = due + interval - tonumber(ARGV[3]) * interval - now
+if wait > 0 then return tostring(wait) end
+if ARGV[4] == '1' then
+    redis.call('SET', KEYS[1], string.format('%.6f', due + interval), 'EX', ARGV[5])
+end
+return '0'
+"""
 
 
 @dataclass(frozen=True)
@@ -62,13 +82,19 @@ class Bucket:
         """Seconds until ``who`` may act; 0 when a token is there (and ``take``: taken)."""
         now = time.time() if now is None else now
         interval = 1 / self.rate
+        timeout = math.ceil(self.burst * interval) + 1
         try:
+            backend = caches["default"]
+            if isinstance(backend, RedisCache):
+                key = backend.make_and_validate_key(self._key(who))
+                client = backend._cache.get_client(key, write=True)
+                args = [repr(now), repr(interval), self.burst, "1" if take else "0", timeout]
+                return float(client.eval(GCRA, 1, key, *args))
             due = max(cache.get(self._key(who)) or now, now)  # when the next token is due
             wait = due + interval - self.burst * interval - now
             if wait > 0:
                 return wait
             if take:
-                timeout = math.ceil(self.burst * interval) + 1
                 cache.set(self._key(who), due + interval, timeout=timeout)
         except Exception:  # the cache (Redis) away: a throttle never turns a tap into a 500
             log.warning("throttle %s: no cache; %s let through", self.name, who)

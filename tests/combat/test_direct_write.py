@@ -21,7 +21,8 @@ from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFact
 from websockets.frames import Opcode
 from websockets.uri import parse_uri
 
-from combat.consumers import _write_direct
+from combat.consumers import FRAMES, _write_direct
+from combat.hub import SHARED
 from combat.websocket_protocol import DEFLATE_LEVEL, SceneWebSocketProtocol
 
 
@@ -142,6 +143,36 @@ async def test_the_served_protocol_deflates_at_its_level_and_the_phone_reads_it(
     assert [f.data.decode() for f in phone.events_received()] == [html.format(n) for n in (1, 2, 3)]
     assert len(second) < 200 < len(html)  # the context carries over from push to push
     server.connection_lost(None)
+    await asyncio.sleep(0)
+
+
+async def test_a_push_for_several_sockets_is_compressed_once_and_each_phone_reads_it() -> None:
+    """One frame for every socket (a context of its own), between pushes each socket
+    compresses on its own context: each phone reads every push right."""
+    sockets = [await _open(SceneWebSocketProtocol) for _ in range(2)]
+    row = "a player's row " * 150
+    own = '<div id="own" data-seq="{}">' + row + "</div>"
+    players = {
+        "type": "live.fragment",
+        "html": '<div id="players">' + row + "x</div>",
+        SHARED: True,
+    }
+    for n, (server, _transport, _phone, _send) in enumerate(sockets):
+        assert _write_direct(server, own.format(n))
+    wrote = []
+    for server, transport, phone, _send in sockets:
+        phone.receive_data(transport.take())
+        assert _write_direct(server, players["html"], players)
+        wrote.append(transport.take())
+        phone.receive_data(wrote[-1])
+    assert wrote[0] == wrote[1] and len(players[FRAMES]) == 1
+    for n, (server, transport, phone, send) in enumerate(sockets):
+        assert _write_direct(server, own.format(n + 10))  # its own context, afresh
+        await send({"type": "websocket.send", "text": own.format(n + 20)})  # the ASGI way
+        phone.receive_data(transport.take())
+        texts = [f.data.decode() for f in phone.events_received()]
+        assert texts == [own.format(n), players["html"], own.format(n + 10), own.format(n + 20)]
+        server.connection_lost(None)
     await asyncio.sleep(0)
 
 

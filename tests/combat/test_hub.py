@@ -17,7 +17,7 @@ import pytest
 from channels.layers import InMemoryChannelLayer
 
 from combat import live
-from combat.hub import Hub
+from combat.hub import SHARED, Hub
 
 WAIT = 5
 
@@ -42,15 +42,26 @@ def _redis_layer(prefix: str):
     )
 
 
+def _project_layer(prefix: str):
+    from config.layers import RedisChannelLayer
+
+    return RedisChannelLayer(
+        hosts=[{"address": os.environ["REDIS_URL"], "socket_timeout": 15}], prefix=prefix
+    )
+
+
 def _layers(kind: str) -> tuple[Any, Any, Any]:
-    """Two processes' layers and a third, the sender's (a sync view's)."""
+    """Two processes' layers and a third, the sender's (a sync view's). ``redis``:
+    channels-redis's own; ``project``: config.layers' (a hub's channel of its own, read in
+    batches; publishing in one round trip)."""
     if kind == "memory":
         shared = InMemoryChannelLayer()
         return shared, shared, shared
     if not os.environ.get("REDIS_URL"):
         pytest.skip("REDIS_URL is not set: the channels-redis hub tests need Redis")
     prefix = f"hubtest-{uuid.uuid4().hex[:8]}"
-    return _redis_layer(prefix), _redis_layer(prefix), _redis_layer(prefix)
+    make = _project_layer if kind == "project" else _redis_layer
+    return make(prefix), make(prefix), make(prefix)
 
 
 async def _until(predicate, what: str) -> None:
@@ -59,7 +70,7 @@ async def _until(predicate, what: str) -> None:
             await asyncio.sleep(0.01)  # polling a condition, not a timed wait
 
 
-@pytest.mark.parametrize("kind", ["memory", "redis"])
+@pytest.mark.parametrize("kind", ["memory", "redis", "project"])
 async def test_two_processes_get_one_layer_message_per_audience_each(kind) -> None:
     first_layer, second_layer, sender = _layers(kind)
     first, second = Hub(first_layer), Hub(second_layer)
@@ -81,7 +92,7 @@ async def test_two_processes_get_one_layer_message_per_audience_each(kind) -> No
         everyone = [*phones_a, *phones_b, tablet]
         await _until(lambda: all(s.got for s in everyone), "every socket has its push")
 
-        if kind == "redis":  # each process read one message per audience it serves
+        if kind != "memory":  # each process read one message per audience it serves
             assert (first.delivered, second.delivered) == (1, 2)
             # and the group holds one channel per process, not one per socket
             members = await _group_members(sender, players)
@@ -101,7 +112,7 @@ async def _group_members(layer, group: str) -> list[str]:
     return sorted(m.decode() for m in members)
 
 
-@pytest.mark.parametrize("kind", ["memory", "redis"])
+@pytest.mark.parametrize("kind", ["memory", "redis", "project"])
 async def test_the_last_socket_of_an_audience_leaving_unsubscribes_the_process(kind) -> None:
     layer, _, sender = _layers(kind)
     hub = Hub(layer)
@@ -114,7 +125,7 @@ async def test_the_last_socket_of_an_audience_leaving_unsubscribes_the_process(k
         assert hub.groups == [group]
         await hub.unsubscribe(other, [group])
         assert hub.groups == []
-        if kind == "redis":
+        if kind != "memory":
             assert await _group_members(sender, group) == []
     finally:
         await hub.stop()
@@ -158,7 +169,24 @@ async def test_one_broken_socket_does_not_cost_the_others_their_push() -> None:
         await hub.stop()
 
 
-@pytest.mark.parametrize("kind", ["memory", "redis"])
+async def test_a_push_for_several_sockets_is_marked_shared_one_for_one_is_not() -> None:
+    """Several sockets write one frame compressed once (combat.consumers._shared_frame); a
+    push for one socket keeps its own context (the best compression)."""
+    hub = Hub(InMemoryChannelLayer())
+    players, own = live.players_group(5), live.player_group(5, 1)
+    phones = [Socket(), Socket()]
+    try:
+        for phone in phones:
+            await hub.subscribe(phone, [players])
+        await hub.subscribe(phones[0], [own])
+        hub.dispatch(live.fragment_event("<p>all</p>", players))
+        hub.dispatch(live.fragment_event("<p>mine</p>", own))
+        assert [m.get(SHARED) for m in phones[0].got] == [True, None]
+    finally:
+        await hub.stop()
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis", "project"])
 async def test_renewing_many_groups_adds_the_hubs_channel_to_each(kind) -> None:
     layer, _, sender = _layers(kind)
     hub = Hub(layer)
@@ -166,7 +194,7 @@ async def test_renewing_many_groups_adds_the_hubs_channel_to_each(kind) -> None:
     try:
         await hub.start()
         await hub.add_groups(groups)
-        if kind == "redis":
+        if kind != "memory":
             assert all([await _group_members(sender, g) == [hub.channel] for g in groups])
         for group in groups[::7]:
             await sender.group_send(group, live.fragment_event(f"<p>{group}</p>", group))

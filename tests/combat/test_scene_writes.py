@@ -144,6 +144,16 @@ def test_the_heap_is_swept_when_enough_sockets_left_or_after_a_while(collector) 
     assert heap.tend(start + 3 + hub.SWEEP_EVERY) == "sweep"
 
 
+def test_a_served_heap_is_frozen_and_collected_at_the_servers_thresholds(
+    collector, monkeypatch
+) -> None:
+    thresholds = []
+    monkeypatch.setattr(hub.gc, "set_threshold", lambda *t: thresholds.append(t))
+    hub.Heap().start()
+    assert collector.calls == ["collect2", "freeze"]
+    assert thresholds == [hub.THRESHOLDS] and hub.THRESHOLDS[0] > 700
+
+
 def test_a_heap_left_off_touches_nothing(collector) -> None:
     heap = hub.Heap()
     heap.arrive()

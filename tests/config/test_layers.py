@@ -1,14 +1,18 @@
-"""The channel layer's group_send (config.layers): what channels-redis delivers, in two round
-trips to Redis. Needs Redis (REDIS_URL)."""
+"""The channel layer (config.layers): what channels-redis delivers, in one round trip to Redis
+for a hub's plain channel (two with a process-local member), published from a worker thread
+without the event loop, and read by a hub in batches. Needs Redis (REDIS_URL)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 
 import pytest
 
-from config.layers import RedisChannelLayer
+from combat import live
+from combat.hub import Hub
+from config.layers import READ_BATCH, RedisChannelLayer
 
 pytestmark = pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL")
 
@@ -18,13 +22,7 @@ def layer(**config) -> RedisChannelLayer:
     return RedisChannelLayer(hosts=[os.environ["REDIS_URL"]], prefix=prefix, **config)
 
 
-async def test_a_group_send_reaches_every_member_in_two_round_trips(monkeypatch) -> None:
-    one = layer()
-    a, b = await one.new_channel(), await one.new_channel()
-    plain = "plain.bench"
-    for channel in (a, b, plain):
-        await one.group_add("scene.1.players", channel)
-    connection = one.connection(0)
+def _counted(monkeypatch, connection) -> list[str]:
     commands: list[str] = []
     original = type(connection).execute_command
 
@@ -33,6 +31,16 @@ async def test_a_group_send_reaches_every_member_in_two_round_trips(monkeypatch)
         return await original(self, *args, **kwargs)
 
     monkeypatch.setattr(type(connection), "execute_command", counted)
+    return commands
+
+
+async def test_a_group_send_with_process_local_members_takes_two_round_trips(monkeypatch) -> None:
+    one = layer()
+    a, b = await one.new_channel(), await one.new_channel()
+    plain = "plain.bench"
+    for channel in (a, b, plain):
+        await one.group_add("scene.1.players", channel)
+    commands = _counted(monkeypatch, one.connection(0))
     await one.group_send("scene.1.players", {"type": "live.fragment", "html": "<p>1</p>"})
     assert commands == ["EVAL", "EVAL"]
     monkeypatch.undo()
@@ -55,3 +63,79 @@ async def test_expired_members_and_full_channels_get_nothing() -> None:
     assert await one.receive(full) == {"type": "t", "n": 1}
     assert await one.connection(0).exists(one.prefix + gone) == 0
     await one.flush()
+
+
+async def test_a_group_of_plain_channels_is_sent_to_in_one_round_trip(monkeypatch) -> None:
+    one = layer()
+    hubs = [one.new_reader(), one.new_reader()]
+    for channel in hubs:
+        await one.group_add("scene.3.players", channel)
+    commands = _counted(monkeypatch, one.connection(0))
+    await one.group_send("scene.3.players", {"type": "live.fragment", "html": "<p>3</p>"})
+    assert commands == ["EVAL"]
+    monkeypatch.undo()
+    for channel in hubs:
+        assert await one.receive_many(channel) == [{"type": "live.fragment", "html": "<p>3</p>"}]
+    await one.flush()
+
+
+async def test_a_blocking_publish_reaches_plain_and_local_members_without_the_loop(
+    monkeypatch,
+) -> None:
+    one = layer()
+    hub, specific = one.new_reader(), await one.new_channel()
+    for channel in (hub, specific):
+        await one.group_add("scene.4.players", channel)
+    commands = _counted(monkeypatch, one.connection(0))  # the event loop's connection
+    message = {"type": "live.fragment", "html": "<p>4</p>"}
+    await asyncio.to_thread(one.group_send_blocking, "scene.4.players", message)
+    assert commands == []
+    monkeypatch.undo()
+    assert await one.receive_many(hub) == [message]
+    assert await one.receive(specific) == message
+    await one.flush()
+
+
+async def test_a_hub_reads_every_waiting_message_in_order_in_one_round_trip(monkeypatch) -> None:
+    one, sender = layer(), layer()
+    channel = one.new_reader()
+    await one.group_add("scene.5.players", channel)
+    for n in range(READ_BATCH + 3):
+        await sender.group_send("scene.5.players", {"type": "t", "n": n})
+    commands = _counted(monkeypatch, one.connection(0))
+    first = await one.receive_many(channel)
+    assert commands == ["BZMPOP"]
+    assert [m["n"] for m in first] == list(range(READ_BATCH))
+    assert [m["n"] for m in await one.receive_many(channel)] == [
+        READ_BATCH,
+        READ_BATCH + 1,
+        READ_BATCH + 2,
+    ]
+    monkeypatch.undo()
+    await one.flush()
+
+
+class Phone:
+    def __init__(self) -> None:
+        self.got: list[dict] = []
+
+    def hub_message(self, message: dict) -> None:
+        self.got.append(message)
+
+
+async def test_a_hub_on_this_layer_hears_a_views_blocking_publish() -> None:
+    one, sender = layer(), layer()
+    hub, phone = Hub(one), Phone()
+    group = live.players_group(6)
+    try:
+        await hub.subscribe(phone, [group])
+        assert "!" not in hub.channel
+        event = live.fragment_event('<p data-seq="2">6</p>', group)
+        await asyncio.to_thread(sender.group_send_blocking, group, event)
+        async with asyncio.timeout(5):
+            while not phone.got:
+                await asyncio.sleep(0.01)  # polling a condition, not a timed wait
+        assert phone.got == [event] and hub.delivered == 1
+    finally:
+        await hub.stop()
+        await one.flush()

@@ -6,6 +6,7 @@ same scene) plays on; ``storyteller`` runs the scene; ``visitor`` tries password
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -35,7 +36,32 @@ def scene(chronicle, storyteller, character, player, other_player) -> Scene:
 # Buckets ----------------------------------------------------------------------------------
 
 
-def test_a_bucket_gives_its_burst_then_its_rate() -> None:
+@pytest.fixture(params=["memory", "redis"])
+def store(request, settings) -> Iterator[str]:
+    """The buckets' cache: this process's memory, or Redis (one script a look: GCRA)."""
+    if request.param == "memory":
+        yield "memory"
+        return
+    import os
+    import uuid
+
+    from django.core.cache import cache
+
+    if not os.environ.get("REDIS_URL"):
+        pytest.skip("REDIS_URL is not set")
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "config.cache.RedisCache",  # as deployed
+            "LOCATION": os.environ["REDIS_URL"],
+            "KEY_PREFIX": f"{settings.CACHES['default'].get('KEY_PREFIX', 'test')}-{uuid.uuid4()}",
+        }
+    }
+    yield "redis"
+    cache.clear()
+    cache.close()
+
+
+def test_a_bucket_gives_its_burst_then_its_rate(store) -> None:
     bucket = Bucket("test", rate=4, burst=20)
     assert [bucket.wait("u1", now=100.0) for _ in range(20)] == [0.0] * 20
     assert bucket.wait("u1", now=100.0) == pytest.approx(0.25)
@@ -45,7 +71,7 @@ def test_a_bucket_gives_its_burst_then_its_rate() -> None:
     assert [bucket.wait("u1", now=110.0) for _ in range(20)] == [0.0] * 20  # full again
 
 
-def test_peeking_takes_nothing() -> None:
+def test_peeking_takes_nothing(store) -> None:
     bucket = Bucket("test", rate=1, burst=2)
     assert bucket.wait("u1", now=0.0, take=False) == 0.0
     assert bucket.wait("u1", now=0.0) == 0.0
@@ -208,6 +234,25 @@ def test_processes_share_the_buckets_through_redis(settings) -> None:
     finally:
         bucket.reset("u1")
         cache.close()
+
+
+def test_on_redis_a_look_at_a_bucket_is_one_round_trip(store, monkeypatch) -> None:
+    if store != "redis":
+        pytest.skip("the cache in memory has no round trips")
+    import redis
+
+    commands: list[str] = []
+    original = redis.Redis.execute_command
+
+    def counted(self, *args, **kwargs):
+        commands.append(args[0])
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", counted)
+    bucket = Bucket("test", rate=1, burst=1)
+    assert bucket.wait("u1") == 0.0
+    assert bucket.wait("u1") > 0
+    assert commands == ["EVAL", "EVAL"]
 
 
 def test_a_cache_that_does_not_answer_lets_every_tap_through(settings) -> None:
