@@ -12,7 +12,6 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import OuterRef, QuerySet
-from django.db.models.base import ModelState
 from django.db.models.fields.json import KeyTransform
 
 from combat.challenges import finished, sheets
@@ -24,7 +23,7 @@ from combat.rules.challenge import Phase
 from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
 from combat.steps import token
-from config.prepared import Prepared
+from config.prepared import Prepared, copy_row
 
 #: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
 CHALLENGE_REGIONS = ("challenges",)
@@ -325,25 +324,13 @@ def _read(scene_id: int) -> list[Challenge]:
     for item in listed:
         kept = finished.rows.find((item.pk, item.step))
         if kept is not None:
-            found[item.pk] = _left_now(_copy(kept), item.left)
+            found[item.pk] = _left_now(copy_row(kept), item.left)
     wanted = [item.pk for item in listed if item.pk not in found]
     for row in _rows.run(scene_id, wanted) if wanted else ():
         if not row.is_open:
-            finished.rows.keep((row.pk, row.step), _copy(row))
+            finished.rows.keep((row.pk, row.step), copy_row(row))
         found[row.pk] = row
     return [found[item.pk] for item in listed if item.pk in found]  # none deleted since
-
-
-def _copy(row: Challenge) -> Challenge:
-    """A row of its own (a caller attaches the scene and the sides to it), its fields as
-    ``row``'s, its JSON values shared (nothing changes them in place: a write sets new ones).
-    Made as :meth:`Model.from_db` makes a row, without converting its fields again
-    (``copy.copy`` cost ten times as much)."""
-    out = Challenge.__new__(Challenge)
-    out.__dict__.update(row.__dict__)
-    out._state = ModelState()
-    out._state.db, out._state.adding = row._state.db, False
-    return out
 
 
 def _left_now(row: Challenge, left: list[int] | None) -> Challenge:
