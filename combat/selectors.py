@@ -8,12 +8,14 @@ all of them (:func:`combat.render_cache.cached`); what they return is never chan
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
+from django.db import connection
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from characters.models import Character, Chronicle, GameNight, LedgerEntry
@@ -307,13 +309,29 @@ def sheet_seq(scene: Scene, character_ids: list[int]) -> str:
     if not character_ids:
         return "0.0"
 
+    ids = tuple(sorted(character_ids))
+
     def read() -> str:
-        ledger = LedgerEntry.objects.filter(character_id__in=character_ids)
-        night = GameNight.objects.filter(chronicle_id=scene.chronicle_id)
-        top, last = night.aggregate(top=Max("pk"))["top"], ledger.aggregate(top=Max("pk"))["top"]
+        with connection.cursor() as cursor:
+            text = _sheet_seq_sql(connection.vendor, len(ids))
+            cursor.execute(text, [scene.chronicle_id, *ids])
+            top, last = cursor.fetchone()
         return f"{top or 0}.{last or 0}"
 
-    return cached(("sheet_seq", scene.pk, tuple(sorted(character_ids))), read)
+    return cached(("sheet_seq", scene.pk, ids), read)
+
+
+@functools.lru_cache(maxsize=64)
+def _sheet_seq_sql(vendor: str, count: int) -> str:
+    """The newest game night of a chronicle and the newest ledger entry of ``count``
+    characters, in one query (its text built once per database vendor and count)."""
+    q = connection.ops.quote_name
+    nights, ledger = GameNight._meta.db_table, LedgerEntry._meta.db_table
+    marks = ", ".join(["%s"] * count)
+    return (
+        f"SELECT (SELECT MAX({q('id')}) FROM {q(nights)} WHERE {q('chronicle_id')} = %s),"
+        f" (SELECT MAX({q('id')}) FROM {q(ledger)} WHERE {q('character_id')} IN ({marks}))"
+    )
 
 
 def own_log(scene: Scene, user: AbstractBaseUser) -> list[OwnLine]:
