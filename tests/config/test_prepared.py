@@ -10,7 +10,7 @@ from datetime import datetime
 
 import pytest
 from django.db import connection, connections, transaction
-from django.db.models import Exists, OuterRef, Q, Subquery
+from django.db.models import Case, Exists, F, OuterRef, Q, Subquery, When
 from django.db.transaction import TransactionManagementError
 from django.http import Http404
 from django.test import RequestFactory
@@ -427,3 +427,29 @@ def test_the_writes_without_signals_never_leave_a_sheet_stale(character, monkeyp
             update.run(character.pk)
     assert sorted(Trait.objects.values_list("pk", "name")) == traits
     assert Character.objects.get(pk=character.pk).name != "X"
+
+
+def _values_of(ids: list[int]):
+    later = Case(When(npc=False, then=F("created_at")), default=None)
+    return (
+        Character.objects.filter(pk__in=ids)
+        .order_by("pk")
+        .annotate(joined=later, chronicle_name=F("chronicle__name"))
+        .values_list("id", "notes", "created_at", "npc", "joined", "chronicle_name")
+    )
+
+
+def test_a_prepared_values_read_gives_the_tuples_values_list_gives(
+    character, django_assert_num_queries
+) -> None:
+    npc = CharacterFactory(chronicle=character.chronicle, name="Bouncer", npc=True)
+    values = prepared.PreparedValues(_values_of)
+    ids = [character.pk, npc.pk]
+    with django_assert_num_queries(1):
+        rows = values.run(ids)
+    assert rows == list(_values_of(ids))  # the database's converters applied (a datetime)
+    assert isinstance(rows[0][2], datetime) and rows[0][4] == rows[0][2] and rows[1][4] is None
+    assert values.names(ids) == ("id", "notes", "created_at", "npc", "joined", "chronicle_name")
+    assert values.run([]) == []
+    with pytest.raises(ValueError, match="values_list"):
+        prepared.PreparedValues(characters).run(ids)
