@@ -294,10 +294,14 @@ def _scene_rows(scene: Scene) -> list[Challenge]:
     rows = _read(scene.pk)
     sides = _sides(scene, rows)
     for row in rows:
-        row.scene = scene  # the scene being rendered, not a copy of its row per challenge
-        row.attacker = sides[row.attacker_id]
-        row.defender = sides.get(row.defender_id) if row.defender_id is not None else None
-        row.token = step_token(row)  # what a form of its card posts (steps.token)
+        # as ``row.scene = scene`` etc. set them, without the descriptors' checks (the ids
+        # are the row's own): the scene being rendered, not a copy of its row per challenge
+        related = row._state.fields_cache
+        related["scene"] = scene
+        related["attacker"] = sides[row.attacker_id]
+        related["defender"] = sides.get(row.defender_id) if row.defender_id is not None else None
+        if "token" not in row.__dict__:  # a kept row's comes with it (its pk and step's)
+            row.token = step_token(row)  # what a form of its card posts (steps.token)
     return rows
 
 
@@ -352,7 +356,9 @@ def _read(scene_id: int) -> list[Challenge]:
     wanted = [item[0] for item in listed if item[0] not in found]
     for row in _rows.run(scene_id, wanted) if wanted else ():
         if not row.is_open:
-            finished.rows.keep((row.pk, row.step), copy_row(row))
+            kept = copy_row(row)
+            kept.token = step_token(kept)  # type: ignore[attr-defined]
+            finished.rows.keep((row.pk, row.step), kept)
         found[row.pk] = row
     return [found[item[0]] for item in listed if item[0] in found]  # none deleted since
 

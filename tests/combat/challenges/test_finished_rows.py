@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from combat import fragments, render_cache
 from combat.challenges import finished, reads, selectors
 from combat.challenges.leaving import challenge_leave
+from combat.challenges.reads import step_token
 from combat.challenges.storyteller import challenge_st
 from combat.models import Challenge
 from combat.templatetags import finished_cards
@@ -64,6 +65,8 @@ def test_a_finished_row_and_card_are_served_without_reading_the_row_again(classi
     (row,) = _rows(t)
     assert _as_stored(row) == _as_stored(Challenge.objects.get(pk=ch.pk))
     assert row.attacker.pk == t.a.pk and row.scene.pk == t.scene.pk
+    assert row.scene_id == t.scene.pk and row.defender is not None and row.defender.pk == t.d.pk
+    assert row.token == step_token(row)  # kept with the row: a function of its pk and step
     (other,) = _rows(t)
     assert other is not row  # each change's rows its own: what one attaches stays there
     finished.rows.clear()
