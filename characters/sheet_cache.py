@@ -36,7 +36,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,14 +128,20 @@ def _read(rows: list[Character]) -> dict[int, _Entry]:
     return {c.pk: _Entry(_key(c), dict(c._prefetched_objects_cache), now[c.pk]) for c in held}
 
 
-def sheets(character_ids: Iterable[int]) -> dict[int, tuple[Character, dict[str, Any]]]:
+def sheets(
+    character_ids: Iterable[int], *, rows: Mapping[int, Character] | None = None
+) -> dict[int, tuple[Character, dict[str, Any]]]:
     """Characters (with ``SHEET_PREFETCH``) and their current values, by id (those that
     exist): one query when every sheet is cached and unchanged, else one more per kind of
-    row and one for the ledger, for the changed ones together."""
+    row and one for the ledger, for the changed ones together. ``rows``: characters' rows
+    the caller has just read as :func:`_rows_query` reads them (their player and chronicle,
+    ``open_night``), each the reader's own: they are not read again."""
     ids = list(dict.fromkeys(character_ids))
     if not ids:
         return {}
-    rows = _rows(ids)
+    given = rows or {}
+    unread = [pk for pk in ids if pk not in given]
+    rows = [given[pk] for pk in ids if pk in given] + (_rows(unread) if unread else [])
     found: dict[int, _Entry] = {}
     with _lock:
         for row in rows:

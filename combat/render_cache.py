@@ -152,6 +152,17 @@ def known(key: Hashable) -> Any:
     return None if values is None else values.get(key)
 
 
+def offer_sheet_rows(rows: Iterable[Any]) -> None:
+    """Characters' rows a rendering has just read as a sheet's key needs them (with their
+    player and chronicle, ``open_night``: :func:`characters.sheet_cache.sheets`), each a
+    copy of its own: :func:`sheets_now` takes them, in the active cache, instead of reading
+    them again (nothing is kept when no cache is active)."""
+    values = _values.get()
+    if values is not None:
+        for row in rows:
+            values.setdefault(("sheet_row", row.pk), row)
+
+
 def sheets_now(character_ids: Iterable[int]) -> dict[int, tuple[Any, dict[str, Any]]]:
     """Characters (with ``SHEET_PREFETCH``) and their current values, by id: the ones not read
     yet in the active cache in one go (:func:`characters.sheet_cache.sheets`: one query when
@@ -162,7 +173,8 @@ def sheets_now(character_ids: Iterable[int]) -> dict[int, tuple[Any, dict[str, A
     found = {i: known[("sheet", i)] for i in ids if ("sheet", i) in known}
     missing = [i for i in ids if i not in found]
     if missing:
-        for pk, read in sheet_cache.sheets(missing).items():
+        rows = {i: known[("sheet_row", i)] for i in missing if ("sheet_row", i) in known}
+        for pk, read in sheet_cache.sheets(missing, rows=rows).items():
             found[pk] = read
             if values is not None:
                 values[("sheet", pk)] = read

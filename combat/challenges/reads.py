@@ -8,11 +8,12 @@ sheets and the pure engine.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import OuterRef, QuerySet
-from django.db.models.base import ModelState
+from django.db import DEFAULT_DB_ALIAS
+from django.db.models import Case, F, OuterRef, Q, QuerySet, When
 from django.db.models.fields.json import KeyTransform
 
 from combat.challenges import finished, sheets
@@ -24,7 +25,7 @@ from combat.rules.challenge import Phase
 from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
 from combat.steps import token
-from config.prepared import Prepared
+from config.prepared import Prepared, PreparedValues, copy_row
 
 #: What a step of a challenge changes on the storyteller's board (combat.fragments.REGIONS).
 CHALLENGE_REGIONS = ("challenges",)
@@ -293,18 +294,39 @@ def _scene_rows(scene: Scene) -> list[Challenge]:
     rows = _read(scene.pk)
     sides = _sides(scene, rows)
     for row in rows:
-        row.scene = scene  # the scene being rendered, not a copy of its row per challenge
-        row.attacker = sides[row.attacker_id]
-        row.defender = sides.get(row.defender_id) if row.defender_id is not None else None
-        row.token = step_token(row)  # what a form of its card posts (steps.token)
+        # as ``row.scene = scene`` etc. set them, without the descriptors' checks (the ids
+        # are the row's own): the scene being rendered, not a copy of its row per challenge
+        related = row._state.fields_cache
+        related["scene"] = scene
+        related["attacker"] = sides[row.attacker_id]
+        related["defender"] = sides.get(row.defender_id) if row.defender_id is not None else None
+        if "token" not in row.__dict__:  # a kept row's comes with it (its pk and step's)
+            row.token = step_token(row)  # what a form of its card posts (steps.token)
     return rows
 
 
+#: What a challenge's list reads whole (its open rows): every field but those it lists.
+_OPEN = (ChallengeStatus.ANSWER, ChallengeStatus.LIVE)  # as ``Challenge.is_open`` says
+
+
+def _whole_fields() -> list[Any]:
+    return [f for f in Challenge._meta.concrete_fields if f.attname not in ("id", "step")]
+
+
 def _listed(scene_id: int) -> QuerySet[Challenge]:
-    """The scene's challenges by pk and ``step``, and who left each (``options["left"]``, the
-    one write that moves no step: :mod:`combat.challenges.leaving`)."""
-    left = KeyTransform("left", "options")
-    return Challenge.objects.filter(scene=scene_id).only("id", "step").annotate(left=left)
+    """The scene's challenges as tuples: pk, ``step``, status, who left each
+    (``options["left"]``, the one write that moves no step: :mod:`combat.challenges.leaving`),
+    then an open one's every other field (:func:`_whole_fields`; NULL for the others): an
+    open row is never kept (:data:`finished.rows`), so a change reads it anyway, and with
+    the list it costs no query of its own."""
+    is_open = Q(status__in=_OPEN)
+    whole = {
+        f"whole_{f.attname}": Case(When(is_open, then=F(f.attname)), default=None, output_field=f)
+        for f in _whole_fields()
+    }
+    rows = Challenge.objects.filter(scene=scene_id).order_by("pk")
+    rows = rows.annotate(left=KeyTransform("left", "options"), **whole)
+    return rows.values_list("id", "step", "status", "left", *whole)
 
 
 def _whole(scene_id: int, ids: list[int]) -> QuerySet[Challenge]:
@@ -312,38 +334,48 @@ def _whole(scene_id: int, ids: list[int]) -> QuerySet[Challenge]:
 
 
 # Their SQL is built once per process (config.prepared).
-_list, _rows = Prepared(_listed, model=Challenge), Prepared(_whole, model=Challenge)
+_list, _rows = PreparedValues(_listed), Prepared(_whole, model=Challenge)
 
 
 def _read(scene_id: int) -> list[Challenge]:
-    """The scene's challenges, in order: each listed by pk and ``step``; a finished one's row
-    taken from this process's memo when it holds that step (:data:`finished.rows`: a row at
-    a step never changes, and a finished challenge's rows are most of a night's), the others
-    read whole in one query (and a finished one kept). Each caller gets rows of its own."""
+    """The scene's challenges, in order: each listed by pk and ``step``, an open one with
+    all its fields (:func:`_listed`); a finished one's row taken from this process's memo
+    when it holds that step (:data:`finished.rows`: a row at a step never changes, and a
+    finished challenge's rows are most of a night's), the others read whole in one query
+    (and a finished one kept). Each caller gets rows of its own."""
     listed = _list.run(scene_id)
     found: dict[int, Challenge] = {}
     for item in listed:
-        kept = finished.rows.find((item.pk, item.step))
+        pk, step, status, left = item[:4]
+        if status in _OPEN:
+            found[pk] = _opened(item)
+            continue
+        kept = finished.rows.find((pk, step))
         if kept is not None:
-            found[item.pk] = _left_now(_copy(kept), item.left)
-    wanted = [item.pk for item in listed if item.pk not in found]
+            found[pk] = _left_now(copy_row(kept), left)
+    wanted = [item[0] for item in listed if item[0] not in found]
     for row in _rows.run(scene_id, wanted) if wanted else ():
         if not row.is_open:
-            finished.rows.keep((row.pk, row.step), _copy(row))
+            kept = copy_row(row)
+            kept.token = step_token(kept)  # type: ignore[attr-defined]
+            finished.rows.keep((row.pk, row.step), kept)
         found[row.pk] = row
-    return [found[item.pk] for item in listed if item.pk in found]  # none deleted since
+    return [found[item[0]] for item in listed if item[0] in found]  # none deleted since
 
 
-def _copy(row: Challenge) -> Challenge:
-    """A row of its own (a caller attaches the scene and the sides to it), its fields as
-    ``row``'s, its JSON values shared (nothing changes them in place: a write sets new ones).
-    Made as :meth:`Model.from_db` makes a row, without converting its fields again
-    (``copy.copy`` cost ten times as much)."""
-    out = Challenge.__new__(Challenge)
-    out.__dict__.update(row.__dict__)
-    out._state = ModelState()
-    out._state.db, out._state.adding = row._state.db, False
-    return out
+def _opened(item: tuple[Any, ...]) -> Challenge:
+    """An open challenge's row from its listing (:func:`_listed`), as a whole read makes it."""
+    names, whole = _columns()
+    values = dict(zip(names, item, strict=True))
+    return Challenge.from_db(DEFAULT_DB_ALIAS, whole, [values[name] for name in whole])
+
+
+@functools.cache
+def _columns() -> tuple[tuple[str, ...], list[str]]:
+    """The listing's column names, each whole field's under its own name (``whole_`` off),
+    and the model's fields in their order (``from_db``'s)."""
+    names = tuple(n.removeprefix("whole_") for n in _list.names(0))
+    return names, [f.attname for f in Challenge._meta.concrete_fields]
 
 
 def _left_now(row: Challenge, left: list[int] | None) -> Challenge:

@@ -56,6 +56,7 @@ NOT_SHEETS: dict[tuple[str, str, str], str] = {
         "a prepared UPDATE of a long list, run by the ORM: sheet models refused (keep_signals)"
     ),
     ("combat/own_log.py", "cursor", "execute"): "a SELECT of players' own logs",
+    ("combat/selectors.py", "cursor", "execute"): "a SELECT of the sheets' counter (sheet_seq)",
     ("combat/hub.py", "pipe", "execute"): "a Redis pipeline",
     ("combat/hub.py", "mine", "update"): "presence rows",
     ("combat/render_cache.py", "", "execute"): "a wrapper that passes each query on",

@@ -10,7 +10,7 @@ from datetime import datetime
 
 import pytest
 from django.db import connection, connections, transaction
-from django.db.models import Exists, OuterRef, Q, Subquery
+from django.db.models import Case, Exists, F, OuterRef, Q, Subquery, When
 from django.db.transaction import TransactionManagementError
 from django.http import Http404
 from django.test import RequestFactory
@@ -487,3 +487,29 @@ def test_rows_and_their_links_are_inserted_in_one_statement_on_postgresql(scene,
         assert stored.text == entry.text
         assert sorted(c.pk for c in stored.characters.all()) == sorted([character.pk, other.pk])
     assert [e.pk for e in entries] == sorted(e.pk for e in entries)
+
+
+def _values_of(ids: list[int]):
+    later = Case(When(npc=False, then=F("created_at")), default=None)
+    return (
+        Character.objects.filter(pk__in=ids)
+        .order_by("pk")
+        .annotate(joined=later, chronicle_name=F("chronicle__name"))
+        .values_list("id", "notes", "created_at", "npc", "joined", "chronicle_name")
+    )
+
+
+def test_a_prepared_values_read_gives_the_tuples_values_list_gives(
+    character, django_assert_num_queries
+) -> None:
+    npc = CharacterFactory(chronicle=character.chronicle, name="Bouncer", npc=True)
+    values = prepared.PreparedValues(_values_of)
+    ids = [character.pk, npc.pk]
+    with django_assert_num_queries(1):
+        rows = values.run(ids)
+    assert rows == list(_values_of(ids))  # the database's converters applied (a datetime)
+    assert isinstance(rows[0][2], datetime) and rows[0][4] == rows[0][2] and rows[1][4] is None
+    assert values.names(ids) == ("id", "notes", "created_at", "npc", "joined", "chronicle_name")
+    assert values.run([]) == []
+    with pytest.raises(ValueError, match="values_list"):
+        prepared.PreparedValues(characters).run(ids)

@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from combat import fragments, render_cache
 from combat.challenges import finished, reads, selectors
 from combat.challenges.leaving import challenge_leave
+from combat.challenges.reads import step_token
 from combat.challenges.storyteller import challenge_st
 from combat.models import Challenge
 from combat.templatetags import finished_cards
@@ -34,9 +35,10 @@ def _rows(t) -> list[Challenge]:
 
 
 def _whole_reads(captured: CaptureQueriesContext) -> int:
-    """Reads of challenges' whole rows (their engine's state); the list reads pk and step."""
+    """Reads of challenges' whole rows by their ids; the list reads pk and step (and an open
+    one's every field)."""
     return sum(
-        'FROM "combat_challenge"' in q["sql"] and '"combat_challenge"."state"' in q["sql"]
+        'FROM "combat_challenge"' in q["sql"] and '"combat_challenge"."id" IN (' in q["sql"]
         for q in captured.captured_queries
     )
 
@@ -63,6 +65,8 @@ def test_a_finished_row_and_card_are_served_without_reading_the_row_again(classi
     (row,) = _rows(t)
     assert _as_stored(row) == _as_stored(Challenge.objects.get(pk=ch.pk))
     assert row.attacker.pk == t.a.pk and row.scene.pk == t.scene.pk
+    assert row.scene_id == t.scene.pk and row.defender is not None and row.defender.pk == t.d.pk
+    assert row.token == step_token(row)  # kept with the row: a function of its pk and step
     (other,) = _rows(t)
     assert other is not row  # each change's rows its own: what one attaches stays there
     finished.rows.clear()
@@ -103,14 +107,25 @@ def test_leaving_moves_no_step_and_is_read_afresh(classic):
         assert len(selectors.player_cards(t.scene, t.d_user)["cards"]) == 1  # until she leaves
 
 
-def test_an_open_challenge_is_never_kept(classic):
+def test_an_open_challenge_is_never_kept_and_comes_whole_with_the_list(classic):
     t = classic
     ch = t.start(category="physical", bid="Strong")
     (row,) = _rows(t)
     assert row.is_open and not any(key[0] == ch.pk for key in finished.rows.held())
     with CaptureQueriesContext(connection) as captured:
-        _rows(t)
-    assert _whole_reads(captured) == 1
+        (again,) = _rows(t)
+    assert _whole_reads(captured) == 0  # its every field read with the list, in one query
+    challenge_reads = [q for q in _not_the_scene_row(captured) if "combat_challenge" in q["sql"]]
+    assert len(challenge_reads) == 1
+    stored = Challenge.objects.get(pk=ch.pk)
+    assert _as_stored(again) == _as_stored(stored) and again.options
+    assert again.deadline == stored.deadline and again.created_at == stored.created_at
+    assert not again._state.adding and again.get_deferred_fields() == set()
+
+
+def _not_the_scene_row(captured: CaptureQueriesContext) -> list[dict]:
+    scene_row = 'SELECT "combat_scene"."id"'
+    return [q for q in captured.captured_queries if not q["sql"].startswith(scene_row)]
 
 
 def test_a_kept_hidden_npc_stays_hidden_from_players(classic):

@@ -39,10 +39,12 @@ def test_one_change_reads_each_sheet_and_the_challenges_once_for_every_audience(
     users = [t.a_user.pk, t.d_user.pk]
     with CaptureQueriesContext(connection) as captured:
         out = fragments.scene_change_fragments(t.scene.pk, private_user_ids=users)
-    assert _sheet_reads(captured) == 2  # Marcus's and Sophia's, whoever shows them
+    # Marcus's and Sophia's sheets, whoever shows them: their rows (the sheets' versions)
+    # come with the scene's participants, which every audience reads (combat.selectors)
+    assert _sheet_reads(captured) == 0
     # the public part, the board, both private parts: the scene's list of challenges (pk and
-    # step) once, and the rows of those not kept finished (the open one) once
-    assert _challenge_lists(captured) == 2
+    # step, and the open one's every field) once; no finished one to read
+    assert _challenge_lists(captured) == 1
     assert "Marcus vs Sophia" in out.players and 'id="challenge-board"' in out.storytellers
     assert "Nothing to bid" in out.private[t.d_user.pk]  # the card's bids: Sophia's sheet
     assert "Tough" in out.private[t.d_user.pk] and "Strong" in out.private[t.a_user.pk]
@@ -118,10 +120,10 @@ def test_a_changes_pieces_read_the_players_characters_and_sheets_once_for_all(cl
                 t.scene.pk, private_user_ids=users, own_parts=False, board=False
             )
         )
-    assert _sheet_reads(captured) == 1
-    # the scene's challenges once (their list, the open one's row): the start forms' keys
-    # (each attacker's latest) from them too
-    assert sum('FROM "combat_challenge"' in q["sql"] for q in _not_the_scene_row(captured)) == 2
+    assert _sheet_reads(captured) == 0  # their rows come with the scene's participants
+    # the scene's challenges once (their list, with the open one's row): the start forms'
+    # keys (each attacker's latest) from them too
+    assert sum('FROM "combat_challenge"' in q["sql"] for q in _not_the_scene_row(captured)) == 1
     own = [q for q in captured.captured_queries if 'FROM "combat_participant"' in q["sql"]]
     assert len([q for q in own if '"characters_character"."player_id"' in q["sql"]]) == 1
     together = {user: html for kind, user, html in parts if kind == "private"}
