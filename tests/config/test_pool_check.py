@@ -74,3 +74,69 @@ def test_the_sites_pool_checks_with_it(settings):
     if connection.vendor != "postgresql" or not connection.pool:
         pytest.skip("the pool is PostgreSQL's")
     assert connection.pool._check is check
+
+
+def _wait_readable(conn, seconds: float = 5) -> None:
+    poller = select.poll()
+    poller.register(conn.pgconn.socket, select.POLLIN)
+    deadline = time.monotonic() + seconds
+    while not poller.poll(50) and time.monotonic() < deadline:
+        pass
+
+
+def test_a_connection_ended_by_idle_session_timeout_is_replaced(pool, full_checks):
+    """PostgreSQL ends a session idle too long (``idle_session_timeout``): the pool's next
+    hand-out finds it on the socket and gives a new one that answers."""
+    conn = pool.getconn()
+    pid = _backend(conn)
+    conn.execute("SET idle_session_timeout = '100ms'")
+    if not conn.autocommit:
+        conn.commit()
+    pool.putconn(conn)
+    _wait_readable(conn)
+    conn = pool.getconn(timeout=10)
+    assert _backend(conn) != pid
+    pool.putconn(conn)
+    assert full_checks
+
+
+def test_a_connection_in_a_failed_transaction_is_not_handed_out_as_it_is():
+    """A connection whose transaction failed (a statement raised, no rollback) fails the
+    check: the pool throws it away rather than hand it to a request that would fail."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the pool is PostgreSQL's")
+    import psycopg
+    from psycopg import pq
+
+    params = connection.get_connection_params()
+    params.pop("pool", None)
+    with psycopg.connect(**params) as conn:
+        conn.autocommit = False
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            conn.execute("SELECT 1/0")
+        assert conn.pgconn.transaction_status == pq.TransactionStatus.INERROR
+        with pytest.raises(psycopg.Error):
+            check(conn)
+
+
+def test_a_healthy_connection_with_a_message_waiting_is_kept(pool, full_checks):
+    """Something waiting on the socket (a notification) is not a dead server: the pool's own
+    check runs, passes, and the same connection is handed out."""
+    conn = pool.getconn()
+    pid = _backend(conn)
+    conn.execute("LISTEN st_pool_check")
+    if not conn.autocommit:
+        conn.commit()
+    pool.putconn(conn)
+    import psycopg
+
+    params = connection.get_connection_params()
+    params.pop("pool", None)
+    with psycopg.connect(**params, autocommit=True) as other:  # outside the test's transaction
+        other.execute("NOTIFY st_pool_check")
+    _wait_readable(conn)
+    conn = pool.getconn(timeout=10)
+    assert _backend(conn) == pid
+    conn.execute("UNLISTEN *")
+    pool.putconn(conn)
+    assert full_checks
