@@ -92,3 +92,71 @@ def test_a_session_made_before_it_names_model_backend_and_still_signs_in():
     response = client.get(PAGE)
     assert response.status_code == 200 and response.wsgi_request.user.pk == mara.pk
     assert settings.AUTHENTICATION_BACKENDS[-1] == auth.BACKEND  # one backend checks passwords
+
+
+def _logs_in(client: Client, username: str, password: str = "pw-for-tests") -> None:
+    response = client.post("/accounts/login/", {"username": username, "password": password})
+    assert response.status_code == 302, response.content[:300]
+
+
+def _who(client: Client) -> int | None:
+    response = client.get(PAGE)
+    return response.wsgi_request.user.pk if response.status_code == 200 else None
+
+
+def test_a_login_as_someone_else_in_the_same_browser_is_that_person_from_then_on():
+    """The second login takes a new key (Django flushes the first person's session): this
+    process knew the old key as Mara's, and the browser is Nico's at once, not Mara's."""
+    mara, nico = UserFactory(username="mara"), UserFactory(username="nico")
+    browser = Client()
+    _logs_in(browser, "mara")
+    old = browser.cookies[settings.SESSION_COOKIE_NAME].value
+    assert [_who(browser), _who(browser)] == [mara.pk, mara.pk]  # the second one joined
+    _logs_in(browser, "nico")
+    assert browser.cookies[settings.SESSION_COOKIE_NAME].value != old
+    assert [_who(browser), _who(browser)] == [nico.pk, nico.pk]
+    stolen = Client()
+    stolen.cookies[settings.SESSION_COOKIE_NAME] = old  # Mara's old key: nobody's now
+    assert _who(stolen) is None
+
+
+def test_a_password_change_keeps_its_browser_and_signs_the_others_out():
+    mara = UserFactory(username="mara")
+    here, there = Client(), Client()
+    for browser in (here, there):
+        _logs_in(browser, "mara")
+        assert [_who(browser), _who(browser)] == [mara.pk, mara.pk]
+    changed = here.post(
+        "/accounts/password_change/",
+        {
+            "old_password": "pw-for-tests",
+            "new_password1": "a-brand-new-secret-9",
+            "new_password2": "a-brand-new-secret-9",
+        },
+    )
+    assert changed.status_code == 302
+    assert [_who(here), _who(here)] == [mara.pk, mara.pk]
+    assert _who(there) is None
+
+
+def test_a_logout_elsewhere_ends_a_session_this_process_knows():
+    """Another process's logout deletes the row; this one still knows the key as Mara's and
+    reads nobody with it."""
+    mara = UserFactory(username="mara")
+    client, cookie = _signed_in(mara)
+    assert [_who(client), _who(client)] == [mara.pk, mara.pk]
+    assert auth.owner(cookie) == mara.pk
+    SessionStore(cookie).delete()  # the logout, as another process makes it
+    assert _who(client) is None
+
+
+def test_a_user_row_read_with_a_session_is_not_kept_past_that_request():
+    """A request that reads the session but never asks who is signed in leaves the row it read
+    behind in its context: the next read of that user's session (a deactivation between)
+    reads afresh and signs out."""
+    mara = UserFactory(username="mara")
+    client, cookie = _signed_in(mara)
+    assert [_who(client), _who(client)] == [mara.pk, mara.pk]
+    SessionStore(cookie).load()  # joined, the row kept, never taken
+    type(mara).objects.filter(pk=mara.pk).update(is_active=False)
+    assert _who(client) is None
