@@ -18,8 +18,9 @@ command written, a wake-up for the answer and the answer parsed. Here:
   does it with a synchronous client: no hop to the event loop and back.
 - **A hub's reading** (:meth:`RedisChannelLayer.receive_many`): its channel is a plain one of
   its own, read with one ``BZMPOP``: every message waiting, up to :data:`READ_BATCH`, in one
-  round trip. No backup queue: a message popped by a process that dies before writing it to
-  its sockets is lost with those sockets (they reconnect, and get the whole state).
+  round trip (Redis 7; before it, which has no ``BZMPOP``, one ``BZPOPMIN`` a message). No
+  backup queue: a message popped by a process that dies before writing it to its sockets is
+  lost with those sockets (they reconnect, and get the whole state).
 
 Any other reader (``receive`` of a channel, ``/healthz``) reads as channels-redis does.
 Several Redis servers (a sharded ring) or per-channel capacities: channels-redis's ways.
@@ -103,6 +104,7 @@ class RedisChannelLayer(RedisChannelLayerBase):
         super().__init__(*args, **kwargs)
         self._blocking: redis.Redis | None = None
         self._blocking_lock = threading.Lock()
+        self._bzmpop = True  # until Redis says it has no such command (before 7.0)
 
     @property
     def one_server(self) -> bool:
@@ -118,13 +120,25 @@ class RedisChannelLayer(RedisChannelLayerBase):
         waits for one (``[]`` after channels-redis's blocking timeout without any)."""
         assert "!" not in channel and self.require_valid_channel_name(channel, receive=True)
         connection = self.connection(self.consistent_hash(channel))
-        popped = await connection.execute_command(
-            "BZMPOP", self.brpop_timeout, 1, self.prefix + channel, "MIN", "COUNT", READ_BATCH
-        )
-        if not popped:
-            return []
+        key = self.prefix + channel
+        members = None
+        if self._bzmpop:
+            try:
+                popped = await connection.execute_command(
+                    "BZMPOP", self.brpop_timeout, 1, key, "MIN", "COUNT", READ_BATCH
+                )
+            except redis.ResponseError as error:
+                if "unknown command" not in str(error).lower():
+                    raise
+                self._bzmpop = False
+                log.warning("Redis before 7.0 (no BZMPOP): a hub reads one message a trip")
+            else:
+                members = [member for member, _score in popped[1]] if popped else []
+        if members is None:  # Redis 5 and 6: one message a trip, as channels-redis reads
+            popped = await connection.bzpopmin(key, self.brpop_timeout)
+            members = [popped[1]] if popped else []
         messages = []
-        for member, _score in popped[1]:
+        for member in members:
             message = self.deserialize(member)
             message.pop("__asgi_channel__", None)  # a sender of channels-redis's own names it
             messages.append(message)

@@ -115,6 +115,34 @@ async def test_a_hub_reads_every_waiting_message_in_order_in_one_round_trip(monk
     await one.flush()
 
 
+async def test_a_hub_on_redis_before_7_still_reads_every_message(monkeypatch) -> None:
+    """Redis 5 and 6 have no BZMPOP (7.0): the hub's read must not fail on it forever (every
+    push lost); it reads one message a trip, as channels-redis does, in order."""
+    import redis
+
+    one, sender = layer(), layer()
+    channel = one.new_reader()
+    await one.group_add("scene.7.players", channel)
+    for n in range(3):
+        await sender.group_send("scene.7.players", {"type": "t", "n": n})
+    connection = one.connection(0)
+    original = type(connection).execute_command
+    sent: list[str] = []
+
+    async def redis_6(self, *args, **kwargs):
+        sent.append(args[0])
+        if args[0] == "BZMPOP":
+            raise redis.ResponseError("unknown command `BZMPOP`, with args beginning with: ")
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(connection), "execute_command", redis_6)
+    got = [m["n"] for _ in range(3) for m in await one.receive_many(channel)]
+    assert got == [0, 1, 2]
+    assert sent == ["BZMPOP", "BZPOPMIN", "BZPOPMIN", "BZPOPMIN"]  # asked once, then not
+    monkeypatch.undo()
+    await one.flush()
+
+
 class Phone:
     def __init__(self) -> None:
         self.got: list[dict] = []
