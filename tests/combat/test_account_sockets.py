@@ -14,7 +14,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from combat.consumers import CLOSE_LOGGED_OUT, CLOSE_RECONNECT
+from combat.consumers import CLOSE_LOGGED_OUT, CLOSE_RECONNECT, CLOSE_UNAUTHENTICATED
 from config.asgi import application
 from tests.conftest import client_for
 
@@ -129,3 +129,24 @@ async def test_other_changes_to_the_account_leave_its_sockets_open(scene, player
     await sync_to_async(player.save)()
     await sync_to_async(client.login)(username=player.username, password="nope")  # a failure
     await _still_open(phone, page)
+
+
+async def test_a_socket_of_a_deactivated_account_is_refused_though_its_session_is_known(
+    scene, player
+) -> None:
+    """A socket's connect reads the user with the session (config/auth.py) once this process
+    knows whose the session is: that row still says who may come in. A deactivation (without
+    the signal that closes open sockets) keeps the next socket out."""
+    from config import auth
+
+    client, phone, page = await _sockets(f"/ws/scenes/{scene.pk}/", player)
+    await _still_open(phone, page)
+    assert auth.owner(client.cookies["sessionid"].value) == player.pk  # the joined read
+    await sync_to_async(get_user_model().objects.filter(pk=player.pk).update)(is_active=False)
+    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
+    headers = [(b"origin", b"http://localhost:8000"), (b"host", b"localhost:8000")]
+    socket = WebsocketCommunicator(
+        application, f"/ws/scenes/{scene.pk}/", headers=[*headers, (b"cookie", cookie)]
+    )
+    await socket.connect(timeout=WAIT)
+    assert await _closed(socket) == CLOSE_UNAUTHENTICATED
