@@ -115,10 +115,24 @@ def _preparing_class(logged: bool) -> type:
     it (psycopg keeps no text for a prepared statement)."""
     from django.db.backends.postgresql.base import ServerBindingCursor
     from psycopg import ClientCursor
+    from psycopg.errors import FeatureNotSupported
+    from psycopg.pq import TransactionStatus
 
     class PreparingCursor(ServerBindingCursor):  # type: ignore[misc,valid-type]
         def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
-            done = super().execute(query, params, prepare=True, **kwargs)
+            try:
+                done = super().execute(query, params, prepare=True, **kwargs)
+            except FeatureNotSupported as error:
+                # "cached plan must not change result type": a migration (another
+                # connection's ALTER) changed a column this statement returns. Inside a
+                # transaction its rollback makes psycopg forget every prepared statement;
+                # outside one nothing would, and the statement would fail on this
+                # connection until it closes. DEALLOCATE ALL makes psycopg forget them.
+                idle = self.connection.info.transaction_status == TransactionStatus.IDLE
+                if not idle or "cached plan" not in str(error):
+                    raise
+                super().execute("DEALLOCATE ALL")
+                done = super().execute(query, params, prepare=True, **kwargs)
             if logged:
                 text = ClientCursor(self.connection).mogrify(query, params)
                 self._query = SimpleNamespace(query=text.encode(), params=params)

@@ -513,3 +513,37 @@ def test_a_prepared_values_read_gives_the_tuples_values_list_gives(
     assert values.run([]) == []
     with pytest.raises(ValueError, match="values_list"):
         prepared.PreparedValues(characters).run(ids)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_statement_prepared_before_a_column_changed_type_runs_after(settings) -> None:
+    """A migration that changes the type of a column a prepared statement returns (another
+    connection's ALTER) makes PostgreSQL refuse that statement ("cached plan must not change
+    result type") on every connection that prepared it: outside a transaction nothing rolls
+    back to make psycopg forget it, so every request (the session's read) would fail until
+    the connection is replaced. It is prepared again instead."""
+    if connection.vendor != "postgresql" or not settings.DATABASE_PREPARE:
+        pytest.skip("server-side prepared statements are PostgreSQL's")
+    import psycopg
+
+    params = connection.get_connection_params()
+    params.pop("pool", None)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TABLE st_retyped (x varchar(10)); INSERT INTO st_retyped VALUES ('a')"
+        )
+    select = "SELECT x FROM st_retyped WHERE x = %s"
+
+    def read() -> list[tuple[str]]:
+        with prepared.statement_cursor(connection) as cursor:
+            cursor.execute(select, ["a"])
+            return cursor.fetchall()
+
+    try:
+        assert read() == read() == [("a",)]  # prepared on this connection
+        with psycopg.connect(**params, autocommit=True) as migration:
+            migration.execute("ALTER TABLE st_retyped ALTER x TYPE varchar(20)")
+        assert read() == read() == [("a",)]
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TABLE st_retyped")
