@@ -20,9 +20,7 @@ def pool():
         pytest.skip("the pool is PostgreSQL's")
     from psycopg_pool import ConnectionPool
 
-    params = connection.get_connection_params()
-    params.pop("pool", None)
-    made = ConnectionPool(kwargs=params, min_size=1, max_size=1, check=check, open=True)
+    made = ConnectionPool(kwargs=_params(), min_size=1, max_size=1, check=check, open=True)
     yield made
     made.close()
 
@@ -37,6 +35,24 @@ def full_checks(monkeypatch):
         ConnectionPool, "check_connection", staticmethod(lambda c: (calls.append(c), checked(c)))
     )
     return calls
+
+
+def _params() -> dict:
+    """The test database's connection parameters, for a psycopg connection of its own."""
+    params = connection.get_connection_params()
+    params.pop("pool", None)
+    return params
+
+
+def _put_back_after(pool, statement: str):
+    """A connection of ``pool`` that ran ``statement`` and went back idle; its backend's pid."""
+    conn = pool.getconn()
+    pid = _backend(conn)
+    conn.execute(statement)
+    if not conn.autocommit:
+        conn.commit()
+    pool.putconn(conn)
+    return conn, pid
 
 
 def _backend(conn) -> int:
@@ -87,12 +103,7 @@ def _wait_readable(conn, seconds: float = 5) -> None:
 def test_a_connection_ended_by_idle_session_timeout_is_replaced(pool, full_checks):
     """PostgreSQL ends a session idle too long (``idle_session_timeout``): the pool's next
     hand-out finds it on the socket and gives a new one that answers."""
-    conn = pool.getconn()
-    pid = _backend(conn)
-    conn.execute("SET idle_session_timeout = '100ms'")
-    if not conn.autocommit:
-        conn.commit()
-    pool.putconn(conn)
+    conn, pid = _put_back_after(pool, "SET idle_session_timeout = '100ms'")
     _wait_readable(conn)
     conn = pool.getconn(timeout=10)
     assert _backend(conn) != pid
@@ -108,9 +119,7 @@ def test_a_connection_in_a_failed_transaction_is_not_handed_out_as_it_is():
     import psycopg
     from psycopg import pq
 
-    params = connection.get_connection_params()
-    params.pop("pool", None)
-    with psycopg.connect(**params) as conn:
+    with psycopg.connect(**_params()) as conn:
         conn.autocommit = False
         with pytest.raises(psycopg.errors.DivisionByZero):
             conn.execute("SELECT 1/0")
@@ -122,17 +131,10 @@ def test_a_connection_in_a_failed_transaction_is_not_handed_out_as_it_is():
 def test_a_healthy_connection_with_a_message_waiting_is_kept(pool, full_checks):
     """Something waiting on the socket (a notification) is not a dead server: the pool's own
     check runs, passes, and the same connection is handed out."""
-    conn = pool.getconn()
-    pid = _backend(conn)
-    conn.execute("LISTEN st_pool_check")
-    if not conn.autocommit:
-        conn.commit()
-    pool.putconn(conn)
     import psycopg
 
-    params = connection.get_connection_params()
-    params.pop("pool", None)
-    with psycopg.connect(**params, autocommit=True) as other:  # outside the test's transaction
+    conn, pid = _put_back_after(pool, "LISTEN st_pool_check")
+    with psycopg.connect(**_params(), autocommit=True) as other:  # outside the test's transaction
         other.execute("NOTIFY st_pool_check")
     _wait_readable(conn)
     conn = pool.getconn(timeout=10)
