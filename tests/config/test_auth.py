@@ -160,3 +160,11 @@ def test_a_user_row_read_with_a_session_is_not_kept_past_that_request():
     SessionStore(cookie).load()  # joined, the row kept, never taken
     type(mara).objects.filter(pk=mara.pk).update(is_active=False)
     assert _who(client) is None
+
+
+def test_the_admin_reads_staff_from_the_joined_row_as_it_is_now():
+    mara = UserFactory(username="mara", is_staff=True, is_superuser=True)
+    client, _ = _signed_in(mara)
+    assert [client.get("/admin/").status_code for _ in range(2)] == [200, 200]
+    type(mara).objects.filter(pk=mara.pk).update(is_staff=False)
+    assert client.get("/admin/").status_code == 302  # to the admin's login
