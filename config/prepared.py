@@ -122,14 +122,14 @@ def _preparing_class(logged: bool) -> type:
         def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
             try:
                 done = super().execute(query, params, prepare=True, **kwargs)
-            except FeatureNotSupported as error:
-                # "cached plan must not change result type": a migration (another
-                # connection's ALTER) changed a column this statement returns. Inside a
-                # transaction its rollback makes psycopg forget every prepared statement;
-                # outside one nothing would, and the statement would fail on this
-                # connection until it closes. DEALLOCATE ALL makes psycopg forget them.
-                idle = self.connection.info.transaction_status == TransactionStatus.IDLE
-                if not idle or "cached plan" not in str(error):
+            except FeatureNotSupported:
+                # "cached plan must not change result type" (its text is in the server's
+                # language): a migration (another connection's ALTER) changed a column this
+                # statement returns. Inside a transaction its rollback makes psycopg forget
+                # every prepared statement; outside one nothing would, and the statement
+                # would fail on this connection until it closes. DEALLOCATE ALL makes
+                # psycopg forget them; any other such refusal is refused again.
+                if self.connection.info.transaction_status != TransactionStatus.IDLE:
                     raise
                 super().execute("DEALLOCATE ALL")
                 done = super().execute(query, params, prepare=True, **kwargs)
