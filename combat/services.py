@@ -195,10 +195,12 @@ def record_change(
     scene.seq += 1
     if players:
         scene.players_seq += 1
-    save_row(scene, ("seq", "players_seq", "game_time", "situation", "ruleset", "closed_at"))
     concerned = tuple(sorted({u for u in private_user_ids if u is not None}))
-    if concerned:
-        _OWN_SEQ.run(scene.seq, scene.pk, list(concerned))
+    # on PostgreSQL the players' own seq is written in the scene's UPDATE (config.prepared)
+    own = (_OWN_SEQ, (scene.seq, scene.pk, list(concerned))) if concerned else None
+    save_row(
+        scene, ("seq", "players_seq", "game_time", "situation", "ruleset", "closed_at"), along=own
+    )
     if kind is not None:
         log_lines(
             scene,

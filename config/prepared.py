@@ -512,12 +512,21 @@ class PreparedPrefetch:
 _ROW_UPDATES: dict[tuple[type[Model], str, tuple[str, ...]], tuple[str, tuple[Any, ...]]] = {}
 
 
-def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
+def save_row(
+    obj: Model,
+    fields: Sequence[str] | None = None,
+    *,
+    along: tuple[PreparedUpdate, tuple[Value, ...]] | None = None,
+) -> None:
     """``obj.save(update_fields=fields)`` (every column when none are named) for a row that is
     there (read, and locked, by this transaction), its UPDATE's text built once per model,
     vendor and fields: each field's value is prepared as the ORM's own update prepares it. A
     model with a ``pre_save``/``post_save`` receiver or of :func:`keep_signals`, or a row not
-    saved yet, is saved by ``save()``."""
+    saved yet, is saved by ``save()``.
+
+    ``along``: another update (a :class:`PreparedUpdate` and its values) made with this one:
+    on PostgreSQL in the same statement (a data-modifying ``WITH``, its text prepared per
+    pair of texts), elsewhere after it."""
     model = type(obj)
     if (
         obj._state.adding
@@ -526,6 +535,8 @@ def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
         or post_save.has_listeners(model)
     ):
         obj.save(update_fields=fields)  # a new row: the ORM inserts it
+        if along is not None:
+            along[0].run(*along[1])
         return
     meta = model._meta
     connection = connections[obj._state.db or DEFAULT_DB_ALIAS]
@@ -547,10 +558,20 @@ def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
         known = _ROW_UPDATES[key] = (text, chosen)
     text, chosen = known
     values = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in chosen]
+    params = [*values, meta.pk.get_db_prep_value(obj.pk, connection)]
+    found = along[0].plan(along[1], {}) if along is not None else None
+    if found is not None and connection.vendor == "postgresql" and found[1] is connection:
+        plan, _, flat = found
+        # each of a statement's WITH updates runs once, to its end, whatever reads it; the
+        # statement's row count is its own UPDATE's
+        text, params = f"WITH along AS ({plan.sql}) {text}", [*_filled(plan, flat), *params]
+        along = None
     with statement_cursor(connection) as cursor:
-        cursor.execute(text, [*values, meta.pk.get_db_prep_value(obj.pk, connection)])
+        cursor.execute(text, params)
         if cursor.rowcount != 1:
             raise RuntimeError(f"{meta.label} {obj.pk} is not there to update")
+    if along is not None:
+        along[0].run(*along[1])
 
 
 _INSERTS: dict[tuple[Any, ...], tuple[str, tuple[Any, ...], bool]] = {}

@@ -51,3 +51,9 @@ def without_sheets(queries: list[str]) -> list[str]:
     """All but the reads of the sheets' tables (counted where they are made,
     ``characters.selectors``)."""
     return [q for q in queries if not q.startswith('SELECT "characters_')]
+
+
+def own_seq_writes() -> int:
+    """The statements the players' own seq takes: none of its own on PostgreSQL (written in
+    the scene's UPDATE, ``config.prepared.save_row``'s ``along``), one elsewhere."""
+    return 0 if connection.vendor == "postgresql" else 1
