@@ -53,7 +53,8 @@ def without_sheets(queries: list[str]) -> list[str]:
     return [q for q in queries if not q.startswith('SELECT "characters_')]
 
 
-def own_seq_writes() -> int:
-    """The statements the players' own seq takes: none of its own on PostgreSQL (written in
-    the scene's UPDATE, ``config.prepared.save_row``'s ``along``), one elsewhere."""
-    return 0 if connection.vendor == "postgresql" else 1
+def scene_writes(*, rows: int = 0) -> int:
+    """The statements the scene's UPDATE, the players' own seq and ``rows`` of the step's own
+    rows saved with it (a challenge) take: one on PostgreSQL (``config.prepared.save_row``'s
+    ``rows`` and ``along``), one each elsewhere."""
+    return 1 if connection.vendor == "postgresql" else 2 + rows

@@ -374,7 +374,7 @@ def test_save_row_writes_the_columns_named_and_no_other(scene):
 
 
 def test_save_row_makes_another_update_along_in_its_statement_on_postgresql(
-    scene, player, other_player
+    scene, player, other_player, monkeypatch
 ):
     """``along``: the other update's rows are written as its own run writes them, in the
     row's statement on PostgreSQL (a data-modifying ``WITH``), after it elsewhere; with no
@@ -397,9 +397,49 @@ def test_save_row_makes_another_update_along_in_its_statement_on_postgresql(
     with CaptureQueriesContext(connection) as captured:
         save_row(scene, ("situation",), along=(own, (53, scene.pk, [])))
     assert len(captured) == 1 and _seqs(scene) == {"Janet": 52, "Cody": 52}
+    monkeypatch.setattr(prepared, "MAX_ITEMS", 1)  # a list too long for a plan: by the ORM
+    save_row(scene, ("situation",), along=(own, (54, scene.pk, [player.pk, cody.player_id])))
+    assert _seqs(scene) == {"Janet": 54, "Cody": 54}
     scene.pk = 10**6
     with pytest.raises(RuntimeError, match="not there"):
-        save_row(scene, ("situation",), along=(own, (54, scene.pk, [player.pk])))
+        save_row(scene, ("situation",), along=(own, (55, scene.pk, [player.pk])))
+
+
+def test_save_row_saves_other_rows_in_its_statement_on_postgresql(
+    scene, player, chronicle, storyteller
+):
+    """``rows``: each saved (every column) as its own save_row saves it, in the row's
+    statement on PostgreSQL, before it elsewhere; a row with receivers by ``save()`` (its
+    signals sent), before it; a row of them not there is refused."""
+    from django.test.utils import CaptureQueriesContext
+
+    from combat import services
+
+    other = Scene.objects.get(
+        pk=services.scene_open(chronicle=chronicle, by=storyteller, name="Annex").pk
+    )
+    scene.situation, other.situation = "Hail", "Sleet"
+    with CaptureQueriesContext(connection) as captured:
+        save_row(
+            scene, ("situation",), rows=[other], along=(_own_seq(), (61, scene.pk, [player.pk]))
+        )
+    assert len(captured) == (1 if connection.vendor == "postgresql" else 3)
+    situations = dict(Scene.objects.values_list("pk", "situation"))
+    assert situations == {scene.pk: "Hail", other.pk: "Sleet"}
+    assert _seqs(scene) == {"Janet": 61}
+    janet = Participant.objects.get(scene=scene)
+    janet.name = "Janet the Wet"
+    save_row(scene, ("situation",), rows=[janet])  # Participant has receivers: by save()
+    assert Participant.objects.get(pk=janet.pk).name == "Janet the Wet"
+    same = Scene.objects.get(pk=scene.pk)
+    same.situation, scene.situation = "Snow", "Thaw"
+    with CaptureQueriesContext(connection) as captured:
+        save_row(scene, ("situation",), rows=[same])  # a row twice: apart, in order
+    assert len(captured) == 2 and Scene.objects.get(pk=scene.pk).situation == "Thaw"
+    gone = Scene.objects.get(pk=other.pk)
+    gone.pk = 10**6
+    with transaction.atomic(), pytest.raises(RuntimeError, match="Scene 1000000 is not"):
+        save_row(scene, ("situation",), rows=[other, gone])
 
 
 def test_save_row_of_a_model_with_receivers_sends_them(scene):
