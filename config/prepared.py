@@ -351,7 +351,7 @@ class PreparedValues(_Shapes):
                 return []
             return [tuple(row) for row in self.build(*values, **options)]  # no plan of its own
         plan, connection, flat = found
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:
             cursor.execute(plan.sql, _filled(plan, flat))
             rows = cursor.fetchall()
         if not plan.converters:

@@ -590,3 +590,17 @@ def test_a_prepared_values_read_gives_the_tuples_values_list_gives(
     assert values.run([]) == []
     with pytest.raises(ValueError, match="values_list"):
         prepared.PreparedValues(characters).run(ids)
+
+
+def test_on_postgresql_the_values_reads_and_the_sheets_counter_are_prepared(scene, character):
+    """A values read (the challenges' list) and the sheets' counter (``sheet_seq``, on every
+    push) are texts built once: PostgreSQL prepares them, as the model reads."""
+    if connection.vendor != "postgresql":
+        pytest.skip("server-side prepared statements are PostgreSQL's")
+    from combat import selectors
+
+    assert prepared.PreparedValues(_values_of).run([character.pk])[0][0] == character.pk
+    assert selectors.sheet_seq(scene, [character.pk]).endswith(".0")
+    texts = _server_prepared()
+    assert [s for s in texts if s.startswith('SELECT "characters_character"."id" AS "id"')]
+    assert [s for s in texts if 'FROM "characters_gamenight" WHERE "chronicle_id" = $1' in s]
