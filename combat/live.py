@@ -38,13 +38,14 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 from django.db.models.signals import post_save
 from django.utils.crypto import constant_time_compare
 
 from combat import faults, fragments
 from combat.models import Participant, Scene
 from combat.seqs import seq_of
+from config.prepared import Prepared, PreparedValues
 
 FRAGMENT_EVENT = "live.fragment"
 LOGOUT_EVENT = "live.logout"
@@ -229,27 +230,39 @@ def audience_seqs(scene_ids: Collection[int]) -> dict[int, dict[str, Any]]:
     and under ``own`` the scene's seq at the last change to each player's own part
     (``Participant.own_seq``: for the hubs alone, it counts a hidden NPC's steps).
     Two queries, whatever the number of scenes and players."""
-    ids = list(scene_ids)
-    scenes = Scene.objects.filter(pk__in=ids).annotate(night=Max("chronicle__game_nights__pk"))
+    ids = sorted({int(pk) for pk in scene_ids})
     out: dict[int, dict[str, Any]] = {}
-    for scene in scenes.only("pk", "seq", "players_seq", "chronicle_id"):
+    for scene in _SCENE_SEQS.run(ids):
         out[scene.pk] = {role: audience_seq(scene, role) for role in ("storyteller", "player")}
         out[scene.pk]["night"] = scene.night or 0
         out[scene.pk]["sheets"] = {}
         out[scene.pk]["own"] = {}
-    ledgers = (
-        Participant.objects.filter(
-            scene_id__in=ids, removed_at__isnull=True, character__player__isnull=False
-        )
-        .values("scene_id", "character__player_id")
-        .annotate(top=Max("character__ledger__pk"), own=Max("own_seq"))
-    )
-    for row in ledgers:
-        if row["scene_id"] in out:
-            scene, player = out[row["scene_id"]], row["character__player_id"]
-            scene["sheets"][player] = f"{scene['night']}.{row['top'] or 0}"
-            scene["own"][player] = row["own"] or 0
+    for scene_id, player, top, own in _PLAYER_SEQS.run(ids):
+        if scene_id in out:
+            scene = out[scene_id]
+            scene["sheets"][player] = f"{scene['night']}.{top or 0}"
+            scene["own"][player] = own or 0
     return out
+
+
+def _scene_seqs(ids: list[int]) -> QuerySet[Scene]:
+    scenes = Scene.objects.filter(pk__in=ids).annotate(night=Max("chronicle__game_nights__pk"))
+    return scenes.only("pk", "seq", "players_seq", "chronicle_id")
+
+
+def _player_seqs(ids: list[int]) -> QuerySet[Participant]:
+    present = Participant.objects.filter(
+        scene_id__in=ids, removed_at__isnull=True, character__player__isnull=False
+    )
+    return present.values_list("scene_id", "character__player_id").annotate(
+        top=Max("character__ledger__pk"), own=Max("own_seq")
+    )
+
+
+# audience_seqs's reads, on every hub's round of its scenes: their SQL built once
+# (config.prepared)
+_SCENE_SEQS: Prepared[Scene] = Prepared(_scene_seqs, model=Scene)
+_PLAYER_SEQS = PreparedValues(_player_seqs)
 
 
 def recheck_player(scene_id: int, user_id: int) -> None:

@@ -28,7 +28,7 @@ from combat.own_log import OwnLine
 from combat.own_log import read as own_log_rows
 from combat.render_cache import cached, known, offer_sheet_rows, sheets_now
 from combat.steps import token
-from config.prepared import Prepared, copy_row
+from config.prepared import Prepared, copy_row, statement_cursor
 
 STALE_AFTER = 90  # a presence row untouched this long belongs to a process that is gone
 
@@ -312,7 +312,7 @@ def sheet_seq(scene: Scene, character_ids: list[int]) -> str:
     ids = tuple(sorted(character_ids))
 
     def read() -> str:
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:  # prepared on PostgreSQL: one text
             text = _sheet_seq_sql(connection.vendor, len(ids))
             cursor.execute(text, [scene.chronicle_id, *ids])
             top, last = cursor.fetchone()

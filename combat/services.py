@@ -21,7 +21,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from characters.access import chronicles_run_by
@@ -166,6 +166,7 @@ def record_change(
     regions: Iterable[str] | None = None,
     players: bool = True,
     more_lines: Sequence[tuple[str, bool, dict[str, Any]]] = (),
+    rows: Sequence[Model] = (),
 ) -> None:
     """Bump ``seq``, log the change (when ``kind`` is given) and publish it on commit.
 
@@ -185,6 +186,10 @@ def record_change(
     The players named get the change's ``seq`` as their own part's (``Participant.own_seq``,
     one update): the hubs compare it with what each phone was sent of that part, so a private
     push lost while the public one arrived is caught up (``combat.hub``).
+
+    ``rows``: the step's own rows (locked by it, a challenge) saved with the scene, every
+    column: on PostgreSQL the scene's UPDATE, theirs and the players' own seq are one
+    statement (:func:`config.prepared.save_row`).
     """
     if regions is not None:
         regions = set(regions) | {"clock"} | ({"log"} if kind is not None else set())
@@ -195,10 +200,11 @@ def record_change(
     scene.seq += 1
     if players:
         scene.players_seq += 1
-    save_row(scene, ("seq", "players_seq", "game_time", "situation", "ruleset", "closed_at"))
     concerned = tuple(sorted({u for u in private_user_ids if u is not None}))
-    if concerned:
-        _OWN_SEQ.run(scene.seq, scene.pk, list(concerned))
+    # on PostgreSQL the players' own seq is written in the scene's UPDATE (config.prepared)
+    own = (_OWN_SEQ, (scene.seq, scene.pk, list(concerned))) if concerned else None
+    fields = ("seq", "players_seq", "game_time", "situation", "ruleset", "closed_at")
+    save_row(scene, fields, rows=rows, along=own)
     if kind is not None:
         log_lines(
             scene,

@@ -365,7 +365,7 @@ class PreparedValues(_Shapes):
                 return []
             return [tuple(row) for row in self.build(*values, **options)]  # no plan of its own
         plan, connection, flat = found
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:
             cursor.execute(plan.sql, _filled(plan, flat))
             rows = cursor.fetchall()
         if not plan.converters:
@@ -526,12 +526,9 @@ class PreparedPrefetch:
 _ROW_UPDATES: dict[tuple[type[Model], str, tuple[str, ...]], tuple[str, tuple[Any, ...]]] = {}
 
 
-def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
-    """``obj.save(update_fields=fields)`` (every column when none are named) for a row that is
-    there (read, and locked, by this transaction), its UPDATE's text built once per model,
-    vendor and fields: each field's value is prepared as the ORM's own update prepares it. A
-    model with a ``pre_save``/``post_save`` receiver or of :func:`keep_signals`, or a row not
-    saved yet, is saved by ``save()``."""
+def _row_update(obj: Model, fields: Sequence[str] | None) -> tuple[Any, str, list[Any]] | None:
+    """The connection, UPDATE text and parameters :func:`save_row` writes ``obj`` with;
+    ``None`` when it is saved by ``save()`` (a new row, a model with receivers)."""
     model = type(obj)
     if (
         obj._state.adding
@@ -539,8 +536,7 @@ def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
         or pre_save.has_listeners(model)
         or post_save.has_listeners(model)
     ):
-        obj.save(update_fields=fields)  # a new row: the ORM inserts it
-        return
+        return None
     meta = model._meta
     connection = connections[obj._state.db or DEFAULT_DB_ALIAS]
     key = (model, connection.vendor, tuple(fields or ()))
@@ -561,10 +557,86 @@ def save_row(obj: Model, fields: Sequence[str] | None = None) -> None:
         known = _ROW_UPDATES[key] = (text, chosen)
     text, chosen = known
     values = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in chosen]
+    return connection, text, [*values, meta.pk.get_db_prep_value(obj.pk, connection)]
+
+
+def _missing(obj: Model) -> RuntimeError:
+    return RuntimeError(f"{obj._meta.label} {obj.pk} is not there to update")
+
+
+def save_row(
+    obj: Model,
+    fields: Sequence[str] | None = None,
+    *,
+    rows: Sequence[Model] = (),
+    along: tuple[PreparedUpdate, tuple[Value, ...]] | None = None,
+) -> None:
+    """``obj.save(update_fields=fields)`` (every column when none are named) for a row that is
+    there (read, and locked, by this transaction), its UPDATE's text built once per model,
+    vendor and fields: each field's value is prepared as the ORM's own update prepares it. A
+    model with a ``pre_save``/``post_save`` receiver or of :func:`keep_signals`, or a row not
+    saved yet, is saved by ``save()``.
+
+    ``rows``: other rows saved (every column) before it, and ``along``: another update (a
+    :class:`PreparedUpdate` and its values) made after it. On PostgreSQL all in the one
+    statement, a data-modifying ``WITH`` (each of its updates runs once, to its end, whatever
+    reads it; each row's count is returned and checked), elsewhere one after another. Every
+    row named must be locked already by this transaction: the statement takes no row lock
+    the step does not hold but ``along``'s, as the separate statements would."""
+    own = _row_update(obj, fields)
+    others = [(row, _row_update(row, None)) for row in rows]
+    found = along[0].plan(along[1], {}) if along is not None else None
+    targets = {(type(row), row.pk) for row in (obj, *rows)}
+    if (
+        own is None
+        or own[0].vendor != "postgresql"
+        or any(o is None or o[0] is not own[0] for _, o in others)
+        or (found is not None and found[1] is not own[0])
+        # one statement updating a row twice keeps one of the updates: apart, then
+        or len(targets) != 1 + len(rows)
+        or (found is not None and any(model is found[0].model for model, _ in targets))
+    ):
+        for row, theirs in others:
+            _write_row(row, None, theirs)
+        _write_row(obj, fields, own)
+        if along is not None:
+            along[0].run(*along[1])
+        return
+    connection, text, params = own
+    parts, before = [], []
+    for n, (_, (_, row_text, row_params)) in enumerate(others):  # type: ignore[misc]
+        parts.append(f"row{n} AS ({row_text} RETURNING 1)")
+        before.extend(row_params)
+    if found is not None:
+        plan, _, flat = found
+        parts.append(f"along AS ({plan.sql})")
+        before.extend(_filled(plan, flat))
+    if parts:
+        counts = ", ".join(f"(SELECT count(*) FROM row{n})" for n in range(len(others)))
+        text = f"WITH {', '.join(parts)} {text}" + (f" RETURNING {counts}" if others else "")
     with statement_cursor(connection) as cursor:
-        cursor.execute(text, [*values, meta.pk.get_db_prep_value(obj.pk, connection)])
+        cursor.execute(text, [*before, *params])
         if cursor.rowcount != 1:
-            raise RuntimeError(f"{meta.label} {obj.pk} is not there to update")
+            raise _missing(obj)
+        written = cursor.fetchone() if others else ()
+    for (row, _), count in zip(others, written, strict=True):
+        if count != 1:
+            raise _missing(row)
+    if along is not None and found is None:
+        along[0].run(*along[1])  # no plan (an empty or a long list): as it runs alone
+
+
+def _write_row(
+    obj: Model, fields: Sequence[str] | None, own: tuple[Any, str, list[Any]] | None
+) -> None:
+    if own is None:
+        obj.save(update_fields=fields)  # a new row: the ORM inserts it
+        return
+    connection, text, params = own
+    with statement_cursor(connection) as cursor:
+        cursor.execute(text, params)
+        if cursor.rowcount != 1:
+            raise _missing(obj)
 
 
 _INSERTS: dict[tuple[Any, ...], tuple[str, tuple[Any, ...], bool]] = {}

@@ -16,7 +16,6 @@ from combat.logtext import one_line
 from combat.models import Challenge, LogKind, Scene
 from combat.rules.challenge import Challenge as Engine
 from combat.services import record_change
-from config.prepared import save_row
 
 
 def without(mapping: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -54,7 +53,6 @@ def save(
     if engine is not None:
         challenge.state = engine.to_dict()
     challenge.step += 1
-    save_row(challenge)  # its UPDATE built once (config.prepared)
     hidden = has_hidden(challenge)
     players = list(dict.fromkeys([*players_of(challenge), *(also or [])]))
     # The outcome, when this step ended the challenge, as lines of its own after the step's
@@ -82,6 +80,7 @@ def save(
         more_lines=[
             (line, shown and not hidden, {**data, "outcome": True}) for line, shown in outcome
         ],
+        rows=[challenge],  # saved with the scene: one statement on PostgreSQL
     )
 
 

@@ -27,7 +27,6 @@ from combat.rounds.reads import KEPT, fight_members, player_ids_of
 from combat.rounds.tokens import mark_since, move_tokens, state_token
 from combat.rules.wod_round import Step, WodRound
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene, record_change
-from config.prepared import save_row
 
 #: RULES.md, Shared terms (Game clock): a wod_dice round is fifteen seconds of game time.
 ROUND_SECONDS = {"wod_dice": 15, "met_bns": 3}
@@ -178,7 +177,6 @@ def record_round(
         players = public or not concerns or any(not p.hidden for p in concerns)
     move_tokens(combat, players=players)
     mark_since(combat)
-    save_row(combat)  # its UPDATE built once (config.prepared)
     participants = participants if participants is not None else fight_members(combat)
     if any(p.hidden for p in concerns):
         concerns = ()  # a line naming a hidden NPC is the storyteller's alone
@@ -192,6 +190,7 @@ def record_round(
         data={"combat": combat.pk, "round": combat.round_number},
         private_user_ids=player_ids_of(participants) if players else told,
         players=players,
+        rows=[combat],  # saved with the scene: one statement on PostgreSQL
     )
 
 

@@ -51,3 +51,10 @@ def without_sheets(queries: list[str]) -> list[str]:
     """All but the reads of the sheets' tables (counted where they are made,
     ``characters.selectors``)."""
     return [q for q in queries if not q.startswith('SELECT "characters_')]
+
+
+def scene_writes(*, rows: int = 0) -> int:
+    """The statements the scene's UPDATE, the players' own seq and ``rows`` of the step's own
+    rows saved with it (a challenge) take: one on PostgreSQL (``config.prepared.save_row``'s
+    ``rows`` and ``along``), one each elsewhere."""
+    return 1 if connection.vendor == "postgresql" else 2 + rows

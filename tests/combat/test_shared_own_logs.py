@@ -108,3 +108,31 @@ def test_players_beyond_one_statement_read_alike(table, monkeypatch) -> None:
     assert apart == together and len(logs) == 2
     assert together[table.d_user.pk][-1] == "theirs and mine"
     assert together[table.a_user.pk][-2:] == ["theirs and mine", "only mine"]
+
+
+def test_the_read_is_one_text_per_number_of_readers_prepared_on_postgresql(table) -> None:
+    """The players' ids are parameters, not written into the text: players of any ids share
+    one statement per number of readers, which PostgreSQL prepares once per connection
+    (``config.prepared.statement_cursor``) instead of parsing and planning it on every push."""
+    from combat import own_log
+
+    a, d = table.a.character, table.d.character
+    _line(table.scene, "theirs and mine", a, d)
+    texts = []
+
+    def seen(execute, sql, params, many, context):
+        if "AS reader" in sql:
+            texts.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(seen):
+        for users in ([table.a_user.pk], [table.d_user.pk], [table.a_user.pk, table.d_user.pk]):
+            logs = own_log.read(table.scene.pk, users, selectors.PHONE_LOG_LENGTH)
+            assert all(log[-1].text == "theirs and mine" for log in logs.values())
+    assert texts[0] == texts[1] != texts[2]
+    assert not any(str(pk) in texts[0] for pk in (table.a_user.pk, table.d_user.pk))
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT statement FROM pg_prepared_statements")
+            prepared = [s for (s,) in cursor.fetchall() if "AS reader" in s]
+        assert len(set(prepared)) == 2, prepared  # one reader, two readers

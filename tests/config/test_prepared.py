@@ -327,18 +327,26 @@ def test_the_scene_read_answers_each_user_with_the_same_flags_for_themselves(
 # -- writes --------------------------------------------------------------------------------------
 
 
-def test_a_prepared_update_sets_the_rows_its_values_name(scene, player, other_player):
-    cody = Character.objects.create(chronicle=scene.chronicle, name="Cody", player=other_player)
-    Participant.objects.create(scene=scene, character=cody, name="Cody")
-    own = PreparedUpdate(
+def _own_seq() -> PreparedUpdate:
+    return PreparedUpdate(
         lambda seq, scene_id, players: (
             Participant.objects.filter(scene_id=scene_id, character__player_id__in=players),
             {"own_seq": seq},
         )
     )
 
+
+def _seqs(scene) -> dict[str, int]:
+    return dict(Participant.objects.filter(scene=scene).values_list("name", "own_seq"))
+
+
+def test_a_prepared_update_sets_the_rows_its_values_name(scene, player, other_player):
+    cody = Character.objects.create(chronicle=scene.chronicle, name="Cody", player=other_player)
+    Participant.objects.create(scene=scene, character=cody, name="Cody")
+    own = _own_seq()
+
     def seqs() -> dict[str, int]:
-        return dict(Participant.objects.filter(scene=scene).values_list("name", "own_seq"))
+        return _seqs(scene)
 
     before = seqs()["Cody"]
     assert own.run(41, scene.pk, [player.pk]) == 1
@@ -363,6 +371,75 @@ def test_save_row_writes_the_columns_named_and_no_other(scene):
     fresh.pk, fresh._state.adding, fresh.join_code = None, True, "NEWONE"
     save_row(fresh)  # a row not saved yet: inserted, as save() does
     assert Scene.objects.filter(pk=fresh.pk, join_code="NEWONE").exists()
+
+
+def test_save_row_makes_another_update_along_in_its_statement_on_postgresql(
+    scene, player, other_player, monkeypatch
+):
+    """``along``: the other update's rows are written as its own run writes them, in the
+    row's statement on PostgreSQL (a data-modifying ``WITH``), after it elsewhere; with no
+    rows to name (an empty list) it makes no statement; a row not there is still refused."""
+    from django.test.utils import CaptureQueriesContext
+
+    cody = Character.objects.create(chronicle=scene.chronicle, name="Cody", player=other_player)
+    Participant.objects.create(scene=scene, character=cody, name="Cody")
+    own, before = _own_seq(), _seqs(scene)["Cody"]
+    one = 1 if connection.vendor == "postgresql" else 2
+    scene.situation = "Fog"
+    with CaptureQueriesContext(connection) as captured:
+        save_row(scene, ("situation",), along=(own, (51, scene.pk, [player.pk])))
+    assert len(captured) == one, [q["sql"] for q in captured]
+    assert Scene.objects.get(pk=scene.pk).situation == "Fog"
+    assert _seqs(scene) == {"Janet": 51, "Cody": before}
+    with CaptureQueriesContext(connection) as captured:
+        save_row(scene, ("situation",), along=(own, (52, scene.pk, [player.pk, cody.player_id])))
+    assert len(captured) == one and _seqs(scene) == {"Janet": 52, "Cody": 52}
+    with CaptureQueriesContext(connection) as captured:
+        save_row(scene, ("situation",), along=(own, (53, scene.pk, [])))
+    assert len(captured) == 1 and _seqs(scene) == {"Janet": 52, "Cody": 52}
+    monkeypatch.setattr(prepared, "MAX_ITEMS", 1)  # a list too long for a plan: by the ORM
+    save_row(scene, ("situation",), along=(own, (54, scene.pk, [player.pk, cody.player_id])))
+    assert _seqs(scene) == {"Janet": 54, "Cody": 54}
+    scene.pk = 10**6
+    with pytest.raises(RuntimeError, match="not there"):
+        save_row(scene, ("situation",), along=(own, (55, scene.pk, [player.pk])))
+
+
+def test_save_row_saves_other_rows_in_its_statement_on_postgresql(
+    scene, player, chronicle, storyteller
+):
+    """``rows``: each saved (every column) as its own save_row saves it, in the row's
+    statement on PostgreSQL, before it elsewhere; a row with receivers by ``save()`` (its
+    signals sent), before it; a row of them not there is refused."""
+    from django.test.utils import CaptureQueriesContext
+
+    from combat import services
+
+    other = Scene.objects.get(
+        pk=services.scene_open(chronicle=chronicle, by=storyteller, name="Annex").pk
+    )
+    scene.situation, other.situation = "Hail", "Sleet"
+    with CaptureQueriesContext(connection) as captured:
+        save_row(
+            scene, ("situation",), rows=[other], along=(_own_seq(), (61, scene.pk, [player.pk]))
+        )
+    assert len(captured) == (1 if connection.vendor == "postgresql" else 3)
+    situations = dict(Scene.objects.values_list("pk", "situation"))
+    assert situations == {scene.pk: "Hail", other.pk: "Sleet"}
+    assert _seqs(scene) == {"Janet": 61}
+    janet = Participant.objects.get(scene=scene)
+    janet.name = "Janet the Wet"
+    save_row(scene, ("situation",), rows=[janet])  # Participant has receivers: by save()
+    assert Participant.objects.get(pk=janet.pk).name == "Janet the Wet"
+    same = Scene.objects.get(pk=scene.pk)
+    same.situation, scene.situation = "Snow", "Thaw"
+    with CaptureQueriesContext(connection) as captured:
+        save_row(scene, ("situation",), rows=[same])  # a row twice: apart, in order
+    assert len(captured) == 2 and Scene.objects.get(pk=scene.pk).situation == "Thaw"
+    gone = Scene.objects.get(pk=other.pk)
+    gone.pk = 10**6
+    with transaction.atomic(), pytest.raises(RuntimeError, match="Scene 1000000 is not"):
+        save_row(scene, ("situation",), rows=[other, gone])
 
 
 def test_save_row_of_a_model_with_receivers_sends_them(scene):
@@ -547,3 +624,17 @@ def test_a_statement_prepared_before_a_column_changed_type_runs_after(settings) 
     finally:
         with connection.cursor() as cursor:
             cursor.execute("DROP TABLE st_retyped")
+
+
+def test_on_postgresql_the_values_reads_and_the_sheets_counter_are_prepared(scene, character):
+    """A values read (the challenges' list) and the sheets' counter (``sheet_seq``, on every
+    push) are texts built once: PostgreSQL prepares them, as the model reads."""
+    if connection.vendor != "postgresql":
+        pytest.skip("server-side prepared statements are PostgreSQL's")
+    from combat import selectors
+
+    assert prepared.PreparedValues(_values_of).run([character.pk])[0][0] == character.pk
+    assert selectors.sheet_seq(scene, [character.pk]).endswith(".0")
+    texts = _server_prepared()
+    assert [s for s in texts if s.startswith('SELECT "characters_character"."id" AS "id"')]
+    assert [s for s in texts if 'FROM "characters_gamenight" WHERE "chronicle_id" = $1' in s]
