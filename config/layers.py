@@ -22,13 +22,16 @@ command written, a wake-up for the answer and the answer parsed. Here:
   backup queue: a message popped by a process that dies before writing it to its sockets is
   lost with those sockets (they reconnect, and get the whole state).
 
-Any other reader (``receive`` of a channel, ``/healthz``) reads as channels-redis does.
+Any other reader (``receive`` of a channel: ``/ws/live/``, ``/healthz``) reads as
+channels-redis does, except that a cancelled ``receive`` ends (:meth:`RedisChannelLayer.receive`).
 Several Redis servers (a sharded ring) or per-channel capacities: channels-redis's ways.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import sys
 import threading
 import time
 import uuid
@@ -40,6 +43,11 @@ from channels_redis.core import RedisChannelLayer as RedisChannelLayerBase
 log = logging.getLogger("channels_redis.core")
 
 READ_BATCH = 64  # messages a hub takes off its channel in one read, at most
+# Python 3.11's asyncio.wait_for (redis-py wraps each command's write in it when the socket has
+# a timeout) returns the result, dropping the cancellation, when its task is cancelled as the
+# write completes (CPython gh-86296; 3.12's wait_for no longer does).
+WAIT_FOR_DROPS_CANCEL = sys.version_info < (3, 12)
+RECANCEL = 0.05  # seconds between two cancellations of a receive that has not ended
 
 # KEYS[1]: the group. ARGV: members added before this time have expired; the message; a
 # channel's capacity; messages older than this have expired; the time now; the channels'
@@ -143,6 +151,26 @@ class RedisChannelLayer(RedisChannelLayerBase):
             message.pop("__asgi_channel__", None)  # a sender of channels-redis's own names it
             messages.append(message)
         return messages
+
+    async def receive(self, channel: str) -> dict[str, Any]:
+        """channels-redis's ``receive``, which ends when it is cancelled. Cancelled as a
+        command goes out (a ``/ws/live/`` socket refused or closed right after it opened), its
+        cancellation could be dropped (:data:`WAIT_FOR_DROPS_CANCEL`): it then read Redis every
+        ``brpop_timeout`` forever, holding the layer's receive lock, and the socket's task never
+        ended (nor did ``/healthz``'s ``wait_for`` of it). So it runs in a task of its own,
+        cancelled again until it has ended."""
+        if not WAIT_FOR_DROPS_CANCEL:
+            return await super().receive(channel)
+        receiving = asyncio.ensure_future(super().receive(channel))
+        try:
+            return await asyncio.shield(receiving)
+        except asyncio.CancelledError:
+            while not receiving.done():
+                receiving.cancel()
+                await asyncio.wait({receiving}, timeout=RECANCEL)
+            if not receiving.cancelled():
+                receiving.exception()  # retrieved: a message or error it got meanwhile is dropped
+            raise
 
     def _publish(self, group: str, message: dict[str, Any]) -> tuple[bytes, list[Any]]:
         assert self.require_valid_group_name(group), "Group name not valid"

@@ -167,3 +167,28 @@ async def test_a_hub_on_this_layer_hears_a_views_blocking_publish() -> None:
     finally:
         await hub.stop()
         await one.flush()
+
+
+async def test_a_receive_cancelled_as_its_command_goes_out_still_ends(monkeypatch) -> None:
+    """A socket that closes right after it opens (a refused ``/ws/live/``) cancels its channel
+    receive while redis-py writes the blocking read. Python 3.11's ``asyncio.wait_for``, which
+    redis-py wraps that write in, drops a cancellation that lands as the write completes; the
+    receive then polled Redis forever and the socket's task never ended."""
+    from redis.asyncio.connection import Connection
+
+    one = layer()
+    channel = await one.new_channel()
+    receiving: list[asyncio.Task] = []
+    write = Connection._send_packed_command
+
+    async def cancelled_as_it_goes_out(self, command) -> None:
+        await write(self, command)
+        if b"BZPOPMIN" in b"".join(command) and receiving:
+            receiving.pop().cancel()  # the socket closes: its receive is cancelled right now
+
+    monkeypatch.setattr(Connection, "_send_packed_command", cancelled_as_it_goes_out)
+    task = asyncio.ensure_future(one.receive(channel))
+    receiving.append(task)
+    done, _ = await asyncio.wait({task}, timeout=10)  # a guard: without the fix, never
+    assert done and task.cancelled()
+    await one.flush()
