@@ -6,10 +6,12 @@ saying so, when it is not installed (``apt-get install chromium``).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,11 +57,51 @@ QUIET_WAIT = 10.0  # seconds a test's last sockets and requests get to end befor
 def _wait_until_quiet(server: _ThreadedServer) -> None:
     """Until no connection and no request or socket task of the live server is left. A
     transactional test's flush (TRUNCATE) racing a request or a socket's disconnect (its
-    presence row) deadlocked in PostgreSQL now and then, failing the next test."""
+    presence row) deadlocked in PostgreSQL now and then, failing the next test. What is still
+    there after ``QUIET_WAIT`` is a leak (a task that never ends): it is named in a warning."""
     deadline = time.monotonic() + QUIET_WAIT
     state = server.server_state
     while (state.connections or state.tasks) and time.monotonic() < deadline:
         time.sleep(0.05)
+    if state.connections or state.tasks:
+        warnings.warn(_not_quiet(state), stacklevel=2)
+
+
+def _not_quiet(state: object) -> str:
+    """The live server's connections and tasks left, each task with its chain of awaits."""
+    lines = [f"the live server was not quiet after {QUIET_WAIT:.0f} s:"]
+    for connection in list(state.connections):  # type: ignore[attr-defined]
+        scope = getattr(connection, "scope", None) or {}
+        lines.append(
+            f"  connection {type(connection).__name__} {scope.get('type')} {scope.get('path')}"
+        )
+    for task in list(state.tasks):  # type: ignore[attr-defined]
+        lines.append(f"  task {task!r}")
+        lines.extend(f"    {where}" for where in _awaits(task))
+    return "\n".join(lines)
+
+
+def _awaits(task: asyncio.Task) -> list[str]:
+    """Where a task waits: each coroutine it awaits, down to the innermost, and any task it
+    waits for in turn (``Task.print_stack`` shows the outermost frame only)."""
+    out: list[str] = []
+    coro: object = task.get_coro()
+    seen = 0
+    while coro is not None and seen < 60:
+        seen += 1
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is not None:
+            out.append(f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}")
+        inner = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+        waiter = getattr(task, "_fut_waiter", None)
+        if inner is None or not hasattr(inner, "send"):
+            if isinstance(waiter, asyncio.Task) and waiter is not task:
+                out.append(f"waits for {waiter!r}")
+                task, coro = waiter, waiter.get_coro()
+                continue
+            break
+        coro = inner
+    return out
 
 
 @pytest.fixture(autouse=True)
