@@ -15,12 +15,20 @@ command written, a wake-up for the answer and the answer parsed. Here:
   (``specific.…!…``: a consumer with a channel of its own, ``/ws/live/``) is returned, and
   gets its message as channels-redis gives it (its channel's name in it) in a second trip
   (:data:`DELIVER`). From a worker thread (a view's commit), :meth:`group_send_blocking`
-  does it with a synchronous client: no hop to the event loop and back.
+  does it over a synchronous connection of its own: no hop to the event loop and back.
 - **A hub's reading** (:meth:`RedisChannelLayer.receive_many`): its channel is a plain one of
   its own, read with one ``BZMPOP``: every message waiting, up to :data:`READ_BATCH`, in one
   round trip (Redis 7; before it, which has no ``BZMPOP``, one ``BZPOPMIN`` a message). No
   backup queue: a message popped by a process that dies before writing it to its sockets is
   lost with those sockets (they reconnect, and get the whole state).
+
+Those two run for every push (three publishes a tap, and each server's hub reads each one),
+so they skip redis-py's client: its command packing, retries, pool, timers and metrics cost
+about three times the round trip itself. Each sends a command packed once (:func:`pack`; a
+script by its SHA-1, ``EVALSHA``, sent whole only when Redis does not know it) on a
+connection of its own (redis-py's ``Connection``: it connects, reads and raises Redis's
+errors as the client would), and a connection that failed in any way is dropped, never used
+again: the next command connects afresh (a publish is tried twice: ``combat.live``).
 
 Any other reader (``receive`` of a channel, ``/healthz``) reads as channels-redis does.
 Several Redis servers (a sharded ring) or per-channel capacities: channels-redis's ways.
@@ -28,11 +36,14 @@ Several Redis servers (a sharded ring) or per-channel capacities: channels-redis
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import logging
 import threading
 import time
 import uuid
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import redis
 from channels_redis.core import RedisChannelLayer as RedisChannelLayerBase
@@ -96,6 +107,45 @@ return over_capacity
 """
 
 
+def pack(*args: bytes | str | int | float) -> bytes:
+    """A command as Redis's protocol writes it (an array of bulk strings), each argument
+    encoded as redis-py encodes it (text in UTF-8, numbers by ``str`` / ``repr``)."""
+    out = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        if isinstance(arg, bytes):
+            data = arg
+        elif isinstance(arg, str):
+            data = arg.encode()
+        elif isinstance(arg, float):
+            data = repr(arg).encode()
+        else:
+            data = str(int(arg)).encode()
+        out += (b"$%d\r\n" % len(data), data, b"\r\n")
+    return b"".join(out)
+
+
+class Script:
+    """A Lua script, sent by its SHA-1 (``EVALSHA``), whole only when Redis lacks it."""
+
+    def __init__(self, body: str) -> None:
+        self.body = body
+        self.sha = hashlib.sha1(body.encode()).hexdigest()
+
+    def call(self, connection: redis.Connection, keys: list[Any], args: list[Any]) -> Any:
+        """Run it on a synchronous connection; Redis's error is raised as redis-py's."""
+        connection.send_packed_command([pack("EVALSHA", self.sha, len(keys), *keys, *args)], False)
+        try:
+            return connection.read_response()
+        except redis.exceptions.NoScriptError:
+            pass
+        # A Redis that restarted (or flushed its scripts): the whole text, which it keeps.
+        connection.send_packed_command([pack("EVAL", self.body, len(keys), *keys, *args)], False)
+        return connection.read_response()
+
+
+PUBLISH_SCRIPT, DELIVER_SCRIPT = Script(PUBLISH), Script(DELIVER)
+
+
 class RedisChannelLayer(RedisChannelLayerBase):
     """``channels_redis.core.RedisChannelLayer``, with a cheaper ``group_send`` and a hub's
     batched read (see the module)."""
@@ -104,7 +154,11 @@ class RedisChannelLayer(RedisChannelLayerBase):
         super().__init__(*args, **kwargs)
         self._blocking: redis.Redis | None = None
         self._blocking_lock = threading.Lock()
+        self._idle: list[redis.Connection] = []  # group_send_blocking's, free for a thread
         self._bzmpop = True  # until Redis says it has no such command (before 7.0)
+        # receive_many's: a connection of its own for each reading channel (a hub's) of
+        # each event loop, and its BZMPOP packed once.
+        self._readers: WeakKeyDictionary[Any, dict[str, tuple[Any, bytes]]] = WeakKeyDictionary()
 
     @property
     def one_server(self) -> bool:
@@ -124,9 +178,7 @@ class RedisChannelLayer(RedisChannelLayerBase):
         members = None
         if self._bzmpop:
             try:
-                popped = await connection.execute_command(
-                    "BZMPOP", self.brpop_timeout, 1, key, "MIN", "COUNT", READ_BATCH
-                )
+                popped = await self._bzmpop_read(channel, key)
             except redis.ResponseError as error:
                 if "unknown command" not in str(error).lower():
                     raise
@@ -143,6 +195,28 @@ class RedisChannelLayer(RedisChannelLayerBase):
             message.pop("__asgi_channel__", None)  # a sender of channels-redis's own names it
             messages.append(message)
         return messages
+
+    async def _bzmpop_read(self, channel: str, key: str) -> Any:
+        """``BZMPOP`` of ``key`` (the channel's) on the channel's own connection: redis-py's
+        ``Connection`` without its client (see the module). A read cancelled or failed
+        leaves its connection in an unknown state (an answer may still come): it is closed
+        and the next read connects afresh."""
+        readers = self._readers.setdefault(asyncio.get_running_loop(), {})
+        reader = readers.get(channel)
+        if reader is None:
+            pool = self.connection(self.consistent_hash(channel)).connection_pool
+            command = pack("BZMPOP", self.brpop_timeout, 1, key, "MIN", "COUNT", READ_BATCH)
+            reader = readers[channel] = (pool.make_connection(), command)
+        connection, command = reader
+        try:
+            await connection.send_packed_command(command, check_health=False)
+            return await connection.read_response()
+        except redis.ResponseError:
+            raise  # Redis answered: the connection is in step
+        except BaseException:
+            readers.pop(channel, None)
+            await asyncio.shield(connection.disconnect(nowait=True))
+            raise
 
     def _publish(self, group: str, message: dict[str, Any]) -> tuple[bytes, list[Any]]:
         assert self.require_valid_group_name(group), "Group name not valid"
@@ -189,12 +263,30 @@ class RedisChannelLayer(RedisChannelLayerBase):
 
             async_to_sync(self.group_send)(group, message)
             return
-        client = self._blocking_client()
         key, args = self._publish(group, message)
-        over, names = client.eval(PUBLISH, 1, key, *args)
-        for deliver in self._deliveries(names, message).values():
-            over += client.eval(DELIVER, *deliver)
+        try:
+            connection = self._idle.pop()
+        except IndexError:  # every one busy in another thread
+            connection = self._blocking_connection()
+        try:
+            over, names = PUBLISH_SCRIPT.call(connection, [key], args)
+            for deliver in self._deliveries(names, message).values():
+                over += DELIVER_SCRIPT.call(
+                    connection, deliver[1 : 1 + deliver[0]], deliver[1 + deliver[0] :]
+                )
+        except redis.ResponseError:
+            self._idle.append(connection)  # Redis answered: the connection is in step
+            raise
+        except BaseException:
+            connection.disconnect()
+            raise
+        self._idle.append(connection)
         self._over(over, group)
+
+    def _blocking_connection(self) -> redis.Connection:
+        """A new synchronous connection of :meth:`group_send_blocking` (it connects on its
+        first command), with the settings of the layer's host."""
+        return self._blocking_client().connection_pool.make_connection()
 
     def _blocking_client(self) -> redis.Redis:
         if self._blocking is None:
