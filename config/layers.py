@@ -37,6 +37,7 @@ Several Redis servers (a sharded ring) or per-channel capacities: channels-redis
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import threading
@@ -200,7 +201,14 @@ class RedisChannelLayer(RedisChannelLayerBase):
         """``BZMPOP`` of ``key`` (the channel's) on the channel's own connection: redis-py's
         ``Connection`` without its client (see the module). A read cancelled or failed
         leaves its connection in an unknown state (an answer may still come): it is closed
-        and the next read connects afresh."""
+        and the next read connects afresh; one whose connection Redis had closed (a restart)
+        is tried again at once on a new one, as redis-py's client retries."""
+        try:
+            return await self._bzmpop_once(channel, key)
+        except redis.ConnectionError:
+            return await self._bzmpop_once(channel, key)
+
+    async def _bzmpop_once(self, channel: str, key: str) -> Any:
         readers = self._readers.setdefault(asyncio.get_running_loop(), {})
         reader = readers.get(channel)
         if reader is None:
@@ -278,7 +286,12 @@ class RedisChannelLayer(RedisChannelLayerBase):
             self._idle.append(connection)  # Redis answered: the connection is in step
             raise
         except BaseException:
+            # Most likely Redis went away or restarted: the idle connections are as stale as
+            # this one, and the publish's second try (combat.live) must not meet one of them.
             connection.disconnect()
+            while self._idle:
+                with contextlib.suppress(IndexError):
+                    self._idle.pop().disconnect()
             raise
         self._idle.append(connection)
         self._over(over, group)

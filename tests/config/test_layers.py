@@ -227,3 +227,15 @@ async def test_a_publish_on_a_connection_redis_dropped_fails_once_then_reconnect
     await asyncio.to_thread(one.group_send_blocking, "scene.9.players", {"type": "t", "n": 3})
     assert [m["n"] for m in await one.receive_many(hub)] == [1, 3]
     await one.flush()
+
+
+async def test_a_hub_whose_connection_redis_dropped_reads_on_a_new_one_at_once() -> None:
+    one, sender = layer(), layer()
+    channel = one.new_reader()
+    await one.group_add("scene.10.players", channel)
+    await sender.group_send("scene.10.players", {"type": "t", "n": 1})
+    assert [m["n"] for m in await one.receive_many(channel)] == [1]
+    await sender.connection(0).client_kill_filter(_type="normal", skipme=True)  # the reader's
+    await sender.group_send("scene.10.players", {"type": "t", "n": 2})
+    assert [m["n"] for m in await one.receive_many(channel)] == [2]
+    await sender.flush()
