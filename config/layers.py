@@ -23,12 +23,9 @@ command written, a wake-up for the answer and the answer parsed. Here:
   lost with those sockets (they reconnect, and get the whole state).
 
 Those two run for every push (three publishes a tap, and each server's hub reads each one),
-so they skip redis-py's client: its command packing, retries, pool, timers and metrics cost
-about three times the round trip itself. Each sends a command packed once (:func:`pack`; a
-script by its SHA-1, ``EVALSHA``, sent whole only when Redis does not know it) on a
-connection of its own (redis-py's ``Connection``: it connects, reads and raises Redis's
-errors as the client would), and a connection that failed in any way is dropped, never used
-again: the next command connects afresh (a publish is tried twice: ``combat.live``).
+so they skip redis-py's client (``config.resp``): a command packed once, a script by its
+SHA-1, on connections of their own; one that failed is never used again (a publish is tried
+twice: ``combat.live``).
 
 Any other reader (``receive`` of a channel, ``/healthz``) reads as channels-redis does.
 Several Redis servers (a sharded ring) or per-channel capacities: channels-redis's ways.
@@ -37,8 +34,6 @@ Several Redis servers (a sharded ring) or per-channel capacities: channels-redis
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
 import logging
 import threading
 import time
@@ -48,6 +43,8 @@ from weakref import WeakKeyDictionary
 
 import redis
 from channels_redis.core import RedisChannelLayer as RedisChannelLayerBase
+
+from config.resp import Connections, Script, pack
 
 log = logging.getLogger("channels_redis.core")
 
@@ -108,42 +105,6 @@ return over_capacity
 """
 
 
-def pack(*args: bytes | str | int | float) -> bytes:
-    """A command as Redis's protocol writes it (an array of bulk strings), each argument
-    encoded as redis-py encodes it (text in UTF-8, numbers by ``str`` / ``repr``)."""
-    out = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        if isinstance(arg, bytes):
-            data = arg
-        elif isinstance(arg, str):
-            data = arg.encode()
-        elif isinstance(arg, float):
-            data = repr(arg).encode()
-        else:
-            data = str(int(arg)).encode()
-        out += (b"$%d\r\n" % len(data), data, b"\r\n")
-    return b"".join(out)
-
-
-class Script:
-    """A Lua script, sent by its SHA-1 (``EVALSHA``), whole only when Redis lacks it."""
-
-    def __init__(self, body: str) -> None:
-        self.body = body
-        self.sha = hashlib.sha1(body.encode()).hexdigest()
-
-    def call(self, connection: redis.Connection, keys: list[Any], args: list[Any]) -> Any:
-        """Run it on a synchronous connection; Redis's error is raised as redis-py's."""
-        connection.send_packed_command([pack("EVALSHA", self.sha, len(keys), *keys, *args)], False)
-        try:
-            return connection.read_response()
-        except redis.exceptions.NoScriptError:
-            pass
-        # A Redis that restarted (or flushed its scripts): the whole text, which it keeps.
-        connection.send_packed_command([pack("EVAL", self.body, len(keys), *keys, *args)], False)
-        return connection.read_response()
-
-
 PUBLISH_SCRIPT, DELIVER_SCRIPT = Script(PUBLISH), Script(DELIVER)
 
 
@@ -155,7 +116,7 @@ class RedisChannelLayer(RedisChannelLayerBase):
         super().__init__(*args, **kwargs)
         self._blocking: redis.Redis | None = None
         self._blocking_lock = threading.Lock()
-        self._idle: list[redis.Connection] = []  # group_send_blocking's, free for a thread
+        self._hot: Connections | None = None  # group_send_blocking's
         self._bzmpop = True  # until Redis says it has no such command (before 7.0)
         # receive_many's: a connection of its own for each reading channel (a hub's) of
         # each event loop, and its BZMPOP packed once.
@@ -272,34 +233,15 @@ class RedisChannelLayer(RedisChannelLayerBase):
             async_to_sync(self.group_send)(group, message)
             return
         key, args = self._publish(group, message)
-        try:
-            connection = self._idle.pop()
-        except IndexError:  # every one busy in another thread
-            connection = self._blocking_connection()
-        try:
+        if self._hot is None:
+            self._hot = Connections(self._blocking_client().connection_pool.make_connection)
+        with self._hot.one() as connection:
             over, names = PUBLISH_SCRIPT.call(connection, [key], args)
             for deliver in self._deliveries(names, message).values():
                 over += DELIVER_SCRIPT.call(
                     connection, deliver[1 : 1 + deliver[0]], deliver[1 + deliver[0] :]
                 )
-        except redis.ResponseError:
-            self._idle.append(connection)  # Redis answered: the connection is in step
-            raise
-        except BaseException:
-            # Most likely Redis went away or restarted: the idle connections are as stale as
-            # this one, and the publish's second try (combat.live) must not meet one of them.
-            connection.disconnect()
-            while self._idle:
-                with contextlib.suppress(IndexError):
-                    self._idle.pop().disconnect()
-            raise
-        self._idle.append(connection)
         self._over(over, group)
-
-    def _blocking_connection(self) -> redis.Connection:
-        """A new synchronous connection of :meth:`group_send_blocking` (it connects on its
-        first command), with the settings of the layer's host."""
-        return self._blocking_client().connection_pool.make_connection()
 
     def _blocking_client(self) -> redis.Redis:
         if self._blocking is None:

@@ -195,7 +195,7 @@ async def test_a_hub_on_this_layer_hears_a_views_blocking_publish() -> None:
 def test_a_command_is_packed_as_redis_py_packs_it() -> None:
     from redis.connection import Connection
 
-    from config.layers import pack
+    from config.resp import pack
 
     args = ("EVALSHA", "ab", 1, "k€y", b"\x00\xffbin", 1717000000.123456, 60, -3)
     assert pack(*args) == b"".join(Connection().pack_command(*args))
@@ -205,7 +205,7 @@ def test_a_script_redis_does_not_know_is_sent_whole_then_by_its_sha() -> None:
     """As after a Redis restart (its scripts forgotten): EVALSHA is refused, EVAL runs it."""
     import uuid
 
-    from config.layers import Script
+    from config.resp import Script
 
     script = Script(f"return ARGV[1] .. KEYS[1] -- {uuid.uuid4().hex}")
     connection = redis.Redis.from_url(os.environ["REDIS_URL"]).connection_pool.make_connection()
