@@ -6,7 +6,10 @@ cProfile sees only the thread that enables it, and a request's synchronous part 
 worker thread of its own (asgiref's executor), so each thread started gets a profiler too;
 when the server stops (SIGTERM: uvicorn shuts down and ``serve`` returns), every profile is
 merged into one pstats file (``python -m pstats FILE``, or ``bench/tap_server.py``'s table),
-and the event loop's thread alone goes to ``FILE.loop`` too.
+and the event loop's thread alone goes to ``FILE.loop`` too. Each ``SIGUSR1`` writes the event
+loop's profile since the previous one (or the start) to ``FILE.loop.N`` (N = 1, 2, ...) and
+starts it afresh: ``bench/tap_server.py`` sends one at each CPU reading, so the last of them
+is the play alone.
 """
 
 from __future__ import annotations
@@ -62,6 +65,18 @@ def main() -> None:
     # are written, rather than the process ended by the default handler.
     signal.signal(signal.SIGTERM, _stop)
     main_profile = cProfile.Profile(time.thread_time)
+    windows = 0
+
+    def _window(signum: int, frame: object) -> None:
+        # A signal's handler runs in the main thread: the event loop's profiler is its own.
+        nonlocal main_profile, windows
+        main_profile.disable()
+        windows += 1
+        pstats.Stats(main_profile).dump_stats(f"{out}.loop.{windows}")
+        main_profile = cProfile.Profile(time.thread_time)
+        main_profile.enable()
+
+    signal.signal(signal.SIGUSR1, _window)
     main_profile.enable()
     try:
         call_command("serve", *argv)

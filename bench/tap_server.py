@@ -14,7 +14,8 @@ the event loop's thread (ASGI, HTTP parsing, websockets, the hub, the channel la
 asynchronous middleware) and the rest (the worker threads: synchronous middleware and views).
 
 ``--profile DIR``: each server runs under ``bench/serve_profiled.py`` (cProfile in every
-thread) and leaves ``DIR/<server>.prof`` when it stops.
+thread) and leaves ``DIR/<server>.prof`` when it stops, and its event loop's thread during the
+play alone in the last ``DIR/<server>.prof.loop.N``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -45,10 +47,13 @@ class LoopServer(Server):
     """A server whose every CPU reading also notes its event loop thread's."""
 
     marks: list[tuple[float, float]]
+    profiled = False  # under bench/serve_profiled.py: each reading marks a profile window
 
     @property
     def cpu(self) -> float:
         total = super().cpu
+        if self.profiled and self.proc:
+            os.kill(self.proc.pid, signal.SIGUSR1)
         self.marks.append((total, main_thread_cpu(self.proc.pid) if self.proc else 0.0))
         return total
 
@@ -110,9 +115,11 @@ async def run(args: argparse.Namespace) -> None:
                 argv = [*serve, *options]
                 if args.profile:
                     out = str(Path(args.profile) / f"{name}.prof")
-                    argv = [PY, str(ROOT / "bench" / "serve_profiled.py"), "--out", out, *options]
+                    script = os.environ.get("SERVE_SCRIPT", "serve_profiled.py")
+                    argv = [PY, str(ROOT / "bench" / script), "--out", out, *options]
                 server = LoopServer(name, argv, env, port, logs)
                 server.marks = []
+                server.profiled = bool(args.profile)
                 servers.append(server)
             await asyncio.gather(*(s.start() for s in servers))
             try:

@@ -15,12 +15,17 @@ command written, a wake-up for the answer and the answer parsed. Here:
   (``specific.…!…``: a consumer with a channel of its own, ``/ws/live/``) is returned, and
   gets its message as channels-redis gives it (its channel's name in it) in a second trip
   (:data:`DELIVER`). From a worker thread (a view's commit), :meth:`group_send_blocking`
-  does it with a synchronous client: no hop to the event loop and back.
+  does it over a synchronous connection of its own: no hop to the event loop and back.
 - **A hub's reading** (:meth:`RedisChannelLayer.receive_many`): its channel is a plain one of
   its own, read with one ``BZMPOP``: every message waiting, up to :data:`READ_BATCH`, in one
   round trip (Redis 7; before it, which has no ``BZMPOP``, one ``BZPOPMIN`` a message). No
   backup queue: a message popped by a process that dies before writing it to its sockets is
   lost with those sockets (they reconnect, and get the whole state).
+
+Those two run for every push (three publishes a tap, and each server's hub reads each one),
+so they skip redis-py's client (``config.resp``): a command packed once, a script by its
+SHA-1, on connections of their own; one that failed is never used again (a publish is tried
+twice: ``combat.live``).
 
 Any other reader (``receive`` of a channel: ``/ws/live/``, ``/healthz``) reads as
 channels-redis does, except that a cancelled ``receive`` ends (:meth:`RedisChannelLayer.receive`).
@@ -36,9 +41,12 @@ import threading
 import time
 import uuid
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import redis
 from channels_redis.core import RedisChannelLayer as RedisChannelLayerBase
+
+from config.resp import Connections, Script, pack
 
 log = logging.getLogger("channels_redis.core")
 
@@ -104,6 +112,9 @@ return over_capacity
 """
 
 
+PUBLISH_SCRIPT, DELIVER_SCRIPT = Script(PUBLISH), Script(DELIVER)
+
+
 class RedisChannelLayer(RedisChannelLayerBase):
     """``channels_redis.core.RedisChannelLayer``, with a cheaper ``group_send`` and a hub's
     batched read (see the module)."""
@@ -112,7 +123,11 @@ class RedisChannelLayer(RedisChannelLayerBase):
         super().__init__(*args, **kwargs)
         self._blocking: redis.Redis | None = None
         self._blocking_lock = threading.Lock()
+        self._hot: Connections | None = None  # group_send_blocking's
         self._bzmpop = True  # until Redis says it has no such command (before 7.0)
+        # receive_many's: a connection of its own for each reading channel (a hub's) of
+        # each event loop, and its BZMPOP packed once.
+        self._readers: WeakKeyDictionary[Any, dict[str, tuple[Any, bytes]]] = WeakKeyDictionary()
 
     @property
     def one_server(self) -> bool:
@@ -132,9 +147,7 @@ class RedisChannelLayer(RedisChannelLayerBase):
         members = None
         if self._bzmpop:
             try:
-                popped = await connection.execute_command(
-                    "BZMPOP", self.brpop_timeout, 1, key, "MIN", "COUNT", READ_BATCH
-                )
+                popped = await self._bzmpop_read(channel, key)
             except redis.ResponseError as error:
                 if "unknown command" not in str(error).lower():
                     raise
@@ -170,6 +183,35 @@ class RedisChannelLayer(RedisChannelLayerBase):
                 await asyncio.wait({receiving}, timeout=RECANCEL)
             if not receiving.cancelled():
                 receiving.exception()  # retrieved: a message or error it got meanwhile is dropped
+            raise
+
+    async def _bzmpop_read(self, channel: str, key: str) -> Any:
+        """``BZMPOP`` of ``key`` (the channel's) on the channel's own connection: redis-py's
+        ``Connection`` without its client (see the module). A read cancelled or failed
+        leaves its connection in an unknown state (an answer may still come): it is closed
+        and the next read connects afresh; one whose connection Redis had closed (a restart)
+        is tried again at once on a new one, as redis-py's client retries."""
+        try:
+            return await self._bzmpop_once(channel, key)
+        except redis.ConnectionError:
+            return await self._bzmpop_once(channel, key)
+
+    async def _bzmpop_once(self, channel: str, key: str) -> Any:
+        readers = self._readers.setdefault(asyncio.get_running_loop(), {})
+        reader = readers.get(channel)
+        if reader is None:
+            pool = self.connection(self.consistent_hash(channel)).connection_pool
+            command = pack("BZMPOP", self.brpop_timeout, 1, key, "MIN", "COUNT", READ_BATCH)
+            reader = readers[channel] = (pool.make_connection(), command)
+        connection, command = reader
+        try:
+            await connection.send_packed_command(command, check_health=False)
+            return await connection.read_response()
+        except redis.ResponseError:
+            raise  # Redis answered: the connection is in step
+        except BaseException:
+            readers.pop(channel, None)
+            await asyncio.shield(connection.disconnect(nowait=True))
             raise
 
     def _publish(self, group: str, message: dict[str, Any]) -> tuple[bytes, list[Any]]:
@@ -217,11 +259,15 @@ class RedisChannelLayer(RedisChannelLayerBase):
 
             async_to_sync(self.group_send)(group, message)
             return
-        client = self._blocking_client()
         key, args = self._publish(group, message)
-        over, names = client.eval(PUBLISH, 1, key, *args)
-        for deliver in self._deliveries(names, message).values():
-            over += client.eval(DELIVER, *deliver)
+        if self._hot is None:
+            self._hot = Connections(self._blocking_client().connection_pool.make_connection)
+        with self._hot.one() as connection:
+            over, names = PUBLISH_SCRIPT.call(connection, [key], args)
+            for deliver in self._deliveries(names, message).values():
+                over += DELIVER_SCRIPT.call(
+                    connection, deliver[1 : 1 + deliver[0]], deliver[1 + deliver[0] :]
+                )
         self._over(over, group)
 
     def _blocking_client(self) -> redis.Redis:

@@ -35,6 +35,8 @@ from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from config.resp import Script, script_runner
+
 log = logging.getLogger(__name__)
 
 TOO_MANY_TAPS = "Too many taps at once: wait a second, then tap again."
@@ -60,6 +62,9 @@ if ARGV[4] == '1' then
 end
 return '0'
 """
+
+
+GCRA_SCRIPT = Script(GCRA)
 
 
 @dataclass(frozen=True)
@@ -89,7 +94,8 @@ class Bucket:
                 key = backend.make_and_validate_key(self._key(who))
                 client = backend._cache.get_client(key, write=True)
                 args = [repr(now), repr(interval), self.burst, "1" if take else "0", timeout]
-                return float(client.eval(GCRA, 1, key, *args))
+                with script_runner(client).one() as connection:  # config.resp: no client
+                    return float(GCRA_SCRIPT.call(connection, [key], args))
             due = max(cache.get(self._key(who)) or now, now)  # when the next token is due
             wait = due + interval - self.burst * interval - now
             if wait > 0:

@@ -9,6 +9,7 @@ import os
 import time
 
 import pytest
+import redis
 
 from combat import live
 from combat.hub import Hub
@@ -20,6 +21,25 @@ pytestmark = pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs R
 def layer(**config) -> RedisChannelLayer:
     prefix = f"{os.environ.get('CHANNELS_PREFIX', 'test')}_layers_{os.getpid()}"
     return RedisChannelLayer(hosts=[os.environ["REDIS_URL"]], prefix=prefix, **config)
+
+
+def _packed(monkeypatch) -> list[bytes]:
+    """The name of every command any asynchronous connection sends from now on (but a new
+    connection's handshake)."""
+    from redis.asyncio.connection import AbstractConnection
+
+    sent: list[bytes] = []
+    original = AbstractConnection.send_packed_command
+
+    async def counted(self, command, *args, **kwargs):
+        packed = command if isinstance(command, bytes) else b"".join(command)
+        name = packed.split(b"\r\n")[2]
+        if name not in {b"HELLO", b"CLIENT", b"AUTH", b"SELECT"}:
+            sent.append(name)
+        return await original(self, command, *args, **kwargs)
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", counted)
+    return sent
 
 
 def _counted(monkeypatch, connection) -> list[str]:
@@ -102,9 +122,9 @@ async def test_a_hub_reads_every_waiting_message_in_order_in_one_round_trip(monk
     await one.group_add("scene.5.players", channel)
     for n in range(READ_BATCH + 3):
         await sender.group_send("scene.5.players", {"type": "t", "n": n})
-    commands = _counted(monkeypatch, one.connection(0))
+    sent = _packed(monkeypatch)
     first = await one.receive_many(channel)
-    assert commands == ["BZMPOP"]
+    assert sent == [b"BZMPOP"]
     assert [m["n"] for m in first] == list(range(READ_BATCH))
     assert [m["n"] for m in await one.receive_many(channel)] == [
         READ_BATCH,
@@ -131,11 +151,14 @@ async def test_a_hub_on_redis_before_7_still_reads_every_message(monkeypatch) ->
 
     async def redis_6(self, *args, **kwargs):
         sent.append(args[0])
-        if args[0] == "BZMPOP":
-            raise redis.ResponseError("unknown command `BZMPOP`, with args beginning with: ")
         return await original(self, *args, **kwargs)
 
+    async def no_bzmpop(channel, key):
+        sent.append("BZMPOP")
+        raise redis.ResponseError("unknown command `BZMPOP`, with args beginning with: ")
+
     monkeypatch.setattr(type(connection), "execute_command", redis_6)
+    monkeypatch.setattr(one, "_bzmpop_read", no_bzmpop)
     got = [m["n"] for _ in range(3) for m in await one.receive_many(channel)]
     assert got == [0, 1, 2]
     assert sent == ["BZMPOP", "BZPOPMIN", "BZPOPMIN", "BZPOPMIN"]  # asked once, then not
@@ -192,3 +215,52 @@ async def test_a_receive_cancelled_as_its_command_goes_out_still_ends(monkeypatc
     done, _ = await asyncio.wait({task}, timeout=10)  # a guard: without the fix, never
     assert done and task.cancelled()
     await one.flush()
+
+
+def test_a_command_is_packed_as_redis_py_packs_it() -> None:
+    from redis.connection import Connection
+
+    from config.resp import pack
+
+    args = ("EVALSHA", "ab", 1, "k€y", b"\x00\xffbin", 1717000000.123456, 60, -3)
+    assert pack(*args) == b"".join(Connection().pack_command(*args))
+
+
+def test_a_script_redis_does_not_know_is_sent_whole_then_by_its_sha() -> None:
+    """As after a Redis restart (its scripts forgotten): EVALSHA is refused, EVAL runs it."""
+    import uuid
+
+    from config.resp import Script
+
+    script = Script(f"return ARGV[1] .. KEYS[1] -- {uuid.uuid4().hex}")
+    connection = redis.Redis.from_url(os.environ["REDIS_URL"]).connection_pool.make_connection()
+    try:
+        assert script.call(connection, ["k"], ["v"]) == b"vk"  # NOSCRIPT, then EVAL
+        assert script.call(connection, ["k"], ["w"]) == b"wk"  # known now: EVALSHA
+    finally:
+        connection.disconnect()
+
+
+async def test_a_publish_on_a_connection_redis_dropped_fails_once_then_reconnects() -> None:
+    one = layer()
+    hub = one.new_reader()
+    await one.group_add("scene.9.players", hub)
+    await asyncio.to_thread(one.group_send_blocking, "scene.9.players", {"type": "t", "n": 1})
+    await one.connection(0).client_kill_filter(_type="normal", skipme=True)  # every other one
+    with pytest.raises(redis.ConnectionError):
+        await asyncio.to_thread(one.group_send_blocking, "scene.9.players", {"type": "t", "n": 2})
+    await asyncio.to_thread(one.group_send_blocking, "scene.9.players", {"type": "t", "n": 3})
+    assert [m["n"] for m in await one.receive_many(hub)] == [1, 3]
+    await one.flush()
+
+
+async def test_a_hub_whose_connection_redis_dropped_reads_on_a_new_one_at_once() -> None:
+    one, sender = layer(), layer()
+    channel = one.new_reader()
+    await one.group_add("scene.10.players", channel)
+    await sender.group_send("scene.10.players", {"type": "t", "n": 1})
+    assert [m["n"] for m in await one.receive_many(channel)] == [1]
+    await sender.connection(0).client_kill_filter(_type="normal", skipme=True)  # the reader's
+    await sender.group_send("scene.10.players", {"type": "t", "n": 2})
+    assert [m["n"] for m in await one.receive_many(channel)] == [2]
+    await sender.flush()
