@@ -2,9 +2,9 @@
 
 Saves and deletes go through the model signals (``characters.sheet_versions``); writes that
 send no signal (``QuerySet.update()``, ``bulk_create()``, ``bulk_update()``, raw SQL) must be
-followed by ``bump_sheets`` in the same function. The scan below finds every such write in
-the project's code: one that bumps nothing fails, unless it is listed in ``NOT_SHEETS`` with
-what it writes (no sheet row).
+followed by ``bump_sheets`` (``bump_ledgers`` after ledger entries alone) in the same
+function. The scan below finds every such write in the project's code: one that bumps nothing
+fails, unless it is listed in ``NOT_SHEETS`` with what it writes (no sheet row).
 """
 
 from __future__ import annotations
