@@ -150,9 +150,9 @@ def sheets(
     """Characters (with ``SHEET_PREFETCH``) and their current values, by id (those that
     exist): one query when every sheet is cached and unchanged, else one more for the ledger
     of the changed ones together, and one per kind of row if any changed more than its
-    ledger. ``rows``: characters' rows
-    the caller has just read as :func:`_rows_query` reads them (their player and chronicle,
-    ``open_night``), each the reader's own: they are not read again."""
+    ledger. ``rows``: characters' rows the caller has just read as :func:`_rows_query` reads
+    them (their player and chronicle, ``open_night``), each the reader's own: they are not
+    read again."""
     ids = list(dict.fromkeys(character_ids))
     if not ids:
         return {}
