@@ -29,7 +29,7 @@ from characters.models import (
     LedgerKind,
 )
 from characters.selectors import current_values, entry_counts
-from characters.sheet_versions import bump_sheets
+from characters.sheet_versions import bump_ledgers
 from characters.signals import night_closed, sheets_changed
 from combat import steps
 
@@ -224,7 +224,7 @@ def game_night_refresh(*, chronicle: Chronicle, by: AbstractBaseUser | None) -> 
             )
             for pk in ids
         )
-        bump_sheets(ids)
+        bump_ledgers(ids)
         _announce_sheets(chronicle_ids=(chronicle.pk,))
         return len(ids)
 

@@ -22,7 +22,9 @@ read after a whole challenge).
 
 A miss reads the version first (with the row) and the sheet's rows after it, so a write
 committed in between can only leave an entry newer than its key, never older; a version
-written by a transaction that rolls back is never written again (it is random).
+written by a transaction that rolls back is never written again (it is random). A miss whose
+version kept its rows' part (:func:`characters.sheet_versions.rows_part`: only the ledger was
+written since, a cost or a refresh) reads the ledger alone, one query, and keeps the rows.
 
 Its queries (the rows, and on a miss the sheet's rows and ledger) have their SQL built once
 per process (:mod:`config.prepared`): they read the same rows every time, only cheaper.
@@ -45,6 +47,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 
 from characters.models import Character, GameNight
 from characters.selectors import SHEET_PREFETCH, current_values_for
+from characters.sheet_versions import rows_part
 from config.prepared import Prepared, PreparedPrefetch
 
 DEFAULT_SIZE = 500  # ~35 kB a demo sheet; a long Grapevine sheet a few times that
@@ -53,6 +56,7 @@ DEFAULT_SIZE = 500  # ~35 kB a demo sheet; a long Grapevine sheet a few times th
 @dataclass(frozen=True)
 class _Entry:
     key: Hashable
+    version: int  # the sheet version it was read at (in its key)
     prefetched: dict[str, Any]  # relation name -> its prefetched QuerySet (rows shared)
     now: dict[str, Any]
 
@@ -117,25 +121,38 @@ def _for_reader(row: Character, entry: _Entry) -> tuple[Character, dict[str, Any
 _prefetch = PreparedPrefetch(Character, SHEET_PREFETCH)
 
 
-def _read(rows: list[Character]) -> dict[int, _Entry]:
+def _read(rows: list[Character], kept: Mapping[int, _Entry]) -> dict[int, _Entry]:
     """Read the sheets of ``rows`` (prefetch and ledger) into new entries, off copies of the
-    rows so no reader's character is the one the cached rows point back to."""
+    rows so no reader's character is the one the cached rows point back to. ``kept``: the
+    entries of these characters the cache holds: one whose rows' part of the version is the
+    row's lends its rows, and only the ledger is read."""
     held = [copy.copy(row) for row in rows]
+    unread = []
     for character in held:
-        character._prefetched_objects_cache = {}
-    _prefetch.run(held)
+        entry = kept.get(character.pk)
+        if entry is not None and rows_part(entry.version) == rows_part(character.sheet_version):
+            character._prefetched_objects_cache = dict(entry.prefetched)
+        else:
+            character._prefetched_objects_cache = {}
+            unread.append(character)
+    if unread:
+        _prefetch.run(unread)
     now = current_values_for(held)
-    return {c.pk: _Entry(_key(c), dict(c._prefetched_objects_cache), now[c.pk]) for c in held}
+    return {
+        c.pk: _Entry(_key(c), c.sheet_version, dict(c._prefetched_objects_cache), now[c.pk])
+        for c in held
+    }
 
 
 def sheets(
     character_ids: Iterable[int], *, rows: Mapping[int, Character] | None = None
 ) -> dict[int, tuple[Character, dict[str, Any]]]:
     """Characters (with ``SHEET_PREFETCH``) and their current values, by id (those that
-    exist): one query when every sheet is cached and unchanged, else one more per kind of
-    row and one for the ledger, for the changed ones together. ``rows``: characters' rows
-    the caller has just read as :func:`_rows_query` reads them (their player and chronicle,
-    ``open_night``), each the reader's own: they are not read again."""
+    exist): one query when every sheet is cached and unchanged, else one more for the ledger
+    of the changed ones together, and one per kind of row if any changed more than its
+    ledger. ``rows``: characters' rows the caller has just read as :func:`_rows_query` reads
+    them (their player and chronicle, ``open_night``), each the reader's own: they are not
+    read again."""
     ids = list(dict.fromkeys(character_ids))
     if not ids:
         return {}
@@ -143,15 +160,18 @@ def sheets(
     unread = [pk for pk in ids if pk not in given]
     rows = [given[pk] for pk in ids if pk in given] + (_rows(unread) if unread else [])
     found: dict[int, _Entry] = {}
+    stale: dict[int, _Entry] = {}
     with _lock:
         for row in rows:
             entry = _entries.get(row.pk)
             if entry is not None and entry.key == _key(row):
                 _entries.move_to_end(row.pk)
                 found[row.pk] = entry
+            elif entry is not None:
+                stale[row.pk] = entry
     missing = [row for row in rows if row.pk not in found]
     if missing:
-        fresh = _read(missing)
+        fresh = _read(missing, stale)
         found.update(fresh)
         limit = size_limit()
         with _lock:

@@ -14,15 +14,21 @@ A version is random, not a counter: a transaction that changed a sheet, read it 
 it read under its version) and then rolled back must not leave that version free for the
 next write, whose contents differ. Bumps come after the write: a read between a bump and the
 write it announces would be cached under the new version.
+
+A write of the ledger alone (a cost, a refresh: most writes of a night) draws only the low
+``LEDGER_BITS`` of the version anew and keeps the rest (:func:`rows_part`): the cache then
+reads the ledger again, not the sheet's other rows, which that write did not change. Any
+other write draws the whole version anew.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable
 from typing import Any
 
 from django.db import models
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.db.models.signals import post_delete, post_save, pre_delete, pre_save
 
 from characters.models import (
@@ -52,14 +58,50 @@ SHEET_ROWS: tuple[type[models.Model], ...] = (
 )
 
 
+# The low bits of a version a write of the ledger alone draws anew (the rest is the rows').
+LEDGER_BITS = 31
+_LEDGER_MASK = (1 << LEDGER_BITS) - 1
+
+
+def rows_part(version: int) -> int:
+    """What of a sheet version only a write of the sheet's rows (or the character's own row)
+    changes: equal in two versions, the sheet's rows besides its ledger are the same."""
+    return version >> LEDGER_BITS
+
+
+def _ids(character_ids: Iterable[int]) -> list[int]:
+    return sorted({int(pk) for pk in character_ids if pk is not None})
+
+
 def bump_sheets(character_ids: Iterable[int]) -> int:
     """Give these characters a new sheet version (after writing their rows in bulk); the
     version written."""
     version = new_sheet_version()
-    ids = sorted({int(pk) for pk in character_ids if pk is not None})
+    ids = _ids(character_ids)
     if ids:
         Character.objects.filter(pk__in=ids).update(sheet_version=version)
     return version
+
+
+def bump_ledgers(character_ids: Iterable[int]) -> None:
+    """Give these characters a new sheet version after a write of their ledger alone (entries
+    written in bulk): its ledger bits drawn anew (never all zero), its rows' part kept."""
+    _bump(LedgerEntry, character_ids)
+
+
+def _new_version(model: type[models.Model]) -> Any:
+    """The new version a write of ``model``'s rows calls for: the ledger's bits drawn anew
+    (an expression of the version it replaces), or a whole new one."""
+    if model is not LedgerEntry:
+        return new_sheet_version()
+    ledger = secrets.randbelow(_LEDGER_MASK) + 1
+    return F("sheet_version").bitand(~_LEDGER_MASK).bitor(ledger)
+
+
+def _bump(model: type[models.Model], character_ids: Iterable[int]) -> None:
+    ids = _ids(character_ids)
+    if ids:
+        Character.objects.filter(pk__in=ids).update(sheet_version=_new_version(model))
 
 
 def _character_saving(sender: Any, instance: Character, **kwargs: Any) -> None:
@@ -73,7 +115,7 @@ def _character_saved(sender: Any, instance: Character, update_fields: Any, **kwa
 
 
 def _row_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
-    bump_sheets([instance.character_id])
+    _bump(sender, [instance.character_id])
 
 
 def _whole_character(origin: Any) -> bool:
@@ -89,7 +131,7 @@ def _rows_deleting(sender: Any, instance: Any, origin: Any = None, **kwargs: Any
         return
     origin._sheets_bumped = True  # type: ignore[attr-defined]
     characters = Character.objects.filter(pk__in=origin.values("character_id"))
-    characters.update(sheet_version=new_sheet_version())
+    characters.update(sheet_version=_new_version(sender))
 
 
 def _row_deleted(sender: Any, instance: Any, origin: Any = None, **kwargs: Any) -> None:
@@ -97,7 +139,7 @@ def _row_deleted(sender: Any, instance: Any, origin: Any = None, **kwargs: Any) 
         return  # the character itself goes
     if isinstance(origin, QuerySet) and origin.model is sender:
         return  # bumped by _rows_deleting
-    bump_sheets([instance.character_id])
+    _bump(sender, [instance.character_id])
 
 
 def connect() -> None:

@@ -30,7 +30,7 @@ from combat import board, render_cache, replies, selectors
 from combat.models import Participant, Scene
 from combat.regions import flags as region_flags
 from combat.regions import read as read_regions
-from config.prepared import Prepared
+from config.prepared import Prepared, PreparedValues
 
 TABLET = "combat/scene_tablet.html"
 PHONE = "combat/scene_phone.html"
@@ -271,6 +271,12 @@ def _players(cache: render_cache.RenderCache, scene: Scene, ids: list[int]) -> l
     return [found[pk] for pk in sorted(found)]
 
 
+def players_of(cache: render_cache.RenderCache, scene: Scene, ids: Iterable[int]) -> list[Any]:
+    """The users of ``ids`` whose own parts a sheet push renders, read as a change reads
+    them (:func:`_players`: the scene's participants' players, in ``cache``)."""
+    return _players(cache, scene, sorted(set(ids)))
+
+
 def presence_fragment(scene_id: int) -> str:
     """Who is connected changed: the board's people region ("" when no storyteller's socket
     of the scene is open: a tablet that connects reads who is connected then)."""
@@ -283,15 +289,27 @@ def open_scenes_of(
 ) -> dict[int, set[int]]:
     """Open scenes the characters (or any character of the chronicles) are in now: scene id ->
     the players whose private part shows them."""
-    found = Participant.objects.filter(removed_at__isnull=True, scene__closed_at__isnull=True)
     character_ids, chronicle_ids = list(character_ids), list(chronicle_ids)
     if chronicle_ids:
-        found = found.filter(scene__chronicle_id__in=chronicle_ids)
+        found = _open_scenes.run(chronicle_ids, by="chronicle")
     else:
-        found = found.filter(character_id__in=character_ids)
+        found = _open_scenes.run(character_ids, by="character")
     scenes: dict[int, set[int]] = {}
-    for scene_id, player_id in found.values_list("scene_id", "character__player_id"):
+    for scene_id, player_id in found:
         players = scenes.setdefault(scene_id, set())
         if player_id:
             players.add(player_id)
     return scenes
+
+
+def _open_scenes_query(ids: list[int], *, by: str) -> QuerySet[Participant]:
+    found = Participant.objects.filter(removed_at__isnull=True, scene__closed_at__isnull=True)
+    if by == "chronicle":
+        found = found.filter(scene__chronicle_id__in=ids)
+    else:
+        found = found.filter(character_id__in=ids)
+    return found.values_list("scene_id", "character__player_id")
+
+
+# Read on every sheet push: its SQL built once per process (config.prepared).
+_open_scenes = PreparedValues(_open_scenes_query)

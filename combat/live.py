@@ -42,7 +42,7 @@ from django.db.models import Max, QuerySet
 from django.db.models.signals import post_save
 from django.utils.crypto import constant_time_compare
 
-from combat import faults, fragments
+from combat import faults, fragments, render_cache
 from combat.models import Participant, Scene
 from combat.seqs import seq_of
 from config.prepared import Prepared, PreparedValues
@@ -292,28 +292,24 @@ def sheets_changed(*, character_ids: Iterable[int] = (), chronicle_ids: Iterable
     """
     try:
         scenes = fragments.open_scenes_of(character_ids=character_ids, chronicle_ids=chronicle_ids)
-        if not scenes:
-            return
-        users = get_user_model().objects.in_bulk(
-            {u for players in scenes.values() for u in players}
-        )
         for scene_id, players in sorted(scenes.items()):
             scene = fragments.load(scene_id)
             if scene is None:
                 continue
+            # one cache for the scene's renderings (shared with the scene change's pushes and
+            # the answer at this seq inside render_cache.one_request), active while they render
+            cache = render_cache.for_scene(scene)
             if scene.watched:  # no board is rendered for nobody (its row says: load)
-                _send(
-                    storytellers_group(scene_id),
-                    fragments.board_regions(scene, fragments.SHEET_REGIONS),
-                )
+                with cache.active():
+                    html = fragments.board_regions(scene, fragments.SHEET_REGIONS)
+                _send(storytellers_group(scene_id), html)
             own = _own_seq.set(scene.seq)  # rendered now: every change up to it is shown
             try:
-                for user_id in sorted(players):
-                    if user_id in users:
-                        _send(
-                            player_group(scene_id, user_id),
-                            fragments.private_state(scene, users[user_id]),
-                        )
+                # the players as the scene's renderings read them (its participants)
+                for user in fragments.players_of(cache, scene, players) if players else ():
+                    with cache.active():
+                        html = fragments.private_state(scene, user)
+                    _send(player_group(scene_id, user.pk), html)
             finally:
                 _own_seq.reset(own)
     except Exception:  # the sheet is written: a phone that misses it resyncs

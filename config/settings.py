@@ -167,7 +167,8 @@ else:
 LIVE_SEND_TIMEOUT = envint("LIVE_SEND_TIMEOUT", 20)
 LIVE_TURN_WAIT = envint("LIVE_TURN_WAIT", 10)
 
-# Sheets each process keeps read (characters/sheet_cache.py), keyed on their versions.
+# Sheets each process keeps read (characters/sheet_cache.py) and rendered for phones
+# (characters/sheet_html.py), keyed on their versions.
 SHEET_CACHE_SIZE = envint("SHEET_CACHE_SIZE", 500)
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -108,9 +108,11 @@ def _a_fresh_process_memo_per_test() -> None:
     row ids, which a database never gives twice, but a test database does (SQLite rolls its
     counters back with each test's transaction): each test starts with them empty, as a new
     process does."""
+    from characters import sheet_html
     from combat.challenges import finished
     from combat.templatetags import finished_cards, people, scenes, start_forms
 
+    sheet_html.clear()
     finished.cards.clear()
     finished.rows.clear()
     finished_cards.clear()

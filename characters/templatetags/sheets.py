@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django import template
 
+from characters import sheet_html
+
 register = template.Library()
+
+
+@register.simple_tag
+def sheet_body(sheet: Mapping[str, Any]) -> str:
+    """``{% sheet_body s %}``: the body of one sheet (``characters/_sheet_body.html`` with
+    :func:`characters.selectors.sheet`'s values), kept per process while nothing it shows
+    changes (:mod:`characters.sheet_html`)."""
+    return sheet_html.body(sheet)
 
 
 @register.filter

@@ -56,6 +56,35 @@ def test_only_the_changed_sheets_are_read_again(character, django_assert_num_que
     assert now[others[0].pk][1]["traits"]["mental"] == {"Clever": 1}
 
 
+def test_a_ledger_write_reads_the_ledger_alone(character, django_assert_num_queries) -> None:
+    first = read(character)
+    services.ledger_spend(character=character, kind=LedgerKind.WILLPOWER_SPENT, by=None)
+    with django_assert_num_queries(2):  # the row, the ledger: the sheet's rows are kept
+        again = read(character)
+    assert (first[1]["willpower"], again[1]["willpower"]) == (3, 2)
+    assert again[0].traits.all() is first[0].traits.all()  # the same rows, not read again
+
+
+def test_a_refresh_reads_the_ledgers_alone(character, storyteller, django_assert_num_queries):
+    other = CharacterFactory(chronicle=character.chronicle, name="Cody")
+    services.ledger_spend(character=character, kind=LedgerKind.WILLPOWER_SPENT, by=None)
+    sheet_cache.sheets([character.pk, other.pk])
+    services.game_night_refresh(chronicle=character.chronicle, by=storyteller)
+    with django_assert_num_queries(2):
+        now = sheet_cache.sheets([character.pk, other.pk])
+    assert now[character.pk][1]["willpower"] == 3
+
+
+def test_a_row_written_after_a_ledger_write_is_read_again(character) -> None:
+    read(character)
+    services.ledger_spend(character=character, kind=LedgerKind.WILLPOWER_SPENT, by=None)
+    read(character)  # the ledger alone read again
+    TraitFactory(character=character, category="mental", name="Clever")
+    assert read(character)[1]["traits"]["mental"] == {"Clever": 1}
+    services.ledger_spend(character=character, kind=LedgerKind.WILLPOWER_SPENT, by=None)
+    assert read(character)[1]["traits"]["mental"] == {"Clever": 1}  # kept with the new rows
+
+
 def test_a_missing_character_is_left_out(character) -> None:
     assert set(sheet_cache.sheets([character.pk, 10**9])) == {character.pk}
 

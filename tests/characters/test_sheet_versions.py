@@ -2,9 +2,9 @@
 
 Saves and deletes go through the model signals (``characters.sheet_versions``); writes that
 send no signal (``QuerySet.update()``, ``bulk_create()``, ``bulk_update()``, raw SQL) must be
-followed by ``bump_sheets`` in the same function. The scan below finds every such write in
-the project's code: one that bumps nothing fails, unless it is listed in ``NOT_SHEETS`` with
-what it writes (no sheet row).
+followed by ``bump_sheets`` (``bump_ledgers`` after ledger entries alone) in the same
+function. The scan below finds every such write in the project's code: one that bumps nothing
+fails, unless it is listed in ``NOT_SHEETS`` with what it writes (no sheet row).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from characters.models import Character, LedgerEntry, new_sheet_version
-from characters.sheet_versions import SHEET_ROWS
+from characters.sheet_versions import SHEET_ROWS, rows_part
 from tests.factories import CharacterFactory, TraitFactory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,7 +104,9 @@ def _is_bump(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
     name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-    return name == "bump_sheets" or any(k.arg == "sheet_version" for k in node.keywords)
+    return name in ("bump_sheets", "bump_ledgers") or any(
+        k.arg == "sheet_version" for k in node.keywords
+    )
 
 
 def _unbumped_writes(path: Path) -> list[tuple[str, str, str, int]]:
@@ -220,6 +222,8 @@ def test_saving_or_deleting_any_sheet_row_bumps_its_character(model, chronicle) 
         )
     saved = version(character)
     assert saved != before
+    # a ledger entry keeps the part of the version the sheet's other rows are cached on
+    assert (rows_part(saved) == rows_part(before)) == (model is LedgerEntry)
     if model is not LedgerEntry:  # entries are never deleted (PROTECT keeps reversals)
         row.delete()
         assert version(character) != saved
@@ -235,6 +239,26 @@ def test_deleting_a_character_does_not_bump_it_row_by_row(
         TraitFactory(character=character, category="mental", name=f"T{i}")
     with django_assert_max_num_queries(25):
         character.delete()
+
+
+@pytest.mark.django_db
+def test_a_character_saved_draws_its_rows_part_anew(chronicle) -> None:
+    character = CharacterFactory(chronicle=chronicle)
+    before = character.sheet_version
+    character.save(update_fields=["willpower"])
+    assert rows_part(character.sheet_version) != rows_part(before)
+
+
+@pytest.mark.django_db
+def test_a_ledger_bump_is_never_the_version_it_replaces(chronicle) -> None:
+    character = CharacterFactory(chronicle=chronicle)
+    night = chronicle.game_nights.get()
+    seen = {character.sheet_version}
+    for _ in range(20):
+        LedgerEntry.objects.create(character=character, game_night=night, kind="willpower_spent")
+        seen.add(Character.objects.values_list("sheet_version", flat=True).get(pk=character.pk))
+    assert len(seen) == 21 and min(seen) > 0
+    assert len({rows_part(v) for v in seen}) == 1
 
 
 def test_a_version_is_never_zero_and_rarely_the_same() -> None:
