@@ -11,6 +11,7 @@ from combat import access
 from combat.challenges.reads import MODES, THROWS
 from combat.forms import KEY_PATTERN
 from combat.models import Scene
+from combat.post_forms import PostForm
 from config.bounds import MAX_ID
 
 SIDES = [("attacker", "attacker"), ("defender", "defender")]
@@ -152,7 +153,7 @@ ACTIONS = (
 )
 
 
-class ActForm(forms.Form):
+class ActForm(PostForm):
     """One step of a side: which action, for which side, and the token of the step (or the
     throw) its screen saw."""
 
