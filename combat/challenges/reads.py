@@ -38,7 +38,18 @@ MODES = ("contested", "static", "simple", "difficult", "extended")
 
 
 def engine_of(challenge: Challenge) -> Engine | None:
-    return Engine.from_dict(challenge.state) if challenge.state else None
+    """The challenge's engine, from its ``state``: built once per state a row holds (the
+    engine is immutable, and a step sets a new ``state`` rather than changing it in place),
+    so the reads of one tap share it."""
+    state = challenge.state
+    if not state:
+        return None
+    built = challenge.__dict__.get("_engine_of")
+    if built is not None and built[0] is state:
+        return built[1]
+    engine = Engine.from_dict(state)
+    challenge.__dict__["_engine_of"] = (state, engine)  # keeps ``state``: its id stays its own
+    return engine
 
 
 def participant_of(challenge: Challenge, side: str) -> Participant | None:
