@@ -15,7 +15,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 from django.utils import timezone
 
 from characters.models import (
@@ -32,6 +32,7 @@ from characters.selectors import current_values, entry_counts
 from characters.sheet_versions import bump_ledgers
 from characters.signals import night_closed, sheets_changed
 from combat import steps
+from config.prepared import Prepared, PreparedPrefetch
 
 NO_OPEN_NIGHT = "No game night is open for {chronicle}: open one first."
 NIGHT_ALREADY_OPENED = "Game night {number} is no longer the open one; nothing was changed."
@@ -94,11 +95,35 @@ def _announce_sheets(
     )
 
 
-def _lock_character(character: Character) -> tuple[None, Character]:
-    """A ledger step locks the character (no scene: a sheet is not a scene)."""
+def _locked_character(pk: int) -> QuerySet[Character]:
     # its chronicle read with it (the open night, the health track), the character row locked
     locked = Character.objects.select_for_update(of=("self",)).select_related("chronicle")
-    return None, locked.get(pk=character.pk)
+    return locked.filter(pk=pk).order_by()[:1]  # by its key, as ``get()`` reads it
+
+
+# Its SQL is built once per process (config.prepared), as are the open night's and the rows
+# a cost is checked against (:func:`_current_values`).
+_LOCKED_CHARACTER: Prepared[Character] = Prepared(_locked_character, model=Character)
+
+
+def _lock_character(character: Character) -> tuple[None, Character]:
+    """A ledger step locks the character (no scene: a sheet is not a scene)."""
+    locked = _LOCKED_CHARACTER.first(character.pk)
+    if locked is None:
+        raise Character.DoesNotExist("Character matching query does not exist.")
+    return None, locked
+
+
+# What current_values reads of a sheet besides its ledger (characters.selectors._current).
+_VALUES_PREFETCH = PreparedPrefetch(Character, ("traits", "abilities", "health"))
+
+
+def _current_values(locked: Character) -> dict[str, Any]:
+    """:func:`characters.selectors.current_values` of the locked character, its traits,
+    abilities and health track read by queries whose SQL is built once per process."""
+    if not getattr(locked, "_prefetched_objects_cache", None):
+        _VALUES_PREFETCH.run([locked])
+    return current_values(locked)
 
 
 def _lock_entry(entry: LedgerEntry) -> tuple[None, LedgerEntry]:
@@ -189,12 +214,18 @@ def game_night_open(
         return night
 
 
-def _open_night(chronicle: Chronicle) -> GameNight:
-    night = (
-        GameNight.objects.select_for_update()
-        .filter(chronicle=chronicle, closed_at__isnull=True)
-        .first()
+def _open_night_query(chronicle_id: int) -> QuerySet[GameNight]:
+    found = GameNight.objects.select_for_update().filter(
+        chronicle_id=chronicle_id, closed_at__isnull=True
     )
+    return (found if found.ordered else found.order_by("pk"))[:1]  # as ``first()`` reads
+
+
+_OPEN_NIGHT: Prepared[GameNight] = Prepared(_open_night_query, model=GameNight)
+
+
+def _open_night(chronicle: Chronicle) -> GameNight:
+    night = _OPEN_NIGHT.first(chronicle.pk)
     if night is None:
         raise LedgerError(NO_OPEN_NIGHT.format(chronicle=chronicle))
     return night
@@ -286,7 +317,7 @@ def _spend(
 ) -> LedgerEntry:
     """The rules part of a cost: what the character has now pays for it, in the open night."""
     night = _open_night(locked.chronicle)
-    now = current_values(locked)
+    now = _current_values(locked)
     subject, category = _as_on_the_sheet(now, kind, subject.strip(), category.strip())
     _check_affordable(locked, now, kind, subject, category, amount)
     entry = LedgerEntry.objects.create(
@@ -386,7 +417,7 @@ def _regain(
         raise LedgerError(
             REGAIN_TWICE.format(character=locked, category=label), "W7", field="category"
         )
-    now = current_values(locked)
+    now = _current_values(locked)
     if now["traits"].get(category) == now["permanent_traits"].get(category):
         raise LedgerError(
             REGAIN_NOTHING.format(character=locked, category=label), "W7", field="category"

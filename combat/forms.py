@@ -11,6 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from characters.models import Character, Ruleset
 from characters.selectors import chronicles_run_by
 from combat.models import JOIN_CODE_LENGTH, Scene
+from combat.post_forms import PostForm
 from combat.services import MAX_CLOCK_STEP
 
 POOLS_HELP = "Name and number, one pair a line or comma-separated: Physical 7, Social 5, Brawl 3"
@@ -55,7 +56,7 @@ class OpenSceneForm(forms.Form):
         self.fields["chronicle"].queryset = chronicles_run_by(user).order_by("name")
 
 
-class StepForm(forms.Form):
+class StepForm(PostForm):
     """A scene step's post: the tap's key (a double tap counts once) and the token of the
     board it was made on (a board that moved on is refused), both optional here."""
 

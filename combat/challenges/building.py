@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
+
 from characters.models import Equipment
 from combat.challenges import sheets
 from combat.challenges.reads import blood_kept_of, is_outpaced, is_surprised, mob_members
@@ -15,12 +17,21 @@ from combat.rules.celerity import LEVELS
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.challenge import Contender
 from combat.rules.night import Lock, Locks
+from config.prepared import Prepared
+
+
+def _held_locks(scene_id: int, now: int) -> QuerySet[ChallengeLock]:
+    found = ChallengeLock.objects.filter(scene_id=scene_id, until__gt=now)
+    return found.select_related("attacker", "target").order_by("pk")
+
+
+# its SQL compiled once (config.prepared)
+_HELD_LOCKS: Prepared[ChallengeLock] = Prepared(_held_locks, model=ChallengeLock)
 
 
 def scene_locks(scene: Scene) -> Locks:
-    rows = ChallengeLock.objects.filter(scene=scene, until__gt=scene.game_time).select_related(
-        "attacker", "target"
-    )
+    """C10, W9: the locks of the scene that still hold at its game time (one query)."""
+    rows = _HELD_LOCKS.run(scene.pk, scene.game_time)
     return Locks(tuple(Lock(r.attacker.name, r.target.name, r.what, r.until, r.rule) for r in rows))
 
 

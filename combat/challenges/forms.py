@@ -11,6 +11,7 @@ from combat import access
 from combat.challenges.reads import MODES, THROWS
 from combat.forms import KEY_PATTERN
 from combat.models import Scene
+from combat.post_forms import PostForm
 from config.bounds import MAX_ID
 
 SIDES = [("attacker", "attacker"), ("defender", "defender")]
@@ -46,7 +47,17 @@ class NamedField(forms.ModelChoiceField):
         return found
 
 
-class StartForm(forms.Form):
+class NamedMany(forms.ModelMultipleChoiceField):
+    """Participants the poster may name; none posted is an empty list (the queryset's
+    ``none()`` would be compiled to be read as nothing)."""
+
+    def clean(self, value: Any) -> Any:
+        if not self.required and value in self.empty_values:
+            return []
+        return super().clean(value)
+
+
+class StartForm(PostForm):
     attacker = NamedField(queryset=None)
     defender = NamedField(queryset=None, required=False)
     mode = forms.ChoiceField(choices=[(m, m) for m in MODES], required=False)
@@ -71,7 +82,7 @@ class StartForm(forms.Form):
     attribute = forms.CharField(max_length=40, required=False)
     skill = forms.CharField(max_length=80, required=False)
     bonus = forms.IntegerField(min_value=0, max_value=10, required=False)
-    mob = forms.ModelMultipleChoiceField(queryset=None, required=False)
+    mob = NamedMany(queryset=None, required=False)
     mob_side = forms.ChoiceField(
         choices=[("attacker", "they attack with me"), ("defender", "they defend with my target")],
         required=False,
@@ -89,7 +100,7 @@ class StartForm(forms.Form):
         posted = [self.data.get(n) for n in ("attacker", "defender")] if self.is_bound else []
         ids = {i for i in map(_an_id, posted) if i is not None}
         if ids:
-            known = {p.pk: p for p in here.filter(pk__in=ids)}
+            known = access.participants_named_among(scene, user, ids)
             self.fields["attacker"].known = self.fields["defender"].known = known
 
     def clean(self) -> dict[str, Any]:
@@ -152,7 +163,7 @@ ACTIONS = (
 )
 
 
-class ActForm(forms.Form):
+class ActForm(PostForm):
     """One step of a side: which action, for which side, and the token of the step (or the
     throw) its screen saw."""
 
@@ -219,7 +230,7 @@ ST_ACTIONS = (
 )
 
 
-class StForm(forms.Form):
+class StForm(PostForm):
     action = forms.ChoiceField(choices=[(a, a) for a in ST_ACTIONS])
     token = forms.CharField(max_length=40, required=False)  # steps.token: the state seen
     seconds = forms.IntegerField(min_value=1, max_value=600, required=False)
@@ -228,7 +239,7 @@ class StForm(forms.Form):
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
 
-class RegainForm(forms.Form):
+class RegainForm(PostForm):
     participant = forms.ModelChoiceField(queryset=None)
     category = forms.ChoiceField(choices=[(c, c) for c in ("physical", "social", "mental")])
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
@@ -238,7 +249,7 @@ class RegainForm(forms.Form):
         self.fields["participant"].queryset = _named(scene, user)
 
 
-class MobForm(forms.Form):
+class MobForm(PostForm):
     member = forms.ModelChoiceField(queryset=None)
     bid = forms.CharField(max_length=80, required=False)
     drop = forms.BooleanField(required=False)

@@ -38,7 +38,18 @@ MODES = ("contested", "static", "simple", "difficult", "extended")
 
 
 def engine_of(challenge: Challenge) -> Engine | None:
-    return Engine.from_dict(challenge.state) if challenge.state else None
+    """The challenge's engine, from its ``state``: built once per state a row holds (the
+    engine is immutable, and a step sets a new ``state`` rather than changing it in place),
+    so the reads of one tap share it."""
+    state = challenge.state
+    if not state:
+        return None
+    built = challenge.__dict__.get("_engine_of")
+    if built is not None and built[0] is state:
+        return built[1]
+    engine = Engine.from_dict(state)
+    challenge.__dict__["_engine_of"] = (state, engine)  # keeps ``state``: its id stays its own
+    return engine
 
 
 def participant_of(challenge: Challenge, side: str) -> Participant | None:
@@ -181,26 +192,33 @@ def by_hand_pending(ch: Challenge, engine: Engine | None) -> dict[str, str] | No
 BLOOD_LASTS = 300  # C5: game seconds blood traits last after the conflict's last challenge
 
 
+def _blood_keepers(scene_id: int, but: int) -> QuerySet[Challenge]:
+    """The options of the scene's finished challenges that kept blood (but ``but``), newest
+    first: :func:`blood_kept_of` takes each participant's from the newest that names it."""
+    found = Challenge.objects.filter(
+        scene_id=scene_id, status=ChallengeStatus.OVER, options__has_key="blood_traits"
+    )
+    return found.exclude(pk=but).order_by("-pk").values_list("options")
+
+
+# its SQL compiled once (config.prepared)
+_BLOOD_KEEPERS = PreparedValues(_blood_keepers)
+
+
 def blood_kept_of(challenge: Challenge, participants: list[Participant | None]) -> dict[int, int]:
     """C5: blood traits each participant (by id) bought earlier in this conflict that still
     last: those it held in its latest finished challenge of the scene, when that ended less
     than five game minutes ago (each challenge they last through moves the end on). One query,
-    over the finished challenges that kept blood only (not every challenge of the night)."""
+    over the finished challenges that kept blood only (not every challenge of the night); its
+    SQL built once (the participants looked for among them here)."""
     wanted = [
         p.pk for p in participants if p is not None and p.character_id is not None
     ]  # a quick NPC keeps no blood
     if challenge.category != "physical" or not wanted:
         return {}
     scene = challenge.scene
-    earlier = (
-        Challenge.objects.filter(scene=scene, status=ChallengeStatus.OVER)
-        .filter(options__blood_traits__has_any_keys=[str(pk) for pk in wanted])
-        .exclude(pk=challenge.pk)
-        .order_by("-pk")
-        .values_list("options", flat=True)
-    )
     out: dict[int, int] = {}
-    for options in earlier:
+    for (options,) in _BLOOD_KEEPERS.run(scene.pk, challenge.pk or 0):
         for pk in wanted:
             held = options.get("blood_traits", {}).get(str(pk))
             if held is not None and pk not in out:

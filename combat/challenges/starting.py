@@ -5,6 +5,7 @@ W6, W13, W14, B1) and the first step (an answer asked, or the engine at once).
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
 
 from characters.models import LedgerKind
 from combat import steps
@@ -27,6 +28,7 @@ from combat.rules.challenge import MOB_MOST, Phase, check_kind
 from combat.rules.terms import Category
 from combat.services import STALE as SCENE_STALE
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene
+from config.prepared import PreparedValues
 
 
 def _lock_scene(scene: Scene) -> tuple[Scene, Scene]:
@@ -52,6 +54,20 @@ START = steps.declare(
         moved_on=SCENE_STALE,
     )
 )
+
+
+def _busy(scene_id: int, attacker_id: int) -> QuerySet[Challenge]:
+    """An open challenge of the scene with ``attacker_id`` attacking (at most one row)."""
+    found = Challenge.objects.filter(
+        scene_id=scene_id,
+        status__in=[ChallengeStatus.ANSWER, ChallengeStatus.LIVE],
+        attacker_id=attacker_id,
+    )
+    return found.order_by().values_list("pk")[:1]
+
+
+# its SQL compiled once (config.prepared)
+_BUSY = PreparedValues(_busy)
 
 
 def challenge_start(
@@ -154,10 +170,7 @@ def challenge_start(
                 raise ChallengeError(NOT_IN_SCENE)
         if ruleset == "met_bns":
             check_pool(attacker, attribute, skill)
-        busy = Challenge.objects.filter(
-            scene=scene, status__in=[ChallengeStatus.ANSWER, ChallengeStatus.LIVE]
-        ).filter(attacker=attacker)
-        if busy.exists():
+        if _BUSY.run(scene.pk, attacker.pk):
             raise ChallengeError(f"{attacker.name} is already in an open challenge as attacker.")
         if defender is not None:
             with by_the_rules():

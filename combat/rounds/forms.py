@@ -7,13 +7,14 @@ import re
 from django import forms
 
 from combat.forms import KEY_PATTERN
+from combat.post_forms import PostForm
 from combat.rounds import wod
 from config.bounds import MAX_ID
 
 _KEY = forms.RegexField(regex=KEY_PATTERN, required=False)
 
 
-class _Base(forms.Form):
+class _Base(PostForm):
     participant = forms.IntegerField(min_value=1, max_value=MAX_ID)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
     token = forms.CharField(max_length=80, required=False)  # the state the screen saw
@@ -92,7 +93,7 @@ class EffectForm(_Base):
     rounds = forms.IntegerField(min_value=1, max_value=100)
 
 
-class StartForm(forms.Form):
+class StartForm(PostForm):
     who = forms.TypedMultipleChoiceField(coerce=int, choices=[])
 
     def __init__(self, *args, choices: list[int], **kwargs) -> None:
@@ -110,16 +111,16 @@ class PursueForm(_Base):
     pursue = forms.BooleanField(required=False)
 
 
-class PauseForm(forms.Form):
+class PauseForm(PostForm):
     paused = forms.BooleanField(required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
 
-class KeyForm(forms.Form):
+class KeyForm(PostForm):
     key = forms.RegexField(regex=KEY_PATTERN, required=False)  # a double tap counts once
 
 
-class TokenForm(forms.Form):
+class TokenForm(PostForm):
     token = forms.CharField(max_length=80, required=False)  # the state the screen saw
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
@@ -136,12 +137,12 @@ class BnsActForm(_Base):
     weapon = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False)
 
 
-class MediateForm(forms.Form):
+class MediateForm(PostForm):
     agreed = forms.BooleanField(required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
 
-class AssessForm(forms.Form):
+class AssessForm(PostForm):
     started_by = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
@@ -150,7 +151,7 @@ class CelerityForm(_Base):
     rounds = forms.IntegerField(min_value=0, max_value=3)
 
 
-class SettleForm(forms.Form):
+class SettleForm(PostForm):
     cannot_be_attacked = forms.BooleanField(required=False)
     key = forms.RegexField(regex=KEY_PATTERN, required=False)
 
