@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from django.db import connection
 from django.utils.html import escape
@@ -91,10 +91,24 @@ EMPTY = '<li class="muted">Nothing yet.</li>'
 
 def items(log: Iterable[OwnLine]) -> str:
     """The log's ``<li>`` items, newest first (the phone's ``#player-log``), escaped as the
-    template would: the loop of the template cost more than the read of the lines."""
+    template would: the loop of the template cost more than the read of the lines. Made
+    once per process for the same lines (:func:`_items`): a player's log is pushed with every
+    change of their prompts and mostly has not changed since."""
+    lines = tuple(log)
+    if all(type(e) is OwnLine for e in lines):
+        return _items(lines)
+    return _items.__wrapped__(lines)  # another kind of line may not be all it shows
+
+
+ITEMS_KEPT = 1024  # players' logs (20 lines, a few KB each) made once per process
+
+
+@lru_cache(maxsize=ITEMS_KEPT)
+def _items(log: tuple[OwnLine, ...]) -> str:
+    """:func:`items` of exactly these lines (an ``OwnLine`` is all a line's item shows)."""
     out = [
         f'<li><span class="t">{escape(format_game_time(int(e.game_time or 0)))}</span> '
         f"{escape(e.text)}</li>"
-        for e in reversed(list(log))
+        for e in reversed(log)
     ]
     return "".join(out) or EMPTY

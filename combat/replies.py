@@ -49,6 +49,8 @@ MARK = f"csrf{secrets.token_hex(16)}"
 #: What a push's context holds in the CSRF token's place.
 MARKED: dict[str, str] = {"csrf_token": MARK}
 _INPUT = format_html('<input type="hidden" name="csrfmiddlewaretoken" value="{}">', MARK)
+#: What ``{% csrf_token %}`` renders for :data:`MARK`.
+MARKED_INPUT = _INPUT
 _OOB = ' hx-swap-oob="true"'
 
 

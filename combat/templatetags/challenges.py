@@ -14,6 +14,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from combat import regions
 from combat.offers import Offers
+from combat.replies import MARK, MARKED_INPUT
 
 register = template.Library()
 
@@ -66,6 +67,7 @@ def history_tail(history: list[dict[str, Any]]) -> dict[str, Any]:
 
 _CSRF = CsrfTokenNode()
 _FROM_PHONE = '<input type="hidden" name="from" value="phone">'
+_MARKED_INPUT = MARKED_INPUT
 
 
 @register.filter
@@ -121,13 +123,44 @@ def hidden_fields(context: template.Context, *key_parts: Any, **fields: Any) -> 
 
     One tag instead of the eight nodes a form repeated: a card holds up to a dozen forms and is
     rendered for every audience on every change (issue 21)."""
+    return mark_safe(_hidden(context, key_parts, fields))
+
+
+def _hidden(context: template.Context, key_parts: tuple[Any, ...], fields: dict[str, Any]) -> str:
     if "key" in fields and key_parts:
         fields["key"] = "-".join(str(p) for p in (fields["key"], *key_parts))
-    out = [_CSRF.render(context) if context.get("csrf_token") else ""]
+    token = context.get("csrf_token")
+    # a push's mark (combat.replies) gives the same input every time: not formatted again
+    out = [(_MARKED_INPUT if token == MARK else _CSRF.render(context)) if token else ""]
     if context.get("from_phone"):
         out.append(_FROM_PHONE)
     out.extend(
         f'<input type="hidden" name="{name}" value="{conditional_escape(value)}">'
         for name, value in fields.items()
     )
+    return "".join(out)
+
+
+@register.simple_tag(takes_context=True)
+def throw_forms(
+    context: template.Context, chosen: str, url: Any, target: Any, side: Any, token: Any, kp: Any
+) -> SafeString:
+    """A side's four throw forms (``_card.html``), each as ``{% hidden_fields "throw" t
+    action="throw" side=side token=token key=kp throw=t %}`` in its form: written out here, as
+    the template's loop wrote them, for they are the bulk of an open card, and a side's open
+    card is rendered on every step of its challenge (issue 21)."""
+    url, target, t_side = conditional_escape(url), conditional_escape(target), side
+    out = []
+    for t, label, classes in throw_buttons(chosen):
+        hidden = _hidden(
+            context,
+            ("throw", t),
+            {"action": "throw", "side": t_side, "token": token, "key": kp, "throw": t},
+        )
+        out.append(
+            f'\n    <form method="post" action="{url}" hx-post="{url}" hx-target="{target}"'
+            f' hx-swap="outerHTML">\n      {hidden}\n      <button type="submit"'
+            f' class="{conditional_escape(classes)}" name="throw" value="{conditional_escape(t)}">'
+            f"{conditional_escape(label)}</button>\n    </form>\n    "
+        )
     return mark_safe("".join(out))

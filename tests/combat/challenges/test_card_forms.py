@@ -11,6 +11,7 @@ import pytest
 from django.template import Context, Template
 from django.template.loader import render_to_string
 
+from combat import replies
 from combat.challenges import selectors
 from tests.combat.challenges.conftest import rendered_row, token_for
 
@@ -105,3 +106,36 @@ def test_it_keys_the_storytellers_calls_on_the_board(classic):
     ]
     assert calls["void"] == [("action", "void"), ("key", f"st{ch.pk}-{ch.step}-void")]
     assert all(("from", "phone") not in f for f in board)
+
+
+# The loop of _card.html's throw forms before {% throw_forms %} wrote them (issue 21).
+THROW_LOOP = Template(
+    "{% load challenges %}{% for t, label, classes in chosen|throw_buttons %}\n"
+    '    <form method="post" action="{{ url }}" hx-post="{{ url }}" hx-target="{{ target }}"'
+    ' hx-swap="outerHTML">\n'
+    '      {% hidden_fields "throw" t action="throw" side=side token=token key=kp throw=t %}\n'
+    '      <button type="submit" class="{{ classes }}" name="throw" value="{{ t }}">'
+    "{{ label }}</button>\n    </form>\n    {% endfor %}"
+)
+THROW_TAG = Template("{% load challenges %}{% throw_forms chosen url target side token kp %}")
+
+
+@pytest.mark.parametrize("chosen", ["", "rock", "random"])
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"csrf_token": "tok&<", "from_phone": True}, {"csrf_token": replies.MARK}],
+    ids=["push", "page", "marked push"],
+)
+def test_the_throw_forms_are_what_the_templates_loop_drew(chosen, extra):
+    context = {
+        "chosen": chosen,
+        "url": "/scenes/1/challenges/2/act/?a=<b>&c",
+        "target": '#challenge-prompts"',
+        "side": "defender",
+        "token": 17,
+        "kp": "c2-5-defender",
+        **extra,
+    }
+    drawn = THROW_TAG.render(Context(context))
+    assert drawn == THROW_LOOP.render(Context(context))
+    assert drawn.count("<form ") == 4 and "&lt;b&gt;&amp;c" in drawn
