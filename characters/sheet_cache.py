@@ -121,11 +121,12 @@ def _for_reader(row: Character, entry: _Entry) -> tuple[Character, dict[str, Any
 _prefetch = PreparedPrefetch(Character, SHEET_PREFETCH)
 
 
-def _read(rows: list[Character], kept: Mapping[int, _Entry]) -> dict[int, _Entry]:
+def _read(rows: list[Character], kept: Mapping[int, _Entry] | None = None) -> dict[int, _Entry]:
     """Read the sheets of ``rows`` (prefetch and ledger) into new entries, off copies of the
     rows so no reader's character is the one the cached rows point back to. ``kept``: the
     entries of these characters the cache holds: one whose rows' part of the version is the
-    row's lends its rows, and only the ledger is read."""
+    row's lends its rows, and only the ledger is read (None: every sheet read whole)."""
+    kept = kept or {}
     held = [copy.copy(row) for row in rows]
     unread = []
     for character in held:
