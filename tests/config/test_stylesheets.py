@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from characters import sheet_html
+
 ROOT = Path(__file__).resolve().parents[2]
 CSS = ROOT / "static" / "css"
 TEMPLATES = ROOT / "templates"
@@ -114,6 +116,10 @@ def test_the_scope_check_catches_a_rule_that_leaks() -> None:
     assert not scoped(".chases-public a", (".chases",))
 
 
+# Tags that render a partial of their own (kept while what it shows stays as it is).
+RENDERING_TAGS = {"sheet_body": sheet_html.TEMPLATE}
+
+
 def _template(name: str) -> str:
     return (TEMPLATES / name).read_text()
 
@@ -124,8 +130,12 @@ def _included(name: str, seen: set[str] | None = None) -> set[str]:
     if name in seen or not (TEMPLATES / name).exists():
         return seen
     seen.add(name)
-    for other in re.findall(r'{%\s*(?:include|extends)\s+"([^"]+)"', _template(name)):
+    text = _template(name)
+    for other in re.findall(r'{%\s*(?:include|extends)\s+"([^"]+)"', text):
         _included(other, seen)
+    for tag, other in RENDERING_TAGS.items():
+        if re.search(r"{%\s*" + tag + r"\s", text):
+            _included(other, seen)
     return seen
 
 
