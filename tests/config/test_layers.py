@@ -241,16 +241,42 @@ def test_a_script_redis_does_not_know_is_sent_whole_then_by_its_sha() -> None:
         connection.disconnect()
 
 
+class _Bystander:
+    """A connection to the same Redis beside the test (another test of ``-n 2``, another
+    run), which does not reconnect by itself."""
+
+    def __init__(self) -> None:
+        self.connection = redis.ConnectionPool.from_url(os.environ["REDIS_URL"]).make_connection()
+        self.connection.connect()
+
+    def ping(self) -> bool:
+        try:
+            self.connection.send_command("PING")
+            return self.connection.read_response() in (b"PONG", "PONG")
+        finally:
+            self.connection.disconnect()
+
+
+async def _kill(one: RedisChannelLayer, sockname: tuple[str, int]) -> None:
+    """Redis drops the one connection whose end is ``sockname`` (as a restart drops all), and
+    no other client's: the Redis is shared."""
+    host, port = sockname[:2]
+    assert await one.connection(0).client_kill_filter(addr=f"{host}:{port}") == 1
+
+
 async def test_a_publish_on_a_connection_redis_dropped_fails_once_then_reconnects() -> None:
     one = layer()
     hub = one.new_reader()
     await one.group_add("scene.9.players", hub)
     await asyncio.to_thread(one.group_send_blocking, "scene.9.players", {"type": "t", "n": 1})
-    await one.connection(0).client_kill_filter(_type="normal", skipme=True)  # every other one
+    bystander = _Bystander()
+    (idle,) = one._hot.idle  # the publish's connection, kept idle
+    await _kill(one, idle._sock.getsockname())
     with pytest.raises(redis.ConnectionError):
         await asyncio.to_thread(one.group_send_blocking, "scene.9.players", {"type": "t", "n": 2})
     await asyncio.to_thread(one.group_send_blocking, "scene.9.players", {"type": "t", "n": 3})
     assert [m["n"] for m in await one.receive_many(hub)] == [1, 3]
+    assert bystander.ping()  # the shared Redis's other clients (a test beside it) are left alone
     await one.flush()
 
 
@@ -260,7 +286,10 @@ async def test_a_hub_whose_connection_redis_dropped_reads_on_a_new_one_at_once()
     await one.group_add("scene.10.players", channel)
     await sender.group_send("scene.10.players", {"type": "t", "n": 1})
     assert [m["n"] for m in await one.receive_many(channel)] == [1]
-    await sender.connection(0).client_kill_filter(_type="normal", skipme=True)  # the reader's
+    bystander = _Bystander()
+    reader = one._readers[asyncio.get_running_loop()][channel][0]
+    await _kill(sender, reader._writer.get_extra_info("sockname"))  # the reader's alone
     await sender.group_send("scene.10.players", {"type": "t", "n": 2})
     assert [m["n"] for m in await one.receive_many(channel)] == [2]
+    assert bystander.ping()  # the shared Redis's other clients (a test beside it) are left alone
     await sender.flush()
