@@ -35,6 +35,7 @@ Several Redis servers (a sharded ring) or per-channel capacities: channels-redis
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
 import threading
@@ -180,7 +181,9 @@ class RedisChannelLayer(RedisChannelLayerBase):
         except asyncio.CancelledError:
             while not receiving.done():
                 receiving.cancel()
-                await asyncio.wait({receiving}, timeout=RECANCEL)
+                # cancelled again meanwhile (its task ending twice): it still ends first
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait({receiving}, timeout=RECANCEL)
             if not receiving.cancelled():
                 receiving.exception()  # retrieved: a message or error it got meanwhile is dropped
             raise

@@ -5,6 +5,7 @@ without the event loop, and read by a hub in batches. Needs Redis (REDIS_URL).""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 
@@ -215,6 +216,35 @@ async def test_a_receive_cancelled_as_its_command_goes_out_still_ends(monkeypatc
     done, _ = await asyncio.wait({task}, timeout=10)  # a guard: without the fix, never
     assert done and task.cancelled()
     await one.flush()
+
+
+async def test_a_receive_cancelled_twice_still_cancels_until_it_ends(monkeypatch) -> None:
+    """The socket's task cancelled again while its receive waits for the dropped cancellation
+    to be repeated (a server closing the socket's task as it ends): the receive still ends."""
+    from channels_redis.core import RedisChannelLayer as Base
+
+    from config import layers
+
+    if not layers.WAIT_FOR_DROPS_CANCEL:
+        pytest.skip("Python 3.12's wait_for keeps the cancellation")
+    inner: list[asyncio.Task] = []
+
+    async def drops_one_cancel(self, channel):  # as redis-py's write under 3.11's wait_for
+        inner.append(asyncio.current_task())
+        with contextlib.suppress(asyncio.CancelledError):  # the first cancellation, dropped
+            await asyncio.sleep(3600)
+        await asyncio.sleep(3600)
+
+    monkeypatch.setattr(Base, "receive", drops_one_cancel)
+    one = layer()
+    task = asyncio.ensure_future(one.receive(await one.new_channel()))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    await asyncio.sleep(0.01)  # it has cancelled its receive once, which went on
+    task.cancel()
+    await asyncio.wait({task}, timeout=2)
+    done, _ = await asyncio.wait(inner, timeout=2)  # a guard: without the fix, never
+    assert task.cancelled() and done
 
 
 def test_a_command_is_packed_as_redis_py_packs_it() -> None:
