@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from characters import sheet_html
+
 ROOT = Path(__file__).resolve().parents[2]
 CSS = ROOT / "static" / "css"
 TEMPLATES = ROOT / "templates"
@@ -114,6 +116,10 @@ def test_the_scope_check_catches_a_rule_that_leaks() -> None:
     assert not scoped(".chases-public a", (".chases",))
 
 
+# Template tags that render a template in the page, as an include would.
+TAGS = {"sheet_body": sheet_html.TEMPLATE}  # characters.templatetags.sheets
+
+
 def _template(name: str) -> str:
     return (TEMPLATES / name).read_text()
 
@@ -126,6 +132,9 @@ def _included(name: str, seen: set[str] | None = None) -> set[str]:
     seen.add(name)
     for other in re.findall(r'{%\s*(?:include|extends)\s+"([^"]+)"', _template(name)):
         _included(other, seen)
+    for tag, other in TAGS.items():  # a tag that renders a template as an include would
+        if re.search(r"{%\s*" + tag + r"\b", _template(name)):
+            _included(other, seen)
     return seen
 
 
