@@ -323,3 +323,26 @@ async def test_a_hub_whose_connection_redis_dropped_reads_on_a_new_one_at_once()
     assert [m["n"] for m in await one.receive_many(channel)] == [2]
     assert bystander.ping()  # the shared Redis's other clients (a test beside it) are left alone
     await sender.flush()
+
+
+async def test_a_hub_read_rides_out_a_redis_restart_of_a_moment(monkeypatch) -> None:
+    """Redis restarting: its read's connection dropped, the next connects refused for a
+    moment; the read is tried again until Redis is back (not once, leaving the hub its own
+    second's wait)."""
+    one = layer()
+    channel = one.new_reader()
+    await one.group_add("scene.11.players", channel)
+    await one.group_send("scene.11.players", {"type": "t", "n": 1})
+    read, refused = one._bzmpop_once, [4]
+
+    async def restarting(channel, key):
+        if refused[0]:
+            refused[0] -= 1
+            raise redis.ConnectionError(
+                "Error 111 connecting to 127.0.0.1:6379. Connection refused."
+            )
+        return await read(channel, key)
+
+    monkeypatch.setattr(one, "_bzmpop_once", restarting)
+    assert [m["n"] for m in await one.receive_many(channel)] == [1]
+    await one.flush()
