@@ -35,6 +35,7 @@ Several Redis servers (a sharded ring) or per-channel capacities: channels-redis
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
 import threading
@@ -56,6 +57,8 @@ READ_BATCH = 64  # messages a hub takes off its channel in one read, at most
 # write completes (CPython gh-86296; 3.12's wait_for no longer does).
 WAIT_FOR_DROPS_CANCEL = sys.version_info < (3, 12)
 RECANCEL = 0.05  # seconds between two cancellations of a receive that has not ended
+# Seconds a hub's read waits before each new try after its connection failed (a restart).
+READ_RETRIES = (0.0, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32)
 
 # KEYS[1]: the group. ARGV: members added before this time have expired; the message; a
 # channel's capacity; messages older than this have expired; the time now; the channels'
@@ -180,7 +183,9 @@ class RedisChannelLayer(RedisChannelLayerBase):
         except asyncio.CancelledError:
             while not receiving.done():
                 receiving.cancel()
-                await asyncio.wait({receiving}, timeout=RECANCEL)
+                # cancelled again meanwhile (its task ending twice): it still ends first
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait({receiving}, timeout=RECANCEL)
             if not receiving.cancelled():
                 receiving.exception()  # retrieved: a message or error it got meanwhile is dropped
             raise
@@ -190,11 +195,15 @@ class RedisChannelLayer(RedisChannelLayerBase):
         ``Connection`` without its client (see the module). A read cancelled or failed
         leaves its connection in an unknown state (an answer may still come): it is closed
         and the next read connects afresh; one whose connection Redis had closed (a restart)
-        is tried again at once on a new one, as redis-py's client retries."""
-        try:
-            return await self._bzmpop_once(channel, key)
-        except redis.ConnectionError:
-            return await self._bzmpop_once(channel, key)
+        is tried again at once on a new one, then a few times more over about half a second
+        (:data:`READ_RETRIES`), as redis-py's client retries: a Redis restarting is back
+        within them, and the hub does not wait its own second (``combat.hub.RETRY``)."""
+        for wait in READ_RETRIES:
+            try:
+                return await self._bzmpop_once(channel, key)
+            except redis.ConnectionError:
+                await asyncio.sleep(wait)
+        return await self._bzmpop_once(channel, key)
 
     async def _bzmpop_once(self, channel: str, key: str) -> Any:
         readers = self._readers.setdefault(asyncio.get_running_loop(), {})

@@ -5,6 +5,7 @@ without the event loop, and read by a hub in batches. Needs Redis (REDIS_URL).""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 
@@ -217,6 +218,35 @@ async def test_a_receive_cancelled_as_its_command_goes_out_still_ends(monkeypatc
     await one.flush()
 
 
+async def test_a_receive_cancelled_twice_still_cancels_until_it_ends(monkeypatch) -> None:
+    """The socket's task cancelled again while its receive waits for the dropped cancellation
+    to be repeated (a server closing the socket's task as it ends): the receive still ends."""
+    from channels_redis.core import RedisChannelLayer as Base
+
+    from config import layers
+
+    if not layers.WAIT_FOR_DROPS_CANCEL:
+        pytest.skip("Python 3.12's wait_for keeps the cancellation")
+    inner: list[asyncio.Task] = []
+
+    async def drops_one_cancel(self, channel):  # as redis-py's write under 3.11's wait_for
+        inner.append(asyncio.current_task())
+        with contextlib.suppress(asyncio.CancelledError):  # the first cancellation, dropped
+            await asyncio.sleep(3600)
+        await asyncio.sleep(3600)
+
+    monkeypatch.setattr(Base, "receive", drops_one_cancel)
+    one = layer()
+    task = asyncio.ensure_future(one.receive(await one.new_channel()))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    await asyncio.sleep(0.01)  # it has cancelled its receive once, which went on
+    task.cancel()
+    await asyncio.wait({task}, timeout=2)
+    done, _ = await asyncio.wait(inner, timeout=2)  # a guard: without the fix, never
+    assert task.cancelled() and done
+
+
 def test_a_command_is_packed_as_redis_py_packs_it() -> None:
     from redis.connection import Connection
 
@@ -241,16 +271,42 @@ def test_a_script_redis_does_not_know_is_sent_whole_then_by_its_sha() -> None:
         connection.disconnect()
 
 
+class _Bystander:
+    """A connection to the same Redis beside the test (another test of ``-n 2``, another
+    run), which does not reconnect by itself."""
+
+    def __init__(self) -> None:
+        self.connection = redis.ConnectionPool.from_url(os.environ["REDIS_URL"]).make_connection()
+        self.connection.connect()
+
+    def ping(self) -> bool:
+        try:
+            self.connection.send_command("PING")
+            return self.connection.read_response() in (b"PONG", "PONG")
+        finally:
+            self.connection.disconnect()
+
+
+async def _kill(one: RedisChannelLayer, sockname: tuple[str, int]) -> None:
+    """Redis drops the one connection whose end is ``sockname`` (as a restart drops all), and
+    no other client's: the Redis is shared."""
+    host, port = sockname[:2]
+    assert await one.connection(0).client_kill_filter(addr=f"{host}:{port}") == 1
+
+
 async def test_a_publish_on_a_connection_redis_dropped_fails_once_then_reconnects() -> None:
     one = layer()
     hub = one.new_reader()
     await one.group_add("scene.9.players", hub)
     await asyncio.to_thread(one.group_send_blocking, "scene.9.players", {"type": "t", "n": 1})
-    await one.connection(0).client_kill_filter(_type="normal", skipme=True)  # every other one
+    bystander = _Bystander()
+    (idle,) = one._hot.idle  # the publish's connection, kept idle
+    await _kill(one, idle._sock.getsockname())
     with pytest.raises(redis.ConnectionError):
         await asyncio.to_thread(one.group_send_blocking, "scene.9.players", {"type": "t", "n": 2})
     await asyncio.to_thread(one.group_send_blocking, "scene.9.players", {"type": "t", "n": 3})
     assert [m["n"] for m in await one.receive_many(hub)] == [1, 3]
+    assert bystander.ping()  # the shared Redis's other clients (a test beside it) are left alone
     await one.flush()
 
 
@@ -260,7 +316,33 @@ async def test_a_hub_whose_connection_redis_dropped_reads_on_a_new_one_at_once()
     await one.group_add("scene.10.players", channel)
     await sender.group_send("scene.10.players", {"type": "t", "n": 1})
     assert [m["n"] for m in await one.receive_many(channel)] == [1]
-    await sender.connection(0).client_kill_filter(_type="normal", skipme=True)  # the reader's
+    bystander = _Bystander()
+    reader = one._readers[asyncio.get_running_loop()][channel][0]
+    await _kill(sender, reader._writer.get_extra_info("sockname"))  # the reader's alone
     await sender.group_send("scene.10.players", {"type": "t", "n": 2})
     assert [m["n"] for m in await one.receive_many(channel)] == [2]
+    assert bystander.ping()  # the shared Redis's other clients (a test beside it) are left alone
     await sender.flush()
+
+
+async def test_a_hub_read_rides_out_a_redis_restart_of_a_moment(monkeypatch) -> None:
+    """Redis restarting: its read's connection dropped, the next connects refused for a
+    moment; the read is tried again until Redis is back (not once, leaving the hub its own
+    second's wait)."""
+    one = layer()
+    channel = one.new_reader()
+    await one.group_add("scene.11.players", channel)
+    await one.group_send("scene.11.players", {"type": "t", "n": 1})
+    read, refused = one._bzmpop_once, [4]
+
+    async def restarting(channel, key):
+        if refused[0]:
+            refused[0] -= 1
+            raise redis.ConnectionError(
+                "Error 111 connecting to 127.0.0.1:6379. Connection refused."
+            )
+        return await read(channel, key)
+
+    monkeypatch.setattr(one, "_bzmpop_once", restarting)
+    assert [m["n"] for m in await one.receive_many(channel)] == [1]
+    await one.flush()

@@ -116,8 +116,8 @@ def test_the_scope_check_catches_a_rule_that_leaks() -> None:
     assert not scoped(".chases-public a", (".chases",))
 
 
-# Tags that render a partial of their own (kept while what it shows stays as it is).
-RENDERING_TAGS = {"sheet_body": sheet_html.TEMPLATE}
+# Template tags that render a template in the page, as an include would.
+TAGS = {"sheet_body": sheet_html.TEMPLATE}  # characters.templatetags.sheets
 
 
 def _template(name: str) -> str:
@@ -130,11 +130,10 @@ def _included(name: str, seen: set[str] | None = None) -> set[str]:
     if name in seen or not (TEMPLATES / name).exists():
         return seen
     seen.add(name)
-    text = _template(name)
-    for other in re.findall(r'{%\s*(?:include|extends)\s+"([^"]+)"', text):
+    for other in re.findall(r'{%\s*(?:include|extends)\s+"([^"]+)"', _template(name)):
         _included(other, seen)
-    for tag, other in RENDERING_TAGS.items():
-        if re.search(r"{%\s*" + tag + r"\s", text):
+    for tag, other in TAGS.items():  # a tag that renders a template as an include would
+        if re.search(r"{%\s*" + tag + r"\b", _template(name)):
             _included(other, seen)
     return seen
 
