@@ -5,7 +5,7 @@ from __future__ import annotations
 import factory
 from django.contrib.auth import get_user_model
 
-from characters import models
+from characters import models, services
 from characters.roles import storytellers_group
 
 
@@ -108,3 +108,16 @@ class SceneFactory(factory.django.DjangoModelFactory):
     ruleset = factory.LazyAttribute(lambda o: o.chronicle.ruleset)
     join_code = factory.Sequence(lambda n: f"T{n:05d}"[:6])
     storyteller = factory.SubFactory(StorytellerFactory)
+
+
+def lose_a_trait(
+    character: models.Character, subject: str = "Charismatic", category: str = "social"
+) -> models.LedgerEntry:
+    """One trait crossed off the sheet through the ledger, as a lost challenge does."""
+    return services.ledger_spend(
+        character=character,
+        kind=models.LedgerKind.TRAIT_LOST,
+        by=None,
+        subject=subject,
+        category=category,
+    )

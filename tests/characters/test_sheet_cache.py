@@ -16,7 +16,13 @@ from characters.models import Character, Equipment, LedgerKind, Trait
 from characters.sheet_io import sheets_import
 from characters.sheet_versions import bump_sheets
 from tests.conftest import client_for
-from tests.factories import AbilityFactory, CharacterFactory, PowerFactory, TraitFactory
+from tests.factories import (
+    AbilityFactory,
+    CharacterFactory,
+    PowerFactory,
+    TraitFactory,
+    lose_a_trait,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -188,26 +194,14 @@ def test_the_characters_own_fields_show(character) -> None:
 
 def test_a_ledger_entry_shows(character) -> None:
     assert social(character) == {"Charismatic": 3}
-    services.ledger_spend(
-        character=character,
-        kind=LedgerKind.TRAIT_LOST,
-        by=None,
-        subject="Charismatic",
-        category="social",
-    )
+    lose_a_trait(character)
     assert social(character) == {"Charismatic": 2}
     services.ledger_spend(character=character, kind=LedgerKind.WILLPOWER_SPENT, by=None)
     assert read(character)[1]["willpower"] == 2
 
 
 def test_a_new_game_night_shows(character, storyteller) -> None:
-    services.ledger_spend(
-        character=character,
-        kind=LedgerKind.TRAIT_LOST,
-        by=None,
-        subject="Charismatic",
-        category="social",
-    )
+    lose_a_trait(character)
     assert social(character) == {"Charismatic": 2}
     services.game_night_open(chronicle=character.chronicle, by=storyteller)
     assert social(character) == {"Charismatic": 3}  # lost traits come back with the night

@@ -9,7 +9,7 @@ from django.template import Context, Template
 from characters import services, sheet_cache, sheet_html
 from characters.models import Character, Chronicle, LedgerKind
 from characters.selectors import sheet
-from tests.factories import AbilityFactory, CharacterFactory
+from tests.factories import AbilityFactory, CharacterFactory, lose_a_trait
 
 pytestmark = pytest.mark.django_db
 
@@ -52,13 +52,7 @@ def test_it_renders_once_while_nothing_changes(character, monkeypatch) -> None:
 
 def test_a_ledger_write_shows(character) -> None:  # the sheet version, in the row
     before = body(character)
-    services.ledger_spend(
-        character=character,
-        kind=LedgerKind.TRAIT_LOST,
-        by=None,
-        subject="Charismatic",
-        category="social",
-    )
+    lose_a_trait(character)
     after = body(character)
     assert after != before and after == included(character)
     assert "1 lost" in after
@@ -71,13 +65,7 @@ def test_a_row_written_without_a_bump_shows(character) -> None:  # the row's oth
 
 
 def test_a_new_game_night_shows(character, storyteller) -> None:  # the open night
-    services.ledger_spend(
-        character=character,
-        kind=LedgerKind.TRAIT_LOST,
-        by=None,
-        subject="Charismatic",
-        category="social",
-    )
+    lose_a_trait(character)
     assert "1 lost" in body(character)
     services.game_night_open(chronicle=character.chronicle, by=storyteller)
     assert "lost" not in body(character)  # lost traits come back with the night
