@@ -134,15 +134,21 @@ class _Form(HTMLParser):
             self._textarea = None
 
 
-def test_a_trait_edited_in_the_admin_shows(character, storyteller) -> None:
-    assert social(character) == {"Charismatic": 3}
+def admin_sets_trait_count(storyteller, character, name: str, count: int):
+    """The storyteller sets a trait's count on the character's admin page (its whole form
+    posted back as the browser would); Django admin's answer."""
     client = client_for(storyteller)
     url = f"/admin/characters/character/{character.pk}/change/"
     form = _Form()
     form.feed(client.get(url).content.decode())
-    field = next(k for k, v in form.data.items() if k.endswith("-name") and v == "Charismatic")
-    form.data[field.replace("-name", "-count")] = "5"
-    answer = client.post(url, form.data)
+    field = next(k for k, v in form.data.items() if k.endswith("-name") and v == name)
+    form.data[field.replace("-name", "-count")] = str(count)
+    return client.post(url, form.data)
+
+
+def test_a_trait_edited_in_the_admin_shows(character, storyteller) -> None:
+    assert social(character) == {"Charismatic": 3}
+    answer = admin_sets_trait_count(storyteller, character, "Charismatic", 5)
     assert answer.status_code == 302, answer.content.decode()[:2000]
     assert social(character) == {"Charismatic": 5}
 

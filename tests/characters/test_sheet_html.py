@@ -103,18 +103,11 @@ def test_it_keeps_at_most_the_cache_size(character, settings) -> None:
 
 def test_a_trait_edited_in_the_admin_shows_on_the_phone(scene, player, storyteller) -> None:
     from combat import fragments
-    from tests.characters.test_sheet_cache import _Form
-    from tests.conftest import client_for
+    from tests.characters.test_sheet_cache import admin_sets_trait_count
 
     character = Character.objects.get(player=player)
     before = fragments.private_state(fragments.load(scene.pk), player)
     assert 'aria-label="3 of 3 left"' in before
-    client = client_for(storyteller)
-    url = f"/admin/characters/character/{character.pk}/change/"
-    form = _Form()
-    form.feed(client.get(url).content.decode())
-    field = next(k for k, v in form.data.items() if k.endswith("-name") and v == "Charismatic")
-    form.data[field.replace("-name", "-count")] = "5"
-    assert client.post(url, form.data).status_code == 302
+    assert admin_sets_trait_count(storyteller, character, "Charismatic", 5).status_code == 302
     after = fragments.private_state(fragments.load(scene.pk), player)
     assert 'aria-label="5 of 5 left"' in after and after.count("5 of 5") == 1
