@@ -212,6 +212,8 @@ def test_a_storyteller_runs_a_night_and_a_phone_plays_by_its_card(venue, lan_bro
 
     # a static challenge against the storyteller (C11)
     st.goto(tablet_url)
+    # the whole state has landed: a click while its swap replaces the summary can be lost
+    expect(st.locator("[data-state=live]")).to_have_count(1)
     board = st.locator("#challenge-board")
     board.locator("summary", has_text="Test a player's character").click()
     form = board.locator("form", has_text="Start the test")
