@@ -36,7 +36,7 @@ def test_a_throw_from_a_phone(monkeypatch):
     # the session with its user (config.auth: this process made the session), the
     # scene (who may post, locked), the challenge (locked), the key, the challenge, the
     # scene and the players' own seq (combat.hub's catch-up of their own parts; one statement
-    # on PostgreSQL), the log line and the characters it names (one statement on PostgreSQL)
+    # on PostgreSQL), the log line and the characters it names (in that statement on PostgreSQL)
     assert len(seen) == 4 + scene_writes(rows=1) + log_inserts(), "\n".join(seen)
     assert not any(q.startswith(("SAVEPOINT", "SELECT DISTINCT")) for q in seen)
 
