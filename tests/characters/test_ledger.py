@@ -121,3 +121,40 @@ def test_it_refuses_to_spend_without_an_open_night(character, chronicle) -> None
     GameNight.objects.filter(chronicle=chronicle).update(closed_at="2026-01-01T00:00Z")
     with pytest.raises(services.LedgerError, match="No game night is open"):
         services.ledger_spend(character=character, kind="willpower_spent", by=None)
+
+
+def test_a_cost_is_checked_against_the_sheet_at_the_locked_rows_version(
+    character, django_assert_num_queries
+) -> None:
+    """A cost's check reads the sheet from the process's sheet cache only at the version the
+    locked character row holds: a write made meanwhile elsewhere (another process, whose
+    cache this one does not share) changed the version, and the check reads it afresh; a
+    sheet kept at the row's version costs no read (issue 21)."""
+    from characters import sheet_cache
+
+    sheet_cache.clear()
+    assert sheet_cache.sheets([character.pk])[character.pk][1]["traits"]["physical"]["Quick"] == 2
+    night = GameNight.objects.get(chronicle=character.chronicle, closed_at__isnull=True)
+    # another process's loss (its signals bump the version; this process's cache is not told)
+    LedgerEntry.objects.create(
+        game_night=night, character=character, kind="trait_lost", subject="Quick",
+        category="physical", amount=1,
+    )  # fmt: skip
+    services.ledger_spend(
+        character=character, kind="trait_lost", subject="Quick", category="physical", by=None
+    )
+    with pytest.raises(services.LedgerError, match="no current Quick"):
+        services.ledger_spend(
+            character=character, kind="trait_lost", subject="Quick", category="physical", by=None
+        )
+    trait = Trait.objects.get(character=character, name="Quick")
+    trait.count = 3  # a row written elsewhere: the whole version drawn anew
+    trait.save()
+    sheet_cache.sheets([character.pk])  # kept at the version the next lock reads
+    # the lock (with the open night's id), the open night, the entry, the version's bump;
+    # and the savepoint of a step in the test's transaction (a tap's own has none)
+    with django_assert_num_queries(2 + 4):
+        services.ledger_spend(
+            character=character, kind="trait_lost", subject="Quick", category="physical", by=None
+        )
+    assert current_values(character)["traits"]["physical"]["Quick"] == 0
