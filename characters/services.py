@@ -30,7 +30,7 @@ from characters.models import (
     LedgerKind,
 )
 from characters.selectors import current_values, entry_counts
-from characters.sheet_versions import bump_ledgers
+from characters.sheet_versions import bump_ledgers, insert_ledger_entry
 from characters.signals import night_closed, sheets_changed
 from combat import steps
 from config.prepared import Prepared
@@ -325,7 +325,7 @@ def _spend(
     now = _current_values(locked)
     subject, category = _as_on_the_sheet(now, kind, subject.strip(), category.strip())
     _check_affordable(locked, now, kind, subject, category, amount)
-    entry = LedgerEntry.objects.create(
+    entry = LedgerEntry(
         game_night=night,
         character=locked,
         kind=kind,
@@ -336,6 +336,7 @@ def _spend(
         source=source,
         created_by=by,
     )
+    insert_ledger_entry(entry)  # with its version's bump: one statement on PostgreSQL
     _announce_sheets(character_ids=(locked.pk,))
     return entry
 

@@ -59,3 +59,9 @@ def scene_writes(*, rows: int = 0) -> int:
     rows saved with it (a challenge) take: one on PostgreSQL (``config.prepared.save_row``'s
     ``rows`` and ``along``), one each elsewhere."""
     return 1 if connection.vendor == "postgresql" else 2 + rows
+
+
+def ledger_writes() -> int:
+    """The statements a ledger entry and its sheet version's bump take: one on PostgreSQL
+    (``characters.sheet_versions.insert_ledger_entry``), two elsewhere."""
+    return 1 if connection.vendor == "postgresql" else 2
