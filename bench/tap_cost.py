@@ -1,7 +1,7 @@
 """What one tap costs the server: CPU ms and queries per tap, for a challenge and a round.
 
 ``python bench/tap_cost.py [--database sqlite|postgres] [--challenges 10] [--rounds 4]
-[--profile var/tap.prof]``
+[--profile var/tap.prof] [--lock-profile var/lock.prof] [--sql 20]``
 
 A benchmark, never a test: it prints numbers and asserts nothing. In one process, through
 the real views with Django's test client (DEBUG off), against SQLite (a file of its own,
@@ -22,7 +22,11 @@ layer either way, so a push is rendered and handed to the layer but crosses no n
 
 For each it prints the CPU per tap (``time.process_time``: this process's CPU, the server's
 whole share of a tap), the queries per tap, and where the CPU went: the step itself, the
-pushes rendered on commit, and the answer. The last line is JSON.
+pushes rendered on commit, and the answer. Then the scene's lock: from the statement that
+locks the scene's row to the commit (every other tap of the scene waits that long), its wall
+time and CPU a tap, the statements under it and the time spent in them and in the commit;
+``--lock-profile FILE`` writes cProfile's CPU profile of those holds alone. The last line is
+JSON.
 """
 
 from __future__ import annotations

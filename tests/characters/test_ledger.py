@@ -162,3 +162,49 @@ def test_a_cost_is_checked_against_the_sheet_at_the_locked_rows_version(
             character=character, kind="trait_lost", subject="Quick", category="physical", by=None
         )
     assert current_values(character)["traits"]["physical"]["Quick"] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_costs_racing_for_the_last_trait_charge_it_once() -> None:
+    """Two spends of a character's last Quick at the same moment, each with the sheet kept
+    in the process's cache at the version both saw: the second waits for the first's lock,
+    then reads the version the first wrote, so its check reads the ledger afresh and
+    refuses (issue 21: the cost's check from the sheet cache)."""
+    import threading
+
+    from django.db import connection
+
+    from characters import sheet_cache
+    from tests.factories import ChronicleFactory, GameNightFactory, TraitFactory
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL")
+    chronicle = ChronicleFactory(name="Race Chronicle")
+    GameNightFactory(chronicle=chronicle, number=1)
+    janet = CharacterFactory(chronicle=chronicle, name="Janet")
+    TraitFactory(character=janet, category="physical", name="Quick", count=1)
+    sheet_cache.clear()
+    sheet_cache.sheets([janet.pk])  # both see Quick kept at this version
+    start = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def spend() -> None:
+        try:
+            start.wait()
+            services.ledger_spend(
+                character=janet, kind="trait_lost", subject="Quick", category="physical", by=None
+            )
+            outcomes.append("spent")
+        except services.LedgerError:
+            outcomes.append("refused")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=spend) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["refused", "spent"]
+    assert LedgerEntry.objects.filter(character=janet).count() == 1
+    assert current_values(janet)["traits"]["physical"]["Quick"] == 0
