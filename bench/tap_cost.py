@@ -1,7 +1,7 @@
 """What one tap costs the server: CPU ms and queries per tap, for a challenge and a round.
 
 ``python bench/tap_cost.py [--database sqlite|postgres] [--challenges 10] [--rounds 4]
-[--profile var/tap.prof]``
+[--profile var/tap.prof] [--lock-profile var/lock.prof] [--sql 20]``
 
 A benchmark, never a test: it prints numbers and asserts nothing. In one process, through
 the real views with Django's test client (DEBUG off), against SQLite (a file of its own,
@@ -22,7 +22,11 @@ layer either way, so a push is rendered and handed to the layer but crosses no n
 
 For each it prints the CPU per tap (``time.process_time``: this process's CPU, the server's
 whole share of a tap), the queries per tap, and where the CPU went: the step itself, the
-pushes rendered on commit, and the answer. The last line is JSON.
+pushes rendered on commit, and the answer. Then the scene's lock: from the statement that
+locks the scene's row to the commit (every other tap of the scene waits that long), its wall
+time and CPU a tap, the statements under it and the time spent in them and in the commit;
+``--lock-profile FILE`` writes cProfile's CPU profile of those holds alone. The last line is
+JSON.
 """
 
 from __future__ import annotations
@@ -134,12 +138,46 @@ class Meter:
         self.cpu = Counter()
         self.phase = "step"
         self.on = False
+        # the scene's lock: from its statement to the commit (wall, CPU, statements under it)
+        self.locked_at: tuple[float, float] | None = None
+        self.lock = Counter()
+        self.lock_profile: cProfile.Profile | None = None  # the lock's hold alone
 
     def count(self, execute, sql, params, many, context):
         if self.on:
             self.queries[self.phase] += 1
-            self.shapes[(self.phase, " ".join(sql.split())[:90])] += 1
+            if self.locked_at is not None:
+                self.lock["statements"] += 1
+            elif "FOR UPDATE" in sql and 'FROM "combat_scene"' in sql:
+                self.locked_at = (time.perf_counter(), time.process_time())
+                if self.lock_profile is not None:
+                    self.lock_profile.enable()
+                self.lock["statements"] += 1
+                self.lock["holds"] += 1
+            locked = "locked" if self.locked_at is not None else ""
+            self.shapes[(self.phase, locked, " ".join(sql.split())[:90])] += 1
+            if self.locked_at is not None:
+                start = time.perf_counter()
+                try:
+                    return execute(sql, params, many, context)
+                finally:
+                    self.lock["in_statements"] += time.perf_counter() - start
         return execute(sql, params, many, context)
+
+    def committing(self) -> None:
+        if self.locked_at is not None:
+            self.lock["commit"] -= time.perf_counter()
+
+    def released(self) -> None:
+        """The transaction that held the scene's lock committed or rolled back."""
+        if self.locked_at is not None:
+            self.lock["commit"] += time.perf_counter()
+            if self.lock_profile is not None:
+                self.lock_profile.disable()
+            wall, cpu = self.locked_at
+            self.lock["wall"] += time.perf_counter() - wall
+            self.lock["cpu"] += time.process_time() - cpu
+            self.locked_at = None
 
     @contextmanager
     def paused(self):
@@ -193,8 +231,24 @@ def instrument(meter: Meter) -> None:
         # the wrapper outlives its connections: counted once however often it reconnects
         if meter.count not in connection.execute_wrappers:
             connection.execute_wrappers.append(meter.count)
+        for name in ("_commit", "_rollback"):
+            if not hasattr(getattr(connection, name), "metered"):
+                done = _then(getattr(connection, name), meter.committing, meter.released)
+                setattr(connection, name, done)
 
     connection_created.connect(connected, weak=False)
+
+
+def _then(fn, before, after):
+    def wrapped(*args, **kwargs):
+        before()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            after()
+
+    wrapped.metered = True
+    return wrapped
 
 
 def open_tablets(scene_ids: list[int]) -> None:
@@ -312,6 +366,7 @@ def measure(
     meter.queries.clear()
     meter.cpu.clear()
     meter.shapes.clear()
+    meter.lock.clear()
     meter.on = True
     taps = 0
     start = time.process_time()
@@ -336,6 +391,14 @@ def measure(
             }
             for phase in ("step", "pushes", "answer")
         },
+        "scene_lock": {
+            "held_ms": round(1000 * meter.lock["wall"] / taps, 2),
+            "cpu_ms": round(1000 * meter.lock["cpu"] / taps, 2),
+            "in_statements_ms": round(1000 * meter.lock["in_statements"] / taps, 2),
+            "commit_ms": round(1000 * meter.lock["commit"] / taps, 2),
+            "statements": round(meter.lock["statements"] / taps, 1),
+            "holds": round(meter.lock["holds"] / taps, 1),
+        },
     }
     phases = ", ".join(
         f"{p} {v['cpu_ms']} ms / {v['queries']} q" for p, v in row["by_phase"].items()
@@ -345,9 +408,16 @@ def measure(
         f" over {taps} taps ({phases})",
         flush=True,
     )
+    lock = row["scene_lock"]
+    print(
+        f"  the scene's lock (its statement to the commit): held {lock['held_ms']} ms a tap"
+        f" (CPU {lock['cpu_ms']} ms; in its {lock['statements']} statements"
+        f" {lock['in_statements_ms']} ms, the commit {lock['commit_ms']} ms)",
+        flush=True,
+    )
     if show_sql:
-        for (phase, sql), n in meter.shapes.most_common(show_sql):
-            print(f"  {n / taps:5.1f} a tap  {phase:6} {sql}")
+        for (phase, locked, sql), n in meter.shapes.most_common(show_sql):
+            print(f"  {n / taps:5.1f} a tap  {phase:6} {locked:6} {sql}")
     return row
 
 
@@ -364,6 +434,9 @@ def main() -> None:
     )
     parser.add_argument("--sql", type=int, default=0, help="print the N commonest queries")
     parser.add_argument("--profile", help="write cProfile's stats of the measured taps here")
+    parser.add_argument(
+        "--lock-profile", help="write cProfile's stats of the scene lock's holds alone here"
+    )
     args = parser.parse_args()
     label = environment(args.database)
     table = build_challenge_pair()  # migrates the database too
@@ -380,6 +453,8 @@ def main() -> None:
     instrument(meter)
     counter = itertools.count()
     profile = cProfile.Profile() if args.profile else None
+    if args.lock_profile:
+        meter.lock_profile = cProfile.Profile(time.process_time)  # CPU, not the waits
     rows = [
         measure(
             "challenge",
@@ -402,6 +477,8 @@ def main() -> None:
     ]
     if profile is not None:
         profile.dump_stats(args.profile)
+    if meter.lock_profile is not None:
+        meter.lock_profile.dump_stats(args.lock_profile)
     print(json.dumps({"database": label, "tablet": args.tablet, "results": rows}))
 
 

@@ -15,9 +15,10 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Max, QuerySet
+from django.db.models import Max, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
+from characters import sheet_cache
 from characters.models import (
     PER_NIGHT_KINDS,
     Category,
@@ -29,10 +30,10 @@ from characters.models import (
     LedgerKind,
 )
 from characters.selectors import current_values, entry_counts
-from characters.sheet_versions import bump_ledgers
+from characters.sheet_versions import bump_ledgers, insert_ledger_entry
 from characters.signals import night_closed, sheets_changed
 from combat import steps
-from config.prepared import Prepared, PreparedPrefetch
+from config.prepared import Prepared
 
 NO_OPEN_NIGHT = "No game night is open for {chronicle}: open one first."
 NIGHT_ALREADY_OPENED = "Game night {number} is no longer the open one; nothing was changed."
@@ -96,13 +97,17 @@ def _announce_sheets(
 
 
 def _locked_character(pk: int) -> QuerySet[Character]:
-    # its chronicle read with it (the open night, the health track), the character row locked
+    # its chronicle read with it (the open night, the health track), the character row locked;
+    # and the open night's id, as the sheet cache keys a sheet (characters.sheet_cache)
+    open_night = GameNight.objects.filter(
+        chronicle_id=OuterRef("chronicle_id"), closed_at__isnull=True
+    ).values("pk")[:1]
     locked = Character.objects.select_for_update(of=("self",)).select_related("chronicle")
+    locked = locked.annotate(open_night=Subquery(open_night))
     return locked.filter(pk=pk).order_by()[:1]  # by its key, as ``get()`` reads it
 
 
-# Its SQL is built once per process (config.prepared), as are the open night's and the rows
-# a cost is checked against (:func:`_current_values`).
+# Its SQL is built once per process (config.prepared), as is the open night's.
 _LOCKED_CHARACTER: Prepared[Character] = Prepared(_locked_character, model=Character)
 
 
@@ -114,16 +119,16 @@ def _lock_character(character: Character) -> tuple[None, Character]:
     return None, locked
 
 
-# What current_values reads of a sheet besides its ledger (characters.selectors._current).
-_VALUES_PREFETCH = PreparedPrefetch(Character, ("traits", "abilities", "health"))
-
-
 def _current_values(locked: Character) -> dict[str, Any]:
-    """:func:`characters.selectors.current_values` of the locked character, its traits,
-    abilities and health track read by queries whose SQL is built once per process."""
-    if not getattr(locked, "_prefetched_objects_cache", None):
-        _VALUES_PREFETCH.run([locked])
-    return current_values(locked)
+    """:func:`characters.selectors.current_values` of the locked character, from the
+    process's sheet cache (:mod:`characters.sheet_cache`): kept under the sheet version the
+    locked row holds, which every write of the sheet or its ledger changes and no other
+    transaction can change while the row is locked, so what is kept there is what a read
+    would find now. A sheet not kept (or kept at another version) is read, its ledger alone
+    when only the ledger changed (one query, not four)."""
+    if getattr(locked, "_prefetched_objects_cache", None):
+        return current_values(locked)
+    return sheet_cache.sheets([locked.pk], rows={locked.pk: locked})[locked.pk][1]
 
 
 def _lock_entry(entry: LedgerEntry) -> tuple[None, LedgerEntry]:
@@ -320,7 +325,7 @@ def _spend(
     now = _current_values(locked)
     subject, category = _as_on_the_sheet(now, kind, subject.strip(), category.strip())
     _check_affordable(locked, now, kind, subject, category, amount)
-    entry = LedgerEntry.objects.create(
+    entry = LedgerEntry(
         game_night=night,
         character=locked,
         kind=kind,
@@ -331,6 +336,7 @@ def _spend(
         source=source,
         created_by=by,
     )
+    insert_ledger_entry(entry)  # with its version's bump: one statement on PostgreSQL
     _announce_sheets(character_ids=(locked.pk,))
     return entry
 

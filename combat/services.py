@@ -39,7 +39,7 @@ from combat.models import (
 )
 from combat.selectors import scene_token
 from combat.steps import Refused
-from config.prepared import PreparedUpdate, insert_linked_rows, insert_rows, save_row
+from config.prepared import Linked, PreparedUpdate, save_row
 
 NO_OPEN_NIGHT = "{chronicle} has no open game night: open one before opening a scene."
 NOT_STORYTELLER = "Only a storyteller of {chronicle} can do that."
@@ -204,15 +204,13 @@ def record_change(
     # on PostgreSQL the players' own seq is written in the scene's UPDATE (config.prepared)
     own = (_OWN_SEQ, (scene.seq, scene.pk, list(concerned))) if concerned else None
     fields = ("seq", "players_seq", "game_time", "situation", "ruleset", "closed_at")
-    save_row(scene, fields, rows=rows, along=own)
+    # the log's lines (and the characters they name) inserted in the scene's UPDATE's
+    # statement on PostgreSQL: the writes of a step are one round trip under the lock
+    logged = None
     if kind is not None:
-        log_lines(
-            scene,
-            by=by,
-            kind=kind,
-            lines=[(text, public, data or {}), *more_lines],
-            characters=characters,
-        )
+        lines = [(text, public, data or {}), *more_lines]
+        logged = _log_rows(scene, by=by, kind=kind, lines=lines, characters=characters)
+    save_row(scene, fields, rows=rows, along=own, then=logged)
     transaction.on_commit(
         partial(
             live.scene_changed,
@@ -225,16 +223,17 @@ def record_change(
     )
 
 
-def log_lines(
+def _log_rows(
     scene: Scene,
     *,
     by: AbstractBaseUser | None,
     kind: str,
     lines: Sequence[tuple[str, bool, dict[str, Any]]],
     characters: Iterable[Character] = (),
-) -> list[SceneLogEntry]:
-    """Log ``lines`` (``(text, public, data)``) of one change at the scene's ``seq``, each
-    naming ``characters``: one insert for the lines, one for the characters they name."""
+) -> Linked:
+    """The log's new rows for ``lines`` (``(text, public, data)``) of one change at the
+    scene's ``seq``, each naming ``characters`` (not inserted yet: they go with the scene's
+    UPDATE, :func:`config.prepared.save_row`'s ``then``)."""
     author = by if by is not None and by.is_authenticated else None
     entries = [
         SceneLogEntry(
@@ -251,14 +250,7 @@ def log_lines(
     ]
     ids = list(dict.fromkeys(c.pk for c in characters))
     through = SceneLogEntry.characters.through
-    # each insert's text built once (config.prepared); on PostgreSQL one statement for both
-    if transaction.get_connection().features.can_return_rows_from_bulk_insert:
-        insert_linked_rows(entries, through, "scenelogentry_id", "character_id", ids)
-    else:  # an old SQLite: no ids back from a bulk insert
-        for entry in entries:
-            entry.save(force_insert=True)
-        insert_rows([through(scenelogentry_id=e.pk, character_id=c) for e in entries for c in ids])
-    return entries
+    return Linked(entries, through, "scenelogentry_id", "character_id", ids)
 
 
 def _new_join_code() -> str:

@@ -564,12 +564,28 @@ def _missing(obj: Model) -> RuntimeError:
     return RuntimeError(f"{obj._meta.label} {obj.pk} is not there to update")
 
 
+@dataclass(frozen=True)
+class Linked:
+    """New rows and their many-to-many links for :func:`insert_linked_rows`: ``objs``, and a
+    ``through`` row naming each (its field ``own``) and each of ``ids`` (its field ``other``)."""
+
+    objs: Sequence[Model]
+    through: type[Model]
+    own: str
+    other: str
+    ids: Sequence[int]
+
+    def insert(self) -> None:
+        insert_linked_rows(self.objs, self.through, self.own, self.other, self.ids)
+
+
 def save_row(
     obj: Model,
     fields: Sequence[str] | None = None,
     *,
     rows: Sequence[Model] = (),
     along: tuple[PreparedUpdate, tuple[Value, ...]] | None = None,
+    then: Linked | None = None,
 ) -> None:
     """``obj.save(update_fields=fields)`` (every column when none are named) for a row that is
     there (read, and locked, by this transaction), its UPDATE's text built once per model,
@@ -582,7 +598,11 @@ def save_row(
     statement, a data-modifying ``WITH`` (each of its updates runs once, to its end, whatever
     reads it; each row's count is returned and checked), elsewhere one after another. Every
     row named must be locked already by this transaction: the statement takes no row lock
-    the step does not hold but ``along``'s, as the separate statements would."""
+    the step does not hold but ``along``'s, as the separate statements would.
+
+    ``then``: new rows and their links inserted after (:func:`insert_linked_rows`; a scene's
+    log lines), on PostgreSQL in the same statement too: one round trip for the step's
+    writes, which a scene's lock is held across."""
     own = _row_update(obj, fields)
     others = [(row, _row_update(row, None)) for row in rows]
     found = along[0].plan(along[1], {}) if along is not None else None
@@ -601,6 +621,8 @@ def save_row(
         _write_row(obj, fields, own)
         if along is not None:
             along[0].run(*along[1])
+        if then is not None:
+            then.insert()
         return
     connection, text, params = own
     parts, before = [], []
@@ -611,19 +633,70 @@ def save_row(
         plan, _, flat = found
         parts.append(f"along AS ({plan.sql})")
         before.extend(_filled(plan, flat))
+    inserted = _linked_part(then, connection) if then is not None else None
+    if inserted is not None:
+        parts.append(inserted[0])
+        before.extend(inserted[1])
+    returned = [f"(SELECT count(*) FROM row{n})" for n in range(len(others))]
+    if inserted is not None:  # the new ids, in the order of their VALUES (ids only go up)
+        returned.append("(SELECT array_agg(ins.id ORDER BY ins.id) FROM ins)")
     if parts:
-        counts = ", ".join(f"(SELECT count(*) FROM row{n})" for n in range(len(others)))
-        text = f"WITH {', '.join(parts)} {text}" + (f" RETURNING {counts}" if others else "")
+        text = f"WITH {', '.join(parts)} {text}"
+    if returned:
+        text += f" RETURNING {', '.join(returned)}"
     with statement_cursor(connection) as cursor:
         cursor.execute(text, [*before, *params])
         if cursor.rowcount != 1:
             raise _missing(obj)
-        written = cursor.fetchone() if others else ()
-    for (row, _), count in zip(others, written, strict=True):
+        written = cursor.fetchone() if returned else ()
+    for (row, _), count in zip(others, written[: len(others)], strict=True):
         if count != 1:
             raise _missing(row)
     if along is not None and found is None:
         along[0].run(*along[1])  # no plan (an empty or a long list): as it runs alone
+    if then is not None:
+        if inserted is None:
+            then.insert()
+        else:
+            _inserted(then.objs, connection.alias, written[-1])
+
+
+def _linked_part(then: Linked, connection: Any) -> tuple[str, list[Any]] | None:
+    """``then``'s inserts as a data-modifying ``WITH``'s parts (``ins``, the new rows, whose
+    ``id`` column it returns; ``ins_links``, their links) and their parameters, on
+    PostgreSQL; ``None`` when they are made apart (:func:`insert_linked_rows`)."""
+    objs = then.objs
+    if not objs or connection.vendor != "postgresql" or not all(o.pk is None for o in objs):
+        return None
+    model = type(objs[0])
+    _refuse_unsignalled(model)
+    _refuse_unsignalled(then.through)
+    if router.db_for_write(model) != connection.alias or model._meta.pk.column != "id":
+        return None
+    text, chosen, returns = _insert_text(objs, connection.alias, connection)
+    if not returns:
+        return None
+    values = [f.get_db_prep_save(f.pre_save(o, True), connection) for o in objs for f in chosen]
+    part = f"ins AS ({text})"
+    if then.ids:
+        q, fields = connection.ops.quote_name, then.through._meta
+        own_col = fields.get_field(then.own).column
+        other_col = fields.get_field(then.other).column
+        part += (
+            f", ins_links AS (INSERT INTO {q(fields.db_table)} ({q(own_col)}, {q(other_col)})"
+            f" SELECT ins.id, v.id FROM ins CROSS JOIN"
+            f" (VALUES {', '.join(['(%s)'] * len(then.ids))}) AS v(id))"
+        )
+    return part, [*values, *then.ids]
+
+
+def _inserted(objs: Sequence[Model], alias: str, ids: Sequence[int]) -> None:
+    """The new rows' ids (in their order) set, and the rows marked saved."""
+    if len(ids) != len(objs):
+        raise RuntimeError(f"{len(objs)} rows inserted, {len(ids)} ids returned")
+    for obj, pk in zip(objs, ids, strict=True):
+        obj.pk = pk
+        obj._state.adding, obj._state.db = False, alias
 
 
 def _write_row(
@@ -672,6 +745,11 @@ def insert_linked_rows(
     model = type(objs[0])
     alias = router.db_for_write(model)
     connection = connections[alias]
+    if not connection.features.can_return_rows_from_bulk_insert:  # an old SQLite: no ids
+        for obj in objs:
+            obj.save(force_insert=True, using=alias)
+        insert_rows([through(**{own: o.pk, other: i}) for o in objs for i in ids])
+        return
     if connection.vendor != "postgresql" or not all(o.pk is None for o in objs):
         insert_rows(objs)
         insert_rows([through(**{own: o.pk, other: i}) for o in objs for i in ids])

@@ -92,16 +92,19 @@ class StartForm(PostForm):
 
     def __init__(self, *args: Any, scene: Scene, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        here = _named(scene, user)
-        self.fields["attacker"].queryset = here
-        self.fields["defender"].queryset = here
-        self.fields["mob"].queryset = here
         # the attacker and the defender in one read (a tap starts a challenge with both)
         posted = [self.data.get(n) for n in ("attacker", "defender")] if self.is_bound else []
         ids = {i for i in map(_an_id, posted) if i is not None}
         if ids:
             known = access.participants_named_among(scene, user, ids)
             self.fields["attacker"].known = self.fields["defender"].known = known
+        # The queryset the fields look ids up in (and a mob's members), built only when one is
+        # read from it: a start names both sides by the one read above and no mob, mostly.
+        mob = self.data.getlist("mob") if hasattr(self.data, "getlist") else self.data.get("mob")
+        if not ids or not self.is_bound or mob:
+            here = _named(scene, user)
+            for name in ("attacker", "defender", "mob"):
+                self.fields[name].queryset = here
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

@@ -121,3 +121,90 @@ def test_it_refuses_to_spend_without_an_open_night(character, chronicle) -> None
     GameNight.objects.filter(chronicle=chronicle).update(closed_at="2026-01-01T00:00Z")
     with pytest.raises(services.LedgerError, match="No game night is open"):
         services.ledger_spend(character=character, kind="willpower_spent", by=None)
+
+
+def test_a_cost_is_checked_against_the_sheet_at_the_locked_rows_version(
+    character, django_assert_num_queries
+) -> None:
+    """A cost's check reads the sheet from the process's sheet cache only at the version the
+    locked character row holds: a write made meanwhile elsewhere (another process, whose
+    cache this one does not share) changed the version, and the check reads it afresh; a
+    sheet kept at the row's version costs no read (issue 21)."""
+    from django.db import connection
+
+    from characters import sheet_cache
+
+    sheet_cache.clear()
+    assert sheet_cache.sheets([character.pk])[character.pk][1]["traits"]["physical"]["Quick"] == 2
+    night = GameNight.objects.get(chronicle=character.chronicle, closed_at__isnull=True)
+    # another process's loss (its signals bump the version; this process's cache is not told)
+    LedgerEntry.objects.create(
+        game_night=night, character=character, kind="trait_lost", subject="Quick",
+        category="physical", amount=1,
+    )  # fmt: skip
+    services.ledger_spend(
+        character=character, kind="trait_lost", subject="Quick", category="physical", by=None
+    )
+    with pytest.raises(services.LedgerError, match="no current Quick"):
+        services.ledger_spend(
+            character=character, kind="trait_lost", subject="Quick", category="physical", by=None
+        )
+    trait = Trait.objects.get(character=character, name="Quick")
+    trait.count = 3  # a row written elsewhere: the whole version drawn anew
+    trait.save()
+    sheet_cache.sheets([character.pk])  # kept at the version the next lock reads
+    # the lock (with the open night's id), the open night, the entry and the version's bump
+    # (one statement on PostgreSQL); and the savepoint of a step in the test's transaction
+    # (a tap's own has none)
+    bump = 0 if connection.vendor == "postgresql" else 1
+    with django_assert_num_queries(2 + 3 + bump):
+        services.ledger_spend(
+            character=character, kind="trait_lost", subject="Quick", category="physical", by=None
+        )
+    assert current_values(character)["traits"]["physical"]["Quick"] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_costs_racing_for_the_last_trait_charge_it_once() -> None:
+    """Two spends of a character's last Quick at the same moment, each with the sheet kept
+    in the process's cache at the version both saw: the second waits for the first's lock,
+    then reads the version the first wrote, so its check reads the ledger afresh and
+    refuses (issue 21: the cost's check from the sheet cache)."""
+    import threading
+
+    from django.db import connection
+
+    from characters import sheet_cache
+    from tests.factories import ChronicleFactory, GameNightFactory, TraitFactory
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL")
+    chronicle = ChronicleFactory(name="Race Chronicle")
+    GameNightFactory(chronicle=chronicle, number=1)
+    janet = CharacterFactory(chronicle=chronicle, name="Janet")
+    TraitFactory(character=janet, category="physical", name="Quick", count=1)
+    sheet_cache.clear()
+    sheet_cache.sheets([janet.pk])  # both see Quick kept at this version
+    start = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def spend() -> None:
+        try:
+            start.wait()
+            services.ledger_spend(
+                character=janet, kind="trait_lost", subject="Quick", category="physical", by=None
+            )
+            outcomes.append("spent")
+        except services.LedgerError:
+            outcomes.append("refused")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=spend) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["refused", "spent"]
+    assert LedgerEntry.objects.filter(character=janet).count() == 1
+    assert current_values(janet)["traits"]["physical"]["Quick"] == 0

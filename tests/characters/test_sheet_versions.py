@@ -43,6 +43,9 @@ NOT_SHEETS: dict[tuple[str, str, str], str] = {
     ("characters/management/commands/backup.py", "target", "execute"): "a PRAGMA check",
     ("chases/recording.py", "ChaseRoll.objects", "bulk_create"): "a chase's rolls",
     ("config/health.py", "cursor", "execute"): "SELECT 1",
+    ("characters/sheet_versions.py", "cursor", "execute"): (
+        "insert_ledger_entry: a ledger entry's INSERT with its character's bump, one statement"
+    ),
     ("config/prepared.py", "cursor", "execute"): (
         "a queryset's SELECT or UPDATE compiled once, save_row's UPDATE, insert_rows' INSERT: "
         "sheet models are refused or saved by save() (keep_signals)"
@@ -258,6 +261,39 @@ def test_a_ledger_bump_is_never_the_version_it_replaces(chronicle) -> None:
         LedgerEntry.objects.create(character=character, game_night=night, kind="willpower_spent")
         seen.add(Character.objects.values_list("sheet_version", flat=True).get(pk=character.pk))
     assert len(seen) == 21 and min(seen) > 0
+    assert len({rows_part(v) for v in seen}) == 1
+
+
+@pytest.mark.django_db
+def test_a_ledger_entry_inserted_with_its_bump_in_one_statement(chronicle) -> None:
+    """``insert_ledger_entry`` writes the entry as ``save()`` does and draws the ledger's bits
+    of the version anew as its receiver does (the rows' part kept, never the version it
+    replaces); on PostgreSQL in one statement (issue 21: a challenge's loss)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from characters.sheet_versions import insert_ledger_entry
+
+    character = CharacterFactory(chronicle=chronicle)
+    night = chronicle.game_nights.get()
+    seen = {character.sheet_version}
+    for n in range(5):
+        entry = LedgerEntry(
+            character=character, game_night=night, kind="trait_lost", subject="Quick",
+            category="physical", amount=1, reason=f"loss {n}",
+        )  # fmt: skip
+        with CaptureQueriesContext(connection) as captured:
+            insert_ledger_entry(entry)
+        assert len(captured) == (1 if connection.vendor == "postgresql" else 2)
+        stored = LedgerEntry.objects.get(pk=entry.pk)
+        assert (stored.reason, stored.character_id, stored.created_at) == (
+            f"loss {n}",
+            character.pk,
+            entry.created_at,
+        )
+        assert not entry._state.adding
+        seen.add(Character.objects.values_list("sheet_version", flat=True).get(pk=character.pk))
+    assert len(seen) == 6 and min(seen) > 0
     assert len({rows_part(v) for v in seen}) == 1
 
 

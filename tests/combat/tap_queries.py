@@ -42,9 +42,10 @@ def step_queries(monkeypatch) -> Iterator[list[str]]:
 
 
 def log_inserts() -> int:
-    """The statements a log line and the characters it names take: one on PostgreSQL (the
-    links inserted with the line, ``config.prepared.insert_linked_rows``), two elsewhere."""
-    return 1 if connection.vendor == "postgresql" else 2
+    """The statements a step's log line and the characters it names take besides the scene's
+    UPDATE: none on PostgreSQL (inserted in its statement, ``config.prepared.save_row``'s
+    ``then``), two elsewhere."""
+    return 0 if connection.vendor == "postgresql" else 2
 
 
 def without_sheets(queries: list[str]) -> list[str]:
@@ -58,3 +59,9 @@ def scene_writes(*, rows: int = 0) -> int:
     rows saved with it (a challenge) take: one on PostgreSQL (``config.prepared.save_row``'s
     ``rows`` and ``along``), one each elsewhere."""
     return 1 if connection.vendor == "postgresql" else 2 + rows
+
+
+def ledger_writes() -> int:
+    """The statements a ledger entry and its sheet version's bump take: one on PostgreSQL
+    (``characters.sheet_versions.insert_ledger_entry``), two elsewhere."""
+    return 1 if connection.vendor == "postgresql" else 2

@@ -566,6 +566,66 @@ def test_rows_and_their_links_are_inserted_in_one_statement_on_postgresql(scene,
     assert [e.pk for e in entries] == sorted(e.pk for e in entries)
 
 
+def test_save_row_inserts_new_rows_and_their_links_in_its_statement_on_postgresql(
+    scene, character, player
+):
+    """``then``: the new rows (a step's log lines) and their links inserted as
+    ``insert_linked_rows`` inserts them, their ids set in order, in the row's statement with
+    ``along`` on PostgreSQL (the step's writes one round trip), after it elsewhere; without
+    links, the rows alone; a row of ``rows`` not there still refuses the whole statement."""
+    from django.test.utils import CaptureQueriesContext
+
+    from combat.models import SceneLogEntry
+
+    other = CharacterFactory(chronicle=character.chronicle, name="Other")
+    through = SceneLogEntry.characters.through
+
+    def lines(*texts: str) -> list[SceneLogEntry]:
+        return [
+            SceneLogEntry(scene=scene, seq=9, game_time=0, kind="note", text=t, public=True)
+            for t in texts
+        ]
+
+    entries = lines("one", "two")
+    scene.situation = "Mist"
+    linked = prepared.Linked(
+        entries, through, "scenelogentry_id", "character_id", [character.pk, other.pk]
+    )
+    with CaptureQueriesContext(connection) as captured:
+        save_row(
+            scene, ("situation",), along=(_own_seq(), (71, scene.pk, [player.pk])), then=linked
+        )
+    assert len(captured) == (1 if connection.vendor == "postgresql" else 4), (
+        captured.captured_queries
+    )
+    assert Scene.objects.get(pk=scene.pk).situation == "Mist" and _seqs(scene) == {"Janet": 71}
+    assert [e.pk for e in entries] == sorted(e.pk for e in entries)
+    for entry in entries:
+        stored = SceneLogEntry.objects.get(pk=entry.pk)
+        assert stored.text == entry.text and not entry._state.adding
+        assert sorted(c.pk for c in stored.characters.all()) == sorted([character.pk, other.pk])
+    alone = lines("three")
+    save_row(
+        scene,
+        ("situation",),
+        then=prepared.Linked(alone, through, "scenelogentry_id", "character_id", []),
+    )
+    assert SceneLogEntry.objects.get(pk=alone[0].pk).characters.count() == 0
+    gone = Scene.objects.get(pk=scene.pk)
+    gone.pk = 10**6
+    refused = lines("four")
+    with pytest.raises(RuntimeError, match="not there"), transaction.atomic():
+        save_row(
+            scene,
+            ("situation",),
+            rows=[gone],
+            then=prepared.Linked(
+                refused, through, "scenelogentry_id", "character_id", [character.pk]
+            ),
+        )
+    assert not SceneLogEntry.objects.filter(text="four").exists()  # rolled back with it
+
+
 def _values_of(ids: list[int]):
     later = Case(When(npc=False, then=F("created_at")), default=None)
     return (
