@@ -45,6 +45,7 @@ from characters.idempotency import (
     KeyReused,
     idempotency_claim,
 )
+from combat import turns
 
 Row = TypeVar("Row")
 Model = TypeVar("Model")
@@ -99,8 +100,11 @@ _request: ContextVar[_Request | None] = ContextVar("step_request", default=None)
 def request_transaction() -> Iterator[None]:
     """Run a tap's whole request (its view's reads, then its step) in one transaction: rows
     the view locks and holds (:func:`hold`) are its step's lock, and the step, the request's
-    first, takes no savepoint of its own (a refusal rolls the whole request back)."""
+    first, takes no savepoint of its own (a refusal rolls the whole request back). Its
+    commit ends the tap's turn (:func:`combat.turns.committed`) before anything else runs on
+    commit: the scene's next tap writes while this one's pushes are rendered."""
     with transaction.atomic():
+        transaction.on_commit(turns.committed)
         depth = len(transaction.get_connection().atomic_blocks)
         token = _request.set(_Request(depth=depth))
         try:

@@ -7,6 +7,14 @@ of the process would wait for a connection and fail. So a POST to a scene
 (``/scenes/<id>/…``) or a chase (``/chases/<id>/…``) first waits for its turn here, holding
 nothing; only the tap whose turn it is goes on to the session, the view and the database.
 
+A tap's turn ends when its step commits (:func:`committed`, which the step mechanism
+calls first thing on commit: ``combat.steps.request_transaction``), not when its answer is
+sent: the next tap of the scene writes while this one renders its pushes and its answer. At
+most ``DEPTH`` taps of a scene are under way in this process at once (one writing, the
+others past their commit), so a burst still holds no more than ``DEPTH`` pooled connections
+for the scene. Pushes of two taps may then be published out of order; every fragment carries
+the scene's ``seq`` and a phone keeps the newer (``static/js/crossing.js``).
+
 A tap that waits longer than ``LIVE_TURN_WAIT`` seconds (10), or that finds the database too
 busy (no connection free in time, a lock timeout), answers 503 with ``Retry-After``; nothing
 was written, and the phone sends it again with the same idempotency key
@@ -18,6 +26,9 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
@@ -30,6 +41,19 @@ TURN_WAIT = 10.0  # seconds a tap waits for its turn before it answers 503
 RETRY_AFTER = 2  # seconds the phone waits before it sends the tap again
 BUSY = "The server is busy: “{what}” was not sent yet; your phone sends it again in a moment."
 TAPS = re.compile(r"^/(scenes|chases)/(\d+)/")
+# Taps of one scene under way in a process at once: one writing, one rendering what it wrote.
+DEPTH = 2
+
+# Ends the current request's turn (once; later calls do nothing): set while a tap holds it.
+_turn_end: ContextVar[Callable[[], None] | None] = ContextVar("turn_end", default=None)
+
+
+def committed() -> None:
+    """The current tap's step committed: its turn ends, the scene's next tap may write (its
+    pushes and answer are rendered meanwhile). Outside a turn, nothing."""
+    end = _turn_end.get()
+    if end is not None:
+        end()
 
 
 def turn_of(request: HttpRequest) -> str | None:
@@ -51,28 +75,51 @@ def busy(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def _ends(release: Callable[[], None]) -> Callable[[], None]:
+    """``release``, called once however many times the result is called."""
+    ended = False
+
+    def end() -> None:
+        nonlocal ended
+        if not ended:
+            ended = True
+            release()
+
+    return end
+
+
 def turn_wait() -> float:
     return float(getattr(settings, "LIVE_TURN_WAIT", TURN_WAIT))
 
 
+class _Turn:
+    """A scene's turn in this process: ``write`` (one tap until its commit) and ``depth`` (the
+    taps past it, until their answers)."""
+
+    def __init__(self, lock: Callable[[], Any], semaphore: Callable[[int], Any]) -> None:
+        self.write = lock()
+        self.depth = semaphore(DEPTH)
+
+
 class _Turns:
-    """One lock per scene with taps under way, forgotten when nobody waits for it."""
+    """One turn per scene with taps under way, forgotten when nobody waits for it."""
 
-    def __init__(self, make) -> None:
-        self.make = make
-        self.locks: dict[str, tuple[Any, int]] = {}
+    def __init__(self, lock: Callable[[], Any], semaphore: Callable[[int], Any]) -> None:
+        self.lock = lock
+        self.semaphore = semaphore
+        self.turns: dict[str, tuple[_Turn, int]] = {}
 
-    def enter(self, key: str) -> Any:
-        lock, users = self.locks.get(key) or (self.make(), 0)
-        self.locks[key] = (lock, users + 1)
-        return lock
+    def enter(self, key: str) -> _Turn:
+        turn, users = self.turns.get(key) or (_Turn(self.lock, self.semaphore), 0)
+        self.turns[key] = (turn, users + 1)
+        return turn
 
     def leave(self, key: str) -> None:
-        lock, users = self.locks[key]
+        turn, users = self.turns[key]
         if users <= 1:
-            del self.locks[key]
+            del self.turns[key]
         else:
-            self.locks[key] = (lock, users - 1)
+            self.turns[key] = (turn, users - 1)
 
 
 class SceneTurnMiddleware:
@@ -86,9 +133,9 @@ class SceneTurnMiddleware:
         self.is_async = iscoroutinefunction(get_response)
         if self.is_async:
             markcoroutinefunction(self)
-            self.turns = _Turns(asyncio.Lock)  # one event loop: the server's
+            self.turns = _Turns(asyncio.Lock, asyncio.Semaphore)  # one event loop: the server's
         else:
-            self.turns = _Turns(threading.Lock)
+            self.turns = _Turns(threading.Lock, threading.Semaphore)
             self.guard = threading.Lock()
 
     def __call__(self, request: HttpRequest) -> Any:
@@ -98,14 +145,17 @@ class SceneTurnMiddleware:
         if key is None:
             return self.get_response(request)
         with self.guard:
-            lock = self.turns.enter(key)
+            turn = self.turns.enter(key)
         try:
-            if not lock.acquire(timeout=turn_wait()):
+            deadline = time.monotonic() + turn_wait()
+            if not turn.depth.acquire(timeout=turn_wait()):
                 return busy(request)
             try:
-                return self.get_response(request)
+                if not turn.write.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                    return busy(request)
+                return self._respond(request, _ends(turn.write.release))
             finally:
-                lock.release()
+                turn.depth.release()
         finally:
             with self.guard:
                 self.turns.leave(key)
@@ -114,19 +164,39 @@ class SceneTurnMiddleware:
         key = turn_of(request)
         if key is None:
             return await self.get_response(request)
-        lock = self.turns.enter(key)
+        turn = self.turns.enter(key)
         try:
             try:  # asyncio.timeout, not wait_for: a lock granted as time runs out is not lost
                 async with asyncio.timeout(turn_wait()):
-                    await lock.acquire()
+                    await turn.depth.acquire()
+                    try:
+                        await turn.write.acquire()
+                    except BaseException:
+                        turn.depth.release()
+                        raise
             except TimeoutError:
                 return busy(request)
             try:
-                return await self.get_response(request)
+                end = _ends(turn.write.release)  # called on the event loop only
+                loop = asyncio.get_running_loop()
+                token = _turn_end.set(lambda: loop.call_soon_threadsafe(end))
+                try:
+                    return await self.get_response(request)
+                finally:
+                    _turn_end.reset(token)
+                    end()
             finally:
-                lock.release()
+                turn.depth.release()
         finally:
             self.turns.leave(key)
+
+    def _respond(self, request: HttpRequest, end: Callable[[], None]) -> Any:
+        token = _turn_end.set(end)
+        try:
+            return self.get_response(request)
+        finally:
+            _turn_end.reset(token)
+            end()
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> Any:
         """A database too busy to answer (no pooled connection in time, a lock or statement
