@@ -14,6 +14,9 @@ layer either way, so a push is rendered and handed to the layer but crosses no n
   posts). Each post locks, writes, commits, renders every audience's fragments on commit and
   answers with the actor's region. The first challenges warm up (templates compiled, caches
   filled) and leave finished cards on both phones and the board, as a night does.
+- ``--shared P``: P pairs in one scene instead (as ``tap_server.py``'s shared layout), their
+  taps interleaved (each pair's next post in turn), so P challenges are open at once and every
+  change is rendered for a scene of 2P players; a "challenge" is then P of them.
 - ``--tablet``: the storyteller's tablet is open on both scenes (a presence row), so every
   change renders the board too; without it no board is open and none is rendered.
 - **Round** (wod_dice): the storyteller starts a fight of two players, sets both
@@ -87,13 +90,15 @@ def environment(database: str) -> str:
     return "sqlite"
 
 
-def build_challenge_pair() -> dict[str, Any]:
+def build_challenge_pairs(shared: int = 0) -> list[dict[str, Any]]:
+    """One pair in its scene, or ``shared`` pairs in one scene."""
+    pairs = ["--pairs", str(shared), "--layouts", "shared"] if shared else ["--pairs", "1"]
     subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "challenge_setup.py"), str(SETUP), "--pairs", "1"],
+        [sys.executable, str(ROOT / "bench" / "challenge_setup.py"), str(SETUP), *pairs],
         check=True,
         env=os.environ,
     )
-    return json.loads(SETUP.read_text())["setups"][0]["tables"][0]
+    return json.loads(SETUP.read_text())["setups"][0]["tables"]
 
 
 def build_round_table() -> dict[str, Any]:
@@ -283,40 +288,67 @@ def post(client, url: str, counter, **data) -> str:
     return answer.content.decode()
 
 
-def challenge_driver(table: dict[str, Any], counter, meter: Meter):
+def challenge_driver(tables: list[dict[str, Any]], counter, meter: Meter):
+    """Each pair plays one challenge (5 posts); the pairs' posts interleaved, one each in turn."""
     from combat.models import Challenge
 
-    scene = table["scene"]
-    phones = {s: client_for(session=table[s]["session"]) for s in ("attacker", "defender")}
-    pair = Pair(traits={s: table[s]["traits"] for s in ("attacker", "defender")})
+    def one(table: dict[str, Any]):
+        scene = table["scene"]
+        phones = {s: client_for(session=table[s]["session"]) for s in ("attacker", "defender")}
+        pair = Pair(traits={s: table[s]["traits"] for s in ("attacker", "defender")})
+        mine = table["attacker"]["participant"]
+
+        def play():
+            ch = pair.next()
+            if ch is None:
+                raise SystemExit("the pair's bids ran out: fewer --challenges")
+            post(
+                phones["attacker"],
+                f"/scenes/{scene}/challenges/",
+                counter,
+                attacker=mine,
+                defender=table["defender"]["participant"],
+                mode="contested",
+                bid=f"{ch.category}:{ch.bids['attacker']}",
+                effect="bench",
+            )
+            yield
+            with meter.paused():
+                cid = (
+                    Challenge.objects.filter(scene_id=scene, attacker_id=mine)
+                    .order_by("-pk")
+                    .values_list("pk")[0][0]
+                )
+            act = f"/scenes/{scene}/challenges/{cid}/act/"
+            bid = ch.bids["defender"]
+            post(phones["defender"], act, counter, action="answer", side="defender",
+                 answer="bid", bid=bid)  # fmt: skip
+            yield
+            post(phones["attacker"], act, counter, action="throw", side="attacker",
+                 throw=ch.throws["attacker"])  # fmt: skip
+            yield
+            post(phones["defender"], act, counter, action="throw", side="defender",
+                 throw=ch.throws["defender"])  # fmt: skip
+            yield
+            post(phones[ch.loser], act, counter, action="accept", side=ch.loser)
+            pair.resolved()
+            yield
+
+        return play
+
+    players = [one(table) for table in tables]
 
     def play() -> int:
-        ch = pair.next()
-        if ch is None:
-            raise SystemExit("the pair's bids ran out: fewer --challenges")
-        post(
-            phones["attacker"],
-            f"/scenes/{scene}/challenges/",
-            counter,
-            attacker=table["attacker"]["participant"],
-            defender=table["defender"]["participant"],
-            mode="contested",
-            bid=f"{ch.category}:{ch.bids['attacker']}",
-            effect="bench",
-        )
-        with meter.paused():
-            cid = Challenge.objects.filter(scene_id=scene).order_by("-pk").values_list("pk")[0][0]
-        act = f"/scenes/{scene}/challenges/{cid}/act/"
-        bid = ch.bids["defender"]
-        post(phones["defender"], act, counter, action="answer", side="defender", answer="bid",
-             bid=bid)  # fmt: skip
-        post(phones["attacker"], act, counter, action="throw", side="attacker",
-             throw=ch.throws["attacker"])  # fmt: skip
-        post(phones["defender"], act, counter, action="throw", side="defender",
-             throw=ch.throws["defender"])  # fmt: skip
-        post(phones[ch.loser], act, counter, action="accept", side=ch.loser)
-        pair.resolved()
-        return 5
+        running = [p() for p in players]
+        taps = 0
+        while running:
+            for gen in list(running):
+                try:
+                    next(gen)
+                    taps += 1
+                except StopIteration:
+                    running.remove(gen)
+        return taps
 
     return play
 
@@ -432,6 +464,9 @@ def main() -> None:
         action="store_true",
         help="the storyteller's tablet open on each scene (a presence row): its board is pushed",
     )
+    parser.add_argument(
+        "--shared", type=int, default=0, help="P pairs in one scene, their taps interleaved"
+    )
     parser.add_argument("--sql", type=int, default=0, help="print the N commonest queries")
     parser.add_argument("--profile", help="write cProfile's stats of the measured taps here")
     parser.add_argument(
@@ -439,7 +474,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     label = environment(args.database)
-    table = build_challenge_pair()  # migrates the database too
+    tables = build_challenge_pairs(args.shared)  # migrates the database too
 
     import django
 
@@ -448,7 +483,7 @@ def main() -> None:
 
     round_table = build_round_table()
     if args.tablet:
-        open_tablets([table["scene"], round_table["scene"]])
+        open_tablets([tables[0]["scene"], round_table["scene"]])
     meter = Meter()
     instrument(meter)
     counter = itertools.count()
@@ -458,7 +493,7 @@ def main() -> None:
     rows = [
         measure(
             "challenge",
-            challenge_driver(table, counter, meter),
+            challenge_driver(tables, counter, meter),
             args.challenges,
             args.warm,
             meter,
@@ -479,7 +514,11 @@ def main() -> None:
         profile.dump_stats(args.profile)
     if meter.lock_profile is not None:
         meter.lock_profile.dump_stats(args.lock_profile)
-    print(json.dumps({"database": label, "tablet": args.tablet, "results": rows}))
+    print(
+        json.dumps(
+            {"database": label, "tablet": args.tablet, "shared": args.shared, "results": rows}
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ sheet's write does not move the scene's ``seq``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import wraps
@@ -152,14 +152,23 @@ def known(key: Hashable) -> Any:
     return None if values is None else values.get(key)
 
 
-def offer_sheet_rows(rows: Iterable[Any]) -> None:
+def offer_sheet_rows(make: Callable[[Collection[int]], Iterable[Any]]) -> None:
     """Characters' rows a rendering has just read as a sheet's key needs them (with their
-    player and chronicle, ``open_night``: :func:`characters.sheet_cache.sheets`), each a
-    copy of its own: :func:`sheets_now` takes them, in the active cache, instead of reading
+    player and chronicle, ``open_night``: :func:`characters.sheet_cache.sheets`):
+    ``make(ids)`` gives those of the characters ``ids`` it has, each a copy of its own, made
+    only when a sheet of theirs is asked for (a shared scene's change reads a few players'
+    sheets of many). :func:`sheets_now` takes them, in the active cache, instead of reading
     them again (nothing is kept when no cache is active)."""
     values = _values.get()
     if values is not None:
-        for row in rows:
+        values.setdefault("sheet_rows_offered", []).append(make)
+
+
+def _offered_rows(values: dict[Hashable, Any], ids: list[int]) -> None:
+    """The offered rows (:func:`offer_sheet_rows`) of ``ids`` not made yet, made once each."""
+    wanted = [i for i in ids if ("sheet_row", i) not in values]
+    for make in values.get("sheet_rows_offered", ()) if wanted else ():
+        for row in make(wanted):
             values.setdefault(("sheet_row", row.pk), row)
 
 
@@ -173,6 +182,8 @@ def sheets_now(character_ids: Iterable[int]) -> dict[int, tuple[Any, dict[str, A
     found = {i: known[("sheet", i)] for i in ids if ("sheet", i) in known}
     missing = [i for i in ids if i not in found]
     if missing:
+        if values is not None:
+            _offered_rows(values, missing)
         rows = {i: known[("sheet_row", i)] for i in missing if ("sheet_row", i) in known}
         for pk, read in sheet_cache.sheets(missing, rows=rows).items():
             found[pk] = read

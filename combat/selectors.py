@@ -9,7 +9,7 @@ all of them (:func:`combat.render_cache.cached`); what they return is never chan
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -132,7 +132,7 @@ def active_participants(scene: Scene) -> list[Participant]:
 
     def read() -> list[Participant]:
         found = _active_participants.run(scene.pk)
-        offer_sheet_rows(_sheet_rows(scene, found))
+        offer_sheet_rows(lambda ids: _sheet_rows(scene, found, ids))
         return found
 
     return cached(("participants", scene.pk), read)
@@ -148,16 +148,20 @@ def _active_participants_query(scene_id: int) -> QuerySet[Participant]:
     return rows.select_related("character", "character__player")
 
 
-def _sheet_rows(scene: Scene, participants: list[Participant]) -> Iterator[Character]:
-    """Each character's row as a sheet's read would read it (``characters.sheet_cache``):
+def _sheet_rows(
+    scene: Scene, participants: list[Participant], ids: Collection[int]
+) -> Iterator[Character]:
+    """The row of each character of ``ids`` among the participants' as a sheet's read would
+    read it (``characters.sheet_cache``):
     a copy of its own (a sheet's reader attaches its rows to it), with its player, the
     scene's chronicle (a character plays only in its chronicle's scenes; any other is left
     to the sheet's read) and the chronicle's open night. None when the scene's row was read
     without its chronicle."""
     if not Scene.chronicle.is_cached(scene):
         return
+    wanted = set(ids)
     for p in participants:
-        character = p.character if p.character_id else None
+        character = p.character if p.character_id in wanted else None
         if character is None or character.chronicle_id != scene.chronicle_id:
             continue
         row = copy_row(character, chronicle=scene.chronicle)

@@ -297,11 +297,12 @@ def any_challenge() -> QuerySet[Challenge]:
 
 
 def scene_rows(scene: Scene) -> list[Challenge]:
-    """The scene's challenges; all of them are read once for every audience of a change (the
-    board, the public part, each player's own); none when the scene's row says it never had
-    one. Their sides are the participants a change's renderings read anyway
-    (:func:`combat.selectors.active_participants`, with their characters and players); only
-    those taken out of the scene since are read apart (one query)."""
+    """The scene's challenges, by pk (the oldest first); all of them are read once for every
+    audience of a change (the board, the public part, each player's own); none when the
+    scene's row says it never had one. Their sides are the participants a change's
+    renderings read anyway (:func:`combat.selectors.active_participants`, with their
+    characters and players); only those taken out of the scene since are read apart (one
+    query)."""
     # kept when there are none too: this seq's renderings share it
     return cached(("challenges", scene.pk), lambda: _scene_rows(scene))
 

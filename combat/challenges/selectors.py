@@ -39,8 +39,7 @@ def _challenges(scene: Scene, recent: int | None = RECENT) -> list[Challenge]:
     """The open challenges, then the ``recent`` last finished ones (None: every one)."""
     rows = reads.scene_rows(scene)
     waiting = reads.still_open(rows)
-    done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:recent]
-    return waiting + done
+    return waiting + _newest(rows, waiting, recent, lambda c: True)
 
 
 def _own_challenges(scene: Scene, user: AbstractBaseUser, own: list[int]) -> list[Challenge]:
@@ -49,20 +48,39 @@ def _own_challenges(scene: Scene, user: AbstractBaseUser, own: list[int]) -> lis
     finish in the scene (at most ``KEPT``, newest first)."""
     rows = reads.scene_rows(scene)
     waiting = reads.still_open(rows)
-    done = sorted(
-        (
-            c
-            for c in rows
-            if c not in waiting and user.pk not in c.options.get("left", []) and _took_part(c, own)
-        ),
-        key=lambda c: -c.pk,
-    )[:KEPT]
-    return waiting + done
+    mine = set(own)
+
+    def kept(c: Challenge) -> bool:
+        return user.pk not in c.options.get("left", ()) and _took_part(c, mine)
+
+    return waiting + _newest(rows, waiting, KEPT, kept)
 
 
-def _took_part(ch: Challenge, own: list[int]) -> bool:
-    mob = {int(pk) for pk in ch.options.get("mob", {})} | set(ch.options.get("mob_dropped", []))
-    return any(pk in own for pk in (ch.attacker_id, ch.defender_id)) or bool(mob & set(own))
+def _newest(
+    rows: list[Challenge], waiting: list[Challenge], most: int | None, wanted: Any
+) -> list[Challenge]:
+    """The ``most`` newest of ``rows`` (None: all) that are not ``waiting`` and are
+    ``wanted``, newest first. ``rows`` come by pk (:func:`reads.scene_rows`): read from the
+    newest, a night's older rows are not looked at once enough are found, and ``waiting`` is
+    matched by pk (a model's ``==`` per pair cost a night's rows times the open ones)."""
+    held = {c.pk for c in waiting}
+    out: list[Challenge] = []
+    for c in reversed(rows):
+        if most is not None and len(out) >= most:
+            break
+        if c.pk not in held and wanted(c):
+            out.append(c)
+    return out
+
+
+def _took_part(ch: Challenge, own: set[int]) -> bool:
+    if ch.attacker_id in own or ch.defender_id in own:
+        return True
+    options = ch.options
+    if not (options.get("mob") or options.get("mob_dropped")):
+        return False
+    mob = {int(pk) for pk in options.get("mob", {})} | set(options.get("mob_dropped", []))
+    return bool(mob & own)
 
 
 def _status(ch: Challenge, names: dict[str, str]) -> str:

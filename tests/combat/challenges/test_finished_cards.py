@@ -112,3 +112,28 @@ async def test_a_lost_push_of_a_card_put_away_is_caught_up_by_itself(classic, mo
         pass  # the storytellers' part or nothing: no other phone hears of it
     assert card not in state
     await phone.disconnect()
+
+
+def test_a_phones_cards_and_the_public_lines_never_compare_the_nights_rows_pairwise(
+    classic, monkeypatch
+):
+    """Issue 21: which of a scene's challenges are finished is found by pk. Comparing each
+    row with each open one (a model's ``==``) cost a shared scene's night of rows times its
+    open challenges on every change, for each player's part and the public one."""
+    from combat.models import Challenge
+
+    t = classic
+    others = [_pair(t, i) for i in range(2)]
+    mine = _finish(t, (t.a_user, t.a), (t.d_user, t.d))
+    _finish(t, *others[0])
+    t.start(attacker=others[1][0][1], defender=others[1][1][1], by=others[1][0][0],
+            category="physical", bid="Strong")  # fmt: skip
+    open_one = t.start(category="physical", bid="Strong")
+    compared = []
+    monkeypatch.setattr(Challenge, "__eq__", lambda a, b: compared.append(1) or a is b)
+    scene = t.refresh().scene
+    cards = selectors.player_cards(scene, t.a_user)["cards"]
+    lines = selectors.public_lines(scene)
+    assert compared == []
+    assert [c["ch"].pk for c in cards] == [open_one.pk, mine]  # the open one, then hers
+    assert len(lines) == 4

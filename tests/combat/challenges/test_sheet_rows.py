@@ -94,3 +94,31 @@ def test_a_scene_read_without_its_chronicle_reads_its_sheets_rows(classic):
         people = active_participants(bare)
         render_cache.sheets_now(p.character_id for p in people if p.character_id)
     assert _sheet_row_reads(captured) == 1
+
+
+def test_a_change_copies_only_the_rows_of_the_sheets_it_reads(classic, monkeypatch):
+    """Issue 21: a shared scene's change renders a few players' own parts of many players: the
+    participants' rows are copied for a sheet's read only for the sheets it reads, not for
+    everyone in the scene, and what it renders is what a fresh read gives."""
+    from characters.demo import CAST, _write_sheet
+    from combat import selectors
+    from combat import services as scenes
+    from tests.factories import CharacterFactory, UserFactory
+
+    t = classic
+    for i in range(3):
+        user = UserFactory(username=f"bystander_{i}")
+        character = CharacterFactory(
+            chronicle=t.scene.chronicle, name=f"Bystander {i}", player=user
+        )
+        _write_sheet(character, "met_classic", CAST["Marcus"][1])
+        scenes.scene_join(code=t.scene.join_code, user=user, character=character)
+    copied = []
+    copy_row = selectors.copy_row
+    monkeypatch.setattr(
+        selectors, "copy_row", lambda row, **kw: copied.append(row.pk) or copy_row(row, **kw)
+    )
+    out = fragments.scene_change_fragments(t.scene.pk, private_user_ids=[t.a_user.pk])
+    assert sorted(copied) == [t.a.character_id]  # Marcus's start form reads his sheet alone
+    sheet_cache.clear()
+    assert out == fragments.scene_change_fragments(t.scene.pk, private_user_ids=[t.a_user.pk])
