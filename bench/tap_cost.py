@@ -1,7 +1,7 @@
 """What one tap costs the server: CPU ms and queries per tap, for a challenge and a round.
 
 ``python bench/tap_cost.py [--database sqlite|postgres] [--challenges 10] [--rounds 4]
-[--profile var/tap.prof]``
+[--history 0] [--profile var/tap.prof]``
 
 A benchmark, never a test: it prints numbers and asserts nothing. In one process, through
 the real views with Django's test client (DEBUG off), against SQLite (a file of its own,
@@ -14,6 +14,9 @@ layer either way, so a push is rendered and handed to the layer but crosses no n
   posts). Each post locks, writes, commits, renders every audience's fragments on commit and
   answers with the actor's region. The first challenges warm up (templates compiled, caches
   filled) and leave finished cards on both phones and the board, as a night does.
+- ``--history N``: after the warm-up, N finished challenges of two NPCs are added to the
+  challenge's scene (copies of its newest): the history a shared scene builds up, on no
+  phone of the pair's. What a tap costs should not grow with it.
 - ``--tablet``: the storyteller's tablet is open on both scenes (a presence row), so every
   change renders the board too; without it no board is open and none is rendered.
 - **Round** (wod_dice): the storyteller starts a fight of two players, sets both
@@ -301,13 +304,45 @@ def round_driver(table: dict[str, Any], counter, meter: Meter):
     return play
 
 
+def add_history(scene_id: int, count: int) -> None:
+    """``count`` finished challenges of two NPCs of the scene's, copies of its newest one: a
+    scene's history as a shared scene has it (other pairs' challenges, none on these phones)."""
+    from combat.models import Challenge, Participant
+
+    if count < 1:
+        return
+    model = Challenge.objects.filter(scene_id=scene_id, status="over").order_by("-pk").first()
+    npcs = [
+        Participant.objects.create(scene_id=scene_id, name=f"History {n}", npc=True) for n in (1, 2)
+    ]
+    rows = []
+    for _ in range(count):
+        row = Challenge.objects.get(pk=model.pk)
+        row.pk = None
+        row.attacker, row.defender = npcs
+        rows.append(row)
+    Challenge.objects.bulk_create(rows)
+    from combat import live
+
+    live._people_changed(scene_id)  # the NPCs' joining is no measured tap's
+
+
 def measure(
-    name: str, play, repeats: int, warm: int, meter: Meter, profile, show_sql: int = 0
+    name: str,
+    play,
+    repeats: int,
+    warm: int,
+    meter: Meter,
+    profile,
+    show_sql: int = 0,
+    before=None,
 ) -> dict[str, Any]:
     from django.db import connection
 
     for _ in range(warm):
         play()
+    if before is not None:
+        before()
     connection.close()  # the next request opens a connection that counts
     meter.queries.clear()
     meter.cpu.clear()
@@ -362,6 +397,12 @@ def main() -> None:
         action="store_true",
         help="the storyteller's tablet open on each scene (a presence row): its board is pushed",
     )
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        help="finished challenges of two NPCs added to the challenge's scene after the warm-up",
+    )
     parser.add_argument("--sql", type=int, default=0, help="print the N commonest queries")
     parser.add_argument("--profile", help="write cProfile's stats of the measured taps here")
     args = parser.parse_args()
@@ -389,6 +430,7 @@ def main() -> None:
             meter,
             profile,
             args.sql,
+            before=lambda: add_history(table["scene"], args.history),
         ),
         measure(
             "round",
@@ -402,7 +444,11 @@ def main() -> None:
     ]
     if profile is not None:
         profile.dump_stats(args.profile)
-    print(json.dumps({"database": label, "tablet": args.tablet, "results": rows}))
+    print(
+        json.dumps(
+            {"database": label, "tablet": args.tablet, "history": args.history, "results": rows}
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -23,8 +23,8 @@ from combat.rules.challenge import Phase, has_werewolf_tests, kinds_of_test
 from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
 
-RECENT = 3  # finished challenges the storyteller's board keeps showing
-KEPT = 10  # a player's own finished challenges its phone keeps until the player leaves them
+RECENT = reads.RECENT  # finished challenges the public part keeps showing
+KEPT = reads.KEPT  # a player's own finished challenges its phone keeps until they leave them
 
 RETEST_WORDS = {
     RetestKind.POWER: "Power retest",
@@ -36,8 +36,9 @@ RETEST_WORDS = {
 
 
 def _challenges(scene: Scene, recent: int | None = RECENT) -> list[Challenge]:
-    """The open challenges, then the ``recent`` last finished ones (None: every one)."""
-    rows = reads.scene_rows(scene)
+    """The open challenges, then the ``recent`` last finished ones (None: every one, the
+    board's; else from the rows a phone may show, :func:`reads.phone_rows`)."""
+    rows = reads.scene_rows(scene) if recent is None or recent > RECENT else reads.phone_rows(scene)
     waiting = reads.still_open(rows)
     done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:recent]
     return waiting + done
@@ -47,7 +48,7 @@ def _own_challenges(scene: Scene, user: AbstractBaseUser, own: list[int]) -> lis
     """A player's phone: every open challenge, and the finished ones the player's characters
     took part in that the player has not left yet (``options["left"]``), however many others
     finish in the scene (at most ``KEPT``, newest first)."""
-    rows = reads.scene_rows(scene)
+    rows = reads.phone_rows(scene)
     waiting = reads.still_open(rows)
     done = sorted(
         (
