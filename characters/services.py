@@ -9,6 +9,7 @@ entry the first one wrote, before any other check), then the rules part below.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -18,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, QuerySet
 from django.utils import timezone
 
+from characters import sheet_cache
 from characters.models import (
     PER_NIGHT_KINDS,
     Category,
@@ -118,9 +120,18 @@ def _lock_character(character: Character) -> tuple[None, Character]:
 _VALUES_PREFETCH = PreparedPrefetch(Character, ("traits", "abilities", "health"))
 
 
-def _current_values(locked: Character) -> dict[str, Any]:
+def _current_values(locked: Character, night: GameNight | None = None) -> dict[str, Any]:
     """:func:`characters.selectors.current_values` of the locked character, its traits,
-    abilities and health track read by queries whose SQL is built once per process."""
+    abilities and health track read by queries whose SQL is built once per process.
+
+    ``night``: the chronicle's open night, read under the lock: the values come through the
+    sheet cache (:func:`characters.sheet_cache.sheets`, keyed on the locked row's
+    ``sheet_version``, that night and the ruleset), so a sheet this process holds at its
+    current version is not read again (a write since moved the version: it is read)."""
+    if night is not None and not getattr(locked, "_prefetched_objects_cache", None):
+        row = copy.copy(locked)  # the cache's rows go on a row of its own, not the locked one
+        row.open_night = night.pk  # type: ignore[attr-defined]  # one open night (a constraint)
+        return sheet_cache.sheets([locked.pk], rows={locked.pk: row})[locked.pk][1]
     if not getattr(locked, "_prefetched_objects_cache", None):
         _VALUES_PREFETCH.run([locked])
     return current_values(locked)
@@ -317,7 +328,7 @@ def _spend(
 ) -> LedgerEntry:
     """The rules part of a cost: what the character has now pays for it, in the open night."""
     night = _open_night(locked.chronicle)
-    now = _current_values(locked)
+    now = _current_values(locked, night)
     subject, category = _as_on_the_sheet(now, kind, subject.strip(), category.strip())
     _check_affordable(locked, now, kind, subject, category, amount)
     entry = LedgerEntry.objects.create(
