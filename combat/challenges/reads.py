@@ -338,11 +338,11 @@ def _phone_pks(scene: Scene, listing: list[tuple[Any, ...]], recent: int, kept: 
     }
     out: set[int] = set()
     counted: dict[int, int] = {}
-    for pk, _step, status, left, attacker, defender, always, *_ in reversed(listing):
+    for pk, _step, status, left, attacker, defender, always, hidden, *_ in reversed(listing):
         if status in _OPEN or always:  # open, waiting on a choice, or a mob's (C16)
             out.add(pk)
             continue
-        if recent > 0:
+        if recent > 0 and not hidden:  # the public part's: none a hidden NPC took part in
             recent -= 1
             out.add(pk)
         for player in {played.get(attacker), played.get(defender)}:
@@ -411,7 +411,8 @@ def _listed(scene_id: int) -> QuerySet[Challenge]:
     """The scene's challenges as tuples: pk, ``step``, status, who left each
     (``options["left"]``, the one write that moves no step: :mod:`combat.challenges.leaving`),
     its sides' participant ids, whether a phone shows it whatever its age (``always``: a
-    loser's choice waits, W8; a mob's, C16, whose members are in its options), then an open
+    loser's choice waits, W8; a mob's, C16, whose members are in its options), whether a
+    hidden NPC is on a side (``hidden``: no public line, :func:`has_hidden`), then an open
     one's every other field (:func:`_whole_fields`; NULL for the others): an open row is
     never kept (:data:`finished.rows`), so a change reads it anyway, and with the list it
     costs no query of its own."""
@@ -422,15 +423,18 @@ def _listed(scene_id: int) -> QuerySet[Challenge]:
     }
     always = Q(options__has_key="choose") | Q(options__has_key="mob")
     always |= Q(options__has_key="mob_dropped")
+    hidden = Q(attacker__hidden=True) | Q(defender__hidden=True)
     rows = Challenge.objects.filter(scene=scene_id).order_by("pk")
     rows = rows.annotate(
         left=KeyTransform("left", "options"),
         side_a=F("attacker_id"),
         side_d=F("defender_id"),
         always=ExpressionWrapper(always, output_field=BooleanField()),
+        hidden=ExpressionWrapper(hidden, output_field=BooleanField()),
         **whole,
     )
-    return rows.values_list("id", "step", "status", "left", "side_a", "side_d", "always", *whole)
+    names = ("id", "step", "status", "left", "side_a", "side_d", "always", "hidden")
+    return rows.values_list(*names, *whole)
 
 
 def _whole(scene_id: int, ids: list[int]) -> QuerySet[Challenge]:

@@ -37,11 +37,18 @@ RETEST_WORDS = {
 
 def _challenges(scene: Scene, recent: int | None = RECENT) -> list[Challenge]:
     """The open challenges, then the ``recent`` last finished ones (None: every one, the
-    board's; else from the rows a phone may show, :func:`reads.phone_rows`)."""
-    rows = reads.scene_rows(scene) if recent is None or recent > RECENT else reads.phone_rows(scene)
+    board's). With a number: the players' public part's, from the rows a phone may show
+    (:func:`reads.phone_rows`), the last finished ones no hidden NPC took part in: a hidden
+    NPC's challenge, never shown to players, must not push a line they saw out of the list
+    either (a gap they could count)."""
+    if recent is None:
+        rows = reads.scene_rows(scene)
+        waiting = reads.still_open(rows)
+        return waiting + sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)
+    rows = reads.phone_rows(scene)
     waiting = reads.still_open(rows)
-    done = sorted((c for c in rows if c not in waiting), key=lambda c: -c.pk)[:recent]
-    return waiting + done
+    done = [c for c in rows if c not in waiting and not reads.has_hidden(c)]
+    return waiting + sorted(done, key=lambda c: -c.pk)[:recent]
 
 
 def _own_challenges(scene: Scene, user: AbstractBaseUser, own: list[int]) -> list[Challenge]:

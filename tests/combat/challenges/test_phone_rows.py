@@ -123,3 +123,18 @@ def test_the_phone_rows_hold_the_open_ones_and_a_choice_waiting(classic):
     rows = {ch.pk for ch in reads.phone_rows(t.refresh().scene)}
     assert {waiting, open_one.pk} <= rows
     assert len(rows) <= 2 + selectors.RECENT + 2 * selectors.KEPT
+
+
+def test_a_hidden_npcs_finished_challenge_pushes_no_public_line_out(classic):
+    """The public part's last finished lines are the last ones players may see: a hidden
+    NPC's challenge finishing leaves them as they were (no line gone, nothing to count)."""
+    t = classic
+    done = _finish(t)
+    visible = [done.pk, *_copies(done, selectors.RECENT)]
+    before = [line["ch"].pk for line in selectors.public_lines(t.refresh().scene)]
+    assert before == visible[::-1][: selectors.RECENT]
+    t.lost_to_a_hidden_npc()
+    _forget_rows()
+    assert [line["ch"].pk for line in selectors.public_lines(t.refresh().scene)] == before
+    shown = fragments.players_state(t.scene).split('id="challenge-public"')[1]
+    assert shown.split("</ul>")[0].count("<li>") == selectors.RECENT
