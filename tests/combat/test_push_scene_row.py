@@ -18,14 +18,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _scene_reads(queries: list[dict]) -> list[str]:
-    """The scene's row read for renderings (fragments.load), not the step's locking read."""
+    """The scene's row read for renderings (fragments.load, with ``watched``), not the
+    step's locking read."""
     return [
         q["sql"]
         for q in queries
-        if q["sql"].startswith("SELECT")
-        and 'FROM "combat_scene"' in q["sql"]
-        and "FOR UPDATE" not in q["sql"]
-        and '"combat_scene"."players_seq"' in q["sql"]
+        if 'FROM "combat_scene"' in q["sql"] and 'AS "watched"' in q["sql"]
     ]
 
 
