@@ -1,7 +1,7 @@
 """What one tap costs the server: CPU ms and queries per tap, for a challenge and a round.
 
 ``python bench/tap_cost.py [--database sqlite|postgres] [--challenges 10] [--rounds 4]
-[--profile var/tap.prof] [--lock-profile var/lock.prof] [--sql 20]``
+[--shared 0] [--history 0] [--profile var/tap.prof] [--lock-profile var/lock.prof] [--sql 20]``
 
 A benchmark, never a test: it prints numbers and asserts nothing. In one process, through
 the real views with Django's test client (DEBUG off), against SQLite (a file of its own,
@@ -17,6 +17,9 @@ layer either way, so a push is rendered and handed to the layer but crosses no n
 - ``--shared P``: P pairs in one scene instead (as ``tap_server.py``'s shared layout), their
   taps interleaved (each pair's next post in turn), so P challenges are open at once and every
   change is rendered for a scene of 2P players; a "challenge" is then P of them.
+- ``--history N``: after the warm-up, N finished challenges of two NPCs are added to the
+  challenge's scene (copies of its newest): the history a shared scene builds up, on no
+  phone of the pair's. What a tap costs should not grow with it.
 - ``--tablet``: the storyteller's tablet is open on both scenes (a presence row), so every
   change renders the board too; without it no board is open and none is rendered.
 - **Round** (wod_dice): the storyteller starts a fight of two players, sets both
@@ -387,13 +390,45 @@ def round_driver(table: dict[str, Any], counter, meter: Meter):
     return play
 
 
+def add_history(scene_id: int, count: int) -> None:
+    """``count`` finished challenges of two NPCs of the scene's, copies of its newest one: a
+    scene's history as a shared scene has it (other pairs' challenges, none on these phones)."""
+    from combat.models import Challenge, Participant
+
+    if count < 1:
+        return
+    model = Challenge.objects.filter(scene_id=scene_id, status="over").order_by("-pk").first()
+    npcs = [
+        Participant.objects.create(scene_id=scene_id, name=f"History {n}", npc=True) for n in (1, 2)
+    ]
+    rows = []
+    for _ in range(count):
+        row = Challenge.objects.get(pk=model.pk)
+        row.pk = None
+        row.attacker, row.defender = npcs
+        rows.append(row)
+    Challenge.objects.bulk_create(rows)
+    from combat import live
+
+    live._people_changed(scene_id)  # the NPCs' joining is no measured tap's
+
+
 def measure(
-    name: str, play, repeats: int, warm: int, meter: Meter, profile, show_sql: int = 0
+    name: str,
+    play,
+    repeats: int,
+    warm: int,
+    meter: Meter,
+    profile,
+    show_sql: int = 0,
+    before=None,
 ) -> dict[str, Any]:
     from django.db import connection
 
     for _ in range(warm):
         play()
+    if before is not None:
+        before()
     connection.close()  # the next request opens a connection that counts
     meter.queries.clear()
     meter.cpu.clear()
@@ -467,6 +502,12 @@ def main() -> None:
     parser.add_argument(
         "--shared", type=int, default=0, help="P pairs in one scene, their taps interleaved"
     )
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        help="finished challenges of two NPCs added to the challenge's scene after the warm-up",
+    )
     parser.add_argument("--sql", type=int, default=0, help="print the N commonest queries")
     parser.add_argument("--profile", help="write cProfile's stats of the measured taps here")
     parser.add_argument(
@@ -499,6 +540,7 @@ def main() -> None:
             meter,
             profile,
             args.sql,
+            before=lambda: add_history(tables[0]["scene"], args.history),
         ),
         measure(
             "round",
@@ -516,7 +558,13 @@ def main() -> None:
         meter.lock_profile.dump_stats(args.lock_profile)
     print(
         json.dumps(
-            {"database": label, "tablet": args.tablet, "shared": args.shared, "results": rows}
+            {
+                "database": label,
+                "tablet": args.tablet,
+                "shared": args.shared,
+                "history": args.history,
+                "results": rows,
+            }
         )
     )
 

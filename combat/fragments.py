@@ -71,9 +71,19 @@ def _partial(template: str, name: str, context: dict[str, Any], *, oob: bool = T
 def load(scene_id: int) -> Scene | None:
     """The scene's row for its renderings, with its features' flags in the same query
     (:func:`combat.regions.flags`: no fight, no chase to read) and whether a storyteller's
-    socket of the scene may be open (``watched``: :func:`selectors.board_watched`)."""
+    socket of the scene may be open (``watched``: :func:`selectors.board_watched`).
+
+    Inside a step's request (:func:`render_cache.one_request`) it is read once after the
+    request's last write: a sheet change's push and the scene change's push of one commit
+    (and the answer, :func:`render_cache.scene_now`) share it."""
+    held = render_cache.held_scene(scene_id)
+    if held is not None:
+        return held
     found = _scene_row.run(scene_id)
-    return found[0] if found else None
+    if not found:
+        return None
+    render_cache.loaded(found[0])  # the other pushes' and the answer's row too
+    return found[0]
 
 
 def _scene_query(scene_id: int) -> QuerySet[Scene]:
@@ -224,10 +234,9 @@ def scene_change_parts(
 
     They share one :class:`RenderCache`: the scene's challenges, each sheet, are read once for
     all of them (active only while a part renders, never while the caller sends it)."""
-    scene = load(scene_id)
+    scene = load(scene_id)  # the answer's row too (render_cache.scene_now)
     if scene is None:
         return
-    render_cache.loaded(scene)  # the answer's row too (render_cache.scene_now)
     cache = render_cache.for_scene(scene)
     ids = list(private_user_ids)
     whole = own_parts

@@ -126,6 +126,13 @@ def loaded(scene: Any) -> None:
         held[scene.pk] = scene
 
 
+def held_scene(scene_id: int) -> Any:
+    """The scene's row a change's renderings read after the request's last write
+    (:func:`loaded`), else None: a sheet change's push and the scene change's that follows it
+    in the same commit read it once."""
+    return (_scenes.get() or {}).get(scene_id)
+
+
 def scene_now(scene: Any) -> Any:
     """``scene``'s row as it is after the request's last write: the one its pushes read
     (:func:`loaded`, no query; the answer then shows their ``seq``), else read again."""

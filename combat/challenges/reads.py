@@ -13,13 +13,13 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import DEFAULT_DB_ALIAS
-from django.db.models import Case, F, OuterRef, Q, QuerySet, When
+from django.db.models import BooleanField, Case, ExpressionWrapper, F, OuterRef, Q, QuerySet, When
 from django.db.models.fields.json import KeyTransform
 
 from combat.challenges import finished, sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.regions import says_none
-from combat.render_cache import cached
+from combat.render_cache import cached, known
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.challenge import Phase
 from combat.rules.profiles import Family
@@ -297,31 +297,107 @@ def any_challenge() -> QuerySet[Challenge]:
 
 
 def scene_rows(scene: Scene) -> list[Challenge]:
-    """The scene's challenges, by pk (the oldest first); all of them are read once for every
-    audience of a change (the board, the public part, each player's own); none when the
-    scene's row says it never had one. Their sides are the participants a change's
+    """The scene's challenges, by pk (the oldest first), every one of the night (the
+    storyteller's board); all of them are read once for every audience of a change; none when
+    the scene's row says it never had one. Their sides are the participants a change's
     renderings read anyway (:func:`combat.selectors.active_participants`, with their
     characters and players); only those taken out of the scene since are read apart (one
     query)."""
     # kept when there are none too: this seq's renderings share it
-    return cached(("challenges", scene.pk), lambda: _scene_rows(scene))
+    return cached(("challenges", scene.pk), lambda: _rows_of(scene, _listing(scene), None))
 
 
-def _scene_rows(scene: Scene) -> list[Challenge]:
-    if says_none(scene, CHALLENGE_FLAG):
+RECENT = 3  # finished challenges the public part (and the board's short list) keeps showing
+KEPT = 10  # a player's own finished challenges its phone keeps until the player leaves them
+
+
+def phone_rows(scene: Scene) -> list[Challenge]:
+    """The challenges a phone may show (the players' public part, a player's own part, who
+    the open ones wait on): the open ones and those waiting on a choice, the ``RECENT`` newest
+    of the others, and each player's ``KEPT`` newest they took part in and have not left,
+    however many others finish (the rows of a mob's challenge too: its members are in its
+    options). A subset of :func:`scene_rows` (the same row objects in one change's
+    renderings) that holds every row the phones' selectors choose from it, read whole only
+    for those: what a change costs does not grow with the challenges the scene ever had."""
+
+    def read() -> list[Challenge]:
+        listing = _listing(scene)
+        return _rows_of(scene, listing, _phone_pks(scene, listing, RECENT, KEPT))
+
+    return cached(("challenges_phone", scene.pk), read)
+
+
+def _phone_pks(scene: Scene, listing: list[tuple[Any, ...]], recent: int, kept: int) -> set[int]:
+    """Which of the listed challenges :func:`phone_rows` holds (see it), from the listing
+    alone (:func:`_listed`) and the scene's present participants' players."""
+    from combat.selectors import active_participants  # it reads the features' regions
+
+    played = {
+        p.pk: p.character.player_id
+        for p in active_participants(scene)
+        if not (p.npc or p.character_id is None)
+    }
+    out: set[int] = set()
+    counted: dict[int, int] = {}
+    for pk, _step, status, left, attacker, defender, always, hidden, *_ in reversed(listing):
+        if status in _OPEN or always:  # open, waiting on a choice, or a mob's (C16)
+            out.add(pk)
+            continue
+        if recent > 0 and not hidden:  # the public part's: none a hidden NPC took part in
+            recent -= 1
+            out.add(pk)
+        for player in {played.get(attacker), played.get(defender)}:
+            mine = player is not None and player not in (left or ())
+            if mine and counted.get(player, 0) < kept:
+                counted[player] = counted.get(player, 0) + 1
+                out.add(pk)
+    return out
+
+
+def listed_attackers(scene: Scene) -> dict[int, int] | None:
+    """Each attacker's newest challenge of the scene (participant id -> challenge id), from
+    the listing of its challenges when this change's renderings read it (else None)."""
+    listing = known(("challenge_list", scene.pk))
+    if listing is None:
+        return None
+    out: dict[int, int] = {}
+    for item in listing:
+        out[item[4]] = max(out.get(item[4], 0), item[0])
+    return out
+
+
+def _listing(scene: Scene) -> list[tuple[Any, ...]]:
+    """The scene's challenges listed (:func:`_listed`), once for a change's renderings."""
+
+    def read() -> list[tuple[Any, ...]]:
+        return [] if says_none(scene, CHALLENGE_FLAG) else _list.run(scene.pk)
+
+    return cached(("challenge_list", scene.pk), read)
+
+
+def _rows_of(scene: Scene, listing: list[tuple[Any, ...]], pks: set[int] | None) -> list[Challenge]:
+    """The rows of the listed challenges (``pks`` of them; None: every one), in order, each
+    read once for a change's renderings (the board's list and the phones' share them)."""
+    if not listing:
         return []
-    rows = _read(scene.pk)
-    sides = _sides(scene, rows)
-    for row in rows:
-        # as ``row.scene = scene`` etc. set them, without the descriptors' checks (the ids
-        # are the row's own): the scene being rendered, not a copy of its row per challenge
-        related = row._state.fields_cache
-        related["scene"] = scene
-        related["attacker"] = sides[row.attacker_id]
-        related["defender"] = sides.get(row.defender_id) if row.defender_id is not None else None
-        if "token" not in row.__dict__:  # a kept row's comes with it (its pk and step's)
-            row.token = step_token(row)  # what a form of its card posts (steps.token)
-    return rows
+    made: dict[int, Challenge] = cached(("challenge_rows", scene.pk), dict)
+    wanted = [item for item in listing if (pks is None or item[0] in pks) and item[0] not in made]
+    if wanted:
+        rows = _read(scene.pk, wanted)
+        sides = _sides(scene, rows)
+        for row in rows:
+            # as ``row.scene = scene`` etc. set them, without the descriptors' checks (the ids
+            # are the row's own): the scene being rendered, not a copy of its row per challenge
+            related = row._state.fields_cache
+            related["scene"] = scene
+            related["attacker"] = sides[row.attacker_id]
+            related["defender"] = (
+                sides.get(row.defender_id) if row.defender_id is not None else None
+            )
+            if "token" not in row.__dict__:  # a kept row's comes with it (its pk and step's)
+                row.token = step_token(row)  # what a form of its card posts (steps.token)
+            made[row.pk] = row
+    return [made[pk] for pk, *_ in listing if pk in made and (pks is None or pk in pks)]
 
 
 #: What a challenge's list reads whole (its open rows): every field but those it lists.
@@ -335,17 +411,31 @@ def _whole_fields() -> list[Any]:
 def _listed(scene_id: int) -> QuerySet[Challenge]:
     """The scene's challenges as tuples: pk, ``step``, status, who left each
     (``options["left"]``, the one write that moves no step: :mod:`combat.challenges.leaving`),
-    then an open one's every other field (:func:`_whole_fields`; NULL for the others): an
-    open row is never kept (:data:`finished.rows`), so a change reads it anyway, and with
-    the list it costs no query of its own."""
+    its sides' participant ids, whether a phone shows it whatever its age (``always``: a
+    loser's choice waits, W8; a mob's, C16, whose members are in its options), whether a
+    hidden NPC is on a side (``hidden``: no public line, :func:`has_hidden`), then an open
+    one's every other field (:func:`_whole_fields`; NULL for the others): an open row is
+    never kept (:data:`finished.rows`), so a change reads it anyway, and with the list it
+    costs no query of its own."""
     is_open = Q(status__in=_OPEN)
     whole = {
         f"whole_{f.attname}": Case(When(is_open, then=F(f.attname)), default=None, output_field=f)
         for f in _whole_fields()
     }
+    always = Q(options__has_key="choose") | Q(options__has_key="mob")
+    always |= Q(options__has_key="mob_dropped")
+    hidden = Q(attacker__hidden=True) | Q(defender__hidden=True)
     rows = Challenge.objects.filter(scene=scene_id).order_by("pk")
-    rows = rows.annotate(left=KeyTransform("left", "options"), **whole)
-    return rows.values_list("id", "step", "status", "left", *whole)
+    rows = rows.annotate(
+        left=KeyTransform("left", "options"),
+        side_a=F("attacker_id"),
+        side_d=F("defender_id"),
+        always=ExpressionWrapper(always, output_field=BooleanField()),
+        hidden=ExpressionWrapper(hidden, output_field=BooleanField()),
+        **whole,
+    )
+    names = ("id", "step", "status", "left", "side_a", "side_d", "always", "hidden")
+    return rows.values_list(*names, *whole)
 
 
 def _whole(scene_id: int, ids: list[int]) -> QuerySet[Challenge]:
@@ -356,13 +446,12 @@ def _whole(scene_id: int, ids: list[int]) -> QuerySet[Challenge]:
 _list, _rows = PreparedValues(_listed), Prepared(_whole, model=Challenge)
 
 
-def _read(scene_id: int) -> list[Challenge]:
-    """The scene's challenges, in order: each listed by pk and ``step``, an open one with
-    all its fields (:func:`_listed`); a finished one's row taken from this process's memo
-    when it holds that step (:data:`finished.rows`: a row at a step never changes, and a
-    finished challenge's rows are most of a night's), the others read whole in one query
-    (and a finished one kept). Each caller gets rows of its own."""
-    listed = _list.run(scene_id)
+def _read(scene_id: int, listed: list[tuple[Any, ...]]) -> list[Challenge]:
+    """The rows of the ``listed`` challenges (:func:`_listed`), in order: an open one from its
+    listing with all its fields; a finished one's row taken from this process's memo when it
+    holds that step (:data:`finished.rows`: a row at a step never changes, and a finished
+    challenge's rows are most of a night's), the others read whole in one query (and a
+    finished one kept). Each caller gets rows of its own."""
     found: dict[int, Challenge] = {}
     for item in listed:
         pk, step, status, left = item[:4]

@@ -23,8 +23,8 @@ from combat.rules.challenge import Phase, has_werewolf_tests, kinds_of_test
 from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
 
-RECENT = 3  # finished challenges the storyteller's board keeps showing
-KEPT = 10  # a player's own finished challenges its phone keeps until the player leaves them
+RECENT = reads.RECENT  # finished challenges the public part keeps showing
+KEPT = reads.KEPT  # a player's own finished challenges its phone keeps until they leave them
 
 RETEST_WORDS = {
     RetestKind.POWER: "Power retest",
@@ -36,17 +36,25 @@ RETEST_WORDS = {
 
 
 def _challenges(scene: Scene, recent: int | None = RECENT) -> list[Challenge]:
-    """The open challenges, then the ``recent`` last finished ones (None: every one)."""
-    rows = reads.scene_rows(scene)
+    """The open challenges, then the ``recent`` last finished ones (None: every one, the
+    board's). With a number: the players' public part's, from the rows a phone may show
+    (:func:`reads.phone_rows`), the last finished ones no hidden NPC took part in: a hidden
+    NPC's challenge, never shown to players, must not push a line they saw out of the list
+    either (a gap they could count)."""
+    if recent is None:
+        rows = reads.scene_rows(scene)
+        waiting = reads.still_open(rows)
+        return waiting + _newest(rows, waiting, None, lambda c: True)
+    rows = reads.phone_rows(scene)
     waiting = reads.still_open(rows)
-    return waiting + _newest(rows, waiting, recent, lambda c: True)
+    return waiting + _newest(rows, waiting, recent, lambda c: not reads.has_hidden(c))
 
 
 def _own_challenges(scene: Scene, user: AbstractBaseUser, own: list[int]) -> list[Challenge]:
     """A player's phone: every open challenge, and the finished ones the player's characters
     took part in that the player has not left yet (``options["left"]``), however many others
     finish in the scene (at most ``KEPT``, newest first)."""
-    rows = reads.scene_rows(scene)
+    rows = reads.phone_rows(scene)
     waiting = reads.still_open(rows)
     mine = set(own)
 

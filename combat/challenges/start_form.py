@@ -9,7 +9,7 @@ from django.db.models import Max
 from combat.challenges import reads, sheets
 from combat.models import Challenge, Participant, Scene
 from combat.regions import says_none
-from combat.render_cache import cached, known
+from combat.render_cache import cached
 from combat.rules import night
 
 
@@ -21,12 +21,9 @@ def last_started(scene: Scene) -> dict[int, int]:
     def read() -> dict[int, int]:
         if says_none(scene, reads.CHALLENGE_FLAG):  # the scene's row: it never had one
             return {}
-        held = known(("challenges", scene.pk))  # reads.scene_rows's, when this change has them
+        held = reads.listed_attackers(scene)  # from the listing, when this change has it
         if held is not None:
-            out: dict[int, int] = {}
-            for ch in held:
-                out[ch.attacker_id] = max(out.get(ch.attacker_id, 0), ch.pk)
-            return out
+            return held
         rows = Challenge.objects.filter(scene=scene).values("attacker").annotate(last=Max("pk"))
         return {row["attacker"]: row["last"] for row in rows}
 

@@ -1,0 +1,140 @@
+"""What a change's phone parts read of a scene's challenges does not grow with the scene's
+history (issue 21, cheap taps): the open ones, the public part's last few, and each player's
+own finished ones still on its phone, read whole; every other finished challenge of the night
+(the storyteller's board keeps them) only listed. A player's own finished card stays on its
+phone until the player leaves it, however many others finish.
+
+The cast (conftest.py): Marcus's player (attacker) and Sophia's (defender); two NPCs of the
+storyteller's play the scene's history.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from combat import fragments
+from combat import services as scenes
+from combat.challenges import finished, reads, selectors
+from combat.models import Challenge
+
+pytestmark = pytest.mark.django_db
+
+
+def _finish(t) -> Challenge:
+    ch = t.start(category="physical", bid="Strong")
+    t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    t.throw(ch, "rock", "scissors")
+    done = t.do("accept", ch, t.d_user, side="defender")
+    assert done.status == "over"
+    return done
+
+
+def _copies(of: Challenge, count: int, attacker=None, defender=None) -> list[int]:
+    """``count`` finished challenges like ``of`` (its sides, or those given), newest last."""
+    rows = []
+    for _ in range(count):
+        row = Challenge.objects.get(pk=of.pk)
+        row.pk = None
+        row.attacker = attacker or row.attacker
+        row.defender = defender or row.defender
+        rows.append(row)
+    Challenge.objects.bulk_create(rows)
+    return list(
+        Challenge.objects.filter(scene=of.scene_id).order_by("-pk").values_list("pk", flat=True)
+    )[:count][::-1]
+
+
+def _npcs(t) -> tuple:
+    return tuple(
+        scenes.scene_add_npc(scene=t.refresh().scene, by=t.st, name=n, pools={"physical": 6})
+        for n in ("Ghoul", "Thrall")
+    )
+
+
+def _forget_rows() -> None:
+    finished.rows.clear()
+    finished.cards.clear()
+
+
+def _phone_parts(t) -> str:
+    """A change's parts for the pair's phones (no board: no tablet is open)."""
+    parts = fragments.scene_change_parts(
+        t.refresh().scene.pk, private_user_ids=[t.a_user.pk, t.d_user.pk], board=False
+    )
+    return "".join(html for _audience, _user, html in parts)
+
+
+def test_a_phone_change_reads_whole_none_of_the_history_it_does_not_show(classic):
+    t = classic
+    mine = _finish(t)
+    ghoul, thrall = _npcs(t)
+    history = _copies(mine, 40, attacker=ghoul, defender=thrall)
+    _forget_rows()
+    html = _phone_parts(t)
+    read = {pk for pk, _step in finished.rows.held()}
+    # the pair's own card and the public part's last few (all of them the NPCs')
+    assert read == {mine.pk, *history[-selectors.RECENT :]}
+    assert f'id="challenge-{mine.pk}-attacker"' in html
+    assert f'id="challenge-{mine.pk}-defender"' in html
+    # the board still keeps every one of the night
+    _forget_rows()
+    board = fragments.board_regions(t.refresh().scene, ("challenges",))
+    assert all(f'id="challenge-{pk}' in board for pk in (mine.pk, *history))
+
+
+def test_a_players_kept_cards_are_the_newest_they_have_not_left(classic):
+    """KEPT at most, newest first, skipping those the player left (each player's own): the
+    rows a phone reads hold them however many finish since."""
+    t = classic
+    first = _finish(t)
+    own = [first.pk, *_copies(first, selectors.KEPT + 3)]
+    left = own[-3:]  # Marcus's player left the three newest; Sophia's none
+    for pk in left:
+        ch = Challenge.objects.get(pk=pk)
+        ch.options = {**ch.options, "left": [t.a_user.pk]}
+        ch.save(update_fields=["options"])
+    ghoul, thrall = _npcs(t)
+    _copies(first, 30, attacker=ghoul, defender=thrall)
+    _forget_rows()
+    scene = t.refresh().scene
+    for user, side, shown in (
+        (t.a_user, "attacker", [pk for pk in own if pk not in left][-selectors.KEPT :]),
+        (t.d_user, "defender", own[-selectors.KEPT :]),
+    ):
+        cards = selectors.player_cards(scene, user)["cards"]
+        assert sorted(c["ch"].pk for c in cards) == sorted(shown)
+        phone = t.phone(user)
+        assert all(f'id="challenge-{pk}-{side}"' in phone for pk in shown)
+        assert not any(f'id="challenge-{pk}-{side}"' in phone for pk in set(own) - set(shown))
+
+
+def test_the_phone_rows_hold_the_open_ones_and_a_choice_waiting(classic):
+    """An open challenge and a finished one waiting on a loser's choice (W8) are read however
+    old they are."""
+    t = classic
+    done = _finish(t)
+    waiting = _copies(done, 1)[0]
+    Challenge.objects.filter(pk=waiting).update(options={**done.options, "choose": ["defender"]})
+    ghoul, thrall = _npcs(t)
+    _copies(done, 2 * selectors.KEPT, attacker=ghoul, defender=thrall)
+    open_one = t.start(category="physical", bid="Strong")
+    _copies(done, 2 * selectors.KEPT, attacker=ghoul, defender=thrall)
+    _forget_rows()
+    rows = {ch.pk for ch in reads.phone_rows(t.refresh().scene)}
+    assert {waiting, open_one.pk} <= rows
+    assert len(rows) <= 2 + selectors.RECENT + 2 * selectors.KEPT
+
+
+def test_a_hidden_npcs_finished_challenge_pushes_no_public_line_out(classic):
+    """The public part's last finished lines are the last ones players may see: a hidden
+    NPC's challenge finishing leaves them as they were (no line gone, nothing to count)."""
+    t = classic
+    done = _finish(t)
+    visible = [done.pk, *_copies(done, selectors.RECENT)]
+    before = [line["ch"].pk for line in selectors.public_lines(t.refresh().scene)]
+    assert before == visible[::-1][: selectors.RECENT]
+    t.lost_to_a_hidden_npc()
+    _forget_rows()
+    assert [line["ch"].pk for line in selectors.public_lines(t.refresh().scene)] == before
+    shown = fragments.players_state(t.scene).split('id="challenge-public"')[1]
+    assert shown.split("</ul>")[0].count("<li>") == selectors.RECENT
