@@ -134,6 +134,7 @@ class SceneTurnMiddleware:
         if self.is_async:
             markcoroutinefunction(self)
             self.turns = _Turns(asyncio.Lock, asyncio.Semaphore)  # one event loop: the server's
+            self._responding: set[asyncio.Future] = set()  # views under way, kept referenced
         else:
             self.turns = _Turns(threading.Lock, threading.Semaphore)
             self.guard = threading.Lock()
@@ -175,20 +176,36 @@ class SceneTurnMiddleware:
                         turn.depth.release()
                         raise
             except TimeoutError:
+                self.turns.leave(key)
                 return busy(request)
-            try:
-                end = _ends(turn.write.release)  # called on the event loop only
-                loop = asyncio.get_running_loop()
-                token = _turn_end.set(lambda: loop.call_soon_threadsafe(end))
-                try:
-                    return await self.get_response(request)
-                finally:
-                    _turn_end.reset(token)
-                    end()
-            finally:
-                turn.depth.release()
-        finally:
+        except BaseException:
             self.turns.leave(key)
+            raise
+        end = _ends(turn.write.release)  # called on the event loop only
+
+        def done(_: Any) -> None:
+            self._responding.discard(responding)
+            end()
+            turn.depth.release()
+            self.turns.leave(key)
+
+        loop = asyncio.get_running_loop()
+        token = _turn_end.set(lambda: loop.call_soon_threadsafe(end))
+        try:  # the task copies the context: its view's commit ends the turn
+            responding = asyncio.ensure_future(self.get_response(request))
+        except BaseException:
+            end()
+            turn.depth.release()
+            self.turns.leave(key)
+            raise
+        finally:
+            _turn_end.reset(token)
+        # The client going away cancels this request's task (config.handler), but not its
+        # view, which goes on in its thread, in its transaction, holding the scene's row and
+        # a connection: the turn (and its place in DEPTH) ends when the view does, not before.
+        self._responding.add(responding)
+        responding.add_done_callback(done)
+        return await asyncio.shield(responding)
 
     def _respond(self, request: HttpRequest, end: Callable[[], None]) -> Any:
         token = _turn_end.set(end)

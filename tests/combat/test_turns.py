@@ -181,3 +181,74 @@ def test_a_steps_commit_ends_the_turn_before_its_pushes_are_rendered(
     with django_capture_on_commit_callbacks(execute=True), steps.request_transaction():
         transaction.on_commit(lambda: order.append("pushes"))
     assert order == ["turn ended", "pushes"]
+
+
+async def test_on_the_server_a_tap_whose_phone_went_away_keeps_its_turn_until_its_view_ends(
+    short_wait,
+) -> None:
+    """A phone on bad wifi drops its connection mid-tap: the server cancels the request's
+    task, but its view goes on in its thread, in its transaction, holding the scene's row and
+    a connection. The scene's next tap must not write until it ends (else every dropped tap
+    adds a connection waiting on the row: the burst the turn exists to prevent)."""
+    taps = {"a": Tap(commits=False), "b": Tap()}
+
+    async def get_response(request):
+        return await sync_to_async(taps[request.META["TAP"]], thread_sensitive=False)()
+
+    middleware = SceneTurnMiddleware(get_response)
+
+    def request(name: str):
+        r = scene_post()
+        r.META["TAP"] = name
+        return r
+
+    a = asyncio.ensure_future(middleware(request("a")))
+    assert await asyncio.to_thread(taps["a"].writing.wait, LONG)
+    a.cancel()  # what config.handler does when the client disconnects
+    with pytest.raises(asyncio.CancelledError):
+        await a
+    assert (await middleware(request("b"))).status_code == 503
+    assert not taps["b"].writing.is_set(), "b wrote while a's view still held the scene"
+    taps["a"].go.set()
+    taps["b"].go.set()
+    for _ in range(int(LONG / 0.05)):
+        if not middleware.turns.turns:
+            break
+        await asyncio.sleep(0.05)
+    assert middleware.turns.turns == {}  # a's turn ended with its view, and was forgotten
+    assert (await middleware(request("b"))).status_code == 200
+
+
+async def test_on_the_server_taps_whose_phones_went_away_count_until_their_views_end(
+    short_wait,
+) -> None:
+    """The same past the commit: a cancelled tap that renders still counts in ``DEPTH``."""
+    names = [f"t{i}" for i in range(DEPTH + 1)]
+    taps = {name: Tap() for name in names}
+
+    async def get_response(request):
+        return await sync_to_async(taps[request.META["TAP"]], thread_sensitive=False)()
+
+    middleware = SceneTurnMiddleware(get_response)
+
+    def request(name: str):
+        r = scene_post()
+        r.META["TAP"] = name
+        return r
+
+    under_way = []
+    for name in names[:DEPTH]:
+        under_way.append(asyncio.ensure_future(middleware(request(name))))
+        assert await asyncio.to_thread(taps[name].rendering.wait, LONG)
+    for task in under_way:
+        task.cancel()
+    await asyncio.gather(*under_way, return_exceptions=True)
+    assert (await middleware(request(names[DEPTH]))).status_code == 503
+    assert not taps[names[DEPTH]].writing.is_set()
+    for tap in taps.values():
+        tap.go.set()
+    for _ in range(int(LONG / 0.05)):
+        if not middleware.turns.turns:
+            break
+        await asyncio.sleep(0.05)
+    assert middleware.turns.turns == {}
