@@ -123,8 +123,13 @@ def _send(group: str, html: str) -> None:
     if layer is None or not html:
         return
     seq = seq_of(html) if _announcing.get() and group.endswith(SEQ_GROUPS) else None
-    event = fragment_event(html, group, seq)
     own = _own_seq.get()
+    if seq is not None and own is not None and group.endswith(".st"):
+        # The board's part names its change's seq, not the one it was rendered at: the next
+        # tap of the scene may commit before this push renders (combat.turns), and the hubs
+        # count the board's changes one by one (a seq named twice, one never: a resync).
+        seq = min(seq, own)
+    event = fragment_event(html, group, seq)
     if own is not None and _is_player_group(group):
         event["own"] = own
     # config.layers' publishes from this thread itself, without a hop to the event loop.

@@ -382,3 +382,55 @@ async def test_hidden_steps_neither_resync_a_phone_nor_show_it_their_count(
     assert _queued(cody) == [{"type": "live.resync"}] and _queued(janet) == []
     state = await cody.current_state()
     assert f'data-seq="{players_seq}"' in state and f'data-seq="{scene.seq + 1}"' not in state
+
+
+async def _tablet(scene, user):
+    """A storyteller's scene socket past its first state (see :func:`_phone`)."""
+    from asgiref.sync import sync_to_async
+
+    from combat.consumers import STORYTELLER, SceneConsumer
+
+    socket = SceneConsumer()
+    socket.scope = {"user": await sync_to_async(lambda: type(user).objects.get(pk=user.pk))()}
+    socket.socket_id = f"test.{user.pk}.{uuid.uuid4().hex[:6]}"
+    socket.scene_id, socket.role, socket.user_id = scene.pk, STORYTELLER, user.pk
+    socket.seq_group, socket.own_group = live.storytellers_group(scene.pk), ""
+    socket.writer, socket.writing, socket.outbox = None, False, asyncio.Queue()
+    socket.shown = socket.behind = 0
+    socket.ahead, socket.sheets = set(), ""
+    from combat import presence
+
+    await sync_to_async(presence.presence_connect)(
+        scene_id=scene.pk, user_id=user.pk, channel_name=socket.socket_id, announce=False
+    )  # as the consumer does before its first state: the board is watched
+    socket._caught_up(await socket.current_state())
+    return socket
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_tablet_sent_every_change_is_not_resynced_when_a_push_renders_after_the_next_commit(
+    played, storyteller, layer, monkeypatch
+) -> None:
+    """A tap's turn ends at its commit (combat.turns): the scene's next tap may commit before
+    the first one's push is rendered, which then shows the scene at the later seq. The board
+    got both changes' pushes (each with the regions its change touched, rendered at or after
+    it), so the hub must not find it behind and send it the whole board again."""
+    from asgiref.sync import sync_to_async
+
+    tablet = await _tablet(played, storyteller)
+    hub = Hub(InMemoryChannelLayer())
+    hub.watched.add(tablet)
+    assert await _looks(hub) == [0, 0]
+
+    published = live.scene_changed
+    held: list[tuple[tuple, dict]] = []
+    monkeypatch.setattr(live, "scene_changed", lambda *a, **k: held.append((a, k)))
+    await sync_to_async(_change)(played, storyteller)
+    await sync_to_async(_change)(played, storyteller)
+    monkeypatch.setattr(live, "scene_changed", published)
+    for args, kwargs in held:  # both rendered after the second commit
+        await sync_to_async(published)(*args, **kwargs)
+    _deliver(layer.take(), [tablet])
+    _queued(tablet)
+    assert await _looks(hub, 3) == [0, 0, 0]
+    assert _queued(tablet) == []
