@@ -49,16 +49,26 @@ def store(request, settings) -> Iterator[str]:
 
     if not os.environ.get("REDIS_URL"):
         pytest.skip("REDIS_URL is not set")
+    import redis
+
+    prefix = f"{settings.CACHES['default'].get('KEY_PREFIX', 'test')}-{uuid.uuid4()}"
     settings.CACHES = {
         "default": {
             "BACKEND": "config.cache.RedisCache",  # as deployed
             "LOCATION": os.environ["REDIS_URL"],
-            "KEY_PREFIX": f"{settings.CACHES['default'].get('KEY_PREFIX', 'test')}-{uuid.uuid4()}",
+            "KEY_PREFIX": prefix,
         }
     }
     yield "redis"
-    cache.clear()
     cache.close()
+    # Its own keys only: cache.clear() is FLUSHDB, which would take the channel layer's
+    # groups from under the other test worker's live server (and anyone else's on this Redis).
+    client = redis.Redis.from_url(os.environ["REDIS_URL"])
+    try:
+        for key in client.scan_iter(match=f"{prefix}:*", count=500):
+            client.delete(key)
+    finally:
+        client.close()
 
 
 def test_a_bucket_gives_its_burst_then_its_rate(store) -> None:
