@@ -27,6 +27,7 @@ sheet's write does not move the scene's ``seq``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -104,11 +105,21 @@ def one_request(view: Callable[..., T]) -> Callable[..., T]:
 
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+# A statement that opens with a common table expression writes when any of its parts does
+# (config.prepared's steps write so); a read with one is taken for a write (it costs a re-read).
+_WRITES_IN_WITH = re.compile(r"\b(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)
+
+
+def _is_write(sql: str) -> bool:
+    head = sql.lstrip()[:7].upper()
+    if head.startswith(_WRITES):
+        return True
+    return head.startswith("WITH") and _WRITES_IN_WITH.search(sql) is not None
 
 
 def _forget_on_write(execute: Callable[..., Any], sql: str, *args: Any) -> Any:
     """A write of the request: nothing its renderings read before is used after it."""
-    if sql.lstrip()[:7].upper().startswith(_WRITES):
+    if _is_write(sql):
         shared = _request.get()
         for cache in (shared or {}).values():
             cache.values.clear()  # a rendering under way holds its cache: empty it too

@@ -131,3 +131,27 @@ def test_one_change_reads_the_scene_participants_once_board_included(table):
     queries = _change(table, own_parts=False)
     reads = [q for q in queries if q.startswith('SELECT "combat_participant"."id"')]
     assert len([q for q in reads if '"removed_at" IS NULL' in q]) == 1, reads
+
+
+def test_a_write_that_opens_with_a_common_table_expression_is_a_write_too(table):
+    """``WITH … UPDATE`` (the prepared steps' statements write so: config.prepared) drops
+    what the request's renderings read before it, as a plain ``UPDATE`` does."""
+    from django.db import connection
+
+    participant = table.d
+
+    @render_cache.one_request
+    def request() -> tuple[str, str]:
+        scene = Scene.objects.get(pk=table.scene.pk)
+        before = fragments.players_state(scene)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "WITH renamed AS (SELECT %s AS name) UPDATE combat_participant "
+                "SET name = (SELECT name FROM renamed) WHERE id = %s",
+                ["Unflappable Ulrich", participant.pk],
+            )
+        return before, fragments.players_state(scene)
+
+    before, after = request()
+    assert "Unflappable Ulrich" not in before
+    assert "Unflappable Ulrich" in after
