@@ -54,6 +54,29 @@ def sync_middleware(taps: dict[str, Tap]) -> SceneTurnMiddleware:
     return SceneTurnMiddleware(lambda request: taps[request.META["TAP"]]())
 
 
+def server_middleware(taps: dict[str, Tap]):
+    """The middleware as the server runs it (on the event loop, each view in a thread of its
+    own), and a scene post of a named tap."""
+
+    async def get_response(request):
+        return await sync_to_async(taps[request.META["TAP"]], thread_sensitive=False)()
+
+    def request(name: str):
+        r = scene_post()
+        r.META["TAP"] = name
+        return r
+
+    return SceneTurnMiddleware(get_response), request
+
+
+async def forgotten(middleware: SceneTurnMiddleware) -> None:
+    """Wait until every turn of the middleware's ended (its views' threads finish after)."""
+    for _ in range(int(LONG / 0.05)):
+        if not middleware.turns.turns:
+            return
+        await asyncio.sleep(0.05)
+
+
 def post(middleware, name: str, pk: int = 7) -> dict:
     request = scene_post(pk)
     request.META["TAP"] = name
@@ -125,17 +148,8 @@ async def test_on_the_server_the_commit_in_the_views_thread_ends_the_turn(short_
     """The server's path: the middleware on the event loop, the view in a worker thread,
     whose commit ends the turn through the loop."""
     taps = {"a": Tap(), "b": Tap()}
-
-    async def get_response(request):
-        return await sync_to_async(taps[request.META["TAP"]], thread_sensitive=False)()
-
-    middleware = SceneTurnMiddleware(get_response)
+    middleware, request = server_middleware(taps)
     assert middleware.is_async
-
-    def request(name: str):
-        r = scene_post()
-        r.META["TAP"] = name
-        return r
 
     a = asyncio.ensure_future(middleware(request("a")))
     assert await asyncio.to_thread(taps["a"].rendering.wait, LONG)
@@ -150,15 +164,7 @@ async def test_on_the_server_the_commit_in_the_views_thread_ends_the_turn(short_
 async def test_on_the_server_a_tap_that_does_not_commit_keeps_the_turn(short_wait) -> None:
     taps = {"a": Tap(commits=False), "b": Tap()}
 
-    async def get_response(request):
-        return await sync_to_async(taps[request.META["TAP"]], thread_sensitive=False)()
-
-    middleware = SceneTurnMiddleware(get_response)
-
-    def request(name: str):
-        r = scene_post()
-        r.META["TAP"] = name
-        return r
+    middleware, request = server_middleware(taps)
 
     a = asyncio.ensure_future(middleware(request("a")))
     assert await asyncio.to_thread(taps["a"].writing.wait, LONG)
@@ -192,15 +198,7 @@ async def test_on_the_server_a_tap_whose_phone_went_away_keeps_its_turn_until_it
     adds a connection waiting on the row: the burst the turn exists to prevent)."""
     taps = {"a": Tap(commits=False), "b": Tap()}
 
-    async def get_response(request):
-        return await sync_to_async(taps[request.META["TAP"]], thread_sensitive=False)()
-
-    middleware = SceneTurnMiddleware(get_response)
-
-    def request(name: str):
-        r = scene_post()
-        r.META["TAP"] = name
-        return r
+    middleware, request = server_middleware(taps)
 
     a = asyncio.ensure_future(middleware(request("a")))
     assert await asyncio.to_thread(taps["a"].writing.wait, LONG)
@@ -211,10 +209,7 @@ async def test_on_the_server_a_tap_whose_phone_went_away_keeps_its_turn_until_it
     assert not taps["b"].writing.is_set(), "b wrote while a's view still held the scene"
     taps["a"].go.set()
     taps["b"].go.set()
-    for _ in range(int(LONG / 0.05)):
-        if not middleware.turns.turns:
-            break
-        await asyncio.sleep(0.05)
+    await forgotten(middleware)
     assert middleware.turns.turns == {}  # a's turn ended with its view, and was forgotten
     assert (await middleware(request("b"))).status_code == 200
 
@@ -226,15 +221,7 @@ async def test_on_the_server_taps_whose_phones_went_away_count_until_their_views
     names = [f"t{i}" for i in range(DEPTH + 1)]
     taps = {name: Tap() for name in names}
 
-    async def get_response(request):
-        return await sync_to_async(taps[request.META["TAP"]], thread_sensitive=False)()
-
-    middleware = SceneTurnMiddleware(get_response)
-
-    def request(name: str):
-        r = scene_post()
-        r.META["TAP"] = name
-        return r
+    middleware, request = server_middleware(taps)
 
     under_way = []
     for name in names[:DEPTH]:
@@ -247,8 +234,5 @@ async def test_on_the_server_taps_whose_phones_went_away_count_until_their_views
     assert not taps[names[DEPTH]].writing.is_set()
     for tap in taps.values():
         tap.go.set()
-    for _ in range(int(LONG / 0.05)):
-        if not middleware.turns.turns:
-            break
-        await asyncio.sleep(0.05)
+    await forgotten(middleware)
     assert middleware.turns.turns == {}
