@@ -95,7 +95,7 @@ def insert_ledger_entry(entry: LedgerEntry) -> None:
     text built once), no model built for the bump and no signal sent; elsewhere by
     ``save()``. One statement: no read can come between the write and its bump."""
     connection = connections[router.db_for_write(LedgerEntry)]
-    if connection.vendor != "postgresql" or entry.pk is not None:
+    if connection.vendor != "postgresql" or entry.pk is not None or _ledger_heard_elsewhere():
         entry.save(force_insert=True)
         return
     text, chosen = _ledger_insert(connection)
@@ -108,6 +108,13 @@ def insert_ledger_entry(entry: LedgerEntry) -> None:
         raise RuntimeError(f"no character {entry.character_id} to bump")
     entry.pk = pk
     entry._state.adding, entry._state.db = False, connection.alias
+
+
+def _ledger_heard_elsewhere() -> bool:
+    """Whether a receiver other than this module's bump listens to a new ledger entry: it is
+    then saved by ``save()``, so that no receiver added later is skipped without a word."""
+    sync, asynchronous = post_save._live_receivers(LedgerEntry)
+    return pre_save.has_listeners(LedgerEntry) or bool(asynchronous) or sync != [_row_saved]
 
 
 _LEDGER_INSERTS: dict[str, tuple[str, tuple[models.Field, ...]]] = {}

@@ -300,3 +300,34 @@ def test_a_ledger_entry_inserted_with_its_bump_in_one_statement(chronicle) -> No
 def test_a_version_is_never_zero_and_rarely_the_same() -> None:
     versions = {new_sheet_version() for _ in range(1000)}
     assert len(versions) == 1000 and min(versions) > 0
+
+
+@pytest.mark.django_db
+def test_a_ledger_entry_inserted_in_one_statement_still_reaches_a_receiver_added_later(
+    chronicle,
+) -> None:
+    """The one-statement insert sends no ``post_save``: a receiver of new ledger entries
+    connected later (a report's cache, say) makes it save by ``save()``, and hears it."""
+    from django.db.models.signals import post_save
+
+    from characters.sheet_versions import insert_ledger_entry
+
+    character = CharacterFactory(chronicle=chronicle)
+    heard: list[int] = []
+
+    def receiver(sender, instance, created, **kwargs) -> None:
+        heard.append(instance.pk)
+
+    post_save.connect(receiver, sender=LedgerEntry, dispatch_uid="test.later")
+    try:
+        entry = LedgerEntry(
+            character=character, game_night=chronicle.game_nights.get(), kind="trait_lost",
+            subject="Quick", category="physical", amount=1, reason="loss",
+        )  # fmt: skip
+        before = character.sheet_version
+        insert_ledger_entry(entry)
+    finally:
+        post_save.disconnect(sender=LedgerEntry, dispatch_uid="test.later")
+    assert heard == [entry.pk]
+    after = Character.objects.values_list("sheet_version", flat=True).get(pk=character.pk)
+    assert after != before and rows_part(after) == rows_part(before)
