@@ -542,16 +542,19 @@ def main() -> None:
             args.sql,
             before=lambda: add_history(tables[0]["scene"], args.history),
         ),
-        measure(
-            "round",
-            round_driver(round_table, counter, meter),
-            args.rounds,
-            1,
-            meter,
-            profile,
-            args.sql,
-        ),
     ]
+    if args.rounds:  # --rounds 0: the challenges alone
+        rows.append(
+            measure(
+                "round",
+                round_driver(round_table, counter, meter),
+                args.rounds,
+                1,
+                meter,
+                profile,
+                args.sql,
+            )
+        )
     if profile is not None:
         profile.dump_stats(args.profile)
     if meter.lock_profile is not None:
