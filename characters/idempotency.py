@@ -87,6 +87,26 @@ class Claim:
         self.record.save(update_fields=["result"])
 
 
+_INSERTS: dict[str, tuple[str, tuple[Any, ...]]] = {}
+
+
+def _insert_of(connection: Any) -> tuple[str, tuple[Any, ...]]:
+    """The claim's ``INSERT … ON CONFLICT DO NOTHING RETURNING id`` and the fields it writes
+    (every one but the id), built once per vendor."""
+    known = _INSERTS.get(connection.vendor)
+    if known is None:
+        meta = IdempotencyKey._meta
+        fields = tuple(f for f in meta.concrete_fields if not f.primary_key)
+        quote = connection.ops.quote_name
+        sql = (
+            f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)})"
+            f" VALUES ({', '.join(['%s'] * len(fields))})"
+            f" ON CONFLICT DO NOTHING RETURNING {quote(meta.pk.column)}"
+        )
+        known = _INSERTS[connection.vendor] = (sql, fields)
+    return known
+
+
 def _insert_unless_there(record: IdempotencyKey) -> bool:
     """Insert ``record`` unless its key is there already (``ON CONFLICT DO NOTHING``): one
     statement, and no savepoint for a failed insert to roll back to. A parallel request's
@@ -99,15 +119,8 @@ def _insert_unless_there(record: IdempotencyKey) -> bool:
             return True
         except IntegrityError:
             return False
-    meta = IdempotencyKey._meta
-    fields = [f for f in meta.concrete_fields if not f.primary_key]
+    sql, fields = _insert_of(connection)
     values = [f.get_db_prep_save(f.pre_save(record, True), connection) for f in fields]
-    quote = connection.ops.quote_name
-    sql = (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)})"
-        f" VALUES ({', '.join(['%s'] * len(fields))})"
-        f" ON CONFLICT DO NOTHING RETURNING {quote(meta.pk.column)}"
-    )
     with statement_cursor(connection) as cursor:  # prepared on PostgreSQL: one text
         cursor.execute(sql, values)
         row = cursor.fetchone()

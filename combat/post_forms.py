@@ -103,18 +103,38 @@ def _choices_copy(choices: Any) -> Any:
 
 class _Fields(dict):
     """A form class's ``base_fields``: ``copy.deepcopy`` of it (each form's ``fields``) copies
-    each field with :func:`copy_field`."""
+    each field with :func:`copy_field`; a :attr:`PostForm.shared_fields` form's are the
+    class's own fields, in a dict of the form's own."""
+
+    shared = False
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, forms.Field]:
+        if self.shared:
+            return dict(self)
         return {name: copy_field(field) for name, field in self.items()}
 
 
 class _PostFormMetaclass(DeclarativeFieldsMetaclass):
     def __new__(mcs, name: str, bases: tuple[type, ...], attrs: dict[str, Any]) -> type:
         cls = super().__new__(mcs, name, bases, attrs)
-        cls.base_fields = _Fields(cls.base_fields)  # type: ignore[attr-defined]
+        fields = cls.base_fields = _Fields(cls.base_fields)  # type: ignore[attr-defined]
+        fields.shared = bool(attrs.get("shared_fields", False))
+        if fields.shared and any(
+            "__init__" in k.__dict__ for k in cls.__mro__ if issubclass(k, PostForm)
+        ):
+            # a form that changes its fields (a queryset, a user's choices) in its __init__
+            # would change every other form's: each has its own copies
+            raise TypeError(f"{name} shares its fields and has an __init__ of its own")
         return cls
 
 
 class PostForm(forms.Form, metaclass=_PostFormMetaclass):
-    """A form read from a tap's post, its fields copied by :func:`copy_field`."""
+    """A form read from a tap's post, its fields copied by :func:`copy_field`.
+
+    ``shared_fields = True`` (a class's own, not inherited): its forms use the class's fields
+    themselves, not copies (a tap's form of two dozen fields then costs none of their
+    copying). Only for a form that changes none of its fields: no ``__init__`` of its own
+    (refused), and nothing of it sets a field's queryset, choices or widget; reading a post
+    (``is_valid``, ``cleaned_data``, errors) changes no field."""
+
+    shared_fields = False

@@ -170,6 +170,8 @@ class ActForm(PostForm):
     """One step of a side: which action, for which side, and the token of the step (or the
     throw) its screen saw."""
 
+    shared_fields = True  # a tap's form reads its post with the class's own fields
+
     action = forms.ChoiceField(choices=[(a, a) for a in ACTIONS])
     side = forms.ChoiceField(choices=SIDES)
     token = forms.CharField(max_length=40, required=False)  # steps.token: the state seen
@@ -234,6 +236,8 @@ ST_ACTIONS = (
 
 
 class StForm(PostForm):
+    shared_fields = True
+
     action = forms.ChoiceField(choices=[(a, a) for a in ST_ACTIONS])
     token = forms.CharField(max_length=40, required=False)  # steps.token: the state seen
     seconds = forms.IntegerField(min_value=1, max_value=600, required=False)

@@ -87,3 +87,39 @@ def test_a_post_form_reads_a_post_as_a_django_form_does():
     bad = ActForm({**post, "side": "nobody", "total": "x"})
     assert not bad.is_valid()
     assert set(bad.errors) == {"side", "total"}
+
+
+def test_a_form_sharing_its_fields_reads_posts_as_one_with_copies():
+    """ActForm shares the class's fields (combat.post_forms: no copy per tap); reading one post
+    after another, valid and not, gives what a form with fields of its own gives, and leaves
+    the class's fields as they were."""
+    assert ActForm.base_fields.shared and not _Sample.base_fields.shared
+    before = {name: _state(field) for name, field in ActForm.base_fields.items()}
+    copied = type("Copied", (ActForm,), {})  # its clean(), each form copying its fields
+    assert not copied.base_fields.shared
+    posts = [
+        {"action": "throw", "side": "attacker", "throw": "rock", "key": "abcdefgh12"},
+        {"action": "nothing", "side": "nobody", "total": "x", "bonus": "11"},
+        {"action": "blood", "side": "defender"},
+        {"action": "declare", "side": "defender", "total": "7", "prone": "on"},
+    ]
+    for post in posts:
+        ours, theirs = ActForm(post), copied(post)
+        assert ours.fields["action"] is ActForm.base_fields["action"]
+        assert theirs.fields["action"] is not ActForm.base_fields["action"]
+        assert ours.is_valid() == theirs.is_valid()
+        assert ours.errors == theirs.errors
+        assert ours.cleaned_data == theirs.cleaned_data
+    assert {name: _state(field) for name, field in ActForm.base_fields.items()} == before
+
+
+def test_a_form_that_changes_its_fields_cannot_share_them():
+    with pytest.raises(TypeError, match="shares its fields"):
+
+        class _Changes(PostForm):
+            shared_fields = True
+            pick = forms.ChoiceField(choices=[("a", "A")])
+
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                self.fields["pick"].choices = [("b", "B")]
