@@ -101,8 +101,25 @@ def statement_cursor(connection: Any) -> CursorWrapper:
     if connection.vendor != "postgresql" or not getattr(settings, "DATABASE_PREPARE", False):
         return connection.cursor()
     connection.ensure_connection()
-    with connection.wrap_database_errors:
-        raw = _preparing_class(connection.queries_logged)(connection.connection)
+    logged = connection.queries_logged
+    raw = getattr(connection, "_statement_cursor", None)
+    # One psycopg cursor a connection, taken again by the next statement once the last one
+    # closed it: a new cursor's adapters look every parameter's type up afresh (a step's
+    # write has forty), a kept one's remember them. One still open (a statement under way:
+    # a wrapper that reads while another runs) is not shared: that one gets a new cursor.
+    if (
+        raw is None
+        or raw.in_use
+        or raw.logged != logged
+        or raw.connection is not connection.connection
+        or raw.connection.closed
+    ):
+        with connection.wrap_database_errors:
+            new = _preparing_class(logged)(connection.connection)
+        if raw is None or not raw.in_use or raw.connection is not connection.connection:
+            connection._statement_cursor = new  # the connection's from now on
+        raw = new
+    raw.in_use = True
     return connection._prepare_cursor(raw)
 
 
@@ -119,6 +136,13 @@ def _preparing_class(logged: bool) -> type:
     from psycopg.pq import TransactionStatus
 
     class PreparingCursor(ServerBindingCursor):  # type: ignore[misc,valid-type]
+        in_use = False  # handed out by statement_cursor and not closed since
+
+        def close(self) -> None:
+            """Put back for the connection's next statement (:func:`statement_cursor`); its
+            results go with the next statement's, its connection's closing closes it."""
+            self.in_use = False
+
         def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
             try:
                 done = super().execute(query, params, prepare=True, **kwargs)
@@ -138,6 +162,7 @@ def _preparing_class(logged: bool) -> type:
                 self._query = SimpleNamespace(query=text.encode(), params=params)
             return done
 
+    PreparingCursor.logged = logged  # whether its statements are left for the query log
     return PreparingCursor
 
 

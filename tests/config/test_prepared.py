@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import datetime
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import DataError, connection, connections, transaction
 from django.db.models import Case, Exists, F, OuterRef, Q, Subquery, When
 from django.db.transaction import TransactionManagementError
 from django.http import Http404
@@ -698,3 +698,35 @@ def test_on_postgresql_the_values_reads_and_the_sheets_counter_are_prepared(scen
     texts = _server_prepared()
     assert [s for s in texts if s.startswith('SELECT "characters_character"."id" AS "id"')]
     assert [s for s in texts if 'FROM "characters_gamenight" WHERE "chronicle_id" = $1' in s]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connections_statements_take_its_one_cursor_again(settings, character) -> None:
+    """On PostgreSQL a connection's prepared statements run on one psycopg cursor, taken
+    again once the last statement closed it (its adapters know the parameters' types); one
+    still open is never shared: a statement run meanwhile gets a cursor of its own. A new
+    connection gets a new cursor, and every statement still answers as the ORM would."""
+    if connection.vendor != "postgresql" or not settings.DATABASE_PREPARE:
+        pytest.skip("server-side prepared statements are PostgreSQL's")
+    query = Prepared(characters, model=Character)
+
+    def raw(wrapper):
+        return wrapper.cursor
+
+    with prepared.statement_cursor(connection) as first:
+        kept = raw(first)
+        with prepared.statement_cursor(connection) as meanwhile:
+            assert raw(meanwhile) is not kept  # the first is still open
+            meanwhile.execute("SELECT 2")
+            first.execute("SELECT 1")
+            assert meanwhile.fetchone() == (2,) and first.fetchone() == (1,)
+    with prepared.statement_cursor(connection) as again:
+        assert raw(again) is kept
+    assert [c.pk for c in query.run([character.pk])] == [character.pk]
+    with pytest.raises(DataError), prepared.statement_cursor(connection) as failing:
+        failing.execute("SELECT 1/0")
+    assert query.run([character.pk])[0].name == character.name  # after a failed statement
+    connection.close()
+    with prepared.statement_cursor(connection) as fresh:
+        assert raw(fresh) is not kept and not raw(fresh).connection.closed
+    assert query.run([character.pk])[0].pk == character.pk
