@@ -41,22 +41,38 @@ def _stand_in(flags: tuple[bool, bool, bool], pk: int) -> AbstractBaseUser:
     return get_user_model()(pk=pk, is_active=active, is_superuser=superuser, is_staff=staff)
 
 
-def _scene_read(
-    pk: int, user_pk: int, *, flags: tuple[bool, bool, bool], from_phone: bool, lock: bool
-) -> QuerySet[Scene]:
-    """The scene ``pk`` with what :func:`screen_for` asks of it for the user ``user_pk``
-    whose flags are ``flags`` (what the storyteller rule reads of a user besides its id)."""
+def screen_asked(
+    user_pk: int,
+    *,
+    flags: tuple[bool, bool, bool],
+    from_phone: bool,
+    scene_id: str = "pk",
+    chronicle_id: str = "chronicle_id",
+) -> dict[str, Any]:
+    """What :func:`screen_for` asks of a scene for the user ``user_pk`` whose flags are
+    ``flags`` (what the storyteller rule reads of a user besides its id), as annotations of a
+    read of the scene, or of a row of the scene's (``scene_id``, ``chronicle_id``: where the
+    read's row names them)."""
     runs = chronicles_run_by(_stand_in(flags, user_pk))
     may_run = not runs.query.is_empty()
-    mine = Participant.objects.filter(scene=OuterRef("pk"), character__player_id=user_pk)
+    mine = Participant.objects.filter(scene=OuterRef(scene_id), character__player_id=user_pk)
     asked: dict[str, Any] = {}
     if may_run:
-        asked["runs"] = Exists(runs.filter(pk=OuterRef("chronicle_id")))
+        asked["runs"] = Exists(runs.filter(pk=OuterRef(chronicle_id)))
     # a superuser's ``runs`` names no user: asking whether they play puts the id in the SQL
     # (a prepared read's every value must be there); a superuser's tablet reads it unused
     if from_phone or not may_run or flags[1]:
         asked["plays"] = Exists(mine)
         asked["present"] = Exists(mine.filter(removed_at__isnull=True))
+    return asked
+
+
+def _scene_read(
+    pk: int, user_pk: int, *, flags: tuple[bool, bool, bool], from_phone: bool, lock: bool
+) -> QuerySet[Scene]:
+    """The scene ``pk`` with what :func:`screen_for` asks of it for the user ``user_pk``
+    whose flags are ``flags`` (what the storyteller rule reads of a user besides its id)."""
+    asked = screen_asked(user_pk, flags=flags, from_phone=from_phone)
     found = Scene.objects.filter(pk=pk).annotate(**asked).select_related("chronicle")
     if lock:
         found = found.select_for_update(of=("self",))
@@ -85,6 +101,25 @@ def screen_for(request: HttpRequest, pk: int, *, lock: bool = False) -> tuple[Sc
     )
     if scene is None:
         raise Http404(NO_SCENE)
+    return screen_of(request, scene, from_phone=from_phone, lock=lock)
+
+
+def screen_read(request: HttpRequest) -> dict[str, Any] | None:
+    """The options of a read that asks what :func:`screen_for` asks (:func:`screen_asked`)
+    for ``request``'s user: its ``user_pk`` and the shape's options; None: nobody logged in."""
+    user = request.user
+    if not user.is_authenticated:
+        return None
+    from_phone = request.POST.get("from") == "phone"
+    return {"user_pk": user.pk, "flags": _flags(user), "from_phone": from_phone}
+
+
+def screen_of(
+    request: HttpRequest, scene: Scene, *, from_phone: bool, lock: bool
+) -> tuple[Scene, bool]:
+    """:func:`screen_for`'s answer for ``scene``, read with :func:`screen_asked`'s
+    annotations (``lock``: read with ``select_for_update``, and held for the step)."""
+    user = request.user
     scene.runs = bool(getattr(scene, "runs", False))
     scene.run_by = (user.pk, scene.runs)  # the storyteller rule's answer, asked with the scene
     if scene.runs and not from_phone:

@@ -101,12 +101,16 @@ def scene_post(
     scene_form: bool = False,
     form_kwargs: Callable[[HttpRequest, Scene, dict[str, Any]], dict[str, Any]] | None = None,
     with_form: bool = False,
+    screen: Callable[[HttpRequest, int, dict[str, Any]], tuple[Scene, bool] | None] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., HttpResponse]]:
     """Wrap a scene post. ``phone``: a player's phone may post it too (else a phone gets
     404, as a scene it cannot see); ``lead``: the sentence before a form's problems;
     ``scene_form``: the form takes the scene (its choices are the scene's); ``form_kwargs``:
     what else the form takes, from the request, the scene and the URL's other arguments;
-    ``with_form``: the step gets the read form too (``form=``), for what it computed."""
+    ``with_form``: the step gets the read form too (``form=``), for what it computed;
+    ``screen``: the scene and the screen (as :func:`combat.access.screen_for` answers them,
+    locked and held) read with the row the URL names, in the transaction, or ``None``: the
+    scene is read as usual."""
 
     # A form that takes nothing of the scene is read before the scene's lock: its cleaning
     # (CPU only, no query) is not held against every other tap of the scene. Its problems
@@ -126,7 +130,8 @@ def scene_post(
                 # one transaction: the scene read here (and the row the view reads) is the
                 # step's lock (combat.steps.request_transaction); committed before the answer
                 with steps.request_transaction():
-                    scene, tablet = access.screen_for(request, pk, lock=True)
+                    found = screen(request, pk, kwargs) if screen is not None else None
+                    scene, tablet = found or access.screen_for(request, pk, lock=True)
                     if not tablet and not phone:
                         raise Http404(access.NO_SCENE)
                     data: dict[str, Any] = {}

@@ -129,6 +129,13 @@ def held(model: type[Model], pk: Any) -> Model | None:
     return None if request is None else request.rows.pop((model, pk), None)
 
 
+def holding(model: type[Model], pk: Any) -> Model | None:
+    """The ``model`` row ``pk`` this request's view holds (:func:`hold`), left held: the
+    view's own later look at a row it read with another."""
+    request = _request.get()
+    return None if request is None else request.rows.get((model, pk))
+
+
 def forget_held() -> None:
     """A change was recorded: whatever the view locked and no lock took yet may be stale now
     (another read of it may have been written), so every later lock reads afresh."""

@@ -9,9 +9,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
+from django.http import HttpRequest
 
-from combat import steps
+from combat import access, steps
 from combat.challenges.reads import engine_of, round_token, sides_for, step_token
 from combat.challenges.refusals import CLOSED, MOVED_ON, NOT_ST, NOT_YOURS, ChallengeError
 from combat.models import Challenge, ChallengeStatus, Scene
@@ -30,6 +31,52 @@ def _challenge_read(scene_id: int, pk: int, *, lock: bool) -> QuerySet[Challenge
 
 
 _CHALLENGE_READS: Prepared[Challenge] = Prepared(_challenge_read, model=Challenge)
+
+
+def _with_scene_read(
+    scene_id: int, pk: int, user_pk: int, *, flags: tuple[bool, bool, bool], from_phone: bool
+) -> QuerySet[Challenge]:
+    asked = access.screen_asked(
+        user_pk,
+        flags=flags,
+        from_phone=from_phone,
+        scene_id="scene_id",
+        chronicle_id="scene__chronicle_id",
+    )
+    # the scene's seq as the statement's snapshot has it: not the locked row's when a write
+    # committed between the snapshot and the lock (the sides read with it may be older)
+    asked["seen_seq"] = Subquery(
+        Scene.objects.filter(pk=OuterRef("scene_id")).order_by().values("seq")[:1]
+    )
+    found = Challenge.objects.select_related(
+        "scene__chronicle", "attacker__character", "defender__character"
+    )
+    found = found.filter(scene_id=scene_id, pk=pk).annotate(**asked)
+    # the scene's row is locked first, then the challenge's (PostgreSQL locks a row's
+    # tables in the order FOR UPDATE OF names them), as every step locks them
+    return found.select_for_update(of=("scene", "self")).order_by()[:1]
+
+
+_WITH_SCENE: Prepared[Challenge] = Prepared(_with_scene_read, model=Challenge)
+
+
+def locked_with_scene(request: HttpRequest, scene_id: int, pk: int) -> Challenge | None:
+    """The scene's challenge ``pk`` and the scene, both locked (the scene's row first) in one
+    statement, the scene asked what :func:`combat.access.screen_for` asks of it; ``None``
+    when there is no such challenge, or a write committed between the statement's snapshot
+    and its lock (the challenge's sides, read unlocked, might be older than the lock: a
+    read after the scene's lock reads them as they are). The caller then reads as before."""
+    options = access.screen_read(request)
+    if options is None:
+        return None
+    ch = _WITH_SCENE.first(int(scene_id), int(pk), **options)
+    if ch is None or ch.seen_seq != ch.scene.seq:  # type: ignore[attr-defined]
+        return None
+    scene = ch.scene
+    for name in ("runs", "plays", "present"):
+        if hasattr(ch, name):
+            setattr(scene, name, getattr(ch, name))
+    return ch
 
 
 def challenge_in(scene_id: int, pk: int, *, lock: bool = False) -> Challenge | None:

@@ -32,7 +32,7 @@ from combat.challenges import (
     storyteller,
     throwing,
 )
-from combat.challenges.access import challenge_in
+from combat.challenges.access import challenge_in, locked_with_scene
 from combat.models import Challenge, Scene
 from combat.posts import UNREADABLE, scene_post
 from combat.rules.challenge import Challenge as Engine
@@ -72,11 +72,35 @@ def _challenge(
     business unless the player's own character is in it (the same 404 as no challenge).
     ``lock``: a post's read, in its transaction after the scene's, is its step's lock
     (:func:`combat.steps.hold`)."""
-    ch = challenge_in(scene.pk, cid, lock=lock)
+    ch = steps.holding(Challenge, cid) if lock else None  # read with the scene (_with_scene)
+    if ch is None:
+        ch = challenge_in(scene.pk, cid, lock=lock)
     if ch is None or not (tablet or _seen_by(ch, request.user)):
         raise Http404("No such challenge in this scene.")
     ch.scene = scene  # the scene read (and, for a post, locked) with who may post
     return steps.hold(ch) if lock else ch
+
+
+def _with_scene(request: HttpRequest, pk: int, url: dict[str, Any]) -> tuple[Scene, bool] | None:
+    """A post on a challenge: the scene and the challenge read, and locked, in one statement
+    (:func:`combat.challenges.access.locked_with_scene`) and held for the step. A challenge
+    that is not there, or that the poster may not see, is read again as any other: one
+    with a hidden NPC takes the same reads as no challenge (and the same 404)."""
+    if "cid" not in url:
+        return None
+    ch = locked_with_scene(request, pk, url["cid"])
+    if ch is None:
+        return None
+    try:
+        scene, tablet = access.screen_of(
+            request, ch.scene, from_phone=request.POST.get("from") == "phone", lock=False
+        )
+    except Http404:
+        return None  # read again: the same 404 as every other read answers it
+    if not (tablet or _seen_by(ch, request.user)):
+        return None
+    steps.hold(ch)
+    return steps.hold(scene), tablet
 
 
 def _seen_by(ch: Challenge, user: Any) -> bool:
@@ -139,6 +163,7 @@ def challenge_post(
             lead=lead,
             form_kwargs=_scene_and_user if user_form else None,
             with_form=form_class is not None,
+            screen=_with_scene,
         )(step)  # scene_post shares the step's reads and renders (render_cache.one_request)
 
     return decorate

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.urls import reverse
 
 from characters.roles import storytellers_group
@@ -40,10 +41,15 @@ def test_a_throw_from_a_phone(monkeypatch):
         r = a.post(act, throw, **HX)
     assert r.status_code == 200, r.content.decode()
     # the session with its user (config.auth: this process made the session), the
-    # scene (who may post, locked), the challenge (locked), the key, the challenge, the
-    # scene and the players' own seq (combat.hub's catch-up of their own parts; one statement
-    # on PostgreSQL), the log line and the characters it names (in that statement on PostgreSQL)
-    assert len(seen) == 4 + scene_writes(rows=1) + log_inserts(), "\n".join(seen)
+    # scene (who may post) and the challenge, both locked in one statement (the scene's row
+    # first), the key, the challenge, the scene and the players' own seq (combat.hub's
+    # catch-up of their own parts; one statement on PostgreSQL), the log line and the
+    # characters it names (in that statement on PostgreSQL)
+    assert len(seen) == 3 + scene_writes(rows=1) + log_inserts(), "\n".join(seen)
+    both = [q for q in seen if 'FROM "combat_challenge" INNER JOIN "combat_scene"' in q]
+    assert len(both) == 1 and not [q for q in seen if q.startswith('SELECT "combat_scene"')]
+    if connection.vendor == "postgresql":
+        assert both[0].endswith('FOR UPDATE OF "combat_scene", "combat_challenge"')
     assert not any(q.startswith(("SAVEPOINT", "SELECT DISTINCT")) for q in seen)
 
 
@@ -128,9 +134,10 @@ def test_taking_the_result_writes_the_loss_in_the_step_own_transaction(monkeypat
     # the sheet the loss is checked against comes from the sheet cache, kept at the locked
     # row's version (its traits, abilities, health and ledger were read 4 queries); the
     # entry with its sheet's version bump; 12 before that, 21 before (issue 21), 18 before
-    # the user came with the session (config.auth)
+    # the user came with the session (config.auth), one more before the scene and the
+    # challenge were locked in one statement
     writes = scene_writes(rows=1) + log_inserts() + ledger_writes()
-    assert len(seen) == 6 + writes, "\n".join(seen)
+    assert len(seen) == 5 + writes, "\n".join(seen)
 
 
 def test_a_tap_form_is_read_before_the_scene_is_locked(monkeypatch):
