@@ -138,3 +138,23 @@ class PostForm(forms.Form, metaclass=_PostFormMetaclass):
     (``is_valid``, ``cleaned_data``, errors) changes no field."""
 
     shared_fields = False
+
+    def _clean_fields(self) -> None:
+        """Django's cleaning of each field, without making a ``BoundField`` for each (a
+        tap's form has two dozen fields, most not posted): each field cleans what its widget
+        reads of the post, then the form's ``clean_<name>``. A disabled field, or one that
+        cleans its bound field another way (a file's), is cleaned as Django cleans it."""
+        plain = forms.Field._clean_bound_field
+        if any(f.disabled or type(f)._clean_bound_field is not plain for f in self.fields.values()):
+            super()._clean_fields()  # type: ignore[misc]
+            return
+        for name, field in self.fields.items():
+            try:
+                value = field.widget.value_from_datadict(
+                    self.data, self.files, self.add_prefix(name)
+                )
+                self.cleaned_data[name] = field.clean(value)
+                if hasattr(self, f"clean_{name}"):
+                    self.cleaned_data[name] = getattr(self, f"clean_{name}")()
+            except forms.ValidationError as error:
+                self.add_error(name, error)

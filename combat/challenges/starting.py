@@ -28,7 +28,7 @@ from combat.rules.challenge import MOB_MOST, Phase, check_kind
 from combat.rules.terms import Category
 from combat.services import STALE as SCENE_STALE
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene
-from config.prepared import PreparedValues
+from config.prepared import PreparedValues, insert_rows
 
 
 def _lock_scene(scene: Scene) -> tuple[Scene, Scene]:
@@ -230,7 +230,7 @@ def challenge_start(
         if celerity:
             with by_the_rules():
                 CelerityRound().announce(attacker.name, level=level, follow_ups=celerity)
-        challenge = Challenge.objects.create(
+        challenge = Challenge(
             scene=scene,
             attacker=attacker,
             defender=defender,
@@ -242,6 +242,7 @@ def challenge_start(
             options=options,
             created_by=by,
         )
+        insert_rows([challenge])  # its INSERT's text built once (config.prepared), no signal
         if celerity and attacker.character_id is not None:
             # C15: blood for announced Celerity actions is spent now, used or not.
             ledger_write(

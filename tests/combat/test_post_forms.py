@@ -7,6 +7,7 @@ import copy
 
 import pytest
 from django import forms
+from django.http import QueryDict
 
 from combat.challenges.forms import ActForm, StartForm
 from combat.post_forms import PostForm, copy_field
@@ -123,3 +124,58 @@ def test_a_form_that_changes_its_fields_cannot_share_them():
             def __init__(self, *args, **kwargs):
                 super().__init__(*args, **kwargs)
                 self.fields["pick"].choices = [("b", "B")]
+
+
+class _Hooked(PostForm):
+    name = forms.CharField(max_length=5)
+    count = forms.IntegerField(min_value=0, required=False)
+    pick = forms.MultipleChoiceField(choices=[("a", "A"), ("b", "B")], required=False)
+
+    def clean_name(self) -> str:
+        if self.cleaned_data["name"] == "bad":
+            raise forms.ValidationError("Not that name.")
+        return self.cleaned_data["name"].upper()
+
+
+class _Disabled(_Hooked):
+    count = forms.IntegerField(disabled=True, initial=3, required=False)
+
+
+@pytest.mark.parametrize(
+    "form_class, posts",
+    [
+        (
+            ActForm,
+            [
+                {"action": "throw", "side": "attacker", "throw": "rock", "key": "abcdefgh12"},
+                {"action": "nothing", "side": "nobody", "total": "x", "bonus": "11"},
+                {"action": "blood", "side": "defender"},
+                {"action": "declare", "side": "defender", "total": "7", "prone": "on"},
+                {"side": "attacker", "token": "t" * 41, "key": "no spaces"},
+            ],
+        ),
+        (
+            _Hooked,
+            [
+                {"name": "ok", "count": "2", "pick": ["a", "b"]},
+                {"name": "bad", "count": "-1", "pick": ["c"]},
+                {"name": "toolong", "count": "x"},
+                {},
+            ],
+        ),
+        (_Disabled, [{"name": "ok", "count": "9"}, {"name": "bad"}]),
+    ],
+)
+def test_a_post_form_cleans_each_post_as_django_does(form_class, posts):
+    """A post form cleans its fields without a bound field for each (combat.post_forms): the
+    same values, errors and validity as Django's own cleaning, its ``clean_<name>`` hooks
+    too, and a disabled field's initial value."""
+    plain = type("Plain", (form_class,), {"_clean_fields": forms.Form._clean_fields})
+    for post in posts:
+        data = QueryDict(mutable=True)
+        for name, value in post.items():
+            data.setlist(name, value if isinstance(value, list) else [value])
+        ours, django = form_class(data), plain(data)
+        assert ours.is_valid() == django.is_valid(), post
+        assert ours.errors == django.errors, post
+        assert ours.cleaned_data == django.cleaned_data, post
