@@ -119,8 +119,9 @@ def statement_cursor(connection: Any) -> CursorWrapper:
         if raw is None or not raw.in_use or raw.connection is not connection.connection:
             connection._statement_cursor = new  # the connection's from now on
         raw = new
-    raw.in_use = True
-    return connection._prepare_cursor(raw)
+    wrapped = connection._prepare_cursor(raw)
+    raw.in_use = True  # until the statement's ``with`` closes it
+    return wrapped
 
 
 @cache
