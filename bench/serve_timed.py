@@ -7,8 +7,9 @@ in CPU seconds: ``respond`` (a request's synchronous part in its worker thread: 
 signals, the synchronous middleware, the view), ``get_response`` (the view with its
 ``process_view`` hooks and the CSRF check: Django's ``_get_response``), ``publish`` (the
 pushes written to Redis, ``group_send_blocking``, inside the view's commit; ``npub`` of them),
-``main`` (the event loop's thread) and ``proc`` (the process). The last two lines bound the
-play: their difference over the taps is the split.
+``main`` (the event loop's thread), ``proc`` (the process) and ``gc`` (the garbage
+collector's passes, in whichever thread ran them; ``gc0``..``gc2`` of each generation).
+The last two lines bound the play: their difference over the taps is the split.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 TOTALS = {"respond": 0.0, "get_response": 0.0, "n": 0, "publish": 0.0, "npub": 0}
+GC = {"gc": 0.0, "gc0": 0, "gc1": 0, "gc2": 0}
+_gc_began = threading.local()
 lock = threading.Lock()
 
 
@@ -65,13 +68,25 @@ def main() -> None:
 
     def dump(signum: int, frame: object) -> None:
         with lock:
-            line = dict(TOTALS, main=time.thread_time(), proc=time.process_time())
+            line = dict(TOTALS, **GC, main=time.thread_time(), proc=time.process_time())
         with open(out, "a", encoding="utf-8") as f:
             f.write(json.dumps(line) + "\n")
 
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(0)
 
+    def collecting(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            _gc_began.at = time.thread_time()
+            return
+        spent = time.thread_time() - getattr(_gc_began, "at", time.thread_time())
+        with lock:
+            GC["gc"] += spent
+            GC[f"gc{info['generation']}"] += 1
+
+    import gc
+
+    gc.callbacks.append(collecting)
     signal.signal(signal.SIGUSR1, dump)
     signal.signal(signal.SIGTERM, stop)
     call_command("serve", *argv)

@@ -138,16 +138,20 @@ def _write_direct(protocol: Any, html: str, message: dict[str, Any] | None = Non
     ):
         return False
     conn = protocol.conn
-    deflate = _deflate(conn) if message is not None and message.get(SHARED) else None
+    deflate = _deflate(conn)
     if deflate is not None:
         if conn.expect_continuation_frame or conn.state is not State.OPEN:
             return False
-        conn.writes.append(_shared_frame(message, deflate))
-        # The phone's inflater has that message in its window, this socket's deflater does
-        # not: its next message starts a context afresh, so it never points at what differs.
-        deflate.encoder = zlib.compressobj(
-            wbits=-deflate.local_max_window_bits, **deflate.compress_settings
-        )
+        if message is not None and message.get(SHARED):
+            conn.writes.append(_shared_frame(message, deflate))
+            # The phone's inflater has that message in its window, this socket's deflater
+            # does not: its next message starts a context afresh, so it never points at what
+            # differs.
+            deflate.encoder = zlib.compressobj(
+                wbits=-deflate.local_max_window_bits, **deflate.compress_settings
+            )
+        else:
+            conn.writes.append(_own_frame(html, deflate))
     else:
         try:
             conn.send_text(html.encode())
@@ -176,16 +180,30 @@ def _shared_frame(message: dict[str, Any], deflate: PerMessageDeflate) -> bytes:
     if frame is None:
         encoder = zlib.compressobj(wbits=-key[0], **deflate.compress_settings)
         data = message["html"].encode()
-        payload = (encoder.compress(data) + encoder.flush(zlib.Z_SYNC_FLUSH))[:-4]
-        length = len(payload)  # FIN, RSV1 (compressed), text; a server does not mask
-        if length < 126:
-            head = struct.pack("!BB", 0xC1, length)
-        elif length < 65536:
-            head = struct.pack("!BBH", 0xC1, 126, length)
-        else:
-            head = struct.pack("!BBQ", 0xC1, 127, length)
-        frame = frames[key] = head + payload
+        frame = frames[key] = _compressed(encoder, data)
     return frame
+
+
+def _own_frame(html: str, deflate: PerMessageDeflate) -> bytes:
+    """The push as one compressed text frame in this socket's own deflate context, what
+    ``PerMessageDeflate.encode`` and ``Frame.serialize`` make of it (websockets'
+    ``send_text``), without their frame objects."""
+    if deflate.local_no_context_takeover:
+        deflate.encoder = zlib.compressobj(
+            wbits=-deflate.local_max_window_bits, **deflate.compress_settings
+        )
+    return _compressed(deflate.encoder, html.encode())
+
+
+def _compressed(encoder: Any, data: bytes) -> bytes:
+    """``data`` as one compressed text frame (FIN, RSV1, text; a server does not mask)."""
+    payload = (encoder.compress(data) + encoder.flush(zlib.Z_SYNC_FLUSH))[:-4]
+    length = len(payload)
+    if length < 126:
+        return struct.pack("!BB", 0xC1, length) + payload
+    if length < 65536:
+        return struct.pack("!BBH", 0xC1, 126, length) + payload
+    return struct.pack("!BBQ", 0xC1, 127, length) + payload
 
 
 def _step(write: Any) -> tuple[bool, Any]:

@@ -47,7 +47,7 @@ from weakref import WeakKeyDictionary
 import redis
 from channels_redis.core import RedisChannelLayer as RedisChannelLayerBase
 
-from config.resp import Connections, Script, pack
+from config.resp import Connections, Script, exchange, pack
 
 log = logging.getLogger("channels_redis.core")
 
@@ -214,8 +214,7 @@ class RedisChannelLayer(RedisChannelLayerBase):
             reader = readers[channel] = (pool.make_connection(), command)
         connection, command = reader
         try:
-            await connection.send_packed_command(command, check_health=False)
-            return await connection.read_response()
+            return await exchange(connection, command)
         except redis.ResponseError:
             raise  # Redis answered: the connection is in step
         except BaseException:

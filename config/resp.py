@@ -6,20 +6,23 @@ run for every tap. Through redis-py's client each command is packed argument by 
 through its retries, its pool (a check of the connection each time), its timers and metrics:
 about three times the round trip itself. Here a command is packed in one go (:func:`pack`), a
 script is sent by its SHA-1 (``EVALSHA``; whole only when Redis does not know it, as after a
-restart: :class:`Script`), on redis-py's ``Connection`` (it connects, reads and raises Redis's
-errors as the client does). A connection that failed other than by Redis's answer is never
-used again, nor are the others idle beside it (:class:`Connections`): the next command
-connects afresh.
+restart: :class:`Script`), on redis-py's ``Connection`` (it connects, and Redis's errors
+are raised as the client raises them); a reply is parsed in one go from the bytes read
+(:func:`reply`), not line by line through redis-py's parser. A connection that failed other
+than by Redis's answer is never used again, nor are the others idle beside it
+(:class:`Connections`): the next command connects afresh.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import redis
+from redis._parsers.base import BaseParser
 
 
 def pack(*args: bytes | str | int | float) -> bytes:
@@ -39,6 +42,102 @@ def pack(*args: bytes | str | int | float) -> bytes:
     return b"".join(out)
 
 
+class Incomplete(Exception):
+    """The bytes read so far end before the reply does."""
+
+
+def _reply(buf: bytes, at: int) -> tuple[Any, int]:
+    """One reply (RESP2 or RESP3) from ``buf[at:]`` and where it ends, shaped as redis-py's
+    parsers shape it without decoding (bulk strings as bytes, an error reply as the exception
+    redis-py raises for it, not raised). :class:`Incomplete` when ``buf`` ends first."""
+    end = buf.find(b"\r\n", at)
+    if end < 0:
+        raise Incomplete
+    kind, line, at = buf[at], buf[at + 1 : end], end + 2
+    if kind in b"$=!":  # bulk string, verbatim string, bulk error
+        n = int(line)
+        if n < 0:
+            return None, at
+        stop = at + n
+        if len(buf) < stop + 2:
+            raise Incomplete
+        data = buf[at:stop]
+        if kind == 61:  # "=": "txt:" before the text
+            data = data[4:]
+        elif kind == 33:
+            return BaseParser.parse_error(data.decode(errors="replace")), stop + 2
+        return data, stop + 2
+    if kind in b"*>~":  # array, push, set
+        n = int(line)
+        if n < 0:
+            return None, at
+        out = []
+        for _ in range(n):
+            value, at = _reply(buf, at)
+            out.append(value)
+        return out, at
+    if kind == 37:  # "%": a map
+        pairs = {}
+        for _ in range(int(line)):
+            key, at = _reply(buf, at)
+            pairs[key], at = _reply(buf, at)
+        return pairs, at
+    if kind == 124:  # "|": attributes, then the reply they describe
+        for _ in range(2 * int(line)):
+            _, at = _reply(buf, at)
+        return _reply(buf, at)
+    if kind in b":(":  # integer, big number
+        return int(line), at
+    if kind == 44:  # ",": double
+        return float(line), at
+    if kind == 95:  # "_": null
+        return None, at
+    if kind == 35:  # "#": boolean
+        return line == b"t", at
+    if kind == 43:  # "+": simple string
+        return line, at
+    if kind == 45:  # "-": error
+        return BaseParser.parse_error(line.decode(errors="replace")), at
+    raise redis.InvalidResponse(f"Protocol error, got {chr(kind)!r} as reply type byte")
+
+
+def reply(buf: bytes) -> Any:
+    """The one reply ``buf`` holds (:class:`Incomplete` if it is not all there yet); an
+    error reply raised as redis-py raises it."""
+    value, end = _reply(buf, 0)
+    if end != len(buf):  # one command in flight, one reply: anything more is out of step
+        raise redis.InvalidResponse("Protocol error: more than one reply")
+    if isinstance(value, redis.ResponseError):
+        raise value
+    return value
+
+
+async def exchange(connection: Any, command: bytes) -> Any:
+    """Send a packed command on redis-py's asynchronous ``Connection`` (connected first if it
+    is not) and read its reply from the connection's stream directly: one or two reads of
+    the socket's bytes, parsed in one go (:func:`reply`), rather than redis-py's parser
+    reading them line by line through the stream. The connection must have nothing else in
+    flight (a reader's own)."""
+    if not connection.is_connected:
+        await connection.connect()
+    connection._writer.write(command)
+    stream = connection._reader
+    buf = b""
+    try:
+        async with asyncio.timeout(connection.socket_timeout):  # as redis-py's read
+            while True:
+                chunk = await stream.read(65536)
+                if not chunk:
+                    raise redis.ConnectionError("Connection closed by server.")
+                buf = buf + chunk if buf else chunk
+                try:
+                    return reply(buf)
+                except Incomplete:
+                    continue
+    except TimeoutError:
+        raise redis.TimeoutError("Timeout reading from Redis") from None
+
+
 class Script:
     """A Lua script, sent by its SHA-1 (``EVALSHA``), whole only when Redis lacks it."""
 
@@ -48,14 +147,36 @@ class Script:
 
     def call(self, connection: redis.Connection, keys: list[Any], args: list[Any]) -> Any:
         """Run it on a synchronous connection; Redis's error is raised as redis-py's."""
-        connection.send_packed_command([pack("EVALSHA", self.sha, len(keys), *keys, *args)], False)
         try:
-            return connection.read_response()
+            return exchange_blocking(connection, pack("EVALSHA", self.sha, len(keys), *keys, *args))
         except redis.exceptions.NoScriptError:
             pass
         # A Redis that restarted (or flushed its scripts): the whole text, which it keeps.
-        connection.send_packed_command([pack("EVAL", self.body, len(keys), *keys, *args)], False)
-        return connection.read_response()
+        return exchange_blocking(connection, pack("EVAL", self.body, len(keys), *keys, *args))
+
+
+def exchange_blocking(connection: redis.Connection, command: bytes) -> Any:
+    """:func:`exchange` on redis-py's synchronous ``Connection``: sent as it sends (it
+    connects first if need be), the reply read from its socket and parsed in one go."""
+    connection.send_packed_command([command], False)
+    sock = connection._sock
+    buf = b""
+    try:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise redis.ConnectionError("Connection closed by server.")
+            buf = buf + chunk if buf else chunk
+            try:
+                return reply(buf)
+            except Incomplete:
+                continue
+    except TimeoutError:  # the socket's timeout (redis-py's socket_timeout)
+        raise redis.TimeoutError("Timeout reading from Redis") from None
+    except redis.RedisError:
+        raise
+    except OSError as error:
+        raise redis.ConnectionError(f"Error while reading from Redis: {error}") from None
 
 
 class Connections:

@@ -4,15 +4,18 @@ The same engine as ``django.contrib.sessions.backends.db`` (the same table, rows
 signing): a logout deletes the row, so the cookie it leaves is nobody's at the next request,
 on every process; a stolen cookie is as good or as bad as before. Only the read every request
 makes (the session by its key, unexpired) is a statement whose text is built once instead of
-an ORM query built and compiled anew: about a millisecond of a tap's CPU. Once this process
-knows whose a session is, the same statement brings the user's row along (config/auth.py), so
-the backend does not read it again. A cookie-signed or
-cache-kept session was not chosen: the first cannot be ended by a logout, the second
+an ORM query built and compiled anew: about a millisecond of a tap's CPU; and a session's
+data read again unchanged is not verified again (its signature is checked once a process).
+Once this process knows whose a session is, the same statement brings the user's row along
+(config/auth.py), so the backend does not read it again. A cookie-signed or cache-kept
+session was not chosen: the first cannot be ended by a logout, the second
 depends on the cache (Redis), whose outage would then log everyone out or fail every page.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from contextlib import suppress
 from functools import cache
 from typing import Any
@@ -47,6 +50,15 @@ def _select_with_user(alias: str) -> str:
     return auth.joined_select(alias, _select(alias), Session._meta.db_table)
 
 
+# The payload of each session data this process verified lately: its signed text (the row's
+# ``session_data``) -> the serialized data its signature covers. A session read again unchanged
+# (every tap reads its session) is decoded from it without the signature's HMAC and base64;
+# text that never verified is never in it.
+VERIFIED_KEPT = 10_000
+_verified: OrderedDict[str, bytes] = OrderedDict()
+_verified_lock = threading.Lock()
+
+
 class SessionStore(DatabaseSessionStore):
     """``django.contrib.sessions.backends.db``'s store; its read is :func:`_select`, with the
     user's row when this process knows whose the session is (config/auth.py)."""
@@ -69,6 +81,20 @@ class SessionStore(DatabaseSessionStore):
             self._session_key = None  # as the ORM's read does for a key it did not find
             return None
         return model(session_key=self.session_key, session_data=row[0])
+
+    def decode(self, session_data: str) -> dict[str, Any]:
+        """Django's decode (a bad signature, or data that is not the serializer's, is an empty
+        session), once for each ``session_data`` (:data:`_verified`)."""
+        payload = _verified.get(session_data)
+        if payload is not None:
+            return self.serializer().loads(payload)  # a fresh copy: the request may change it
+        data = super().decode(session_data)
+        if data:
+            with _verified_lock:
+                _verified[session_data] = self.serializer().dumps(data)
+                while len(_verified) > VERIFIED_KEPT:
+                    _verified.popitem(last=False)
+        return data
 
     def load(self) -> dict[str, Any]:
         data = super().load()

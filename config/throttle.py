@@ -30,7 +30,7 @@ from typing import Any
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from axes.backends import AxesStandaloneBackend
 from django.conf import settings
-from django.core.cache import cache, caches
+from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -67,6 +67,21 @@ return '0'
 GCRA_SCRIPT = Script(GCRA)
 
 
+_held: tuple[Any, Any] | None = None  # (settings.CACHES, the default cache made from it)
+
+
+def _backend() -> Any:
+    """The default cache, made once for the throttle (and again when ``CACHES`` changes):
+    ``caches["default"]`` makes a backend for each request (an ``asgiref`` ``Local`` per
+    context), with its client looked up anew, for nothing (``config.cache`` shares the client)."""
+    global _held
+    conf = settings.CACHES
+    held = _held
+    if held is None or held[0] is not conf:
+        held = _held = (conf, caches.create_connection("default"))
+    return held[1]
+
+
 @dataclass(frozen=True)
 class Bucket:
     """``burst`` tokens at most, ``rate`` new tokens a second."""
@@ -89,25 +104,25 @@ class Bucket:
         interval = 1 / self.rate
         timeout = math.ceil(self.burst * interval) + 1
         try:
-            backend = caches["default"]
+            backend = _backend()
             if isinstance(backend, RedisCache):
-                key = backend.make_and_validate_key(self._key(who))
+                key = backend.make_key(self._key(who))  # ASCII, no spaces: nothing to warn of
                 client = backend._cache.get_client(key, write=True)
                 args = [repr(now), repr(interval), self.burst, "1" if take else "0", timeout]
                 with script_runner(client).one() as connection:  # config.resp: no client
                     return float(GCRA_SCRIPT.call(connection, [key], args))
-            due = max(cache.get(self._key(who)) or now, now)  # when the next token is due
+            due = max(backend.get(self._key(who)) or now, now)  # when the next token is due
             wait = due + interval - self.burst * interval - now
             if wait > 0:
                 return wait
             if take:
-                cache.set(self._key(who), due + interval, timeout=timeout)
+                backend.set(self._key(who), due + interval, timeout=timeout)
         except Exception:  # the cache (Redis) away: a throttle never turns a tap into a 500
             log.warning("throttle %s: no cache; %s let through", self.name, who)
         return 0.0
 
     def reset(self, who: str) -> None:
-        cache.delete(self._key(who))
+        _backend().delete(self._key(who))
 
 
 def by_user(request: HttpRequest) -> str | None:

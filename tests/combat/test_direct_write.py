@@ -52,7 +52,7 @@ class Transport(asyncio.Transport):
 
 
 async def _open(
-    kind: type[WebSocketsSansIOProtocol] = WebSocketsSansIOProtocol,
+    kind: type[WebSocketsSansIOProtocol] = WebSocketsSansIOProtocol, **deflate: Any
 ) -> tuple[WebSocketsSansIOProtocol, Transport, ClientProtocol, Any]:
     """An accepted socket: the server protocol, its transport, the phone, the ASGI send."""
     sends: asyncio.Future = asyncio.get_running_loop().create_future()
@@ -71,7 +71,7 @@ async def _open(
     server.connection_made(transport)
     phone = ClientProtocol(
         parse_uri("ws://127.0.0.1:8000/ws/"),
-        extensions=[ClientPerMessageDeflateFactory(client_max_window_bits=True)],
+        extensions=[ClientPerMessageDeflateFactory(client_max_window_bits=True, **deflate)],
     )
     phone.send_request(phone.connect())
     server.data_received(b"".join(phone.data_to_send()))
@@ -97,6 +97,34 @@ async def test_direct_writes_and_asgi_sends_reach_the_phone_in_order() -> None:
     assert _write_direct(server, html.format(3))
     await send({"type": "websocket.send", "text": html.format(4)})
     assert _texts(phone, transport) == [html.format(n) for n in (1, 2, 3, 4)]
+    server.connection_lost(None)
+    await asyncio.sleep(0)
+
+
+async def test_a_direct_write_is_the_frame_websockets_would_write() -> None:
+    """Two sockets in the same state: one written directly, the other through websockets'
+    ``send_text``; the same bytes, push after push (the context carried over)."""
+    (one, one_transport, *_), (two, two_transport, *_) = [await _open() for _ in range(2)]
+    for n in range(3):
+        html = f'<div id="own" data-seq="{n}">' + "a row " * 100 + "</div>"
+        assert _write_direct(one, html)
+        two.conn.send_text(html.encode())
+        two_transport.write(b"".join(two.conn.data_to_send()))
+        assert one_transport.take() == two_transport.take()
+    for server in (one, two):
+        server.connection_lost(None)
+    await asyncio.sleep(0)
+
+
+async def test_direct_writes_without_context_takeover_reach_the_phone() -> None:
+    """A phone that asks the server not to carry its context over: each push alone."""
+    server, transport, phone, send = await _open(server_no_context_takeover=True)
+    assert server.conn.extensions[0].local_no_context_takeover
+    html = '<div id="own" data-seq="{}">' + "a row " * 100 + "</div>"
+    for n in range(3):
+        assert _write_direct(server, html.format(n))
+    await send({"type": "websocket.send", "text": html.format(3)})
+    assert _texts(phone, transport) == [html.format(n) for n in range(4)]
     server.connection_lost(None)
     await asyncio.sleep(0)
 

@@ -14,6 +14,7 @@ import redis
 
 from combat import live
 from combat.hub import Hub
+from config import layers
 from config.layers import READ_BATCH, RedisChannelLayer
 
 pytestmark = pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL")
@@ -26,7 +27,7 @@ def layer(**config) -> RedisChannelLayer:
 
 def _packed(monkeypatch) -> list[bytes]:
     """The name of every command any asynchronous connection sends from now on (but a new
-    connection's handshake)."""
+    connection's handshake), a hub's reads included."""
     from redis.asyncio.connection import AbstractConnection
 
     sent: list[bytes] = []
@@ -40,6 +41,13 @@ def _packed(monkeypatch) -> list[bytes]:
         return await original(self, command, *args, **kwargs)
 
     monkeypatch.setattr(AbstractConnection, "send_packed_command", counted)
+    exchange = layers.exchange  # a hub's read: its command written on the stream directly
+
+    async def exchanged(connection, command):
+        sent.append(command.split(b"\r\n")[2])
+        return await exchange(connection, command)
+
+    monkeypatch.setattr(layers, "exchange", exchanged)
     return sent
 
 
@@ -269,6 +277,74 @@ def test_a_script_redis_does_not_know_is_sent_whole_then_by_its_sha() -> None:
         assert script.call(connection, ["k"], ["w"]) == b"wk"  # known now: EVALSHA
     finally:
         connection.disconnect()
+
+
+REPLIES = [
+    b"$3\r\nabc\r\n",
+    b"$-1\r\n",
+    b"*-1\r\n",
+    b"_\r\n",
+    b":42\r\n",
+    b"(12345678901234567890\r\n",
+    b",1.5\r\n",
+    b"#t\r\n",
+    b"+OK\r\n",
+    b"=8\r\ntxt:some\r\n",
+    b"%1\r\n+k\r\n:1\r\n",
+    b"*2\r\n$3\r\nkey\r\n*2\r\n*2\r\n$2\r\nm1\r\n,1717000000.5\r\n*2\r\n$0\r\n\r\n,2\r\n",
+    b"*2\r\n:0\r\n*1\r\n$10\r\nspecific!x\r\n",
+    b"*0\r\n",
+]
+
+
+@pytest.mark.parametrize("data", REPLIES)
+def test_a_reply_is_read_as_redis_py_reads_it(data) -> None:
+    """config.resp.reply against redis-py's own parser on the same bytes (RESP2's for its
+    nulls, RESP3's for the rest), whole and cut short anywhere."""
+    from redis._parsers.resp2 import _RESP2Parser
+    from redis._parsers.resp3 import _RESP3Parser
+
+    from config.resp import Incomplete, reply
+
+    class Buffer:  # redis-py's socket buffer, over these bytes
+        def __init__(self, data: bytes) -> None:
+            self.lines = iter(data.split(b"\r\n"))
+
+        def readline(self, **kwargs) -> bytes:
+            return next(self.lines)
+
+        def read(self, length: int, **kwargs) -> bytes:
+            return next(self.lines)
+
+    parser = (_RESP2Parser if data.endswith(b"-1\r\n") else _RESP3Parser)(65536)
+    parser._buffer = Buffer(data)
+    assert reply(data) == parser._read_response(disable_decoding=True)
+    for cut in range(len(data)):
+        with pytest.raises(Incomplete):
+            reply(data[:cut])
+
+
+def test_an_error_reply_is_raised_as_redis_py_raises_it() -> None:
+    from config.resp import reply
+
+    with pytest.raises(redis.exceptions.NoScriptError):
+        reply(b"-NOSCRIPT No matching script.\r\n")
+    with pytest.raises(redis.ResponseError, match="unknown command"):
+        reply(b"-ERR unknown command 'BZMPOP'\r\n")
+    assert isinstance(reply(b"*1\r\n-ERR inside\r\n")[0], redis.ResponseError)
+    with pytest.raises(redis.InvalidResponse):
+        reply(b":1\r\n:2\r\n")  # two replies where one was asked for
+
+
+async def test_a_hub_reads_messages_larger_than_one_read_of_its_socket() -> None:
+    one, sender = layer(), layer()
+    channel = one.new_reader()
+    await one.group_add("scene.6.players", channel)
+    big = [{"type": "t", "html": str(n) * 150_000} for n in range(3)]
+    for message in big:
+        await sender.group_send("scene.6.players", message)
+    assert await one.receive_many(channel) == big
+    await one.flush()
 
 
 class _Bystander:

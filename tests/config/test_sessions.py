@@ -58,3 +58,35 @@ def test_an_expired_or_deleted_session_is_nobody():
     client, cookie = _logged_in()
     Session.objects.filter(session_key=cookie).delete()
     assert client.get(PAGE).status_code == 302
+
+
+def test_a_sessions_data_read_again_unchanged_is_verified_once(monkeypatch):
+    import uuid
+
+    from django.core import signing
+
+    store = SessionStore()
+    store["seen"] = [1, 2]
+    store["mark"] = uuid.uuid4().hex  # data no other test signed (the cache is the process's)
+    store.save()
+    verified = []
+    loads = signing.loads
+    monkeypatch.setattr(signing, "loads", lambda *a, **k: verified.append(1) or loads(*a, **k))
+    first = SessionStore(store.session_key).load()
+    first["seen"].append(3)  # a request changing its copy changes nobody else's
+    assert SessionStore(store.session_key).load() == {"seen": [1, 2], "mark": store["mark"]}
+    assert len(verified) == 1  # the second read took the payload verified by the first
+    store["seen"] = [4]
+    store.save()
+    assert SessionStore(store.session_key).load()["seen"] == [4]
+
+
+def test_session_data_whose_signature_fails_is_an_empty_session_every_time():
+    store = SessionStore()
+    store["seen"] = [1]
+    store.save()
+    row = Session.objects.get(session_key=store.session_key)
+    forged = row.session_data[:-1] + ("A" if row.session_data[-1] != "A" else "B")
+    Session.objects.filter(pk=row.pk).update(session_data=forged)
+    for _ in range(2):
+        assert SessionStore(store.session_key).load() == {}

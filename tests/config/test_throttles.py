@@ -268,6 +268,29 @@ def test_on_redis_a_look_at_a_bucket_is_one_round_trip(store, monkeypatch) -> No
     assert commands == [b"EVALSHA", b"EVALSHA"]
 
 
+def test_the_throttle_makes_its_cache_once_not_a_request(settings, monkeypatch) -> None:
+    """``caches["default"]`` is a new backend in each request's context; the throttle's is
+    made once, and again only when ``CACHES`` changes."""
+    import contextvars
+
+    from django.core.cache import caches
+
+    made = []
+    create = caches.create_connection
+    monkeypatch.setattr(
+        caches, "create_connection", lambda alias: made.append(alias) or create(alias)
+    )
+    settings.CACHES = {"default": dict(settings.CACHES["default"])}
+    bucket = Bucket("test", rate=1000, burst=1000)
+    for _ in range(3):  # three requests: three contexts
+        contextvars.Context().run(bucket.wait, "u1")
+    assert made == ["default"]
+    settings.CACHES = {"default": dict(settings.CACHES["default"])}
+    bucket.wait("u1")
+    assert made == ["default", "default"]
+    bucket.reset("u1")
+
+
 def test_a_cache_that_does_not_answer_lets_every_tap_through(settings) -> None:
     """Redis away (the cache every process shares) must not turn taps into 500s."""
     import socket
