@@ -112,9 +112,13 @@ def _phone_index(scene: Scene) -> PhoneIndex:
                 step_in.append(i)  # _may_step_in says for whom
         done_by: dict[int, dict[int, Challenge]] = {}
         for position, c in enumerate(rows):
-            if c.pk not in held:
-                for pk in _took_part_ids(c):
+            if c.pk in held:
+                continue
+            for pk in (c.attacker_id, c.defender_id):
+                if pk is not None:
                     done_by.setdefault(pk, {})[position] = c
+            for pk in _mob_of(c):  # C16: its members took part too
+                done_by.setdefault(pk, {})[position] = c
         return PhoneIndex(waiting, by_player, by_member, step_in, done_by)
 
     return cached(("challenge_phone_index", scene.pk), make)
@@ -126,12 +130,6 @@ def _mob_of(ch: Challenge) -> set[int]:
     if not (options.get("mob") or options.get("mob_dropped")):
         return set()
     return {int(pk) for pk in options.get("mob", {})} | set(options.get("mob_dropped", []))
-
-
-def _took_part_ids(ch: Challenge) -> set[int]:
-    """The participants who took part in the challenge: its sides and its mob (C16)."""
-    sides = {pk for pk in (ch.attacker_id, ch.defender_id) if pk is not None}
-    return sides | _mob_of(ch)
 
 
 def _newest(
