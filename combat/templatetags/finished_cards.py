@@ -202,7 +202,8 @@ def finished_runs(cards: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
-_runs: Memo[SafeString] = Memo(SIZE // 4)
+RUNS = 512  # runs (a phone's up to KEPT finished cards, about 1.5 KB each): a night's phones
+_runs: Memo[SafeString] = Memo(RUNS)
 run_stats = _runs.stats
 
 
