@@ -13,9 +13,11 @@ from collections.abc import Collection, Iterable, Iterator
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import connection
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db import DEFAULT_DB_ALIAS, connection
+from django.db.models import Count, Model, OuterRef, Q, QuerySet, Subquery
+from django.db.models.base import ModelState
 from django.utils import timezone
 
 from characters.models import Character, Chronicle, GameNight, LedgerEntry
@@ -28,7 +30,7 @@ from combat.own_log import OwnLine
 from combat.own_log import read as own_log_rows
 from combat.render_cache import cached, known, offer_sheet_rows, sheets_now
 from combat.steps import token
-from config.prepared import Prepared, copy_row, statement_cursor
+from config.prepared import PreparedValues, copy_row, statement_cursor
 
 STALE_AFTER = 90  # a presence row untouched this long belongs to a process that is gone
 
@@ -131,11 +133,24 @@ def active_participants(scene: Scene) -> list[Participant]:
     renderings' sheets take them instead of reading them again (one query fewer a change)."""
 
     def read() -> list[Participant]:
-        found = _active_participants.run(scene.pk)
+        found = _participant_rows(_active_participants.run(scene.pk))
         offer_sheet_rows(lambda ids: _sheet_rows(scene, found, ids))
         return found
 
     return cached(("participants", scene.pk), read)
+
+
+@functools.cache
+def _joined() -> tuple[tuple[type[Model], str, tuple[str, ...]], ...]:
+    """The models of a participant's row as :func:`active_participants` reads it, each with
+    the path of its columns and its fields' attribute names: the participant, its
+    character, the character's player."""
+    player = get_user_model()
+    models = ((Participant, ""), (Character, "character__"), (player, "character__player__"))
+    return tuple(
+        (model, path, tuple(f.attname for f in model._meta.concrete_fields))
+        for model, path in models
+    )
 
 
 def _active_participants_query(scene_id: int) -> QuerySet[Participant]:
@@ -145,7 +160,39 @@ def _active_participants_query(scene_id: int) -> QuerySet[Participant]:
     ).order_by()
     open_night = open_night.values("pk")[:1]
     rows = rows.annotate(open_night=Subquery(open_night))
-    return rows.select_related("character", "character__player")
+    columns = [f"{path}{f.name}" for m, path, _ in _joined() for f in m._meta.concrete_fields]
+    return rows.values_list(*columns, "open_night")
+
+
+def _participant_rows(rows: list[tuple[Any, ...]]) -> list[Participant]:
+    """The participants of ``rows`` (:func:`_active_participants_query`'s columns) with their
+    characters and players, as ``select_related("character", "character__player")`` makes
+    them (a character or player left NULL is None), but built without a model's
+    ``__init__`` per row, which was most of the read's cost in a shared scene (issue 21):
+    none of the three models has an init signal (checked) or a field that converts on set."""
+    out = []
+    for row in rows:
+        made, start = [], 0
+        for model, _path, names in _joined():
+            values = row[start : start + len(names)]
+            start += len(names)
+            made.append(None if values[0] is None else _built(model, names, values))
+        participant, character, player = made
+        participant._state.fields_cache["character"] = character
+        if character is not None:
+            character._state.fields_cache["player"] = player
+        participant.open_night = row[start]  # type: ignore[attr-defined]
+        out.append(participant)
+    return out
+
+
+def _built(model: type[Model], names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
+    """A row of ``model`` as ``Model.from_db`` makes it from all its fields' values."""
+    obj = model.__new__(model)
+    obj.__dict__.update(zip(names, values, strict=True))
+    obj._state = ModelState()
+    obj._state.adding, obj._state.db = False, DEFAULT_DB_ALIAS
+    return obj
 
 
 def _sheet_rows(
@@ -170,7 +217,7 @@ def _sheet_rows(
 
 
 # Its SQL is built once per process (config.prepared): read on every change.
-_active_participants = Prepared(_active_participants_query, model=Participant)
+_active_participants = PreparedValues(_active_participants_query)
 
 
 def connected_user_ids(scene: Scene) -> set[int]:

@@ -115,6 +115,7 @@ def _a_fresh_process_memo_per_test() -> None:
     sheet_html.clear()
     finished.cards.clear()
     finished.rows.clear()
+    finished.open_rows.clear()
     finished_cards.clear()
     people.clear()
     scenes.clear()

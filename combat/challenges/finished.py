@@ -87,6 +87,12 @@ cards: Memo[dict[str, Any]] = Memo(4096)
 #: never changes but for ``options["left"]`` (see the module), which the list reads afresh.
 rows: Memo[Challenge] = Memo(4096)
 
+#: The rows of open challenges, by ``(pk, step)``, made from the listing that reads them
+#: whole (:func:`combat.challenges.reads._read`) with their token and engine: every write to
+#: an open challenge moves its ``step`` (its player cannot leave it yet), so a row at a step
+#: never changes, and a shared scene's change shows many open challenges, one of them moved.
+open_rows: Memo[Challenge] = Memo(1024)
+
 
 def is_finished(ch: Challenge) -> bool:
     """Over or void with nothing left to do on it: no W8 choice, no mob, no timer."""

@@ -448,15 +448,17 @@ _list, _rows = PreparedValues(_listed), Prepared(_whole, model=Challenge)
 
 def _read(scene_id: int, listed: list[tuple[Any, ...]]) -> list[Challenge]:
     """The rows of the ``listed`` challenges (:func:`_listed`), in order: an open one from its
-    listing with all its fields; a finished one's row taken from this process's memo when it
-    holds that step (:data:`finished.rows`: a row at a step never changes, and a finished
-    challenge's rows are most of a night's), the others read whole in one query (and a
-    finished one kept). Each caller gets rows of its own."""
+    listing with all its fields, made once per step (:data:`finished.open_rows`); a finished
+    one's row taken from this process's memo when it holds that step (:data:`finished.rows`:
+    a row at a step never changes, and a finished challenge's rows are most of a night's),
+    the others read whole in one query (and a finished one kept). Each caller gets rows of
+    its own."""
     found: dict[int, Challenge] = {}
     for item in listed:
         pk, step, status, left = item[:4]
         if status in _OPEN:
-            found[pk] = _opened(item)
+            made = finished.open_rows.get((pk, step), lambda item=item: _kept_open(item))
+            found[pk] = copy_row(made)
             continue
         kept = finished.rows.find((pk, step))
         if kept is not None:
@@ -469,6 +471,16 @@ def _read(scene_id: int, listed: list[tuple[Any, ...]]) -> list[Challenge]:
             finished.rows.keep((row.pk, row.step), kept)
         found[row.pk] = row
     return [found[item[0]] for item in listed if item[0] in found]  # none deleted since
+
+
+def _kept_open(item: tuple[Any, ...]) -> Challenge:
+    """An open challenge's row as :data:`finished.open_rows` keeps it at its step: with the
+    token its forms post and its engine (:func:`engine_of`), made once for every change
+    that shows it at that step (a shared scene's other open challenges stay as they were)."""
+    row = _opened(item)
+    row.token = step_token(row)  # type: ignore[attr-defined]
+    engine_of(row)
+    return row
 
 
 def _opened(item: tuple[Any, ...]) -> Challenge:

@@ -9,6 +9,7 @@ never stored in what is rendered.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -51,17 +52,84 @@ def _challenges(scene: Scene, recent: int | None = RECENT) -> list[Challenge]:
 
 
 def _own_challenges(scene: Scene, user: AbstractBaseUser, own: list[int]) -> list[Challenge]:
-    """A player's phone: every open challenge, and the finished ones the player's characters
-    took part in that the player has not left yet (``options["left"]``), however many others
-    finish in the scene (at most ``KEPT``, newest first)."""
-    rows = reads.phone_rows(scene)
-    waiting = reads.still_open(rows)
-    mine = set(own)
+    """A player's phone: the open challenges that may give it a card (a side of the player's,
+    a mob of a character's, a place to step into: C16), and the finished ones the player's
+    characters took part in that the player has not left yet (``options["left"]``), however
+    many others finish in the scene (at most ``KEPT``, newest first). Picked from the scene's
+    index of them (:func:`_phone_index`, made once for every player of a change): a shared
+    scene's player no longer looks through every challenge of the scene."""
+    index = _phone_index(scene)
+    at = set(index.open_by_player.get(user.pk, ())) | set(index.step_in)
+    for pk in own:
+        at.update(index.open_by_member.get(pk, ()))
+    waiting = [index.waiting[i] for i in sorted(at)]
+    done: dict[int, Challenge] = {}
+    for pk in own:
+        done.update(index.done_by.get(pk, {}))
+    kept = []
+    for position in sorted(done, reverse=True):  # the newest first, as _newest reads them
+        c = done[position]
+        if user.pk not in c.options.get("left", ()):
+            kept.append(c)
+            if len(kept) >= KEPT:
+                break
+    return waiting + kept
 
-    def kept(c: Challenge) -> bool:
-        return user.pk not in c.options.get("left", ()) and _took_part(c, mine)
 
-    return waiting + _newest(rows, waiting, KEPT, kept)
+@dataclass(frozen=True)
+class PhoneIndex:
+    """The scene's challenges as the players' own parts pick from them (:func:`_phone_index`):
+    ``waiting`` the open ones (:func:`reads.still_open`); by position in it, those with a side
+    played by a player (``open_by_player``), with a character in their mob, or dropped out of
+    it (``open_by_member``, C16), those one may step into (``step_in``: live, with a place left
+    by a drop-out, C16); and the finished ones each participant took part in (``done_by``:
+    participant id -> position in the rows -> row)."""
+
+    waiting: list[Challenge]
+    open_by_player: dict[int, list[int]]
+    open_by_member: dict[int, list[int]]
+    step_in: list[int]
+    done_by: dict[int, dict[int, Challenge]]
+
+
+def _phone_index(scene: Scene) -> PhoneIndex:
+    """The index of the rows a phone may show (:func:`reads.phone_rows`), made once for every
+    own part a change renders."""
+
+    def make() -> PhoneIndex:
+        rows = reads.phone_rows(scene)
+        waiting = reads.still_open(rows)
+        held = {c.pk for c in waiting}
+        by_player: dict[int, list[int]] = {}
+        by_member: dict[int, list[int]] = {}
+        step_in = []
+        for i, ch in enumerate(waiting):
+            for player in {reads.player_of(ch, s) for s in ("attacker", "defender")} - {None}:
+                by_player.setdefault(player, []).append(i)
+            for pk in _mob_of(ch):
+                by_member.setdefault(pk, []).append(i)
+            if ch.status == ChallengeStatus.LIVE and ch.options.get("mob_dropped"):
+                step_in.append(i)  # _may_step_in says for whom
+        done_by: dict[int, dict[int, Challenge]] = {}
+        for position, c in enumerate(rows):
+            if c.pk in held:
+                continue
+            for pk in (c.attacker_id, c.defender_id):
+                if pk is not None:
+                    done_by.setdefault(pk, {})[position] = c
+            for pk in _mob_of(c):  # C16: its members took part too
+                done_by.setdefault(pk, {})[position] = c
+        return PhoneIndex(waiting, by_player, by_member, step_in, done_by)
+
+    return cached(("challenge_phone_index", scene.pk), make)
+
+
+def _mob_of(ch: Challenge) -> set[int]:
+    """C16: the participants in the challenge's mob or dropped out of it."""
+    options = ch.options
+    if not (options.get("mob") or options.get("mob_dropped")):
+        return set()
+    return {int(pk) for pk in options.get("mob", {})} | set(options.get("mob_dropped", []))
 
 
 def _newest(
@@ -79,16 +147,6 @@ def _newest(
         if c.pk not in held and wanted(c):
             out.append(c)
     return out
-
-
-def _took_part(ch: Challenge, own: set[int]) -> bool:
-    if ch.attacker_id in own or ch.defender_id in own:
-        return True
-    options = ch.options
-    if not (options.get("mob") or options.get("mob_dropped")):
-        return False
-    mob = {int(pk) for pk in options.get("mob", {})} | set(options.get("mob_dropped", []))
-    return bool(mob & own)
 
 
 def _status(ch: Challenge, names: dict[str, str]) -> str:
@@ -492,7 +550,16 @@ def _own(scene: Scene, user: AbstractBaseUser) -> list[Participant]:
             ("challenge_players_sheets", scene.pk, tuple(together)),
             lambda: sheets.load_many(p for p in everyone if _played(p) in players),
         )
-    return [p for p in everyone if _played(p) == user.pk]
+    by_player = cached(("challenge_played_by", scene.pk), lambda: _by_player(everyone))
+    return list(by_player.get(user.pk, ()))
+
+
+def _by_player(everyone: list[Participant]) -> dict[int | None, list[Participant]]:
+    """The participants by their characters' player (:func:`_played`), in their order."""
+    out: dict[int | None, list[Participant]] = {}
+    for p in everyone:
+        out.setdefault(_played(p), []).append(p)
+    return out
 
 
 def _played(p: Participant) -> int | None:

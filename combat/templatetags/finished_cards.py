@@ -33,7 +33,8 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import get_current_timezone
 
-from combat.challenges.finished import Memo
+from combat.challenges import finished
+from combat.challenges.finished import VIEWERS, Memo
 
 register = template.Library()
 
@@ -46,6 +47,7 @@ stats = _memo.stats
 
 def clear() -> None:
     _memo.clear()
+    _runs.clear()
 
 
 def card_key(context: template.Context, label: str = "") -> Hashable | None:
@@ -164,6 +166,91 @@ def finished_card(parser: Any, token: Any) -> FinishedCardNode:
     nodelist = parser.parse(("endfinished_card",))
     parser.delete_first_token()
     return FinishedCardNode(nodelist, label)
+
+
+class FinishedRun(list):
+    """Consecutive finished cards of a phone's prompts (:func:`finished_runs`), rendered as
+    one item (:class:`FinishedRunNode`)."""
+
+
+def _finished_alone(c: Any) -> bool:
+    """A card whose "prompt" item :func:`card_key` keys by its row alone (see it): finished,
+    offering no move, seen by a side (or the storyteller, the public)."""
+    return (
+        isinstance(c, dict)
+        and not c.get("moves")
+        and c.get("viewer") in VIEWERS
+        and finished.is_finished(c["ch"])
+    )
+
+
+@register.filter
+def finished_runs(cards: list[dict[str, Any]]) -> list[Any]:
+    """The cards in their order, each run of two or more consecutive finished ones
+    (:func:`_finished_alone`) as one :class:`FinishedRun`: a phone keeps up to ``KEPT``
+    of its player's finished cards, the same from one change to the next."""
+    out: list[Any] = []
+    for c in cards:
+        if not _finished_alone(c):
+            out.append(c)
+        elif out and isinstance(out[-1], FinishedRun):
+            out[-1].append(c)
+        elif out and _finished_alone(out[-1]):
+            out[-1] = FinishedRun([out[-1], c])
+        else:
+            out.append(c)
+    return out
+
+
+RUNS = 512  # runs (a phone's up to KEPT finished cards, about 1.5 KB each): a night's phones
+_runs: Memo[SafeString] = Memo(RUNS)
+run_stats = _runs.stats
+
+
+class _Each:
+    """The body rendered for each card of a run (``c`` each in turn), joined."""
+
+    def __init__(self, nodelist: template.NodeList, run: FinishedRun) -> None:
+        self.nodelist, self.run = nodelist, run
+
+    def render(self, context: template.Context) -> str:
+        out = []
+        for c in self.run:
+            with context.push(c=c):
+                out.append(self.nodelist.render(context))
+        return "".join(out)
+
+
+class FinishedRunNode(template.Node):
+    """``{% finished_run %}…{% endfinished_run %}`` around a phone's "prompt" item (its body:
+    ``{% finished_card "prompt" %}…``): a :class:`FinishedRun` in ``c`` is rendered once for
+    the keys of its cards' items (each :func:`card_key`, its label "prompt"), the body for
+    each of them in turn, and kept as the items are (its forms with each request's own
+    token); a card alone, the body as it is."""
+
+    def __init__(self, nodelist: template.NodeList) -> None:
+        self.nodelist = nodelist
+
+    def render(self, context: template.Context) -> str:
+        run = context.get("c")
+        if not isinstance(run, FinishedRun):
+            return self.nodelist.render(context)
+        keys = []
+        for c in run:
+            with context.push(c=c):
+                keys.append(card_key(context, "prompt"))
+        key = None if None in keys else ("run", *keys)
+        return render_kept(_runs, key, _Each(self.nodelist, run), context, forms=True)
+
+
+@register.tag("finished_run")
+def finished_run(parser: Any, token: Any) -> FinishedRunNode:
+    """``{% finished_run %}…{% endfinished_run %}``: see :class:`FinishedRunNode`."""
+    if len(token.split_contents()) != 1:
+        raise template.TemplateSyntaxError("finished_run takes no argument")
+    nodelist = parser.parse(("endfinished_run",))
+    parser.delete_first_token()
+    return FinishedRunNode(nodelist)
 
 
 class KeptBlockNode(template.Node):
