@@ -65,7 +65,7 @@ def _reply(buf: bytes, at: int) -> tuple[Any, int]:
         if kind == 61:  # "=": "txt:" before the text
             data = data[4:]
         elif kind == 33:
-            return BaseParser.parse_error(data.decode(errors="replace")), stop + 2
+            return _error(data), stop + 2
         return data, stop + 2
     if kind in b"*>~":  # array, push, set
         n = int(line)
@@ -97,8 +97,17 @@ def _reply(buf: bytes, at: int) -> tuple[Any, int]:
     if kind == 43:  # "+": simple string
         return line, at
     if kind == 45:  # "-": error
-        return BaseParser.parse_error(line.decode(errors="replace")), at
+        return _error(line), at
     raise redis.InvalidResponse(f"Protocol error, got {chr(kind)!r} as reply type byte")
+
+
+def _error(text: bytes) -> redis.ResponseError:
+    """An error reply as redis-py's parsers make it: raised at once when it is one of a
+    connection (``LOADING`` after a restart, ``NOAUTH``, too many clients), else returned."""
+    error = BaseParser.parse_error(text.decode(errors="replace"))
+    if isinstance(error, redis.ConnectionError):
+        raise error
+    return error
 
 
 def reply(buf: bytes) -> Any:
