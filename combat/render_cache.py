@@ -208,3 +208,31 @@ def sheets_now(character_ids: Iterable[int]) -> dict[int, tuple[Any, dict[str, A
             if values is not None:
                 values[("sheet", pk)] = read
     return found
+
+
+HEALTH = ("damage", "health")
+
+
+def health_now(character_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """Characters' ``damage`` and ``health`` as :func:`sheets_now` gives them, by id, read
+    without their sheets' rows or a copy of the rest (the board's people panel shows every
+    fighter's health track and nothing else of a sheet: :func:`sheet_cache.parts_of`). What
+    it gives is shared: only read it."""
+    ids = list(dict.fromkeys(character_ids))
+    values = _values.get()
+    known = values or {}
+    found: dict[int, dict[str, Any]] = {}
+    missing = []
+    for i in ids:
+        if ("sheet", i) in known:
+            now = known[("sheet", i)][1]
+            found[i] = {k: now[k] for k in HEALTH}
+        elif ("health", i) in known:
+            found[i] = known[("health", i)]
+        else:
+            missing.append(i)
+    for pk, parts in sheet_cache.parts_of(missing, HEALTH).items() if missing else ():
+        found[pk] = parts
+        if values is not None:
+            values[("health", pk)] = parts
+    return found

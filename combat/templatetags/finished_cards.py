@@ -45,7 +45,11 @@ stats = _memo.stats
 
 
 def clear() -> None:
+    """Forget every kept card, the board's runs of them too (a fresh rendering, in tests)."""
+    from combat.templatetags import board_runs
+
     _memo.clear()
+    board_runs.clear()
 
 
 def card_key(context: template.Context, label: str = "") -> Hashable | None:
