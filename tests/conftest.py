@@ -110,7 +110,14 @@ def _a_fresh_process_memo_per_test() -> None:
     process does."""
     from characters import sheet_html
     from combat.challenges import finished, reads
-    from combat.templatetags import board_runs, finished_cards, people, scenes, start_forms
+    from combat.templatetags import (
+        board_kept,
+        board_runs,
+        finished_cards,
+        people,
+        scenes,
+        start_forms,
+    )
 
     sheet_html.clear()
     finished.cards.clear()
@@ -119,6 +126,7 @@ def _a_fresh_process_memo_per_test() -> None:
     finished_cards.clear()
     people.clear()
     board_runs.clear()
+    board_kept.clear()
     scenes.clear()
     start_forms.clear()
 
