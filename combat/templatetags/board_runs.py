@@ -60,19 +60,28 @@ class BoardCardNode(template.Node):
         if token == "NOTPROVIDED" or scene is None:  # the csrf_token tag renders nothing
             return mark_safe("".join(self._section(context, ch, None) for _, ch in run))
         marked = bool(token)
-        key = ("run", scene.pk, marked, tuple(k for k, _ in run))
+        # a form's hidden fields say whether it came from a phone (none on a board, but keyed)
+        marked_as = (marked, bool(context.get("from_phone")))
+        key = ("run", scene.pk, marked_as, tuple(k for k, _ in run))
         html = _runs.get(
             key,
-            lambda: mark_safe("".join(self._kept(context, scene, k, ch, marked) for k, ch in run)),
+            lambda: mark_safe(
+                "".join(self._kept(context, scene, k, ch, marked_as) for k, ch in run)
+            ),
         )
         return mark_safe(html.replace(_MARK, escape(str(token)))) if marked else html
 
     def _kept(
-        self, context: template.Context, scene: Any, key: Hashable, ch: Any, marked: bool
+        self,
+        context: template.Context,
+        scene: Any,
+        key: Hashable,
+        ch: Any,
+        marked_as: tuple[bool, bool],
     ) -> SafeString:
-        mark = _MARK if marked else None
+        mark = _MARK if marked_as[0] else None
         return _sections.get(
-            ("section", scene.pk, marked, key), lambda: self._section(context, ch, mark)
+            ("section", scene.pk, marked_as, key), lambda: self._section(context, ch, mark)
         )
 
     def _section(self, context: template.Context, ch: Any, mark: str | None) -> SafeString:
