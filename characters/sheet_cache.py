@@ -48,7 +48,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from characters.models import Character, GameNight
 from characters.selectors import SHEET_PREFETCH, current_values_for
 from characters.sheet_versions import rows_part
-from config.prepared import Prepared, PreparedPrefetch
+from config.prepared import Prepared, PreparedPrefetch, PreparedValues
 
 DEFAULT_SIZE = 500  # ~35 kB a demo sheet; a long Grapevine sheet a few times that
 
@@ -112,9 +112,50 @@ def _copied(value: Any) -> Any:
     return value
 
 
-def _for_reader(row: Character, entry: _Entry) -> tuple[Character, dict[str, Any]]:
+def _for_reader(
+    row: Character, entry: _Entry, parts: tuple[str, ...] | None = None
+) -> tuple[Character, dict[str, Any]]:
     row._prefetched_objects_cache = dict(entry.prefetched)  # the row is this reader's own
+    if parts is not None:  # only these of the values, copied
+        return row, {k: _copied(entry.now[k]) for k in parts}
     return row, _copied(entry.now)
+
+
+def _keys_query(ids: list[int]) -> QuerySet[Character]:
+    open_night = GameNight.objects.filter(
+        chronicle_id=OuterRef("chronicle_id"), closed_at__isnull=True
+    ).values("pk")[:1]
+    rows = Character.objects.filter(pk__in=ids).annotate(open_night=Subquery(open_night))
+    return rows.values_list("pk", "sheet_version", "chronicle__ruleset", "open_night")
+
+
+# What :func:`_key` reads of each character, as plain values: its SQL built once per process
+# and number of ids (config.prepared).
+_prepared_keys = PreparedValues(_keys_query)
+
+
+def parts_of(character_ids: Iterable[int], parts: tuple[str, ...]) -> dict[int, dict[str, Any]]:
+    """``parts`` of the characters' current values (those that exist), by id, as
+    :func:`sheets` gives them: one query of their keys' values alone when every sheet is
+    cached and unchanged (no row made, nothing copied: what is given is the cache's own and
+    must not be changed), else :func:`sheets` reads the others."""
+    ids = list(dict.fromkeys(character_ids))
+    if not ids:
+        return {}
+    found: dict[int, dict[str, Any]] = {}
+    missing = []
+    keys = _prepared_keys.run(ids)
+    with _lock:
+        for pk, version, ruleset, night in keys:
+            entry = _entries.get(pk)
+            if entry is not None and entry.key == (pk, version, night, ruleset):
+                _entries.move_to_end(pk)
+                found[pk] = {k: entry.now[k] for k in parts}
+            else:
+                missing.append(pk)
+    for pk, (_row, now) in sheets(missing, parts=parts).items() if missing else ():
+        found[pk] = now
+    return found
 
 
 # SHEET_PREFETCH with each relation's SQL built once per process (config.prepared).
@@ -146,14 +187,17 @@ def _read(rows: list[Character], kept: Mapping[int, _Entry] | None = None) -> di
 
 
 def sheets(
-    character_ids: Iterable[int], *, rows: Mapping[int, Character] | None = None
+    character_ids: Iterable[int],
+    *,
+    rows: Mapping[int, Character] | None = None,
+    parts: tuple[str, ...] | None = None,
 ) -> dict[int, tuple[Character, dict[str, Any]]]:
     """Characters (with ``SHEET_PREFETCH``) and their current values, by id (those that
     exist): one query when every sheet is cached and unchanged, else one more for the ledger
     of the changed ones together, and one per kind of row if any changed more than its
     ledger. ``rows``: characters' rows the caller has just read as :func:`_rows_query` reads
     them (their player and chronicle, ``open_night``), each the reader's own: they are not
-    read again."""
+    read again. ``parts``: only these of each sheet's values (copied; the rest is not)."""
     ids = list(dict.fromkeys(character_ids))
     if not ids:
         return {}
@@ -181,4 +225,4 @@ def sheets(
                 _entries.move_to_end(pk)
             while len(_entries) > limit:
                 _entries.popitem(last=False)
-    return {row.pk: _for_reader(row, found[row.pk]) for row in rows}
+    return {row.pk: _for_reader(row, found[row.pk], parts) for row in rows}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, tzinfo
 from functools import lru_cache
+from typing import NamedTuple
 
 from django.db.models import QuerySet
 from django.utils.html import escape
@@ -19,23 +20,36 @@ from django.utils.timezone import get_current_timezone, template_localtime
 
 from combat.gametime import format_game_time
 from combat.models import SceneLogEntry
-from config.prepared import Prepared
+from config.prepared import PreparedValues
 
 # What a line of the board shows (items), and what orders the lines.
 COLUMNS = ("id", "seq", "game_time", "kind", "public", "text", "created_at")
 
 
+class Line(NamedTuple):
+    """A line as the board shows it (:data:`COLUMNS`, ``pk`` for ``id``): no model instance
+    made for each of a board's thirty lines on every change."""
+
+    pk: int
+    seq: int
+    game_time: int
+    kind: str
+    public: bool
+    text: str
+    created_at: datetime | None
+
+
 def _newest(scene_id: int, *, limit: int) -> QuerySet[SceneLogEntry]:
-    lines = SceneLogEntry.objects.filter(scene=scene_id).only(*COLUMNS)
-    return lines.order_by("-seq", "-pk")[:limit]
+    lines = SceneLogEntry.objects.filter(scene=scene_id).order_by("-seq", "-pk")
+    return lines.values_list(*COLUMNS)[:limit]
 
 
-_NEWEST: Prepared[SceneLogEntry] = Prepared(_newest, model=SceneLogEntry)
+_NEWEST = PreparedValues(_newest)
 
 
-def read(scene_id: int, limit: int) -> list[SceneLogEntry]:
+def read(scene_id: int, limit: int) -> list[Line]:
     """The scene's newest ``limit`` lines, oldest first (only :data:`COLUMNS` read)."""
-    return _NEWEST.run(scene_id, limit=limit)[::-1]
+    return [Line(*row) for row in reversed(_NEWEST.run(scene_id, limit=limit))]
 
 
 # Lines drawn lately: a line never changes once written, and a board shows the same thirty on
@@ -60,7 +74,7 @@ def _item(
     )
 
 
-def items(log: Sequence[SceneLogEntry]) -> str:
+def items(log: Sequence[Line] | Sequence[SceneLogEntry]) -> str:
     """The log's ``<li>`` items, newest first, escaped as the template would."""
     zone = get_current_timezone()
     return "".join(

@@ -208,3 +208,42 @@ def sheets_now(character_ids: Iterable[int]) -> dict[int, tuple[Any, dict[str, A
             if values is not None:
                 values[("sheet", pk)] = read
     return found
+
+
+HEALTH = ("damage", "health")
+
+
+def health_now(character_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """Characters' ``damage`` and ``health`` as :func:`sheets_now` gives them, by id, without
+    a copy of the rest of their sheets (the board's people panel shows every fighter's
+    health track and nothing else of a sheet): from the rows offered with the scene's
+    participants (:func:`offer_sheet_rows`, no query), the others' keys read alone
+    (:func:`sheet_cache.parts_of`: no row made). Only read what it gives."""
+    ids = list(dict.fromkeys(character_ids))
+    values = _values.get()
+    known = values or {}
+    found: dict[int, dict[str, Any]] = {}
+    missing = []
+    for i in ids:
+        if ("sheet", i) in known:
+            now = known[("sheet", i)][1]
+            found[i] = {k: now[k] for k in HEALTH}
+        elif ("health", i) in known:
+            found[i] = known[("health", i)]
+        else:
+            missing.append(i)
+    if not missing:
+        return found
+    if values is not None:  # the rows the scene's participants came with (offer_sheet_rows)
+        _offered_rows(values, missing)
+    rows = {i: known[("sheet_row", i)] for i in missing if ("sheet_row", i) in known}
+    unread = [i for i in missing if i not in rows]
+    read = sheet_cache.parts_of(unread, HEALTH) if unread else {}
+    if rows:  # their keys are in their rows: no query
+        given = sheet_cache.sheets(list(rows), rows=rows, parts=HEALTH)
+        read.update({pk: parts for pk, (_row, parts) in given.items()})
+    for pk, parts in read.items():
+        found[pk] = parts
+        if values is not None:
+            values[("health", pk)] = parts
+    return found

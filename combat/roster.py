@@ -18,7 +18,7 @@ from characters.selectors import filled_track
 from chases import waiting as chase_waits
 from combat.challenges import waiting as challenge_waits
 from combat.models import Participant, Scene
-from combat.render_cache import sheets_now
+from combat.render_cache import health_now
 from combat.rounds import selectors as rounds
 from combat.rounds import waiting as round_waits
 
@@ -51,13 +51,13 @@ def fight_rows(scene: Scene, participants: list[Participant]) -> dict[int, dict[
     npc_damage = {**chase_waits.npc_damage(scene)}
     if combat is not None:
         npc_damage.update(combat.npc_damage or {})
-    sheets = sheets_now(p.character_id for p in fighters if p.character_id)
+    # their health alone: no whole sheet copied for it (render_cache.health_now)
+    sheets = health_now(p.character_id for p in fighters if p.character_id)
     out: dict[int, dict[str, Any]] = {}
     for p in fighters:
         found = sheets.get(p.character_id) if p.character_id else None
         if found is not None:
-            now = found[1]
-            health = {"damage": now["damage"], "health": now["health"]}
+            health = {"damage": found["damage"], "health": found["health"]}
         else:
             health = _quick_health(scene, int(npc_damage.get(str(p.pk), 0)))
         out[p.pk] = {"health": health, "waiting": waiting.get(p.pk, "")}

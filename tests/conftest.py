@@ -109,15 +109,25 @@ def _a_fresh_process_memo_per_test() -> None:
     counters back with each test's transaction): each test starts with them empty, as a new
     process does."""
     from characters import sheet_html
-    from combat.challenges import finished
-    from combat.templatetags import finished_cards, people, scenes, start_forms
+    from combat.challenges import finished, reads
+    from combat.templatetags import (
+        board_kept,
+        board_runs,
+        finished_cards,
+        people,
+        scenes,
+        start_forms,
+    )
 
     sheet_html.clear()
     finished.cards.clear()
     finished.rows.clear()
     finished.open_rows.clear()
+    reads.forget_engines()
     finished_cards.clear()
     people.clear()
+    board_runs.clear()
+    board_kept.clear()
     scenes.clear()
     start_forms.clear()
 

@@ -37,19 +37,39 @@ THROWS = ("rock", "paper", "scissors")
 MODES = ("contested", "static", "simple", "difficult", "extended")
 
 
+# Engines built lately, by the challenge's pk and ``step``, each with the state it was built
+# from: an open challenge's row is read afresh on every change of its scene, and a shared
+# scene's change built every open challenge's engine again though one of them moved.
+_engines: finished.Memo[tuple[dict[str, Any], Engine]] = finished.Memo(2048)
+
+
 def engine_of(challenge: Challenge) -> Engine | None:
     """The challenge's engine, from its ``state``: built once per state a row holds (the
     engine is immutable, and a step sets a new ``state`` rather than changing it in place),
-    so the reads of one tap share it."""
+    so the reads of one tap share it; and once per process for a row's pk and ``step`` while
+    its state is the one it was built from (compared whole: a row that moved, or a state
+    written and rolled back, is built again, never served stale)."""
     state = challenge.state
     if not state:
         return None
     built = challenge.__dict__.get("_engine_of")
     if built is not None and built[0] is state:
         return built[1]
-    engine = Engine.from_dict(state)
+    key = (challenge.pk, challenge.step)
+    kept = _engines.find(key) if challenge.pk is not None else None
+    if kept is not None and kept[0] == state:
+        engine = kept[1]
+    else:
+        engine = Engine.from_dict(state)
+        if challenge.pk is not None:
+            _engines.keep(key, (state, engine))
     challenge.__dict__["_engine_of"] = (state, engine)  # keeps ``state``: its id stays its own
     return engine
+
+
+def forget_engines() -> None:
+    """Forget the engines built (a test database gives a pk twice)."""
+    _engines.clear()
 
 
 def participant_of(challenge: Challenge, side: str) -> Participant | None:

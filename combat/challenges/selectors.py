@@ -14,12 +14,13 @@ from functools import cache
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils.timezone import get_current_timezone
 
 from combat.challenges import finished, reads, sheets, start_form
 from combat.challenges.reads import cancel_choices
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.offers import Offers
-from combat.render_cache import cached, known
+from combat.render_cache import cached, health_now, known
 from combat.rules.challenge import Phase, has_werewolf_tests, kinds_of_test
 from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
@@ -599,47 +600,30 @@ def _player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
 def board_cards(scene: Scene) -> dict[str, Any]:
     """The storyteller's board: every open challenge (and the last few finished) with the
     moves of the sides the storyteller plays (NPCs, static opponents) and the calls (read
-    once for the renderings of one change: its push, the tablet's answer)."""
+    once for the renderings of one change: its push, the tablet's answer). Under ``cards``,
+    each card's data (:func:`board_card`), but challenges whose section is a function of
+    their row (:func:`settled_key`) one after the other come as one entry, ``{"run":
+    [(settled_key, row), ...]}``: their sections are rendered once per process, and a run's
+    whole (:mod:`combat.templatetags.board_runs`), not built or rendered on every change
+    (:func:`board_card_list` builds them all)."""
     return cached(("challenge_board", scene.pk), lambda: _board_cards(scene))
 
 
 def _board_cards(scene: Scene) -> dict[str, Any]:
-    cards = []
-    for ch in _challenges(scene, recent=None):  # the whole night stays reachable (void, history)
-        data = card(ch, "st")
-        data["npc_members"] = [
-            member_card(ch, m) for m in reads.mob_members(ch) if m.npc or m.character_id is None
-        ]
-        data["st_sides"] = (
-            [{"side": s, **card(ch, s)} for s in reads.sides_for_st(ch)] if ch.is_open else []
-        )
-        # W8: the storyteller may choose for an absent player (or an NPC)
-        data["st_choose"] = [
-            choose_choices(ch, s)
-            for s in dict.fromkeys(ch.options.get("choose", []))
-            if ch.status == ChallengeStatus.OVER
-        ]
-        # C16: the storyteller may drop out a member for an NPC or an absent player
-        everyone = reads.mob_participants(ch) if data["must_drop"] else {}
-        data["st_drops"] = [everyone[n] for n in data["must_drop"] if n in everyone]
-        # C16: and keep out of a forming mob a player's character that does not answer
-        forming = ch.status == ChallengeStatus.ANSWER and ch.options.get("awaiting") == "mob"
-        data["st_keep_out"] = (
-            [m for m in reads.unanswered(ch) if not (m.npc or m.character_id is None)]
-            if forming
-            else []
-        )
-        # C12: before the defender's bid the storyteller may rule on surprise
-        data["st_surprised"] = (
-            reads.is_surprised(ch.options, sheets.load(ch.defender))
-            if ch.status == ChallengeStatus.ANSWER and ch.defender is not None
-            else None
-        )
-        data["st_force"] = ch.status == ChallengeStatus.LIVE or (
-            ch.status == ChallengeStatus.ANSWER
-            and ch.options.get("awaiting") in {"mob", "defender"}
-        )
-        cards.append(data)
+    cards: list[dict[str, Any]] = []
+    rows = _challenges(scene, recent=None)  # the whole night stays reachable (void, history)
+    # the defenders' health the calls on surprise read (C12), in one read
+    health_now(
+        ch.defender.character_id for ch in rows if _surprise_asked(ch) and ch.defender.character_id
+    )
+    for ch in rows:
+        key = settled_key(ch)
+        if key is None:
+            cards.append(board_card(ch))
+        elif cards and "run" in cards[-1]:
+            cards[-1]["run"].append((key, ch))
+        else:  # such cards in a row: rendered as one (combat.templatetags.board_runs)
+            cards.append({"run": [(key, ch)]})
     from combat.selectors import active_participants  # it reads the regions of this module
 
     everyone = active_participants(scene)  # the one read every audience of a change shares
@@ -661,6 +645,107 @@ def _board_cards(scene: Scene) -> dict[str, Any]:
         # W0: target counts and races (W13), a required bid (W14) are met_werewolf's
         "werewolf_tests": scene.ruleset != "wod_dice" and has_werewolf_tests(scene.ruleset),
     }
+
+
+def settled_key(ch: Challenge) -> tuple[Any, ...] | None:
+    """What a challenge's section of the board is a function of when the storyteller has no
+    call on it beyond its row, or None (build and render it every time). Such a challenge is
+
+    - over or void, with no timer, no W8 choice and no mob (C16), or
+    - open between two players' characters (no side the storyteller plays, no mob, no W8
+      choice): its calls are the row's (a forced step, the winner) but, before the
+      defender's bid, the ruling on surprise (C12), which reads the defender's health.
+
+    Its section is then a function of the row's pk and ``step`` (every write but a player
+    leaving it, which the board does not show, moves it: :mod:`combat.challenges.finished`),
+    of the sides as the board names them (pk, name, hidden: a rename, a reveal), with a
+    timer of the time zone its time is written in, and of whether the defender is surprised
+    (:func:`st_surprised`, in the key); as
+    :func:`combat.templatetags.finished_cards.card_key` keys the card itself."""
+    options = ch.options or {}
+    if options.get("choose") or options.get("mob") or options.get("mob_dropped"):
+        return None
+    if ch.is_open:
+        if options.get("awaiting") == "mob" or reads.sides_for_st(ch):
+            return None
+        engine = reads.engine_of(ch)
+        if engine is not None and engine.mob:
+            return None
+    elif ch.deadline is not None:
+        return None
+    zone = get_current_timezone() if ch.deadline is not None else None
+    return (ch.pk, ch.step, _who(ch.attacker), _who(ch.defender), zone, st_surprised(ch))
+
+
+def _surprise_asked(ch: Challenge) -> bool:
+    """Whether the storyteller may rule on surprise now (C12: before the defender's bid)."""
+    return ch.status == ChallengeStatus.ANSWER and ch.defender is not None
+
+
+def st_surprised(ch: Challenge) -> bool | None:
+    """C12: before the defender's bid, whether the defender is surprised (the storyteller's
+    call on it), else None. Read from the defender's health alone, all that
+    :func:`reads.is_surprised` reads of a sheet (:func:`health_now`: no whole sheet). Read
+    once per row (a change's renderings read their rows afresh): its section, built while
+    the board renders, reads what its key read."""
+    if not _surprise_asked(ch):
+        return None
+    held = ch.__dict__.get("_st_surprised")
+    if held is not None:
+        return held
+    defender, character = ch.defender, ch.defender.character_id
+    now = health_now([character]).get(character) if character else None
+    surprised = reads.is_surprised(ch.options, sheets.Sheet(defender, None, now))
+    ch.__dict__["_st_surprised"] = surprised
+    return surprised
+
+
+def _who(participant: Participant | None) -> tuple[Any, ...] | None:
+    return None if participant is None else (participant.pk, participant.name, participant.hidden)
+
+
+def board_card(ch: Challenge) -> dict[str, Any]:
+    """One challenge as the storyteller's board shows it: the storyteller's card, with the
+    moves of the sides it plays (NPCs, static opponents) and its calls."""
+    data = card(ch, "st")
+    data["npc_members"] = [
+        member_card(ch, m) for m in reads.mob_members(ch) if m.npc or m.character_id is None
+    ]
+    data["st_sides"] = (
+        [{"side": s, **card(ch, s)} for s in reads.sides_for_st(ch)] if ch.is_open else []
+    )
+    # W8: the storyteller may choose for an absent player (or an NPC)
+    data["st_choose"] = [
+        choose_choices(ch, s)
+        for s in dict.fromkeys(ch.options.get("choose", []))
+        if ch.status == ChallengeStatus.OVER
+    ]
+    # C16: the storyteller may drop out a member for an NPC or an absent player
+    everyone = reads.mob_participants(ch) if data["must_drop"] else {}
+    data["st_drops"] = [everyone[n] for n in data["must_drop"] if n in everyone]
+    # C16: and keep out of a forming mob a player's character that does not answer
+    forming = ch.status == ChallengeStatus.ANSWER and ch.options.get("awaiting") == "mob"
+    data["st_keep_out"] = (
+        [m for m in reads.unanswered(ch) if not (m.npc or m.character_id is None)]
+        if forming
+        else []
+    )
+    data["st_surprised"] = st_surprised(ch)
+    data["st_force"] = ch.status == ChallengeStatus.LIVE or (
+        ch.status == ChallengeStatus.ANSWER and ch.options.get("awaiting") in {"mob", "defender"}
+    )
+    return data
+
+
+def board_card_list(scene: Scene) -> list[dict[str, Any]]:
+    """Every card of the board, each settled run's too, as :func:`board_card` builds them."""
+    out: list[dict[str, Any]] = []
+    for entry in board_cards(scene)["cards"]:
+        if "run" in entry:
+            out.extend(board_card(ch) for _, ch in entry["run"])
+        else:
+            out.append(entry)
+    return out
 
 
 def modes_of(scene: Scene) -> list[str]:

@@ -46,8 +46,14 @@ stats = _memo.stats
 
 
 def clear() -> None:
+    """Forget every kept card, and the board's kept parts made of them (a fresh rendering,
+    in tests)."""
+    from combat.templatetags import board_kept, board_runs
+
     _memo.clear()
     _runs.clear()
+    board_runs.clear()
+    board_kept.clear()
 
 
 def card_key(context: template.Context, label: str = "") -> Hashable | None:

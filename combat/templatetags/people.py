@@ -31,7 +31,11 @@ stats = _memo.stats
 
 
 def clear() -> None:
+    """Forget every kept row, and the kept lists of them (combat.templatetags.board_kept)."""
+    from combat.templatetags import board_kept
+
     _memo.clear()
+    board_kept.clear()
 
 
 def row_key(context: template.Context) -> Hashable | None:

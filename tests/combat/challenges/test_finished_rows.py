@@ -86,7 +86,7 @@ def test_a_changed_step_is_read_anew_never_served_stale(classic):
     assert _whole_reads(captured) == 1  # its step moved: the row is read again
     assert after.status == "void" and after.step == before.step + 1
     assert _as_stored(after) == _as_stored(Challenge.objects.get(pk=ch.pk))
-    board = selectors.board_cards(t.scene)["cards"]
+    board = selectors.board_card_list(t.scene)
     assert [c["status"] for c in board] == ["Voided"]
 
 

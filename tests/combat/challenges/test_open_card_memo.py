@@ -16,14 +16,14 @@ from django.utils import timezone
 from combat import fragments
 from combat.challenges import selectors
 from combat.models import Participant
-from combat.templatetags import finished_cards
+from combat.templatetags import board_runs, finished_cards
 from combat.templatetags.finished_cards import card_key
 
 pytestmark = pytest.mark.django_db
 
 
 def _board_card(t, ch) -> dict:
-    (card,) = [c for c in selectors.board_cards(t.refresh().scene)["cards"] if c["ch"].pk == ch.pk]
+    (card,) = [c for c in selectors.board_card_list(t.refresh().scene) if c["ch"].pk == ch.pk]
     return card
 
 
@@ -45,9 +45,9 @@ def test_an_open_board_card_is_rendered_once_a_step_and_equals_a_fresh_rendering
     ch = t.start(category="physical", bid="Strong")  # waits on the answer, with its timer
     assert t.ch(ch).is_open and t.ch(ch).deadline is not None
     first = _fresh_board(t)
-    hits = finished_cards.stats["hits"]
+    hits = board_runs.stats["runs"]["hits"]
     again = _board(t)
-    assert finished_cards.stats["hits"] == hits + 1  # the board's item, the card inside it
+    assert board_runs.stats["runs"]["hits"] == hits + 1  # the board's item, kept whole
     assert again == first == _fresh_board(t)
     # every step moves the row's step: the board shows it, as a fresh rendering does
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
