@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from characters.services import ledger_spend
 from combat import fragments
 from combat import services as scenes
 from combat.challenges import reads, selectors
@@ -73,7 +74,8 @@ def test_a_rename_or_a_reveal_is_never_served_stale(classic):
 
 def test_the_key_holds_the_ruling_on_surprise(classic):
     """Before the defender's bid the card says whether the defender is surprised (C12),
-    which the row does not say alone (the defender's health: C7)."""
+    which the row does not say alone: an incapacitated defender is (C7, C12), and damage
+    goes to the ledger without moving the challenge's step."""
     t = classic
     ch = t.start(category="physical", bid="Strong")
     (run,) = _entries(t)
@@ -81,7 +83,9 @@ def test_the_key_holds_the_ruling_on_surprise(classic):
     assert row.status == "answer" and key[-1] is False
     before = _board(t)  # kept
     assert "is not surprised" in before
-    Challenge.objects.filter(pk=ch.pk).update(options={**t.ch(ch).options, "surprise": True})
+    step = t.ch(ch).step
+    ledger_spend(character=t.d.character, kind="health_damage", by=t.st, amount=3)
+    assert t.ch(ch).step == step
     (run,) = _entries(t)
     ((surprised, _),) = run["run"]
     assert surprised[-1] is True and surprised[:2] == key[:2]  # the same row's pk and step
