@@ -88,10 +88,12 @@ cards: Memo[dict[str, Any]] = Memo(4096)
 rows: Memo[Challenge] = Memo(4096)
 
 #: The rows of open challenges, by ``(pk, step)``, made from the listing that reads them
-#: whole (:func:`combat.challenges.reads._read`) with their token and engine: every write to
-#: an open challenge moves its ``step`` (its player cannot leave it yet), so a row at a step
-#: never changes, and a shared scene's change shows many open challenges, one of them moved.
-open_rows: Memo[Challenge] = Memo(1024)
+#: whole (:func:`combat.challenges.reads._read`) with their token and engine, beside the
+#: listing's values they were made from: every write to an open challenge moves its ``step``
+#: (its player cannot leave it yet), and a shared scene's change shows many open challenges,
+#: one of them moved. A row is made again when its values differ at the same step (a write
+#: rolled back reuses its step; a write that moved none), so none is ever served stale.
+open_rows: Memo[tuple[tuple[Any, ...], Challenge]] = Memo(1024)
 
 
 def is_finished(ch: Challenge) -> bool:

@@ -468,7 +468,8 @@ _list, _rows = PreparedValues(_listed), Prepared(_whole, model=Challenge)
 
 def _read(scene_id: int, listed: list[tuple[Any, ...]]) -> list[Challenge]:
     """The rows of the ``listed`` challenges (:func:`_listed`), in order: an open one from its
-    listing with all its fields, made once per step (:data:`finished.open_rows`); a finished
+    listing with all its fields, made once per step while the listing reads the same
+    (:data:`finished.open_rows`); a finished
     one's row taken from this process's memo when it holds that step (:data:`finished.rows`:
     a row at a step never changes, and a finished challenge's rows are most of a night's),
     the others read whole in one query (and a finished one kept). Each caller gets rows of
@@ -477,8 +478,11 @@ def _read(scene_id: int, listed: list[tuple[Any, ...]]) -> list[Challenge]:
     for item in listed:
         pk, step, status, left = item[:4]
         if status in _OPEN:
-            made = finished.open_rows.get((pk, step), lambda item=item: _kept_open(item))
-            found[pk] = copy_row(made)
+            kept_open = finished.open_rows.find((pk, step))
+            if kept_open is None or kept_open[0] != item:  # a write that moved no step
+                kept_open = (item, _kept_open(item))
+                finished.open_rows.keep((pk, step), kept_open)
+            found[pk] = copy_row(kept_open[1])
             continue
         kept = finished.rows.find((pk, step))
         if kept is not None:

@@ -49,9 +49,23 @@ def test_its_engine_is_built_once_per_step_and_the_kept_row_stays_as_read(classi
     (one,) = _rows(t)
     (two,) = _rows(t)
     assert engine_of(one) is engine_of(two)  # the same state: the same (immutable) engine
-    kept = finished.open_rows.find((one.pk, one.step))
-    assert kept is not None and kept._state.fields_cache == {}  # no scene, no sides attached
+    _, kept = finished.open_rows.find((one.pk, one.step))
+    assert kept._state.fields_cache == {}  # no scene, no sides attached
     assert one.scene is not None and one.attacker.pk == t.a.pk
     t.do("throw", ch, t.a_user, side="attacker", throw="rock")
     (three,) = _rows(t)
     assert engine_of(three) is not engine_of(one)
+
+
+def test_a_row_that_changed_at_the_same_step_is_made_again(classic):
+    """A row is kept for its step only while the listing reads the same values: a write that
+    moves no step (or one rolled back, whose step the next write takes again) is never
+    hidden behind the row kept before it."""
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    (first,) = _rows(t)
+    stored = Challenge.objects.get(pk=ch.pk)
+    Challenge.objects.filter(pk=ch.pk).update(options={**stored.options, "surprise": True})
+    (again,) = _rows(t)
+    assert again.step == first.step and again.options["surprise"] is True
+    assert not first.options.get("surprise")
