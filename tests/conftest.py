@@ -102,12 +102,10 @@ def _a_cache_per_test(settings) -> None:
     }
 
 
-@pytest.fixture(autouse=True)
-def _a_fresh_process_memo_per_test() -> None:
-    """The finished cards and rows, people rows and start forms each process keeps are keyed by
-    row ids, which a database never gives twice, but a test database does (SQLite rolls its
-    counters back with each test's transaction): each test starts with them empty, as a new
-    process does."""
+def forget_kept_renderings() -> None:
+    """Forget what this process keeps of past renderings (finished cards and rows, open rows,
+    engines, people rows, the board's runs and kept parts, start forms, sheets' html): the
+    next rendering is made fresh, as a new process makes it."""
     from characters import sheet_html
     from combat.challenges import finished, reads
     from combat.templatetags import (
@@ -130,6 +128,15 @@ def _a_fresh_process_memo_per_test() -> None:
     board_kept.clear()
     scenes.clear()
     start_forms.clear()
+
+
+@pytest.fixture(autouse=True)
+def _a_fresh_process_memo_per_test() -> None:
+    """The finished cards and rows, people rows and start forms each process keeps are keyed by
+    row ids, which a database never gives twice, but a test database does (SQLite rolls its
+    counters back with each test's transaction): each test starts with them empty, as a new
+    process does."""
+    forget_kept_renderings()
 
 
 @pytest.fixture(autouse=True)

@@ -14,11 +14,9 @@ from django.utils import timezone
 from characters.services import game_night_open, ledger_spend
 from combat import fragments
 from combat import services as scenes
-from combat.challenges import finished, reads
 from combat.challenges.refusals import ChallengeError
 from combat.models import Participant, Presence
-from combat.templatetags import finished_cards, people, start_forms
-from combat.templatetags import scenes as scene_tags
+from tests.conftest import forget_kept_renderings
 
 pytestmark = pytest.mark.django_db
 WHOLE = ("people", "challenges")
@@ -29,14 +27,7 @@ def _board(t) -> str:
 
 
 def _fresh(t) -> str:
-    finished.cards.clear()
-    finished.rows.clear()
-    finished.open_rows.clear()
-    reads.forget_engines()
-    finished_cards.clear()
-    people.clear()
-    scene_tags.clear()
-    start_forms.clear()
+    forget_kept_renderings()
     return _board(t)
 
 
