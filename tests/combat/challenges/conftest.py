@@ -108,6 +108,16 @@ class Table:
         self.do("throw", challenge, self.a_user, side="attacker", throw=a)
         return self.do("throw", challenge, self.d_user, side="defender", throw=d)
 
+    def finished(self, loser: str = "defender") -> Challenge:
+        """A physical challenge played to its end between the two players' characters: bid,
+        answered, thrown (``loser`` loses the throw) and its result taken by the loser."""
+        ch = self.start(category="physical", bid="Strong")
+        ch = self.do("answer", ch, self.d_user, side="defender", answer="bid", bid="Tough")
+        throws = ("rock", "scissors") if loser == "defender" else ("scissors", "rock")
+        ch = self.throw(ch, *throws)
+        user = self.d_user if loser == "defender" else self.a_user
+        return self.do("accept", ch, user, side=loser)
+
     def lost_to_a_hidden_npc(self) -> Challenge:
         """A hidden NPC, Lurker, attacks the attacker's character, who answers, loses the
         throw and takes the result: a finished challenge with one side hidden."""

@@ -38,16 +38,9 @@ def _same(t):
     return kept
 
 
-def _finished(t):
-    ch = t.start(category="physical", bid="Strong")
-    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
-    ch = t.throw(ch, "rock", "scissors")
-    return t.do("accept", ch, t.d_user, side="defender")
-
-
 def test_changes_beside_the_rows_are_never_served_stale(classic):
     t = classic
-    _finished(t)
+    t.finished()
     live = t.start(category="physical", bid="Strong")
     assert t.ch(live).is_open
     _same(t)
@@ -88,7 +81,7 @@ def _norm(page: str) -> str:
 
 def test_pages_first_then_a_push_carry_their_own_tokens(classic):
     t = classic
-    _finished(t)
+    t.finished()
     t.start(category="physical", bid="Strong")
     p1 = t.board()
     p2 = t.board()
@@ -104,7 +97,7 @@ def test_pages_first_then_a_push_carry_their_own_tokens(classic):
 
 def test_the_storytellers_calls_a_refused_step_and_a_ruleset_change(classic):
     t = classic
-    done = _finished(t)
+    done = t.finished()
     live = t.start(category="physical", bid="Strong")
     other = t.start(attacker=t.d, defender=t.a, by=t.d_user, category="physical", bid="Tough")
     _same(t)

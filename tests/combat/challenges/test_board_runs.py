@@ -12,7 +12,7 @@ from characters.services import ledger_spend
 from combat import fragments
 from combat import services as scenes
 from combat.challenges import reads, selectors
-from combat.models import Challenge, Participant
+from combat.models import Participant
 from combat.render_cache import RenderCache, health_now, sheets_now
 from combat.templatetags import board_kept, board_runs, finished_cards
 
@@ -29,21 +29,14 @@ def _fresh(t) -> str:
     return _board(t)
 
 
-def _finished(t, loser: str = "defender") -> Challenge:
-    ch = t.start(category="physical", bid="Strong")
-    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
-    ch = t.throw(ch, *(("rock", "scissors") if loser == "defender" else ("scissors", "rock")))
-    return t.do("accept", ch, t.d_user if loser == "defender" else t.a_user, side=loser)
-
-
 def _entries(t) -> list[dict]:
     return selectors.board_cards(t.refresh().scene)["cards"]
 
 
 def test_finished_and_live_challenges_come_as_one_run_and_equal_a_fresh_rendering(classic):
     t = classic
-    _finished(t)
-    _finished(t, loser="attacker")
+    t.finished()
+    t.finished(loser="attacker")
     live = t.start(category="physical", bid="Strong")
     live = t.do("answer", live, t.d_user, side="defender", answer="bid", bid="Tough")
     (run,) = _entries(t)
@@ -65,7 +58,7 @@ def test_finished_and_live_challenges_come_as_one_run_and_equal_a_fresh_renderin
 
 def test_a_rename_or_a_reveal_is_never_served_stale(classic):
     t = classic
-    _finished(t)
+    t.finished()
     kept = _board(t)
     Participant.objects.filter(pk=t.a.pk).update(name="Marcus the Bold")
     renamed = _board(t)
@@ -104,7 +97,7 @@ def test_a_card_the_storyteller_plays_a_side_of_or_a_mob_is_built_every_time(cla
 
 def test_a_run_carries_each_pages_token_and_a_push_none(classic):
     t = classic
-    _finished(t)
+    t.finished()
     pushed = _fresh(t)
     assert "cc-void-form" in pushed and "csrfmiddlewaretoken" not in pushed
     pages = [t.board(), t.board()]

@@ -32,16 +32,9 @@ def _fresh(t, ch, viewer: str) -> dict[str, Any]:
     return _data(selectors.card(t.ch(ch), viewer))
 
 
-def _finished(t):
-    ch = t.start(category="physical", bid="Strong")
-    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
-    ch = t.throw(ch, "rock", "scissors")
-    return t.do("accept", ch, t.d_user, side="defender")
-
-
 def test_a_finished_card_is_built_once_per_viewer_and_equals_a_fresh_build(classic):
     t = classic
-    ch = _finished(t)
+    ch = t.finished()
     _forget()
     before = dict(finished.cards.stats)
     row = t.ch(ch)
@@ -58,7 +51,7 @@ def test_a_finished_card_is_built_once_per_viewer_and_equals_a_fresh_build(class
 def test_a_void_after_the_end_is_built_anew(classic):
     """A write after the end moves the step: the kept card is not served (the key's step)."""
     t = classic
-    ch = _finished(t)
+    ch = t.finished()
     users = [t.a_user.pk, t.d_user.pk]
     kept = selectors.card(t.ch(ch), "defender")
     assert kept["status"] == "Over"
@@ -77,7 +70,7 @@ def test_a_void_after_the_end_is_built_anew(classic):
 
 def test_a_rename_is_built_anew(classic):
     t = classic
-    ch = _finished(t)
+    ch = t.finished()
     selectors.card(t.ch(ch), "defender")
     Participant.objects.filter(pk=t.a.pk).update(name="Marcus the Bold")
     renamed = selectors.card(t.ch(ch), "defender")
@@ -103,7 +96,7 @@ def test_a_hidden_npcs_name_never_crosses_from_the_board_to_a_phone(classic):
 
 def test_a_sides_card_never_goes_to_the_other_side_or_the_public_part(classic):
     t = classic
-    ch = _finished(t)
+    ch = t.finished()
     _forget()
     users = [t.a_user.pk, t.d_user.pk]
     warm = fragments.scene_change_fragments(t.refresh().scene.pk, private_user_ids=users)

@@ -28,16 +28,9 @@ def _fresh(t, ch, viewer: str, **extra) -> str:
     return _card(t, ch, viewer, **extra)
 
 
-def _finished(t, loser: str = "defender"):
-    ch = t.start(category="physical", bid="Strong")
-    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
-    ch = t.throw(ch, *(("rock", "scissors") if loser == "defender" else ("scissors", "rock")))
-    return t.do("accept", ch, t.d_user if loser == "defender" else t.a_user, side=loser)
-
-
 def test_a_finished_card_is_rendered_once_and_equals_a_fresh_rendering(classic):
     t = classic
-    ch = _finished(t)
+    ch = t.finished()
     finished_cards.clear()
     before = dict(finished_cards.stats)
     first = _card(t, ch, "attacker")
@@ -57,7 +50,7 @@ def test_a_finished_card_is_rendered_once_and_equals_a_fresh_rendering(classic):
 
 def test_a_write_or_a_rename_is_never_served_stale(classic):
     t = classic
-    ch = _finished(t)
+    ch = t.finished()
     kept = _card(t, ch, "defender")
     Participant.objects.filter(pk=t.a.pk).update(name="Marcus the Bold")
     renamed = _card(t, ch, "defender")
@@ -78,8 +71,8 @@ def test_an_open_card_is_never_kept(classic):
 
 def test_the_pushes_equal_a_fresh_rendering_with_the_memo_warm(classic):
     t = classic
-    _finished(t)
-    _finished(t, loser="attacker")
+    t.finished()
+    t.finished(loser="attacker")
     users = [t.a_user.pk, t.d_user.pk]
     warm = fragments.scene_change_fragments(t.refresh().scene.pk, private_user_ids=users)
     assert finished_cards.stats["hits"] > 0
@@ -100,7 +93,7 @@ def test_a_finished_items_forms_are_kept_for_the_pushes_and_never_cross_a_reques
     """Around a finished card, the phone's "put away" form (and the board's void form) is
     kept: a push's carries no CSRF token, a page's or an answer's its request's own."""
     t = classic
-    ch = _finished(t)
+    ch = t.finished()
     users = [t.a_user.pk, t.d_user.pk]
     finished_cards.clear()
     pushed = fragments.scene_change_fragments(t.refresh().scene.pk, private_user_ids=users)

@@ -21,13 +21,6 @@ from combat.templatetags import finished_cards
 pytestmark = pytest.mark.django_db
 
 
-def _finished(t) -> Challenge:
-    ch = t.start(category="physical", bid="Strong")
-    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
-    ch = t.throw(ch, "rock", "scissors")
-    return t.do("accept", ch, t.d_user, side="defender")
-
-
 def _rows(t) -> list[Challenge]:
     """The scene's challenges as one change's renderings read them."""
     with render_cache.RenderCache().active():
@@ -49,7 +42,7 @@ def _as_stored(row: Challenge) -> dict:
 
 def test_a_finished_row_and_card_are_served_without_reading_the_row_again(classic):
     t = classic
-    ch = _finished(t)
+    ch = t.finished()
     users = [t.a_user.pk, t.d_user.pk]
     first = fragments.scene_change_fragments(t.refresh().scene.pk, private_user_ids=users)
     kept = dict(finished.rows.stats)
@@ -77,7 +70,7 @@ def test_a_finished_row_and_card_are_served_without_reading_the_row_again(classi
 
 def test_a_changed_step_is_read_anew_never_served_stale(classic):
     t = classic
-    ch = _finished(t)
+    ch = t.finished()
     (before,) = _rows(t)
     assert before.status == "over" and (ch.pk, before.step) in finished.rows.held()
     challenge_st(scene=t.refresh().scene, challenge=t.ch(ch), by=t.st, action="void", text="oops")
@@ -92,7 +85,7 @@ def test_a_changed_step_is_read_anew_never_served_stale(classic):
 
 def test_leaving_moves_no_step_and_is_read_afresh(classic):
     t = classic
-    ch = _finished(t)
+    ch = t.finished()
     assert len(selectors.player_cards(t.refresh().scene, t.a_user)["cards"]) == 1
     (before,) = _rows(t)
     challenge_leave(scene=t.refresh().scene, challenge=t.ch(ch), by=t.a_user)

@@ -18,13 +18,6 @@ from combat.templatetags.finished_cards import FinishedRun, finished_runs
 pytestmark = pytest.mark.django_db
 
 
-def _finished(t, loser: str):
-    ch = t.start(category="physical", bid="Strong")
-    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
-    ch = t.throw(ch, *(("rock", "scissors") if loser == "defender" else ("scissors", "rock")))
-    return t.do("accept", ch, t.d_user if loser == "defender" else t.a_user, side=loser)
-
-
 def _prompts(t, user, **extra) -> str:
     scene = t.refresh().scene
     with render_cache.RenderCache().active():
@@ -49,7 +42,7 @@ def _one_by_one(t, user, **extra) -> str:
 
 def test_finished_cards_are_grouped_in_runs_between_the_others(classic):
     t = classic
-    done = [_finished(t, loser) for loser in ("defender", "attacker", "defender")]
+    done = [t.finished(loser) for loser in ("defender", "attacker", "defender")]
     open_one = t.start(category="physical", bid="Strong")
     scene = t.refresh().scene
     with render_cache.RenderCache().active():
@@ -64,7 +57,7 @@ def test_finished_cards_are_grouped_in_runs_between_the_others(classic):
 def test_a_run_is_rendered_once_and_equals_its_cards_one_by_one(classic):
     t = classic
     for loser in ("defender", "attacker", "defender"):
-        _finished(t, loser)
+        t.finished(loser)
     finished_cards.clear()
     before = dict(finished_cards.run_stats)
     first = _prompts(t, t.a_user)
@@ -82,12 +75,12 @@ def test_a_run_is_rendered_once_and_equals_its_cards_one_by_one(classic):
 def test_a_new_card_or_a_rename_is_never_served_stale(classic):
     t = classic
     for loser in ("defender", "attacker"):
-        _finished(t, loser)
+        t.finished(loser)
     kept = _prompts(t, t.a_user)
     Participant.objects.filter(pk=t.d.pk).update(name="Sophia the Wise")
     renamed = _prompts(t, t.a_user)
     assert "Sophia the Wise" in renamed and renamed == _one_by_one(t, t.a_user) != kept
-    _finished(t, "attacker")
+    t.finished("attacker")
     more = _prompts(t, t.a_user)
     assert more.count("you are the attacker") == 3 and more == _one_by_one(t, t.a_user)
 
@@ -95,7 +88,7 @@ def test_a_new_card_or_a_rename_is_never_served_stale(classic):
 def test_a_requests_token_is_never_kept(classic):
     t = classic
     for loser in ("defender", "attacker"):
-        _finished(t, loser)
+        t.finished(loser)
     finished_cards.clear()
     mine = _prompts(t, t.a_user, csrf_token="token-of-one-request")
     other = _prompts(t, t.a_user, csrf_token="token-of-another")
