@@ -1,17 +1,17 @@
 """Challenge throughput, part of ``make bench``: pairs of players play whole challenges through
 the real HTTP endpoints while their phones listen on the real websockets.
 
-For each set-up of ``challenge_setup.py`` (P pairs, each in a scene of its own or all in one
-shared scene) every player loads its phone page (for the CSRF cookie and the ``seq``), opens
-its scene socket (``bench/phones.py``), and each pair plays challenges back to back for
-``--challenge-seconds`` (``challenge_play.py``: start, bid, two throws, the loser accepts),
-the attacker on the first server process, the defender on the second (so with two processes
-every push to the other phone crosses the channel layer). After each POST the pair waits
-until the other player's phone has a private part (``#scene-private`` or its ``#prompts``
-piece) rendered after the tap (a ``data-seq`` above every ``seq`` the pair's earlier answers
-carried: a push is rendered on commit, before the answer, so an older push never passes for a
-newer one); the time from
-sending the POST to that frame is the tap-to-other-screen latency (the throws' is the goal).
+For each set-up of ``challenge_setup.py`` (P pairs, each in a scene of its own or all in one shared
+scene; with ``tablet``, the storyteller's socket open on each scene, as on a real night, so every
+change pushes the board too) every player loads its phone page (for the CSRF cookie and the
+``seq``), opens its scene socket (``bench/phones.py``), and each pair plays challenges back to back
+for ``--challenge-seconds`` (``challenge_play.py``: start, bid, two throws, the loser accepts), the
+attacker on the first server process, the defender on the second (so with two processes every push
+to the other phone crosses the channel layer). After each POST the pair waits until the other
+player's phone has a private part (``#scene-private`` or its ``#prompts`` piece) rendered after the
+tap (a ``data-seq`` above every ``seq`` the pair's earlier answers carried: a push is rendered on
+commit, before the answer, so an older push never passes for a newer one); the time from sending
+the POST to that frame is the tap-to-other-screen latency (the throws' is the goal).
 
 Measured per set-up: challenges resolved per second, p50/p99 of the throws' (and every tap's)
 tap-to-other-screen latency, the POSTs' answer time, and the server processes' CPU per tap
@@ -76,11 +76,13 @@ class Scenario:
     missing: int = 0  # taps whose push never reached the other phone within FRAME_TIMEOUT
     busy: int = 0  # 503 answers (the scene's queue too long): sent again, as the phone does
     exhausted: int = 0  # pairs that ran out of bids before the time was up
+    tablet: bool = False  # the storyteller's tablet open on each scene: the board is pushed too
 
     def row(self) -> dict[str, Any]:
         return {
             "pairs": self.pairs,
             "layout": self.layout,
+            "tablet": self.tablet,
             "procs": self.procs,
             "layer": self.layer,
             "resolutions": self.resolved,
@@ -192,7 +194,8 @@ async def _page_seq(client: Client, scene: int) -> int:
 async def scenario(
     setup: dict[str, Any], pool: Pool, servers: list[Server], seconds: float, layer: str
 ) -> Scenario:
-    result = Scenario(setup["pairs"], setup["label"].split("-", 1)[1], len(servers), layer)
+    layout = "shared" if setup["shared"] else "separate"
+    result = Scenario(setup["pairs"], layout, len(servers), layer, tablet=bool(setup.get("tablet")))
     tables, targets = [], []
     for i, row in enumerate(setup["tables"]):
         players = []
@@ -211,6 +214,17 @@ async def scenario(
             )
         seqs = [await _page_seq(p.client, row["scene"]) for p in players]
         tables.append(Table(row["scene"], players[0], players[1], max(seqs), result))
+    if result.tablet:  # the storyteller's socket on each scene, as a night has: unlabelled,
+        # its frames are read and counted, never waited on
+        for i, scene in enumerate(dict.fromkeys(row["scene"] for row in setup["tables"])):
+            server = servers[i % len(servers)]
+            targets.append(
+                {
+                    "url": f"ws://127.0.0.1:{server.port}/ws/scenes/{scene}/",
+                    "cookie": f"sessionid={setup['tablet']}",
+                    "origin": f"http://127.0.0.1:{server.port}",
+                }
+            )
     try:
         added = await pool.add(targets)
         if added["failed"]:
@@ -237,7 +251,8 @@ async def scenario(
 def report(result: Scenario) -> str:
     r = result.row()
     line = (
-        f"    {r['pairs']:>2} pairs, {r['layout']:<8}: {r['resolutions_per_s']} resolutions/s "
+        f"    {r['pairs']:>2} pairs, {r['layout'] + (' + tablet' if r['tablet'] else ''):<17}: "
+        f"{r['resolutions_per_s']} resolutions/s "
         f"({r['resolutions']} in {r['seconds']} s); throw to the other phone p50 "
         f"{r['throw_p50_ms']} ms, p99 {r['throw_p99_ms']} ms (every tap p50 {r['tap_p50_ms']}, "
         f"p99 {r['tap_p99_ms']}); post answered p50 {r['post_p50_ms']} ms; server CPU "
@@ -266,6 +281,7 @@ async def run_challenges(
     out = logs / f"challenges-{secrets.token_hex(4)}.json"
     argv = [PY, str(ROOT / "bench" / "challenge_setup.py"), str(out)]
     argv += ["--pairs", ",".join(map(str, args.pairs)), "--layouts", ",".join(args.layouts)]
+    argv += ["--tablet-pairs", ",".join(map(str, args.tablet_pairs))]
     proc = await asyncio.create_subprocess_exec(
         *argv, cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
     )

@@ -3,7 +3,10 @@
 ``python bench/challenge_setup.py OUT.json --scenes 1,4,16``, run with the bench database in
 the environment (``SQLITE_PATH`` or ``DATABASE_URL``). For each number of pairs P it builds
 two set-ups, each in a chronicle of its own with an open game night (met_classic):
-``separate`` (P scenes, one pair each) and ``shared`` (one scene, all P pairs). A pair is
+``separate`` (P scenes, one pair each) and ``shared`` (one scene, all P pairs); with
+``--tablet-pairs``, the same set-ups again for those numbers of pairs, each scene with the
+storyteller's tablet open on it (a real night's shape: the bench opens the storyteller's
+socket, so every change renders and pushes the board too). A pair is
 two players with the demo's Marcus and Sophia sheets (trait counts doubled: the driver bids
 what is left, and a pair stops when its bids run out), joined through
 ``combat.services.scene_join``. Every player gets a session made by ``SessionStore`` (what
@@ -68,10 +71,13 @@ def _session(user) -> str:
     return session.session_key
 
 
-def build(pairs: int, shared: bool, storyteller, password_hash: str) -> dict[str, Any]:
-    """One set-up: P pairs in P scenes (``shared`` False) or in one scene."""
+def build(
+    pairs: int, shared: bool, storyteller, password_hash: str, tablet: bool = False
+) -> dict[str, Any]:
+    """One set-up: P pairs in P scenes (``shared`` False) or in one scene; ``tablet``: the
+    storyteller's session comes with it, for a tablet on each scene."""
     users = get_user_model()
-    label = f"{pairs}-{'shared' if shared else 'separate'}"
+    label = f"{pairs}-{'shared' if shared else 'separate'}{'-tablet' if tablet else ''}"
     chronicle = Chronicle.objects.create(name=f"Bench challenges {label}", ruleset="met_classic")
     chronicle.storytellers.add(storyteller)
     GameNight.objects.create(chronicle=chronicle, number=1, opened_by=storyteller)
@@ -105,7 +111,13 @@ def build(pairs: int, shared: bool, storyteller, password_hash: str) -> dict[str
                 "traits": sheet["traits"],
             }
         out.append({"scene": scene.pk, **sides})
-    return {"pairs": pairs, "shared": shared, "label": label, "tables": out}
+    return {
+        "pairs": pairs,
+        "shared": shared,
+        "label": label,
+        "tables": out,
+        "tablet": _session(storyteller) if tablet else "",
+    }
 
 
 def main() -> None:
@@ -113,6 +125,7 @@ def main() -> None:
     parser.add_argument("out")
     parser.add_argument("--pairs", default="1,4,16")
     parser.add_argument("--layouts", default="separate,shared")
+    parser.add_argument("--tablet-pairs", default="", help="these set-ups again, with a tablet")
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
@@ -129,6 +142,13 @@ def main() -> None:
     setups = [
         build(int(p), layout == "shared", storyteller, password_hash)
         for p in args.pairs.split(",")
+        if p
+        for layout in args.layouts.split(",")
+    ]
+    setups += [
+        build(int(p), layout == "shared", storyteller, password_hash, tablet=True)
+        for p in args.tablet_pairs.split(",")
+        if p
         for layout in args.layouts.split(",")
     ]
     Path(args.out).write_text(

@@ -1,17 +1,18 @@
 """The server's CPU per tap through the real endpoints: the challenge bench alone, small.
 
 ``python bench/tap_server.py [--pairs 1,4] [--layouts separate] [--procs 2] [--seconds 10]
-[--profile var/serve_prof]``
+[--tablet] [--profile var/serve_prof]``
 
-What ``make bench`` measures for challenges (``bench/challenge_bench.py``: pairs playing
-whole challenges through ``manage.py serve``, their phones on the real websockets), without
-the fan-out and idle parts before it, so the server's share of a tap can be looked at alone.
-It runs against a PostgreSQL database of its own (the database of ``DATABASE_URL`` with
-``_tapserver`` appended, dropped and made again) and channels-redis (``REDIS_URL``, its keys
-under ``CHANNELS_PREFIX`` + ``_tapserver``), two server processes by default (``--procs 1``:
-one). Per set-up it prints the challenge bench's line, and the server CPU per tap split into
-the event loop's thread (ASGI, HTTP parsing, websockets, the hub, the channel layer, the
-asynchronous middleware) and the rest (the worker threads: synchronous middleware and views).
+What ``make bench`` measures for challenges (``bench/challenge_bench.py``: pairs playing whole
+challenges through ``manage.py serve``, their phones on the real websockets), without the fan-out
+and idle parts before it, so the server's share of a tap can be looked at alone. It runs against a
+PostgreSQL database of its own (the database of ``DATABASE_URL`` with ``_tapserver`` appended,
+dropped and made again) and channels-redis (``REDIS_URL``, its keys under ``CHANNELS_PREFIX`` +
+``_tapserver``), two server processes by default (``--procs 1``: one). ``--tablet``: the
+storyteller's tablet open on each scene, as on a real night (each change pushes the board too). Per
+set-up it prints the challenge bench's line, and the server CPU per tap split into the event loop's
+thread (ASGI, HTTP parsing, websockets, the hub, the channel layer, the asynchronous middleware)
+and the rest (the worker threads: synchronous middleware and views).
 
 ``--profile DIR``: each server runs under ``bench/serve_profiled.py`` (cProfile in every
 thread) and leaves ``DIR/<server>.prof`` when it stops, and its event loop's thread during the
@@ -97,7 +98,9 @@ async def run(args: argparse.Namespace) -> None:
     logs.mkdir(parents=True, exist_ok=True)
     out = logs / "setup.json"
     argv = [PY, str(ROOT / "bench" / "challenge_setup.py"), str(out)]
-    argv += ["--pairs", ",".join(map(str, args.pairs)), "--layouts", ",".join(args.layouts)]
+    pairs = ",".join(map(str, args.pairs))
+    argv += ["--layouts", ",".join(args.layouts)]
+    argv += ["--pairs", "", "--tablet-pairs", pairs] if args.tablet else ["--pairs", pairs]
     subprocess.run(argv, cwd=ROOT, env=env, check=True)
     setups = json.loads(out.read_text(encoding="utf-8"))["setups"]
     serve = [PY, "manage.py", "serve"]
@@ -147,6 +150,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--layouts", default="separate", type=lambda s: s.split(","))
     parser.add_argument("--procs", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--tablet", action="store_true", help="a tablet open on each scene")
     parser.add_argument("--profile", default="")
     return parser.parse_args(argv)
 
