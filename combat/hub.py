@@ -81,9 +81,16 @@ FREEZE_QUIET = 1.0  # seconds without a new socket before the heap is frozen
 FREEZE_EVERY = 10.0  # seconds: at the latest, a freeze (when sockets keep trickling in)
 SWEEP_AFTER = 100  # sockets gone since the last sweep that make the next one
 SWEEP_EVERY = 600.0  # seconds: at the latest, a sweep (when any socket left)
-# The collector's thresholds in a served process: a collection of the young objects every
-# 50,000 new ones (less those freed), not 700; of the middle generation every 20 of those.
-THRESHOLDS = (50_000, 20, 10)
+# The collector's thresholds in a served process. A pass stops every thread of the process
+# (the GIL) for as long as it walks what it collects: a push of that moment waits it out.
+# The young generation every 5,000 new objects (less those freed), not Python's 700 (the ones
+# a tap's rendering holds alive were walked several times a tap) nor 50,000 (a pass of 20 to
+# 40 ms of CPU, 60 to 120 ms on a busy machine); the middle one every 3 of those (it holds
+# what was alive at a young pass: a few requests' objects, 8 ms). The old generation (what
+# came after the heap was frozen) every 100 middle passes, not 10: its pass walks every
+# object alive that is not frozen, some 60 ms, and at 10 it came every 20 s of play; the
+# sweeps (Heap.tend) collect it too. Measured with bench/serve_timed.py (stop 32).
+THRESHOLDS = (5_000, 3, 100)
 
 LAYER_AWAY = {"type": "live.layer", "live": False}
 LAYER_BACK = {"type": "live.layer", "live": True}
