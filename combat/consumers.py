@@ -51,6 +51,7 @@ LAYER_NOTE = {False: "<!--live:away-->", True: "<!--live:back-->"}
 BIGINT = 2**63 - 1
 UNFINISHED = "live.unfinished"  # a write begun in the hub's step, for the socket's writer to end
 FRAMES = "_frames"  # on a shared push: its compressed frame per deflate setting (_shared_frame)
+DEFLATE = "_st_deflate"  # kept on a socket's protocol (its deflate) and on that deflate (its key)
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +139,10 @@ def _write_direct(protocol: Any, html: str, message: dict[str, Any] | None = Non
     ):
         return False
     conn = protocol.conn
-    deflate = _deflate(conn)
+    # The extensions are settled at the handshake: looked up once a socket.
+    deflate = protocol.__dict__.get(DEFLATE, _deflate)
+    if deflate is _deflate:
+        deflate = protocol.__dict__[DEFLATE] = _deflate(conn)
     if deflate is not None:
         if conn.expect_continuation_frame or conn.state is not State.OPEN:
             return False
@@ -146,10 +150,9 @@ def _write_direct(protocol: Any, html: str, message: dict[str, Any] | None = Non
             conn.writes.append(_shared_frame(message, deflate))
             # The phone's inflater has that message in its window, this socket's deflater
             # does not: its next message starts a context afresh, so it never points at what
-            # differs.
-            deflate.encoder = zlib.compressobj(
-                wbits=-deflate.local_max_window_bits, **deflate.compress_settings
-            )
+            # differs (made when that message comes: most pushes are shared).
+            if type(deflate.encoder) is not _FreshContext:
+                deflate.encoder = _FreshContext(deflate)
         else:
             conn.writes.append(_own_frame(html, deflate))
     else:
@@ -169,12 +172,40 @@ def _deflate(conn: Any) -> PerMessageDeflate | None:
     return None
 
 
+class _FreshContext:
+    """A socket's deflater after a shared frame: a new compression context, made only when
+    the socket's next message is compressed (by :func:`_own_frame` or by websockets'
+    ``PerMessageDeflate.encode``), not at each shared push it is sent."""
+
+    __slots__ = ("deflate",)
+
+    def __init__(self, deflate: PerMessageDeflate) -> None:
+        self.deflate = deflate
+
+    def _made(self) -> Any:
+        deflate = self.deflate
+        if deflate.encoder is self:
+            deflate.encoder = zlib.compressobj(
+                wbits=-deflate.local_max_window_bits, **deflate.compress_settings
+            )
+        return deflate.encoder
+
+    def compress(self, data: bytes) -> bytes:
+        return self._made().compress(data)
+
+    def flush(self, mode: int = zlib.Z_FINISH) -> bytes:
+        return self._made().flush(mode)
+
+
 def _shared_frame(message: dict[str, Any], deflate: PerMessageDeflate) -> bytes:
     """The push as one compressed text frame, made once per message for every socket whose
     deflate has the same window and settings (kept on the message). Compressed with a context
     of its own (RFC 7692 lets a sender always do without the previous messages), so the same
     bytes decompress right on each socket, whatever it was sent before."""
-    key = (deflate.local_max_window_bits, tuple(sorted(deflate.compress_settings.items())))
+    key = deflate.__dict__.get(DEFLATE)  # the settings, settled at the handshake
+    if key is None:
+        key = (deflate.local_max_window_bits, tuple(sorted(deflate.compress_settings.items())))
+        deflate.__dict__[DEFLATE] = key
     frames = message.setdefault(FRAMES, {})
     frame = frames.get(key)
     if frame is None:

@@ -75,14 +75,22 @@ CATCH_UP = 1.0  # seconds between two looks at the seq of the scenes the sockets
 LAYER_CHECK = 1.0  # seconds between two looks at the channel layer (channels-redis)
 LAYER_TIMEOUT = 2.0  # a layer that takes longer than this to answer is away
 MARKER_TTL = 600  # seconds the hub's marker key lives in Redis (renewed every check)
+RECANCEL = 0.05  # seconds between two cancellations of a hub's task that has not ended
 
 FREEZE_QUIET = 1.0  # seconds without a new socket before the heap is frozen
 FREEZE_EVERY = 10.0  # seconds: at the latest, a freeze (when sockets keep trickling in)
 SWEEP_AFTER = 100  # sockets gone since the last sweep that make the next one
 SWEEP_EVERY = 600.0  # seconds: at the latest, a sweep (when any socket left)
-# The collector's thresholds in a served process: a collection of the young objects every
-# 50,000 new ones (less those freed), not 700; of the middle generation every 20 of those.
-THRESHOLDS = (50_000, 20, 10)
+# The collector's thresholds in a served process. A pass stops every thread of the process
+# (the GIL) for as long as it walks what it collects: a push of that moment waits it out.
+# The young generation every 5,000 new objects (less those freed), not Python's 700 (the ones
+# a tap's rendering holds alive were walked several times a tap) nor 50,000 (a pass of 20 to
+# 40 ms of CPU, 60 to 120 ms on a busy machine); the middle one every 3 of those (it holds
+# what was alive at a young pass: a few requests' objects, 8 ms). The old generation (what
+# came after the heap was frozen) every 100 middle passes, not 10: its pass walks every
+# object alive that is not frozen, some 60 ms, and at 10 it came every 20 s of play; the
+# sweeps (Heap.tend) collect it too. Measured with bench/serve_timed.py (stop 32).
+THRESHOLDS = (5_000, 3, 100)
 
 LAYER_AWAY = {"type": "live.layer", "live": False}
 LAYER_BACK = {"type": "live.layer", "live": True}
@@ -199,6 +207,7 @@ class Hub:
         self.presence_due: set[int] = set()
         self.layer_live = True  # the layer answered its last check
         self.marked = False  # the hub's marker key is in Redis
+        self.stopping = False  # its loops end (see stop)
 
     async def start(self) -> None:
         if self.channel:
@@ -206,6 +215,7 @@ class Hub:
         async with self.lock:
             if self.channel:
                 return
+            self.stopping = False
             if hasattr(self.layer, "receive_many"):  # config.layers: a channel of its own
                 self.channel = self.layer.new_reader()
             else:
@@ -311,7 +321,7 @@ class Hub:
 
     async def _read(self) -> None:
         many = getattr(self.layer, "receive_many", None)  # every message waiting, one trip
-        while True:
+        while not self.stopping:
             try:
                 messages = (
                     await many(self.channel) if many else [await self.layer.receive(self.channel)]
@@ -349,7 +359,7 @@ class Hub:
 
     async def _keep(self) -> None:
         """Renew the hub's groups (they expire in the layer) and this process's presence."""
-        while True:
+        while not self.stopping:
             await asyncio.sleep(presence_heartbeat_seconds())
             try:
                 await database_sync_to_async(heartbeat)(served_sockets())
@@ -362,7 +372,7 @@ class Hub:
     # -- catching up ------------------------------------------------------------------------
 
     async def _catch_up(self) -> None:
-        while True:
+        while not self.stopping:
             await asyncio.sleep(catch_up_seconds())
             HEAP.tend()
             try:
@@ -463,7 +473,7 @@ class Hub:
         self.marked = True
 
     async def _watch_layer(self) -> None:
-        while True:
+        while not self.stopping:
             await asyncio.sleep(LAYER_CHECK)
             try:
                 await self._check_layer()
@@ -474,15 +484,25 @@ class Hub:
                 self._layer_away()
 
     async def stop(self) -> None:
-        for task in self.tasks:
-            task.cancel()
-        self.tasks = []
-        for group in list(self.local):
-            with contextlib.suppress(Exception):  # stopping: the groups expire anyway
-                await self.layer.group_discard(group, self.channel)
-        self.local.clear()
-        self.watched.clear()
-        self.channel = ""
+        """End the hub's tasks, then leave its groups. Each task has ended when it returns:
+        under Python 3.11 a task cancelled in the turn a ``wait_for`` of it completes (the
+        layer's check answered as the hub stops) loses the cancellation and would go on
+        (:data:`config.layers.WAIT_FOR_DROPS_CANCEL`), on a hub whose channel is gone. So
+        the loops also stop at the flag, and a task still running is cancelled again."""
+        self.stopping = True
+        async with self.lock:  # a start under way has made its tasks
+            tasks, self.tasks = self.tasks, []
+            pending = {task for task in tasks if not task.done()}
+            while pending:
+                for task in pending:
+                    task.cancel()
+                _done, pending = await asyncio.wait(pending, timeout=RECANCEL)
+            for group in list(self.local):
+                with contextlib.suppress(Exception):  # stopping: the groups expire anyway
+                    await self.layer.group_discard(group, self.channel)
+            self.local.clear()
+            self.watched.clear()
+            self.channel = ""
 
 
 _hubs: WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = WeakKeyDictionary()

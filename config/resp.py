@@ -110,10 +110,22 @@ def _error(text: bytes) -> redis.ResponseError:
     return error
 
 
+def _pushes(buf: bytes, at: int) -> int:
+    """Where the push messages (RESP3's ``>``) from ``buf[at:]`` end. A push is nobody's
+    reply: a server may send one whenever it likes (Redis Enterprise's maintenance notices,
+    a client-side caching invalidation), before a command's reply or right behind it, and
+    it is read whole (so the connection stays in step) and dropped."""
+    while at < len(buf) and buf[at] == 62:  # ">"
+        _, at = _reply(buf, at)
+    return at
+
+
 def reply(buf: bytes) -> Any:
-    """The one reply ``buf`` holds (:class:`Incomplete` if it is not all there yet); an
-    error reply raised as redis-py raises it."""
-    value, end = _reply(buf, 0)
+    """The one reply ``buf`` holds (:class:`Incomplete` if it is not all there yet), the
+    pushes before and after it skipped (:func:`_pushes`); an error reply raised as
+    redis-py raises it."""
+    value, end = _reply(buf, _pushes(buf, 0))
+    end = _pushes(buf, end)
     if end != len(buf):  # one command in flight, one reply: anything more is out of step
         raise redis.InvalidResponse("Protocol error: more than one reply")
     if isinstance(value, redis.ResponseError):

@@ -204,6 +204,27 @@ async def test_a_push_for_several_sockets_is_compressed_once_and_each_phone_read
     await asyncio.sleep(0)
 
 
+async def test_after_shared_pushes_the_asgi_way_compresses_in_a_fresh_context() -> None:
+    """After shared frames the socket's deflater starts afresh when its next message comes
+    (combat.consumers._FreshContext), whichever way that message goes: websockets' own
+    ``send`` (a full transport's fallback) included."""
+    server, transport, phone, send = await _open(SceneWebSocketProtocol)
+    row = "a player's row " * 150
+    own = '<div id="own" data-seq="{}">' + row + "</div>"
+    assert _write_direct(server, own.format(1))
+    for n in (2, 3):
+        shared = {"type": "live.fragment", "html": f'<div id="players">{n}{row}</div>'}
+        shared[SHARED] = True
+        assert _write_direct(server, shared["html"], shared)
+    await send({"type": "websocket.send", "text": own.format(4)})  # the ASGI way
+    assert _write_direct(server, own.format(5))
+    texts = _texts(phone, transport)
+    assert texts[0] == own.format(1) and texts[3:] == [own.format(4), own.format(5)]
+    assert texts[1].startswith('<div id="players">2') and texts[2].startswith('<div id="players">3')
+    server.connection_lost(None)
+    await asyncio.sleep(0)
+
+
 @pytest.mark.django_db
 def test_serve_runs_the_scene_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
     from django.core.management import call_command

@@ -186,6 +186,66 @@ async def test_a_push_for_several_sockets_is_marked_shared_one_for_one_is_not() 
         await hub.stop()
 
 
+class AnsweringLayer:
+    """A channels-redis layer whose marker check (``SET``, :meth:`Hub._check_layer`) waits
+    for the test to answer it: Redis's answer and a stop can then come in one turn."""
+
+    prefix, ring_size = "stop", 1
+
+    def __init__(self) -> None:
+        self.sets = 0
+        self.asked = asyncio.Event()
+        self.answer: asyncio.Future | None = None
+
+    def new_reader(self) -> str:
+        return "hub.stop"
+
+    async def receive_many(self, channel: str) -> list[dict[str, Any]]:
+        await asyncio.Event().wait()
+        return []
+
+    async def group_add(self, group: str, channel: str) -> None:
+        pass
+
+    async def group_discard(self, group: str, channel: str) -> None:
+        pass
+
+    def connection(self, index: int) -> AnsweringLayer:
+        return self
+
+    async def set(self, key: str, value: str, ex: int, get: bool) -> None:
+        self.sets += 1
+        self.answer = asyncio.get_running_loop().create_future()
+        self.asked.set()
+        return await self.answer
+
+
+async def test_a_hub_stopped_as_redis_answers_its_check_stops_for_good(monkeypatch) -> None:
+    """Python 3.11's ``wait_for`` returns the answer of a command that completed in the turn
+    its task was cancelled, dropping the cancellation (``config.layers.WAIT_FOR_DROPS_CANCEL``):
+    the layer's watch went on checking Redis forever, on a hub stopped (its channel gone),
+    and the stop had not waited for it. The stop ends every task of the hub before it returns."""
+    from combat import hub as hub_module
+
+    monkeypatch.setattr(hub_module, "LAYER_CHECK", 0)
+    layer = AnsweringLayer()
+    hub = Hub(layer)
+    await hub.start()
+    tasks = list(hub.tasks)
+    await layer.asked.wait()
+    layer.answer.set_result(None)  # Redis answers the check...
+    await hub.stop()  # ...in the turn the hub stops
+    for _ in range(20):  # the loop's turns in which a watch that went on checks again
+        await asyncio.sleep(0)
+    assert all(task.done() for task in tasks)
+    assert layer.sets == 1
+    for task in tasks:  # a guard: without the fix the watch is still there to be ended
+        task.cancel()
+        if layer.answer is not None and not layer.answer.done():
+            layer.answer.cancel()
+    await asyncio.wait(tasks, timeout=WAIT)
+
+
 @pytest.mark.parametrize("kind", ["memory", "redis", "project"])
 async def test_renewing_many_groups_adds_the_hubs_channel_to_each(kind) -> None:
     layer, _, sender = _layers(kind)

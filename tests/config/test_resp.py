@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 
 import pytest
 import redis
 import redis.asyncio
 
-from config.resp import Script, exchange, pack, reply
+from config.resp import Incomplete, Script, exchange, pack, reply
 
 LOADING = b"-LOADING Redis is loading the dataset in memory\r\n"
 HELLO = b"%1\r\n$5\r\nproto\r\n:3\r\n"  # a RESP3 handshake's answer
@@ -92,6 +93,98 @@ def test_a_script_answered_loading_raises_it() -> None:
     try:
         with pytest.raises(redis.exceptions.BusyLoadingError):
             Script("return 1").call(connection, [], [])
+    finally:
+        connection.disconnect()
+        server.close()
+
+
+# An unsolicited RESP3 push: Redis Enterprise's notice of a shard about to move.
+NOTICE = b">4\r\n$6\r\nMOVING\r\n:17\r\n:15\r\n$14\r\n10.0.0.2:12000\r\n"
+
+
+class Pushing:
+    """A RESP3 Redis that, to every command but the handshake, sends a push before its
+    answer and one right behind it, each write cut in two (as a socket may deliver them)."""
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        peer, _ = self.listener.accept()
+        peer.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with peer:
+            buf = b""
+            while chunk := peer.recv(65536):
+                buf += chunk
+                while (command := _command(buf)) is not None:
+                    args, buf = command
+                    if args[0].upper() == b"HELLO":
+                        peer.sendall(HELLO)
+                        continue
+                    if args[0].upper() != b"BZMPOP" and args[0].upper() != b"EVALSHA":
+                        peer.sendall(b"+OK\r\n")
+                        continue
+                    data = NOTICE + self.answer + NOTICE
+                    for part in (data[:9], data[9:-7], data[-7:]):
+                        peer.sendall(part)
+                        time.sleep(0.01)  # the parts reach the client apart
+
+    def close(self) -> None:
+        self.listener.close()
+        self.thread.join(5)
+
+
+BATCH = b"*2\r\n$1\r\nk\r\n*1\r\n*2\r\n$2\r\nm1\r\n,1.5\r\n"  # BZMPOP's answer
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        NOTICE + b":1\r\n",
+        b":1\r\n" + NOTICE,
+        NOTICE + NOTICE + b":1\r\n" + NOTICE,
+    ],
+)
+def test_a_push_before_or_behind_a_reply_is_not_taken_for_it(data) -> None:
+    assert reply(data) == 1
+    answered = data.index(b":1\r\n") + 4  # the reply whole, the push behind not begun
+    for cut in range(len(data)):  # cut anywhere else, in a push included: read on
+        if cut == answered:
+            assert reply(data[:cut]) == 1
+            continue
+        with pytest.raises(Incomplete):
+            reply(data[:cut])
+
+
+def test_pushes_alone_are_no_reply() -> None:
+    with pytest.raises(Incomplete):
+        reply(NOTICE + NOTICE)
+
+
+async def test_a_hub_read_skips_the_pushes_around_its_answer() -> None:
+    server = Pushing(BATCH)
+    connection = redis.asyncio.Connection(
+        host="127.0.0.1", port=server.port, socket_timeout=5, protocol=3
+    )
+    command = pack("BZMPOP", 1, 1, "k", "MIN", "COUNT", 10)
+    try:
+        assert await exchange(connection, command) == [b"k", [[b"m1", 1.5]]]
+        assert await exchange(connection, command) == [b"k", [[b"m1", 1.5]]]  # in step
+    finally:
+        await connection.disconnect()
+        server.close()
+
+
+def test_a_script_skips_the_pushes_around_its_answer() -> None:
+    server = Pushing(b":7\r\n")
+    connection = redis.Connection(host="127.0.0.1", port=server.port, socket_timeout=5, protocol=3)
+    try:
+        assert Script("return 7").call(connection, [], []) == 7
+        assert Script("return 7").call(connection, [], []) == 7  # in step
     finally:
         connection.disconnect()
         server.close()
