@@ -30,7 +30,7 @@ from combat.own_log import OwnLine
 from combat.own_log import read as own_log_rows
 from combat.render_cache import cached, known, offer_sheet_rows, sheets_now
 from combat.steps import token
-from config.prepared import PreparedValues, copy_row, statement_cursor
+from config.prepared import Prepared, PreparedValues, copy_row, read_with, statement_cursor
 
 STALE_AFTER = 90  # a presence row untouched this long belongs to a process that is gone
 
@@ -132,12 +132,30 @@ def active_participants(scene: Scene) -> list[Participant]:
     the version, the open game night, the chronicle's ruleset): read here with them, the
     renderings' sheets take them instead of reading them again (one query fewer a change)."""
 
-    def read() -> list[Participant]:
-        found = _participant_rows(_active_participants.run(scene.pk))
-        offer_sheet_rows(lambda ids: _sheet_rows(scene, found, ids))
-        return found
+    return cached(
+        ("participants", scene.pk), lambda: _participants(scene, _active_participants.run(scene.pk))
+    )
 
-    return cached(("participants", scene.pk), read)
+
+def _participants(scene: Scene, rows: list[tuple[Any, ...]]) -> list[Participant]:
+    found = _participant_rows(rows)
+    offer_sheet_rows(lambda ids: _sheet_rows(scene, found, ids))
+    return found
+
+
+def scene_with_participants(
+    scene_read: Prepared[Scene], scene_id: int
+) -> tuple[Scene | None, list[tuple[Any, ...]]]:
+    """``scene_read``'s row of the scene and the rows of its participants as
+    :func:`active_participants` reads them, in one statement on PostgreSQL
+    (:func:`config.prepared.read_with`): after a change, its renderings read both."""
+    return read_with(scene_read, (scene_id,), _active_participants, (scene_id,))
+
+
+def keep_participants(scene: Scene, rows: list[tuple[Any, ...]]) -> None:
+    """``rows`` (:func:`scene_with_participants`') are the active cache's participants of the
+    scene (:func:`active_participants` reads them no more), unless it has them already."""
+    cached(("participants", scene.pk), lambda: _participants(scene, rows))
 
 
 @functools.cache
