@@ -158,16 +158,32 @@ def keep_participants(scene: Scene, rows: list[tuple[Any, ...]]) -> None:
     cached(("participants", scene.pk), lambda: _participants(scene, rows))
 
 
+#: A player's columns the renderings of a scene show or ask (their name, whether they run
+#: chronicles): not their password's hash, e-mail or dates. Another one is read on its own
+#: the first time it is asked of the row (a deferred field), never answered wrong.
+PLAYER_COLUMNS = (
+    *("id", "username", "first_name", "last_name"),
+    *("is_active", "is_staff", "is_superuser"),
+)
+
+
+def _read_fields(model: type[Model]) -> list[Any]:
+    fields = model._meta.concrete_fields
+    if model is get_user_model():
+        return [f for f in fields if f.attname in PLAYER_COLUMNS]
+    return list(fields)
+
+
 @functools.cache
 def _joined() -> tuple[tuple[type[Model], str, tuple[str, ...]], ...]:
     """The models of a participant's row as :func:`active_participants` reads it, each with
-    the path of its columns and its fields' attribute names: the participant, its
-    character, the character's player."""
+    the path of its columns and the attribute names of the fields it reads: the
+    participant, its character (every field: a sheet's read takes the row), the character's
+    player (``PLAYER_COLUMNS``)."""
     player = get_user_model()
     models = ((Participant, ""), (Character, "character__"), (player, "character__player__"))
     return tuple(
-        (model, path, tuple(f.attname for f in model._meta.concrete_fields))
-        for model, path in models
+        (model, path, tuple(f.attname for f in _read_fields(model))) for model, path in models
     )
 
 
@@ -178,7 +194,7 @@ def _active_participants_query(scene_id: int) -> QuerySet[Participant]:
     ).order_by()
     open_night = open_night.values("pk")[:1]
     rows = rows.annotate(open_night=Subquery(open_night))
-    columns = [f"{path}{f.name}" for m, path, _ in _joined() for f in m._meta.concrete_fields]
+    columns = [f"{path}{f.name}" for m, path, _ in _joined() for f in _read_fields(m)]
     return rows.values_list(*columns, "open_night")
 
 
