@@ -457,21 +457,26 @@ def read_with(
     ):
         return one.first(*values), many.run(*many_values)
     (plan, connection, flat), (other, _, other_flat) = first, second
-    # ``row_number() OVER ()`` numbers the rows in the order the sorted subquery gives them
+    # ``one``'s row first, then ``many``'s rows, each beside NULLs where the other's columns
+    # go (a NULL takes the other arm's type). ``row_number() OVER ()`` numbers the list's
+    # rows in the order its sorted subquery gives them (PostgreSQL never pulls a subquery
+    # with an ORDER BY up into the query around it).
+    width, other_width = plan.width, other.width
     text = (
-        f"SELECT * FROM ({plan.sql}) o LEFT JOIN (SELECT m.*, row_number() OVER () AS _n"
-        f" FROM ({other.sql}) m) m ON TRUE ORDER BY m._n"
+        f"SELECT 0 AS _n, o.*{', NULL' * other_width} FROM ({plan.sql}) o UNION ALL"
+        f" SELECT row_number() OVER (){', NULL' * width}, m.* FROM ({other.sql}) m ORDER BY 1"
     )
     with statement_cursor(connection) as cursor:
         cursor.execute(text, [*_filled(plan, flat), *_filled(other, other_flat)])
         rows = cursor.fetchall()
-    if not rows:
-        return None, []
-    if any(len(row) != plan.width + other.width + 1 for row in rows[:1]):
+    if rows and len(rows[0]) != 1 + width + other_width:
         raise RuntimeError("a joined read's columns are not its two reads'")
-    found = _instance(plan, rows[0][: plan.width], connection)
-    many_rows = [row[plan.width : -1] for row in rows if row[-1] is not None]
-    return found, many.converted(other, many_rows, connection)
+    if not rows or rows[0][0] != 0:
+        return None, []
+    many_rows = [row[1 + width :] for row in rows[1:]]
+    return _instance(plan, rows[0][1 : 1 + width], connection), many.converted(
+        other, many_rows, connection
+    )
 
 
 def _instance(plan: _Plan, row: Sequence[Any], connection: Any) -> Any:
