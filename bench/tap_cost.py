@@ -413,6 +413,40 @@ def add_history(scene_id: int, count: int) -> None:
     live._people_changed(scene_id)  # the NPCs' joining is no measured tap's
 
 
+def backends_cpu() -> dict[int, float] | None:
+    """CPU seconds (user + system, from ``/proc``) each PostgreSQL backend of this database has
+    used so far, by pid: read from a connection of its own, which is left out. ``None`` on
+    SQLite, or when the server's processes cannot be read (another machine)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    import psycopg
+
+    params = connection.get_connection_params()
+    params.pop("pool", None)
+    params.pop("prepare_threshold", None)
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    with psycopg.connect(**params, autocommit=True) as own:
+        pids = [
+            pid
+            for (pid,) in own.execute(
+                "SELECT pid FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        ]
+    tick = os.sysconf("SC_CLK_TCK")
+    found = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        found[pid] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return found
+
+
 def measure(
     name: str,
     play,
@@ -436,6 +470,7 @@ def measure(
     meter.lock.clear()
     meter.on = True
     taps = 0
+    backends = backends_cpu()
     start = time.process_time()
     if profile is not None:
         profile.enable()
@@ -445,12 +480,17 @@ def measure(
         profile.disable()
     cpu = time.process_time() - start
     meter.on = False
+    pg_ms = None
+    after = backends_cpu() if backends is not None else None
+    if backends is not None and after is not None:  # a backend opened since: from its start
+        pg_ms = round(1000 * sum(t - backends.get(p, 0.0) for p, t in after.items()) / taps, 2)
     meter.cpu["step"] = cpu - meter.cpu["pushes"] - meter.cpu["answer"]
     row = {
         "what": name,
         "taps": taps,
         "cpu_ms_per_tap": round(1000 * cpu / taps, 1),
         "queries_per_tap": round(sum(meter.queries.values()) / taps, 1),
+        "pg_backend_cpu_ms_per_tap": pg_ms,
         "by_phase": {
             phase: {
                 "cpu_ms": round(1000 * meter.cpu[phase] / taps, 1),
@@ -475,6 +515,8 @@ def measure(
         f" over {taps} taps ({phases})",
         flush=True,
     )
+    if row["pg_backend_cpu_ms_per_tap"] is not None:
+        print(f"  PostgreSQL's backends: {row['pg_backend_cpu_ms_per_tap']} ms CPU a tap")
     lock = row["scene_lock"]
     print(
         f"  the scene's lock (its statement to the commit): held {lock['held_ms']} ms a tap"

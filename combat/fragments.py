@@ -79,11 +79,17 @@ def load(scene_id: int) -> Scene | None:
     held = render_cache.held_scene(scene_id)
     if held is not None:
         return held
-    found = _scene_row.run(scene_id)
-    if not found:
+    if not render_cache.shared():
+        found = _scene_row.run(scene_id)
+        return found[0] if found else None
+    # the renderings read the participants next: read with the row (one statement)
+    scene, participants = selectors.scene_with_participants(_scene_row, scene_id)
+    if scene is None:
         return None
-    render_cache.loaded(found[0])  # the other pushes' and the answer's row too
-    return found[0]
+    render_cache.loaded(scene)  # the other pushes' and the answer's row too
+    with render_cache.for_scene(scene).active():
+        selectors.keep_participants(scene, participants)
+    return scene
 
 
 def _scene_query(scene_id: int) -> QuerySet[Scene]:

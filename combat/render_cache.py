@@ -137,6 +137,12 @@ def loaded(scene: Any) -> None:
         held[scene.pk] = scene
 
 
+def shared() -> bool:
+    """Whether this runs inside :func:`one_request`: a change's renderings and its answer
+    share their reads (a read made ahead for them is used)."""
+    return _request.get() is not None
+
+
 def held_scene(scene_id: int) -> Any:
     """The scene's row a change's renderings read after the request's last write
     (:func:`loaded`), else None: a sheet change's push and the scene change's that follows it

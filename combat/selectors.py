@@ -30,7 +30,7 @@ from combat.own_log import OwnLine
 from combat.own_log import read as own_log_rows
 from combat.render_cache import cached, known, offer_sheet_rows, sheets_now
 from combat.steps import token
-from config.prepared import PreparedValues, copy_row, statement_cursor
+from config.prepared import Prepared, PreparedValues, copy_row, read_with, statement_cursor
 
 STALE_AFTER = 90  # a presence row untouched this long belongs to a process that is gone
 
@@ -132,24 +132,58 @@ def active_participants(scene: Scene) -> list[Participant]:
     the version, the open game night, the chronicle's ruleset): read here with them, the
     renderings' sheets take them instead of reading them again (one query fewer a change)."""
 
-    def read() -> list[Participant]:
-        found = _participant_rows(_active_participants.run(scene.pk))
-        offer_sheet_rows(lambda ids: _sheet_rows(scene, found, ids))
-        return found
+    return cached(
+        ("participants", scene.pk), lambda: _participants(scene, _active_participants.run(scene.pk))
+    )
 
-    return cached(("participants", scene.pk), read)
+
+def _participants(scene: Scene, rows: list[tuple[Any, ...]]) -> list[Participant]:
+    found = _participant_rows(rows)
+    offer_sheet_rows(lambda ids: _sheet_rows(scene, found, ids))
+    return found
+
+
+def scene_with_participants(
+    scene_read: Prepared[Scene], scene_id: int
+) -> tuple[Scene | None, list[tuple[Any, ...]]]:
+    """``scene_read``'s row of the scene and the rows of its participants as
+    :func:`active_participants` reads them, in one statement on PostgreSQL
+    (:func:`config.prepared.read_with`): after a change, its renderings read both."""
+    return read_with(scene_read, (scene_id,), _active_participants, (scene_id,))
+
+
+def keep_participants(scene: Scene, rows: list[tuple[Any, ...]]) -> None:
+    """``rows`` (:func:`scene_with_participants`') are the active cache's participants of the
+    scene (:func:`active_participants` reads them no more), unless it has them already."""
+    cached(("participants", scene.pk), lambda: _participants(scene, rows))
+
+
+#: A player's columns the renderings of a scene show or ask (their name, whether they run
+#: chronicles): not their password's hash, e-mail or dates. Another one is read on its own
+#: the first time it is asked of the row (a deferred field), never answered wrong.
+PLAYER_COLUMNS = (
+    *("id", "username", "first_name", "last_name"),
+    *("is_active", "is_staff", "is_superuser"),
+)
+
+
+def _read_fields(model: type[Model]) -> list[Any]:
+    fields = model._meta.concrete_fields
+    if model is get_user_model():
+        return [f for f in fields if f.attname in PLAYER_COLUMNS]
+    return list(fields)
 
 
 @functools.cache
 def _joined() -> tuple[tuple[type[Model], str, tuple[str, ...]], ...]:
     """The models of a participant's row as :func:`active_participants` reads it, each with
-    the path of its columns and its fields' attribute names: the participant, its
-    character, the character's player."""
+    the path of its columns and the attribute names of the fields it reads: the
+    participant, its character (every field: a sheet's read takes the row), the character's
+    player (``PLAYER_COLUMNS``)."""
     player = get_user_model()
     models = ((Participant, ""), (Character, "character__"), (player, "character__player__"))
     return tuple(
-        (model, path, tuple(f.attname for f in model._meta.concrete_fields))
-        for model, path in models
+        (model, path, tuple(f.attname for f in _read_fields(model))) for model, path in models
     )
 
 
@@ -160,7 +194,7 @@ def _active_participants_query(scene_id: int) -> QuerySet[Participant]:
     ).order_by()
     open_night = open_night.values("pk")[:1]
     rows = rows.annotate(open_night=Subquery(open_night))
-    columns = [f"{path}{f.name}" for m, path, _ in _joined() for f in m._meta.concrete_fields]
+    columns = [f"{path}{f.name}" for m, path, _ in _joined() for f in _read_fields(m)]
     return rows.values_list(*columns, "open_night")
 
 

@@ -183,6 +183,7 @@ class _Plan:
     populators: tuple[Any, ...] = ()
     annotations: tuple[tuple[str, int], ...] = ()
     converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...] = ()
+    width: int = 0  # the columns of its rows (a read's)
 
 
 def _compiled(compiler: Any, alias: str, model: type[Model], what: str) -> _Plan:
@@ -366,6 +367,7 @@ class Prepared(_Shapes, Generic[M]):
         )
         return replace(
             plan,
+            width=compiler.col_count,
             locks=bool(queryset.query.select_for_update),
             model=klass_info["model"],
             init_list=[f[0].target.attname for f in select[start : last + 1]],
@@ -396,17 +398,7 @@ class PreparedValues(_Shapes):
             rows = cursor.fetchall()
         if not plan.converters:
             return rows
-        out = []
-        for row in rows:
-            row = list(row)
-            for position, converters, expression in plan.converters:
-                value = row[position]
-                if value is not None:
-                    for converter in converters:
-                        value = converter(value, expression, connection)
-                    row[position] = value
-            out.append(tuple(row))
-        return out
+        return self.converted(plan, rows, connection)
 
     def names(self, *values: Value, **options: Any) -> tuple[str, ...]:
         """The name of each column of :meth:`run`'s tuples."""
@@ -425,7 +417,66 @@ class PreparedValues(_Shapes):
             (position, tuple(found), expression)
             for position, (found, expression) in compiler.get_converters(columns).items()
         )
-        return replace(plan, converters=converters)
+        return replace(plan, converters=converters, width=compiler.col_count)
+
+    def converted(self, plan: _Plan, rows: list[Any], connection: Any) -> list[tuple[Any, ...]]:
+        """``rows`` of ``plan`` as :meth:`run` gives them: its converters applied."""
+        if not plan.converters:
+            return [tuple(row) for row in rows]
+        out = []
+        for row in rows:
+            row = list(row)
+            for position, converters, expression in plan.converters:
+                value = row[position]
+                if value is not None:
+                    for converter in converters:
+                        value = converter(value, expression, connection)
+                    row[position] = value
+            out.append(tuple(row))
+        return out
+
+
+def read_with(
+    one: Prepared[M],
+    values: tuple[Value, ...],
+    many: PreparedValues,
+    many_values: tuple[Value, ...],
+) -> tuple[M | None, list[tuple[Any, ...]]]:
+    """``one.first(*values)`` and ``many.run(*many_values)``: on PostgreSQL in one statement
+    (one round trip, one snapshot), ``many``'s rows joined to ``one``'s row in their own
+    order; elsewhere, or without a plan for either, one after the other. ``one`` reads one
+    row at most and locks none."""
+    first = one.plan(values, {})
+    second = many.plan(many_values, {})
+    if (
+        first is None
+        or second is None
+        or first[1] is not second[1]
+        or first[1].vendor != "postgresql"
+        or first[0].locks
+    ):
+        return one.first(*values), many.run(*many_values)
+    (plan, connection, flat), (other, _, other_flat) = first, second
+    # ``one``'s row first, then ``many``'s rows, each beside NULLs where the other's columns
+    # go (a NULL takes the other arm's type). ``row_number() OVER ()`` numbers the list's
+    # rows in the order its sorted subquery gives them (PostgreSQL never pulls a subquery
+    # with an ORDER BY up into the query around it).
+    width, other_width = plan.width, other.width
+    text = (
+        f"SELECT 0 AS _n, o.*{', NULL' * other_width} FROM ({plan.sql}) o UNION ALL"
+        f" SELECT row_number() OVER (){', NULL' * width}, m.* FROM ({other.sql}) m ORDER BY 1"
+    )
+    with statement_cursor(connection) as cursor:
+        cursor.execute(text, [*_filled(plan, flat), *_filled(other, other_flat)])
+        rows = cursor.fetchall()
+    if rows and len(rows[0]) != 1 + width + other_width:
+        raise RuntimeError("a joined read's columns are not its two reads'")
+    if not rows or rows[0][0] != 0:
+        return None, []
+    many_rows = [row[1 + width :] for row in rows[1:]]
+    return _instance(plan, rows[0][1 : 1 + width], connection), many.converted(
+        other, many_rows, connection
+    )
 
 
 def _instance(plan: _Plan, row: Sequence[Any], connection: Any) -> Any:

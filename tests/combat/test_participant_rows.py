@@ -2,7 +2,8 @@
 (``selectors.active_participants``), are built from their columns without a model's
 ``__init__`` per row (issue 21): they must be the rows ``select_related`` made, field for
 field, with their characters and players (a quick NPC has no character, an NPC sheet no
-player), and no one taken out of the scene."""
+player; a player's columns the renderings use, ``selectors.PLAYER_COLUMNS``), and no one
+taken out of the scene."""
 
 from __future__ import annotations
 
@@ -55,8 +56,14 @@ def test_the_participants_are_the_rows_select_related_reads(django_assert_num_qu
         if character is not None:
             assert _fields(character) == _fields(want.character)
             assert (player is None) == (want.character.player is None)
-            if player is not None:
-                assert _fields(player) == _fields(want.character.player)
+            if player is not None:  # the columns the renderings use; the others on demand
+                wanted = _fields(want.character.player)
+                skipped = {"password", "last_login", "email", "date_joined"}
+                assert player.get_deferred_fields() == skipped
+                assert {n: player.__dict__[n] for n in set(wanted) - skipped} == {
+                    n: v for n, v in wanted.items() if n not in skipped
+                }
+                assert _fields(player) == wanted  # a column not read is read when asked
 
 
 def test_the_models_built_so_have_no_init_signal():

@@ -57,3 +57,24 @@ def test_a_write_after_the_pushes_reads_the_scene_again():
     first, again, after = two_reads()
     assert again is first  # read once while nothing is written
     assert after is not first and after.name == "Renamed"
+
+
+def _participant_reads(queries: list[dict]) -> list[str]:
+    """The scene's participants read for renderings (selectors.active_participants)."""
+    return [q["sql"] for q in queries if 'AS "character__player__username"' in q["sql"]]
+
+
+def test_a_steps_pushes_read_the_participants_once_with_the_scenes_row_on_postgresql():
+    """After the commit the renderings read the scene's row and its participants: one
+    statement on PostgreSQL (config.prepared.read_with), two elsewhere, each read once."""
+    t = make_table("met_classic")
+    ch = t.start(category="physical", bid="Strong")
+    act = reverse("challenge_act", args=[t.scene.pk, ch.pk])
+    answer = {"action": "answer", "side": "defender", "answer": "bid", "bid": "Tough"}
+    with CaptureQueriesContext(connection) as seen:
+        done = client_for(t.d_user).post(act, {**answer, "key": "key-answer"}, **HX)
+    assert done.status_code == 200, done.content.decode()
+    scene_reads = _scene_reads(seen.captured_queries)
+    participant_reads = _participant_reads(seen.captured_queries)
+    assert len(scene_reads) == 1 and len(participant_reads) == 1
+    assert (scene_reads == participant_reads) is (connection.vendor == "postgresql")

@@ -730,3 +730,37 @@ def test_a_connections_statements_take_its_one_cursor_again(settings, character)
     with prepared.statement_cursor(connection) as fresh:
         assert raw(fresh) is not kept and not raw(fresh).connection.closed
     assert query.run([character.pk])[0].pk == character.pk
+
+
+def _scene_read(scene_id: int):
+    return Scene.objects.select_related("chronicle").filter(pk=scene_id).order_by()
+
+
+def _people_read(scene_id: int):
+    return Participant.objects.filter(scene_id=scene_id).values_list(
+        "pk", "name", "npc", "joined_at", "character__player__username"
+    )
+
+
+def test_a_row_read_with_its_list_reads_what_each_reads_alone(scene, character) -> None:
+    """``read_with``: the row and the list (in its own order, converters applied) as the two
+    reads give them, in one statement on PostgreSQL; a row with no list, and no row."""
+    from django.test.utils import CaptureQueriesContext
+
+    one, many = Prepared(_scene_read, model=Scene), prepared.PreparedValues(_people_read)
+    for name in ("Zed", "Abel", "Mia"):  # the list's order (npc, name, id) is not the ids'
+        Participant.objects.create(scene=scene, name=name, npc=True)
+    with CaptureQueriesContext(connection) as seen:
+        row, rows = prepared.read_with(one, (scene.pk,), many, (scene.pk,))
+    alone = one.first(scene.pk)
+    assert (row.pk, row.name, row.chronicle.name) == (alone.pk, alone.name, alone.chronicle.name)
+    assert rows == many.run(scene.pk) == [tuple(r) for r in _people_read(scene.pk)]
+    assert [r[2] for r in rows] == [False, True, True, True]  # Janet, then the NPCs by name
+    assert [r[1] for r in rows[1:]] == ["Abel", "Mia", "Zed"]
+    assert isinstance(rows[0][3], datetime) and rows[0][3].tzinfo is not None
+    assert len(seen.captured_queries) == (1 if connection.vendor == "postgresql" else 2)
+
+    Participant.objects.filter(scene=scene).delete()
+    row, rows = prepared.read_with(one, (scene.pk,), many, (scene.pk,))
+    assert row.pk == scene.pk and rows == []
+    assert prepared.read_with(one, (scene.pk + 1000,), many, (scene.pk + 1000,)) == (None, [])
