@@ -14,12 +14,13 @@ change of the scene (issue 21): a shared scene's board is pushed with every tap 
 Both hold forms: kept with a mark in the CSRF token's place, each rendering given its own
 token (:func:`combat.templatetags.finished_cards.render_kept`).
 
-- ``{% seq_kept "clock" %}…{% endseq_kept %}`` (and ``"people"``) around a region of the board
-  whose every rendering carries the scene's ``seq`` (its root's ``data-seq``; the clock's
-  buttons' keys) and the board's token (``scene_token``, which moves with it): kept with marks
-  in their places, under everything else it shows (:func:`clock_key`, :func:`people_key`), and
-  given this rendering's seq and token. Every change moves the seq and pushes the clock panel
-  and (a challenge's) the people panel; most change nothing else in them.
+- ``{% seq_kept "clock" %}…{% endseq_kept %}`` around a region of the board whose every
+  rendering carries the scene's ``seq`` (its root's ``data-seq``; the clock's buttons' keys)
+  and the board's token (``scene_token``, which moves with it): kept with marks in their
+  places, under everything else it shows (:func:`clock_key`), and given this rendering's seq
+  and token. Every change moves the seq and pushes the clock panel; most change nothing else
+  in it. (The people panel is not kept so: the changes that push it, a challenge's step, a
+  connection, a sheet, change what it shows, and its rows are kept already.)
 """
 
 from __future__ import annotations
@@ -108,25 +109,8 @@ def clock_key(context: template.Context) -> Hashable | None:
     )
 
 
-def people_key(context: template.Context) -> Hashable | None:
-    """What the people panel shows but the seq: its list (:func:`list_key`), the phones
-    connected and whom the fight waits on (None: not kept)."""
-    rows = list_key(context)
-    waiting = context.get("waiting_on")
-    if rows is None or not isinstance(waiting, list):
-        return None
-    return (
-        "people-panel",
-        rows,
-        context.get("players_connected"),
-        context.get("players_total"),
-        tuple((r["participant"].name, r["fight"]["waiting"]) for r in waiting),
-    )
-
-
 _SEQ_KEYS: dict[str, Callable[[template.Context], Hashable | None]] = {
     "clock": clock_key,
-    "people": people_key,
 }
 
 

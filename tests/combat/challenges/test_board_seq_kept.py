@@ -1,4 +1,4 @@
-"""The board's clock and people panels kept with marks in the seq's and tokens' places, and a
+"""The board's clock panel kept with marks in the seq's and tokens' places, and a
 run of settled challenges kept in pieces (combat/templatetags/board_kept.py, board_runs.py):
 after every kind of change each pushed region equals a fresh rendering, carries the seq and
 the board's token of now, and the kept parts are used."""
@@ -37,7 +37,7 @@ def _panel(html: str, name: str) -> str:
     return found.group(0)
 
 
-def test_the_clock_and_people_panels_carry_the_seq_of_now_and_equal_a_fresh_rendering(classic):
+def test_the_clock_panel_carries_the_seq_of_now_and_equal_a_fresh_rendering(classic):
     t = classic
     t.finished()
     live = t.start(category="physical", bid="Strong")
