@@ -10,10 +10,12 @@ import re
 import pytest
 from django.template.loader import render_to_string
 
+from characters.services import ledger_spend
 from combat import fragments, selectors
 from combat import services as scenes
 from combat.challenges import selectors as challenge_selectors
 from combat.models import Participant, Presence
+from combat.render_cache import RenderCache, health_now, sheets_now
 from combat.templatetags import board_kept, board_runs
 from tests.conftest import forget_kept_renderings
 
@@ -125,3 +127,24 @@ def test_a_run_is_kept_in_pieces_and_a_step_makes_only_its_own_again(classic, mo
     t.do("accept", live, t.d_user, side="defender")
     assert not t.ch(live).is_open
     _same(t)
+
+
+def test_health_from_the_offered_rows_equals_the_sheets_after_a_change(classic):
+    t = classic
+    ids = [t.a.character_id, t.d.character_id]
+
+    def both() -> tuple[dict, dict]:
+        with RenderCache().active():
+            selectors.active_participants(t.refresh().scene)  # offers the sheets' rows
+            alone = health_now(ids)
+        with RenderCache().active():
+            whole = sheets_now(ids)
+        return alone, {i: {k: whole[i][1][k] for k in ("damage", "health")} for i in ids}
+
+    alone, whole = both()
+    assert alone == whole
+    ledger_spend(character=t.d.character, kind="health_damage", by=t.st, amount=2)
+    alone, whole = both()
+    assert alone == whole and alone[t.d.character_id]["damage"]
+    forget_kept_renderings()
+    assert both()[0] == alone
