@@ -158,6 +158,28 @@ def parts_of(character_ids: Iterable[int], parts: tuple[str, ...]) -> dict[int, 
     return found
 
 
+def parts_of_rows(
+    rows: Mapping[int, Character], parts: tuple[str, ...]
+) -> dict[int, dict[str, Any]]:
+    """As :func:`parts_of`, from characters' rows the caller has read as :func:`_rows_query`
+    reads them (no query): a sheet cached at the row's key gives its ``parts`` as they are
+    (the cache's own: never to be changed), the others are read by :func:`sheets`."""
+    found: dict[int, dict[str, Any]] = {}
+    missing = {}
+    with _lock:
+        for pk, row in rows.items():
+            entry = _entries.get(pk)
+            if entry is not None and entry.key == _key(row):
+                _entries.move_to_end(pk)
+                found[pk] = {k: entry.now[k] for k in parts}
+            else:
+                missing[pk] = row
+    if missing:
+        for pk, (_row, now) in sheets(list(missing), rows=missing, parts=parts).items():
+            found[pk] = now
+    return found
+
+
 # SHEET_PREFETCH with each relation's SQL built once per process (config.prepared).
 _prefetch = PreparedPrefetch(Character, SHEET_PREFETCH)
 

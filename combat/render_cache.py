@@ -245,9 +245,8 @@ def health_now(character_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
     rows = {i: known[("sheet_row", i)] for i in missing if ("sheet_row", i) in known}
     unread = [i for i in missing if i not in rows]
     read = sheet_cache.parts_of(unread, HEALTH) if unread else {}
-    if rows:  # their keys are in their rows: no query
-        given = sheet_cache.sheets(list(rows), rows=rows, parts=HEALTH)
-        read.update({pk: parts for pk, (_row, parts) in given.items()})
+    if rows:  # their keys are in their rows: no query, nothing copied
+        read.update(sheet_cache.parts_of_rows(rows, HEALTH))
     for pk, parts in read.items():
         found[pk] = parts
         if values is not None:

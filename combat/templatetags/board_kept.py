@@ -13,14 +13,26 @@ change of the scene (issue 21): a shared scene's board is pushed with every tap 
 
 Both hold forms: kept with a mark in the CSRF token's place, each rendering given its own
 token (:func:`combat.templatetags.finished_cards.render_kept`).
+
+- ``{% seq_kept "clock" %}…{% endseq_kept %}`` around a region of the board whose every
+  rendering carries the scene's ``seq`` (its root's ``data-seq``; the clock's buttons' keys)
+  and the board's token (``scene_token``, which moves with it): kept with marks in their
+  places, under everything else it shows (:func:`clock_key`), and given this rendering's seq
+  and token. Every change moves the seq and pushes the clock panel; most change nothing else
+  in it. (The people panel is not kept so: the changes that push it, a challenge's step, a
+  connection, a sheet, change what it shows, and its rows are kept already.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import copy
+import secrets
+from collections.abc import Callable, Hashable
+from typing import Any
 
 from django import template
-from django.utils.safestring import SafeString
+from django.utils.html import conditional_escape, escape
+from django.utils.safestring import SafeString, mark_safe
 
 from combat.challenges.finished import Memo
 from combat.templatetags.finished_cards import kept_block
@@ -70,3 +82,78 @@ def form_key(context: template.Context) -> Hashable | None:
 
 kept_block(register, "people_list", list_key, _memo)
 kept_block(register, "test_form", form_key, _memo)
+
+
+# In a kept region's place of the seq, the board's token and a form's CSRF token: never in
+# any text.
+_SEQ = f"seq{secrets.token_hex(16)}"
+_TOKEN = f"tok{secrets.token_hex(16)}"
+_CSRF = f"csrf{secrets.token_hex(16)}"
+
+
+def clock_key(context: template.Context) -> Hashable | None:
+    """What the clock panel shows but the seq and the board's token (None: not kept)."""
+    scene = context.get("scene")
+    steps = context.get("clock_steps")
+    if scene is None or steps is None:
+        return None
+    return (
+        "clock",
+        scene.pk,
+        scene.is_open,
+        scene.situation,
+        scene.ruleset,
+        context.get("clock"),
+        tuple(steps),
+        context.get("error"),
+    )
+
+
+_SEQ_KEYS: dict[str, Callable[[template.Context], Hashable | None]] = {
+    "clock": clock_key,
+}
+
+
+class SeqKeptNode(template.Node):
+    """A region kept with marks in the seq's, the board token's and the CSRF token's places
+    (see the module)."""
+
+    def __init__(self, nodelist: template.NodeList, key: Callable[..., Hashable | None]) -> None:
+        self.nodelist, self.key = nodelist, key
+
+    def render(self, context: template.Context) -> str:
+        scene, token = context.get("scene"), context.get("csrf_token")
+        key = self.key(context)
+        if key is None or token == "NOTPROVIDED":  # the csrf_token tag renders nothing for it
+            return self.nodelist.render(context)
+        board_token = context.get("scene_token")
+        key = (*key, bool(token), board_token is not None)
+
+        def render() -> SafeString:
+            shown = copy.copy(scene)  # the row as it is, but its seq
+            shown.seq = _SEQ
+            marks: dict[str, Any] = {"scene": shown}
+            if board_token is not None:
+                marks["scene_token"] = _TOKEN
+            if token:
+                marks["csrf_token"] = _CSRF
+            with context.push(**marks):
+                return mark_safe(self.nodelist.render(context))
+
+        html = _memo.get(key, render).replace(_SEQ, str(scene.seq))
+        if board_token is not None:
+            html = html.replace(_TOKEN, str(conditional_escape(board_token)))
+        if token:
+            html = html.replace(_CSRF, escape(str(token)))
+        return mark_safe(html)
+
+
+@register.tag("seq_kept")
+def seq_kept(parser: Any, token: Any) -> SeqKeptNode:
+    """``{% seq_kept "clock" %}…{% endseq_kept %}``: see the module."""
+    bits = token.split_contents()
+    if len(bits) != 2 or bits[1].strip("\"'") not in _SEQ_KEYS:
+        raise template.TemplateSyntaxError(f"seq_kept takes one of {sorted(_SEQ_KEYS)}")
+    nodelist = parser.parse(("endseq_kept",))
+    parser.delete_first_token()
+    return SeqKeptNode(nodelist, _SEQ_KEYS[bits[1].strip("\"'")])

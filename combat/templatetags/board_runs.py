@@ -17,6 +17,13 @@ body any other card renders by. A key changes with anything the section shows (i
 ``step``, the sides' names, a timer's zone), so nothing stale is served, in any process. As
 :func:`~combat.templatetags.finished_cards.render_kept`, a form's token is kept as a mark of
 this process's own and each rendering gets its own token put in.
+
+A run not kept whole is made of pieces (``CHUNK``): its sections cut after each challenge
+whose pk is a multiple of ``CHUNK``, each piece kept under its sections' keys. A tap moves
+one challenge's ``step``, so one piece misses and the others are found in one look each,
+rather than every section of the night looked up again; the cuts follow the pks, not the
+positions, so a challenge that finishes (and moves among the finished ones) leaves every
+piece it is not in as it was.
 """
 
 from __future__ import annotations
@@ -35,15 +42,29 @@ register = template.Library()
 
 SIZE = 4096  # sections (about 1.5 KB each)
 RUNS = 32  # runs (a run of a night's sections: up to a few hundred KB)
+CHUNK = 8  # a piece of a run ends after a challenge whose pk is a multiple of it
+PIECES = 1024  # pieces of runs (up to CHUNK sections each, on average)
 _MARK = f"csrf{secrets.token_hex(16)}"  # in a kept form's token place: never in any text
 _sections: Memo[SafeString] = Memo(SIZE)
 _runs: Memo[SafeString] = Memo(RUNS)
-stats = {"sections": _sections.stats, "runs": _runs.stats}
+_pieces: Memo[str] = Memo(PIECES)
+stats = {"sections": _sections.stats, "runs": _runs.stats, "pieces": _pieces.stats}
 
 
 def clear() -> None:
     _sections.clear()
     _runs.clear()
+    _pieces.clear()
+
+
+def pieces(run: list[tuple[Hashable, Any]]) -> list[list[tuple[Hashable, Any]]]:
+    """The run cut after each challenge whose pk is a multiple of ``CHUNK`` (see the module)."""
+    out: list[list[tuple[Hashable, Any]]] = [[]]
+    for entry in run:
+        out[-1].append(entry)
+        if entry[1].pk % CHUNK == 0:
+            out.append([])
+    return [p for p in out if p]
 
 
 class BoardCardNode(template.Node):
@@ -63,13 +84,25 @@ class BoardCardNode(template.Node):
         # a form's hidden fields say whether it came from a phone (none on a board, but keyed)
         marked_as = (marked, bool(context.get("from_phone")))
         key = ("run", scene.pk, marked_as, tuple(k for k, _ in run))
-        html = _runs.get(
-            key,
-            lambda: mark_safe(
-                "".join(self._kept(context, scene, k, ch, marked_as) for k, ch in run)
-            ),
-        )
+        html = _runs.get(key, lambda: mark_safe(self._pieces(context, scene, run, marked_as)))
         return mark_safe(html.replace(_MARK, escape(str(token)))) if marked else html
+
+    def _pieces(
+        self,
+        context: template.Context,
+        scene: Any,
+        run: list[tuple[Hashable, Any]],
+        marked_as: tuple[bool, bool],
+    ) -> str:
+        return "".join(
+            _pieces.get(
+                ("piece", scene.pk, marked_as, tuple(k for k, _ in piece)),
+                lambda piece=piece: "".join(
+                    self._kept(context, scene, k, ch, marked_as) for k, ch in piece
+                ),
+            )
+            for piece in pieces(run)
+        )
 
     def _kept(
         self,
