@@ -111,6 +111,7 @@ def forget_kept_renderings() -> None:
     from combat.templatetags import (
         board_kept,
         board_runs,
+        card_parts,
         finished_cards,
         people,
         scenes,
@@ -126,6 +127,7 @@ def forget_kept_renderings() -> None:
     people.clear()
     board_runs.clear()
     board_kept.clear()
+    card_parts.clear()
     scenes.clear()
     start_forms.clear()
 

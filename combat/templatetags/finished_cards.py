@@ -241,12 +241,33 @@ class FinishedRunNode(template.Node):
         run = context.get("c")
         if not isinstance(run, FinishedRun):
             return self.nodelist.render(context)
-        keys = []
-        for c in run:
-            with context.push(c=c):
-                keys.append(card_key(context, "prompt"))
-        key = None if None in keys else ("run", *keys)
-        return render_kept(_runs, key, _Each(self.nodelist, run), context, forms=True)
+        return render_kept(
+            _runs, run_key(context, run), _Each(self.nodelist, run), context, forms=True
+        )
+
+
+def run_key(context: template.Context, run: FinishedRun) -> Hashable | None:
+    """What a run's items are a function of: each card's "prompt" item key
+    (:func:`card_key`), spelt once for the run. Every card of a run is finished alone
+    (:func:`_finished_alone`), so its item's key is its row, its viewer and its names beside
+    what the context gives every card of the run alike (read once here, not once a card: a
+    phone's run holds up to ``KEPT`` cards and is keyed on every change)."""
+    cards = []
+    for c in run:
+        if not _finished_alone(c):
+            return None
+        cards.append(
+            (_row(c["ch"]), c.get("viewer"), tuple(sorted((c.get("names") or {}).items())))
+        )
+    scene = context.get("scene")
+    common = (
+        "prompt",
+        *(repr(context.get(name)) for name in ("side", "url", "target", "st_url")),
+        getattr(scene, "pk", None),
+        bool(context.get("csrf_token")),  # with _CSRF_MARK in the token's place
+        bool(context.get("from_phone")),
+    )
+    return ("run", common, tuple(cards))
 
 
 @register.tag("finished_run")

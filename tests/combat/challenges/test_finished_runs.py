@@ -100,3 +100,48 @@ def test_a_requests_token_is_never_kept(classic):
     for key in finished_cards._runs.held():
         html = finished_cards._runs.find(key)
         assert "token-of" not in html
+
+
+def test_a_runs_key_holds_each_of_its_cards_item_keys(classic):
+    """The run's key (``run_key``, spelt once for the run) changes with whatever changes a
+    card's own item key (``card_key``): its row, viewer and names, and what the context gives
+    every card alike (side, url, target, the scene, a token, the phone's mark)."""
+    from django.template import Context
+
+    from combat.templatetags.finished_cards import card_key, run_key
+
+    t = classic
+    for loser in ("defender", "attacker"):
+        t.finished(loser)
+    scene = t.refresh().scene
+    with render_cache.RenderCache().active():
+        cards = selectors.player_cards(scene, t.a_user)["cards"]
+    (run,) = [c for c in finished_runs(cards) if isinstance(c, FinishedRun)]
+
+    def keys(run: FinishedRun, **extra) -> tuple[object, list[object]]:
+        context = Context({"scene": scene, "from_phone": True, **extra})
+        items = []
+        for c in run:
+            with context.push(c=c):
+                items.append(card_key(context, "prompt"))
+        return run_key(context, run), items
+
+    base, items = keys(run)
+    assert base is not None and None not in items
+    first = run[0]
+    variants = [
+        (FinishedRun([{**first, "viewer": "public"}, *run[1:]]), {}),
+        (FinishedRun([{**first, "names": {**first["names"], "defender": "X"}}, *run[1:]]), {}),
+        (FinishedRun([*run[1:], first]), {}),  # another order
+        (run, {"side": "attacker"}),
+        (run, {"url": "/elsewhere/"}),
+        (run, {"target": "#elsewhere"}),
+        (run, {"csrf_token": MARK}),
+        (run, {"from_phone": False}),
+    ]
+    seen = {base}
+    for other, extra in variants:
+        key, other_items = keys(other, **extra)
+        assert other_items != items and key not in seen
+        seen.add(key)
+    assert keys(FinishedRun(list(run)))[0] == base  # the same cards: the same key
