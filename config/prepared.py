@@ -60,8 +60,10 @@ from django.db.backends.utils import CursorWrapper
 from django.db.models import Model, Prefetch, QuerySet, sql
 from django.db.models.base import ModelState
 from django.db.models.constants import LOOKUP_SEP
+from django.db.models.expressions import OrderBy
 from django.db.models.query import ModelIterable, ValuesListIterable, get_related_populators
 from django.db.models.signals import post_save, pre_save
+from django.db.models.sql.compiler import PositionRef
 from django.db.transaction import TransactionManagementError
 
 M = TypeVar("M", bound=Model)
@@ -184,6 +186,9 @@ class _Plan:
     annotations: tuple[tuple[str, int], ...] = ()
     converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...] = ()
     width: int = 0  # the columns of its rows (a read's)
+    # A values read's ORDER BY as (column's position, its direction's SQL) each, or None when
+    # a term is not one of its columns (read_with numbers its rows by it).
+    order: tuple[tuple[int, str], ...] | None = None
 
 
 def _compiled(compiler: Any, alias: str, model: type[Model], what: str) -> _Plan:
@@ -417,7 +422,9 @@ class PreparedValues(_Shapes):
             (position, tuple(found), expression)
             for position, (found, expression) in compiler.get_converters(columns).items()
         )
-        return replace(plan, converters=converters, width=compiler.col_count)
+        return replace(
+            plan, converters=converters, width=compiler.col_count, order=_order(compiler)
+        )
 
     def converted(self, plan: _Plan, rows: list[Any], connection: Any) -> list[tuple[Any, ...]]:
         """``rows`` of ``plan`` as :meth:`run` gives them: its converters applied."""
@@ -434,6 +441,32 @@ class PreparedValues(_Shapes):
                     row[position] = value
             out.append(tuple(row))
         return out
+
+
+def _order(compiler: Any) -> tuple[tuple[int, str], ...] | None:
+    """The compiled read's ORDER BY over its own columns (see :attr:`_Plan.order`): each term
+    a column it selects (by position or as the same expression), with its direction."""
+    selected = [s[0] for s in compiler.select[: compiler.col_count]]
+    out = []
+    for expr, _sql in compiler.get_order_by():
+        if not isinstance(expr, OrderBy):
+            return None
+        inner = expr.expression
+        if isinstance(inner, PositionRef):
+            position = inner.ordinal - 1
+        elif inner in selected:
+            position = selected.index(inner)
+        else:
+            return None
+        if not 0 <= position < len(selected):
+            return None
+        direction = "DESC" if expr.descending else "ASC"
+        if expr.nulls_first:
+            direction += " NULLS FIRST"
+        elif expr.nulls_last:
+            direction += " NULLS LAST"
+        out.append((position, direction))
+    return tuple(out)
 
 
 def read_with(
@@ -454,17 +487,21 @@ def read_with(
         or first[1] is not second[1]
         or first[1].vendor != "postgresql"
         or first[0].locks
+        or second[0].order is None
     ):
         return one.first(*values), many.run(*many_values)
     (plan, connection, flat), (other, _, other_flat) = first, second
     # ``one``'s row first, then ``many``'s rows, each beside NULLs where the other's columns
-    # go (a NULL takes the other arm's type). ``row_number() OVER ()`` numbers the list's
-    # rows in the order its sorted subquery gives them (PostgreSQL never pulls a subquery
-    # with an ORDER BY up into the query around it).
+    # go (a NULL takes the other arm's type). The list's rows are numbered by its own ORDER
+    # BY, spelt over its columns (named c1, c2...: a subquery's order is not one its query
+    # keeps, by the standard), so the statement's ORDER BY gives them in the list's order.
     width, other_width = plan.width, other.width
+    names = ", ".join(f"c{n}" for n in range(1, other_width + 1))
+    order = ", ".join(f"m.c{position + 1} {direction}" for position, direction in other.order)
+    number = f"row_number() OVER (ORDER BY {order})" if order else "row_number() OVER ()"
     text = (
         f"SELECT 0 AS _n, o.*{', NULL' * other_width} FROM ({plan.sql}) o UNION ALL"
-        f" SELECT row_number() OVER (){', NULL' * width}, m.* FROM ({other.sql}) m ORDER BY 1"
+        f" SELECT {number}{', NULL' * width}, m.* FROM ({other.sql}) m({names}) ORDER BY 1"
     )
     with statement_cursor(connection) as cursor:
         cursor.execute(text, [*_filled(plan, flat), *_filled(other, other_flat)])

@@ -764,3 +764,45 @@ def test_a_row_read_with_its_list_reads_what_each_reads_alone(scene, character) 
     row, rows = prepared.read_with(one, (scene.pk,), many, (scene.pk,))
     assert row.pk == scene.pk and rows == []
     assert prepared.read_with(one, (scene.pk + 1000,), many, (scene.pk + 1000,)) == (None, [])
+
+
+def _people_by(scene_id: int, order: tuple[str, ...]):
+    return (
+        Participant.objects.filter(scene_id=scene_id)
+        .order_by(*order)
+        .values_list("pk", "name", "npc", "character__player__username")
+    )
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        ("-name",),  # a DESC term by position
+        ("npc", "-pk"),  # and by the same expression as a column (the pk)
+        (F("character__player__username").asc(nulls_first=True), "name"),  # NULLs placed
+        ("-joined_at", "pk"),  # a term that is none of its columns: two statements
+    ],
+)
+def test_a_list_read_with_a_row_is_numbered_by_its_own_order(scene, character, order) -> None:
+    """``read_with`` gives the list in the order of its own ORDER BY, spelt over its columns
+    in the statement (not the order a sorted subquery happens to give rows to the query
+    around it, which the standard does not keep); a term not among them: read alone."""
+    from django.test.utils import CaptureQueriesContext
+
+    def people(scene_id: int):
+        return _people_by(scene_id, order)
+
+    one, many = Prepared(_scene_read, model=Scene), prepared.PreparedValues(people)
+    for name in ("Zed", "Abel", "Mia", "Bo"):
+        Participant.objects.create(scene=scene, name=name, npc=name != "Bo")
+    with CaptureQueriesContext(connection) as seen:
+        row, rows = prepared.read_with(one, (scene.pk,), many, (scene.pk,))
+    assert row.pk == scene.pk
+    assert rows == many.run(scene.pk) == [tuple(r) for r in people(scene.pk)]
+    joined = [q["sql"] for q in seen.captured_queries if "UNION ALL" in q["sql"]]
+    if connection.vendor != "postgresql":
+        assert not joined
+    elif "-joined_at" in order:
+        assert not joined and len(seen.captured_queries) == 2
+    else:
+        assert len(joined) == 1 and "row_number() OVER (ORDER BY m.c" in joined[0]
