@@ -150,8 +150,11 @@ def _write_direct(protocol: Any, html: str, message: dict[str, Any] | None = Non
             conn.writes.append(_shared_frame(message, deflate))
             # The phone's inflater has that message in its window, this socket's deflater
             # does not: its next message starts a context afresh, so it never points at what
-            # differs (made when that message comes: most pushes are shared).
-            if type(deflate.encoder) is not _FreshContext:
+            # differs (made when that message comes: most pushes are shared). Without context
+            # takeover each message starts afresh already (websockets drops the deflater).
+            if not deflate.local_no_context_takeover and (
+                type(deflate.encoder) is not _FreshContext
+            ):
                 deflate.encoder = _FreshContext(deflate)
         else:
             conn.writes.append(_own_frame(html, deflate))

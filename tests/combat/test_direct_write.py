@@ -129,6 +129,22 @@ async def test_direct_writes_without_context_takeover_reach_the_phone() -> None:
     await asyncio.sleep(0)
 
 
+async def test_a_shared_push_after_an_asgi_send_without_context_takeover() -> None:
+    """Without context takeover websockets' ``send`` drops the socket's deflater after each
+    message (``del encoder``): a shared push that follows is written all the same (each
+    message starts afresh anyway), not refused by the hub's dispatch for a missing one."""
+    server, transport, phone, send = await _open(server_no_context_takeover=True)
+    html = '<div id="own" data-seq="{}">' + "a row " * 100 + "</div>"
+    await send({"type": "websocket.send", "text": html.format(0)})  # the ASGI way
+    shared = {"type": "live.fragment", "html": html.format(1), SHARED: True}
+    assert _write_direct(server, shared["html"], shared)
+    assert _write_direct(server, html.format(2))
+    await send({"type": "websocket.send", "text": html.format(3)})
+    assert _texts(phone, transport) == [html.format(n) for n in range(4)]
+    server.connection_lost(None)
+    await asyncio.sleep(0)
+
+
 async def test_nothing_is_written_directly_to_a_full_transport() -> None:
     server, transport, phone, _send = await _open()
     server.pause_writing()  # a phone that does not read: the ASGI send waits for it
