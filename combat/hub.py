@@ -242,20 +242,25 @@ class Hub:
         layer when it is back (:meth:`_watch_layer`); meanwhile the socket catches up from the
         database.
         """
-        await self.start()
-        async with self.lock:
-            for group in groups:
-                members = self.local.get(group)
-                if members is None:
-                    members = self.local[group] = set()
-                    try:
-                        await asyncio.wait_for(
-                            self.layer.group_add(group, self.channel), LAYER_TIMEOUT
-                        )
-                    except Exception:
-                        log.warning("could not subscribe to %s; when the layer is back", group)
-                        self._layer_away()
-                members.add(subscriber)
+        groups = list(groups)
+        while True:
+            await self.start()
+            async with self.lock:
+                if not self.channel:  # stopped while this waited for the lock: start again
+                    continue
+                for group in groups:
+                    members = self.local.get(group)
+                    if members is None:
+                        members = self.local[group] = set()
+                        try:
+                            await asyncio.wait_for(
+                                self.layer.group_add(group, self.channel), LAYER_TIMEOUT
+                            )
+                        except Exception:
+                            log.warning("could not subscribe to %s; when the layer is back", group)
+                            self._layer_away()
+                    members.add(subscriber)
+                return
 
     async def unsubscribe(self, subscriber: Subscriber, groups: Iterable[str]) -> None:
         """The last local socket of a group gone: the hub leaves the group."""

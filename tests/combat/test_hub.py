@@ -494,3 +494,48 @@ async def test_a_tablet_sent_every_change_is_not_resynced_when_a_push_renders_af
     _queued(tablet)
     assert await _looks(hub, 3) == [0, 0, 0]
     assert _queued(tablet) == []
+
+
+class SlowLayer:
+    """A layer whose group changes take a few turns (a slow Redis), each new reader named
+    afresh."""
+
+    def __init__(self) -> None:
+        self.readers = 0
+        self.adds: list[tuple[str, str]] = []
+        self.go = asyncio.Event()
+
+    def new_reader(self) -> str:
+        self.readers += 1
+        return f"hub.slow{self.readers}"
+
+    async def receive_many(self, channel: str) -> list[dict[str, Any]]:
+        await asyncio.Event().wait()
+        return []
+
+    async def group_add(self, group: str, channel: str) -> None:
+        self.adds.append((group, channel))
+        await self.go.wait()
+
+    async def group_discard(self, group: str, channel: str) -> None:
+        pass
+
+
+async def test_a_socket_subscribed_as_the_hub_stops_is_heard_by_a_running_hub() -> None:
+    """A socket that found the hub started but waited for its lock while the hub stopped
+    joins its groups on a hub started again, never on the channel the stop emptied (a group
+    with no one reading it: the socket would hear nothing)."""
+    layer = SlowLayer()
+    hub = Hub(layer)
+    first = asyncio.ensure_future(hub.subscribe(object(), ["g1"]))
+    while not layer.adds:  # the first socket holds the lock, waiting on the layer
+        await asyncio.sleep(0)
+    stopping = asyncio.ensure_future(hub.stop())
+    await asyncio.sleep(0)
+    second = asyncio.ensure_future(hub.subscribe(object(), ["g2"]))  # finds it started
+    await asyncio.sleep(0)
+    layer.go.set()
+    await asyncio.wait_for(asyncio.gather(first, stopping, second), WAIT)
+    assert ("g2", "") not in layer.adds
+    assert layer.adds[-1] == ("g2", hub.channel) and hub.channel and hub.tasks
+    await hub.stop()
