@@ -72,3 +72,27 @@ def test_the_models_built_so_have_no_init_signal():
     for model, _path, _names in selectors._joined():
         assert not pre_init.has_listeners(model)
         assert not post_init.has_listeners(model)
+
+
+def test_the_participants_read_with_the_scenes_row_are_those_read_alone():
+    """``selectors.scene_with_participants`` (one statement on PostgreSQL): the same rows,
+    in the same order, as the participants' read alone, a quick NPC's and an NPC sheet's
+    NULL columns (no character, no player) and their JSON pools included; no scene, none."""
+    from combat import fragments
+
+    scene = SceneFactory()
+    scene.chronicle.storytellers.add(scene.storyteller)
+    for name in ("Zoe", "Adam"):
+        character = CharacterFactory(chronicle=scene.chronicle, name=name, player=UserFactory())
+        scenes.scene_join(code=scene.join_code, user=character.player, character=character)
+    sheet = CharacterFactory(chronicle=scene.chronicle, name="Ghoul", npc=True, player=None)
+    Participant.objects.create(scene=scene, character=sheet, name="Ghoul", npc=True)
+    scenes.scene_add_npc(scene=scene, by=scene.storyteller, name="Thrall", pools={"mental": 3})
+    scenes.scene_add_npc(
+        scene=scene, by=scene.storyteller, name="Bat", pools={"physical": 2}, hidden=True
+    )
+    row, rows = selectors.scene_with_participants(fragments._scene_row, scene.pk)
+    assert row.pk == scene.pk and row.chronicle_id == scene.chronicle_id
+    assert rows == selectors._active_participants.run(scene.pk)
+    assert [r[3] for r in rows] == ["Adam", "Zoe", "Bat", "Ghoul", "Thrall"]  # npc, name
+    assert selectors.scene_with_participants(fragments._scene_row, scene.pk + 999) == (None, [])
