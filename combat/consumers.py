@@ -424,7 +424,8 @@ class SceneConsumer(AsyncWebsocketConsumer):
         socket's writer (never blocks the hub)."""
         seq = message.get("seq")
         if seq is not None and message.get("group") == self.seq_group:
-            self._note_change(seq)
+            for change in message.get("seqs") or (seq,):  # a board of several changes
+                self._note_change(change)
         elif message.get("group") == self.own_group and "html" in message:
             self.sheets = sheet_seq_of(message["html"]) or self.sheets
             self.own = max(self.own, message.get("own") or 0)

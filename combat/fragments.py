@@ -18,7 +18,7 @@ socket of the scene is open (``selectors.board_watched``).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -223,19 +223,22 @@ def scene_change_parts(
     players: bool = True,
     board: bool | None = True,
     own_parts: bool = True,
+    board_turn: Callable[[], bool] | None = None,
 ) -> Iterator[tuple[str, int | None, str]]:
-    """The same renderings one at a time, ``(audience, user id, html)``, so each can be sent
-    as soon as it is rendered: the private parts first (the other side of a challenge waits
-    for its own), then the players' public part, which must come after them (it carries the
-    players' ``seq``: a publish cut short before it leaves every phone behind, and caught up,
-    see :mod:`combat.hub`), then the board's regions. ``players`` false: the storytellers'
-    part alone (a change no player sees). ``board`` None: the board's part only when a
-    storyteller's socket of the scene may be open (:func:`selectors.board_watched`, asked when
-    its turn comes, after the commit: a tablet that connects later reads a state that has
-    the change); no board is rendered for nobody. ``own_parts`` false: the players' own parts
-    go as their prompts and log (``PRIVATE_PIECES``), all a change can change in them when
-    the scene's participants stay as they were (``combat.live`` knows: which characters a
-    player has here, a removal); their sheets change by the ledger, whose push
+    """The same renderings one at a time, ``(audience, user id, html)``, so each can be sent as soon
+    as it is rendered: the private parts first (the other side of a challenge waits for its
+    own), then the players' public part, which must come after them (it carries the players'
+    ``seq``: a publish cut short before it leaves every phone behind, and caught up, see
+    :mod:`combat.hub`), then the board's regions. ``players`` false: the storytellers' part
+    alone (a change no player sees). ``board`` None: the board's part only when a storyteller's
+    socket of the scene may be open (:func:`selectors.board_watched`, asked when its turn
+    comes, after the commit: a tablet that connects later reads a state that has the change);
+    no board is rendered for nobody. ``board_turn``: asked then too, when the board is to be
+    rendered; false: it is not (a rendering of the scene's board under way in this process
+    takes the change, :mod:`combat.board_turns`). ``own_parts`` false: the players' own parts
+    go as their prompts and log (``PRIVATE_PIECES``), all a change can change in them when the
+    scene's participants stay as they were (``combat.live`` knows: which characters a player
+    has here, a removal); their sheets change by the ledger, whose push
     (:func:`combat.live.sheets_changed`) carries the whole part.
 
     They share one :class:`RenderCache`: the scene's challenges, each sheet, are read once for
@@ -261,6 +264,8 @@ def scene_change_parts(
         yield "players", None, html
     if board is None:  # the scene's row, read after the commit, says (load)
         board = scene.watched
+    if board and board_turn is not None:  # asked when the board's turn comes (combat.board_turns)
+        board = board_turn()
     if board:
         with cache.active():
             html = board_regions(scene, regions)

@@ -43,6 +43,7 @@ from django.db.models.signals import post_save
 from django.utils.crypto import constant_time_compare
 
 from combat import faults, fragments, render_cache
+from combat.board_turns import BoardTurns
 from combat.models import Participant, Scene
 from combat.seqs import seq_of
 from config.prepared import Prepared, PreparedValues
@@ -112,6 +113,9 @@ _announcing: ContextVar[bool] = ContextVar("announcing", default=False)
 # ``Participant.own_seq``); a socket writes the html alone, so no phone ever sees it (a
 # hidden NPC's steps count in it).
 _own_seq: ContextVar[int | None] = ContextVar("own_seq", default=None)
+# Set while the board thread sends a board rendered for several changes at once: their seqs,
+# which its event names (``seqs``) for the hubs (combat.board_turns).
+_covers: ContextVar[tuple[int, ...]] = ContextVar("covers", default=())
 
 
 def _is_player_group(group: str) -> bool:
@@ -129,7 +133,12 @@ def _send(group: str, html: str) -> None:
         # tap of the scene may commit before this push renders (combat.turns), and the hubs
         # count the board's changes one by one (a seq named twice, one never: a resync).
         seq = min(seq, own)
+    covers = _covers.get()
+    if seq is not None and covers and group.endswith(".st"):
+        seq = max(covers)
     event = fragment_event(html, group, seq)
+    if seq is not None and covers and group.endswith(".st"):
+        event["seqs"] = list(covers)
     if own is not None and _is_player_group(group):
         event["own"] = own
     # config.layers' publishes from this thread itself, without a hop to the event loop.
@@ -193,6 +202,16 @@ def scene_changed(
     """
     faults.point("kill_after_commit")
     whole = _people_changed(scene_id)
+    turn = {"mine": False}
+
+    def board_turn() -> bool:
+        # the board's turn in this process (combat.board_turns): a change without its seq
+        # is rendered on its own, as before
+        if seq is None:
+            return True
+        turn["mine"] = BOARDS.claim(scene_id, None if regions is None else tuple(regions), seq)
+        return turn["mine"]
+
     parts = fragments.scene_change_parts(
         scene_id,
         private_user_ids=private_user_ids,
@@ -200,6 +219,7 @@ def scene_changed(
         players=players,
         board=None,
         own_parts=whole,
+        board_turn=board_turn,
     )
     # Each part is sent as soon as it is rendered, the private parts before the public one
     # (see scene_change_parts): a process killed halfway leaves every audience it did not
@@ -218,6 +238,26 @@ def scene_changed(
     finally:
         _announcing.reset(announcing)
         _own_seq.reset(own)
+        if turn["mine"]:
+            BOARDS.done(scene_id)
+
+
+def _board_changes(scene_id: int, regions: tuple[str, ...] | None, seqs: tuple[int, ...]) -> None:
+    """The board of several changes that committed while another rendering of it was under
+    way, rendered once and sent once, its event naming each change's seq (the board thread's,
+    :mod:`combat.board_turns`)."""
+    parts = fragments.scene_change_parts(scene_id, regions=regions, players=False, board=None)
+    announcing, covers = _announcing.set(True), _covers.set(seqs)
+    try:
+        for audience, _, html in parts:
+            if audience == "storytellers":
+                _send(storytellers_group(scene_id), html)
+    finally:
+        _announcing.reset(announcing)
+        _covers.reset(covers)
+
+
+BOARDS = BoardTurns(_board_changes)
 
 
 def audience_seq(scene: Any, role: str) -> int:
