@@ -1,31 +1,36 @@
-"""One rendering of a scene's board at a time in a process; the changes that commit while it
-is under way are rendered together, once, after it.
+"""One rendering of a scene's board at a time in a process, at most one a ``LIVE_BOARD_PACE``
+(0.1 s) in a busy scene; the changes that commit meanwhile are rendered together, once.
 
 A storyteller's board is pushed by region, each change the regions it touched, and the hubs
 count the board's changes one by one (:meth:`combat.consumers.SceneConsumer._note_change`).
 In a busy scene the changes of many taps commit while the board of an earlier one is being
 rendered: rendering the board again for each is most of what a tap costs with the tablet open
-(``bench/tap_cost.py --shared 16 --tablet``). So the request whose change finds no rendering
-of its scene's board under way renders it, as it always did (:func:`combat.live.scene_changed`:
-a quiet scene's board comes at once, within its change's request); one that finds one under
-way leaves its change to the next rendering and answers without waiting. When a rendering is
-sent, the changes that came meanwhile are rendered once, together (the union of their
-regions, read after each of them committed), by this process's board thread, and that push
-names each of their ``seq`` (``seqs``). Nothing is lost by a fault: a push that never goes
+(``bench/tap_cost.py --shared 16 --tablet``). So the request whose change finds its scene's
+board neither under way nor gone less than ``pace`` ago renders it, as it always did
+(:func:`combat.live.scene_changed`: a quiet scene's board comes at once, within its change's
+request); any other leaves its change to the next rendering and answers without waiting. The
+changes that wait are rendered once, together (the union of their regions, read after each
+of them committed), by this process's board thread when the pace allows (a busy scene's
+board lags its newest change by that much at most, and is rendered that often at most), and
+that push names each of their ``seq`` (``seqs``). A tablet's own tap is not slowed: its
+answer is rendered by its request. Nothing is lost by a fault: a push that never goes
 (a killed process, a failed rendering) leaves the board behind by its ``seq``, which the hubs
 catch up (:mod:`combat.hub`).
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
-from collections import deque
+import time
 from collections.abc import Callable, Collection
 
 from django.db import close_old_connections
 
 log = logging.getLogger(__name__)
+
+MAX_SCENES = 1000  # scenes whose last board time is kept before the old ones are let go
 
 Regions = tuple[str, ...] | None  # None: every region
 Render = Callable[[int, Regions, tuple[int, ...]], None]
@@ -39,57 +44,88 @@ def merged(regions: Collection[Regions]) -> Regions:
 
 
 class BoardTurns:
-    """Per process: for each scene whose board is being rendered, the changes that came since
-    (``waiting``), and the board thread that renders them (``render(scene_id, regions,
-    seqs)``)."""
+    """Per process: for each scene whose board is being rendered or is due to be, the changes
+    that wait for it (``waiting``); when each scene's board last went (``last``); the board
+    thread that renders the changes that wait (``render(scene_id, regions, seqs)``), a scene
+    at most once a ``pace()`` seconds."""
 
-    def __init__(self, render: Render) -> None:
+    def __init__(self, render: Render, pace: Callable[[], float]) -> None:
         self._render = render
+        self._pace = pace
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._waiting: dict[int, list[tuple[Regions, int]]] = {}
-        self._ready: deque[int] = deque()
+        self._last: dict[int, float] = {}
+        self._due: list[tuple[float, int]] = []  # a heap: when each scene's board goes next
         self._thread: threading.Thread | None = None
 
     def claim(self, scene_id: int, regions: Regions, seq: int) -> bool:
         """True: the caller renders the scene's board for its change now, then calls
-        :meth:`done`. False: a rendering is under way; the change is left to the next."""
+        :meth:`done`. False: the change waits for the next rendering, the board thread's (one
+        is under way, or the board went less than ``pace`` seconds ago)."""
         with self._lock:
             waiting = self._waiting.get(scene_id)
-            if waiting is None:
+            if waiting is not None:
+                waiting.append((regions, seq))
+                return False
+            last = self._last.get(scene_id)
+            if last is None or time.monotonic() - last >= self._pace():
                 self._waiting[scene_id] = []
                 return True
-            waiting.append((regions, seq))
+            self._waiting[scene_id] = [(regions, seq)]
+            self._plan(scene_id, last)
             return False
 
     def done(self, scene_id: int) -> None:
         """A rendering of the scene's board went (or failed): the changes that came meanwhile
-        go to the board thread, or the scene has no rendering under way."""
+        go to the board thread, ``pace`` seconds later, or the scene has none under way."""
         with self._lock:
+            now = time.monotonic()
+            self._last[scene_id] = now
+            if len(self._last) > MAX_SCENES:  # scenes whose board went long ago
+                pace = self._pace()
+                self._last = {k: v for k, v in self._last.items() if now - v < pace}
             if self._waiting.get(scene_id):
-                self._ready.append(scene_id)
-                self._start()
-                self._wake.notify()
+                self._plan(scene_id, now)
             else:
                 self._waiting.pop(scene_id, None)
+
+    def forget(self) -> None:
+        """Forget when each scene's board last went, as a new process starts (tests: ids come
+        again in a test database)."""
+        with self._lock:
+            self._last.clear()
 
     def busy(self) -> bool:
         """Whether any scene's board is being rendered or waits to be (for tests)."""
         with self._lock:
             return bool(self._waiting)
 
-    def _start(self) -> None:
+    def _plan(self, scene_id: int, last: float) -> None:
+        heapq.heappush(self._due, (last + self._pace(), scene_id))
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name="board-turns", daemon=True)
             self._thread.start()
+        self._wake.notify()
+
+    def _next(self) -> tuple[int, list[tuple[Regions, int]]]:
+        with self._lock:
+            while True:
+                if not self._due:
+                    self._wake.wait()
+                    continue
+                due, scene_id = self._due[0]
+                delay = due - time.monotonic()
+                if delay > 0:
+                    self._wake.wait(delay)
+                    continue
+                heapq.heappop(self._due)
+                changes, self._waiting[scene_id] = self._waiting[scene_id], []
+                return scene_id, changes
 
     def _run(self) -> None:
         while True:
-            with self._lock:
-                while not self._ready:
-                    self._wake.wait()
-                scene_id = self._ready.popleft()
-                changes, self._waiting[scene_id] = self._waiting[scene_id], []
+            scene_id, changes = self._next()
             close_old_connections()  # a thread of its own: its connection may have gone stale
             try:
                 regions = merged([r for r, _ in changes])

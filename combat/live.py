@@ -257,7 +257,11 @@ def _board_changes(scene_id: int, regions: tuple[str, ...] | None, seqs: tuple[i
         _covers.reset(covers)
 
 
-BOARDS = BoardTurns(_board_changes)
+def _board_pace() -> float:
+    return float(getattr(settings, "LIVE_BOARD_PACE", 0.1))
+
+
+BOARDS = BoardTurns(_board_changes, _board_pace)
 
 
 def audience_seq(scene: Any, role: str) -> int:

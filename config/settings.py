@@ -166,6 +166,9 @@ else:
 # for its turn before it answers 503 (the phone sends it again).
 LIVE_SEND_TIMEOUT = envint("LIVE_SEND_TIMEOUT", 20)
 LIVE_TURN_WAIT = envint("LIVE_TURN_WAIT", 10)
+# A busy scene's board is rendered at most once this often (seconds) per process; the changes
+# of the meantime go together (combat.board_turns). 0: each change's board on its own.
+LIVE_BOARD_PACE = envint("LIVE_BOARD_PACE_MS", 100) / 1000
 
 # Sheets each process keeps read (characters/sheet_cache.py) and rendered for phones
 # (characters/sheet_html.py), keyed on their versions.

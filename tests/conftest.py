@@ -142,6 +142,18 @@ def _a_fresh_process_memo_per_test() -> None:
 
 
 @pytest.fixture(autouse=True)
+def _each_change_its_own_board(settings) -> None:
+    """Each change's board goes within its change, as in a quiet scene: the tests that look at
+    a change's pushes read them as its commit sends them. A busy scene's pace (changes of the
+    meantime rendered together by the board thread) is tested on its own
+    (tests/combat/test_board_turns.py), and the fault tests' real servers run with it."""
+    from combat import live
+
+    settings.LIVE_BOARD_PACE = 0
+    live.BOARDS.forget()
+
+
+@pytest.fixture(autouse=True)
 def _static_names_as_written(settings) -> None:
     """Pages link static files by the names in the source (``css/print.css``), whether or not
     ``collectstatic`` (DEBUG off by default) wrote hashed ones; tests/config serves the hashed

@@ -1,6 +1,6 @@
-"""One rendering of a scene's board at a time in a process (issue 21: a tap's cost with the
-tablet open): the changes that commit while one is under way are rendered once, together,
-by the board thread, and that push names each of their seqs for the hubs."""
+"""One rendering of a scene's board at a time in a process, at most one a pace in a busy scene
+(issue 21: a tap's cost with the tablet open): the changes that commit meanwhile are rendered
+once, together, by the board thread, and that push names each of their seqs for the hubs."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_regions_merged_are_their_union_or_all() -> None:
 
 def test_a_change_that_finds_no_rendering_under_way_renders_its_board_itself() -> None:
     rendered: list[Any] = []
-    turns = BoardTurns(lambda *a: rendered.append(a))
+    turns = BoardTurns(lambda *a: rendered.append(a), lambda: 0)
     assert turns.claim(1, ("clock",), 5)
     assert turns.claim(2, ("clock",), 9)  # another scene is not held up
     turns.done(1)
@@ -46,7 +46,7 @@ def test_a_change_that_finds_no_rendering_under_way_renders_its_board_itself() -
 
 def test_changes_that_come_meanwhile_are_rendered_once_together_with_each_seq() -> None:
     rendered: list[Any] = []
-    turns = BoardTurns(lambda *a: rendered.append(a))
+    turns = BoardTurns(lambda *a: rendered.append(a), lambda: 0)
     assert turns.claim(1, ("clock",), 5)
     assert not turns.claim(1, ("clock", "log"), 7)
     assert not turns.claim(1, ("challenges", "clock"), 6)
@@ -66,7 +66,7 @@ def test_a_change_during_the_board_threads_rendering_is_rendered_after_it() -> N
             begun.set()
             go_on.wait(WAIT)
 
-    turns = BoardTurns(render)
+    turns = BoardTurns(render, lambda: 0)
     assert turns.claim(1, None, 1)
     assert not turns.claim(1, None, 2)
     turns.done(1)
@@ -81,13 +81,35 @@ def test_a_rendering_that_fails_frees_the_scene(caplog) -> None:
     def render(*a: Any) -> None:
         raise RuntimeError("the database went away")
 
-    turns = BoardTurns(render)
+    turns = BoardTurns(render, lambda: 0)
     assert turns.claim(1, None, 1)
     assert not turns.claim(1, None, 2)
     turns.done(1)
     _idle(turns)  # the hubs catch the board up: its seq stays behind
     assert "could not push the board of scene 1" in caplog.text
     assert turns.claim(1, None, 3)
+
+
+def test_in_a_busy_scene_the_changes_within_the_pace_go_together_after_it() -> None:
+    rendered: list[Any] = []
+    turns = BoardTurns(lambda *a: rendered.append((time.monotonic(), *a)), lambda: 0.2)
+    assert turns.claim(1, ("clock",), 1)  # a quiet scene: at once, by its request
+    turns.done(1)
+    went = time.monotonic()
+    assert not turns.claim(1, ("clock",), 2)  # within the pace: left to the board thread
+    assert not turns.claim(1, ("clock", "log"), 3)
+    assert turns.claim(2, ("clock",), 7)  # another scene has a pace of its own
+    turns.done(2)
+    _idle(turns)
+    assert [r[1:] for r in rendered] == [(1, ("clock", "log"), (2, 3))]
+    assert rendered[0][0] >= went + 0.2  # not before the pace: that is what saves renders
+
+
+def test_no_pace_each_change_renders_its_board_when_none_is_under_way() -> None:
+    turns = BoardTurns(lambda *a: None, lambda: 0)
+    for seq in (1, 2, 3):
+        assert turns.claim(1, None, seq)
+        turns.done(1)
 
 
 async def test_a_board_push_of_several_changes_counts_each_for_the_socket() -> None:
@@ -146,6 +168,31 @@ def test_changes_left_by_a_rendering_under_way_reach_the_board_in_one_push(
     assert boards[0]["seq"] == seq
     fresh = fragments.board_regions(Scene.objects.get(pk=scene.pk), ("clock", "log"))
     assert boards[0]["html"] == fresh
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_busy_scenes_next_change_reaches_the_board_from_the_board_thread(
+    scene, storyteller, monkeypatch, settings, django_capture_on_commit_callbacks
+) -> None:
+    settings.LIVE_BOARD_PACE = 1.0  # the three changes come well within it
+    layer = _Layer()
+    monkeypatch.setattr(live, "get_channel_layer", lambda: layer)
+    Presence.objects.create(scene=scene, user=storyteller, channel_name="tablet.1")
+    st = live.storytellers_group(scene.pk)
+    seqs = []
+    for _ in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            services.scene_advance_clock(scene=scene, by=storyteller, seconds=60)
+        scene.refresh_from_db()
+        seqs.append(scene.seq)
+    _idle(live.BOARDS)
+    boards = [event for group, event in layer.events if group == st]
+    assert boards[0]["seq"] == seqs[0] and "seqs" not in boards[0]  # at once, in its request
+    named = [s for b in boards for s in b.get("seqs", [b["seq"]])]
+    assert named == seqs  # each change's seq named once, in order
+    assert len(boards) < len(seqs)  # the board thread took the last two together
+    fresh = fragments.board_regions(Scene.objects.get(pk=scene.pk), ("clock", "log"))
+    assert boards[-1]["html"] == fresh
 
 
 @pytest.mark.django_db(transaction=True)
