@@ -3,19 +3,20 @@
 
 A storyteller's board is pushed by region, each change the regions it touched, and the hubs
 count the board's changes one by one (:meth:`combat.consumers.SceneConsumer._note_change`).
-In a busy scene the changes of many taps commit while the board of an earlier one is being
-rendered: rendering the board again for each is most of what a tap costs with the tablet open
-(``bench/tap_cost.py --shared 16 --tablet``). So the request whose change finds its scene's
-board neither under way nor gone less than ``pace`` ago renders it, as it always did
+In a busy scene the changes of many taps commit one after another: rendering the board again
+for each is most of what a tap costs with the tablet open (``bench/tap_server.py --tablet``,
+shared scene). So a change's request renders its scene's board, as it always did
 (:func:`combat.live.scene_changed`: a quiet scene's board comes at once, within its change's
-request); any other leaves its change to the next rendering and answers without waiting. The
-changes that wait are rendered once, together (the union of their regions, read after each
-of them committed), by this process's board thread when the pace allows (a busy scene's
-board lags its newest change by that much at most, and is rendered that often at most), and
-that push names each of their ``seq`` (``seqs``). A tablet's own tap is not slowed: its
-answer is rendered by its request. Nothing is lost by a fault: a push that never goes
-(a killed process, a failed rendering) leaves the board behind by its ``seq``, which the hubs
-catch up (:mod:`combat.hub`).
+request, sharing its reads), unless a rendering of it is under way, or the scene is busy
+(``BUSY`` changes within the pace before this one) and its board went less than ``pace``
+ago. Then the change waits, and its request answers without rendering the board. The changes
+that wait are rendered once, together (the union of their regions, read after each of them
+committed), by this process's board thread as soon as the pace allows: a busy scene's board
+lags its newest change by the pace at most, and is rendered that often at most. That push
+names each of their ``seq`` (``seqs``). A tablet's own tap is not slowed: its answer is
+rendered by its request. Nothing is lost by a fault: a push that never goes (a killed
+process, a failed rendering) leaves the board behind by its ``seq``, which the hubs catch up
+(:mod:`combat.hub`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ from django.db import close_old_connections
 log = logging.getLogger(__name__)
 
 MAX_SCENES = 1000  # scenes whose last board time is kept before the old ones are let go
+# A scene is busy when this many of its changes came within the pace before this one: more
+# are likely to come, and a board rendered for several at once pays for the reads it does not
+# share with its changes' requests. A scene of one pair is rarely so.
+BUSY = 2
 
 Regions = tuple[str, ...] | None  # None: every region
 Render = Callable[[int, Regions, tuple[int, ...]], None]
@@ -56,20 +61,25 @@ class BoardTurns:
         self._wake = threading.Condition(self._lock)
         self._waiting: dict[int, list[tuple[Regions, int]]] = {}
         self._last: dict[int, float] = {}
+        self._changes: dict[int, tuple[float, ...]] = {}  # each scene's latest changes' times
         self._due: list[tuple[float, int]] = []  # a heap: when each scene's board goes next
         self._thread: threading.Thread | None = None
 
     def claim(self, scene_id: int, regions: Regions, seq: int) -> bool:
         """True: the caller renders the scene's board for its change now, then calls
         :meth:`done`. False: the change waits for the next rendering, the board thread's (one
-        is under way, or the board went less than ``pace`` seconds ago)."""
+        is under way, or the scene is busy and its board went less than ``pace`` ago)."""
         with self._lock:
             waiting = self._waiting.get(scene_id)
             if waiting is not None:
                 waiting.append((regions, seq))
                 return False
+            now, pace = time.monotonic(), self._pace()
+            earlier = self._changes.get(scene_id, ())
+            self._changes[scene_id] = (*earlier, now)[-BUSY:]
             last = self._last.get(scene_id)
-            if last is None or time.monotonic() - last >= self._pace():
+            busy = len(earlier) >= BUSY and now - earlier[-BUSY] < pace
+            if last is None or now - last >= pace or not busy:
                 self._waiting[scene_id] = []
                 return True
             self._waiting[scene_id] = [(regions, seq)]
@@ -85,6 +95,7 @@ class BoardTurns:
             if len(self._last) > MAX_SCENES:  # scenes whose board went long ago
                 pace = self._pace()
                 self._last = {k: v for k, v in self._last.items() if now - v < pace}
+                self._changes = {k: v for k, v in self._changes.items() if k in self._last}
             if self._waiting.get(scene_id):
                 self._plan(scene_id, now)
             else:
@@ -95,6 +106,7 @@ class BoardTurns:
         again in a test database)."""
         with self._lock:
             self._last.clear()
+            self._changes.clear()
 
     def busy(self) -> bool:
         """Whether any scene's board is being rendered or waits to be (for tests)."""

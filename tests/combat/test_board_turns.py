@@ -92,17 +92,18 @@ def test_a_rendering_that_fails_frees_the_scene(caplog) -> None:
 
 def test_in_a_busy_scene_the_changes_within_the_pace_go_together_after_it() -> None:
     rendered: list[Any] = []
-    turns = BoardTurns(lambda *a: rendered.append((time.monotonic(), *a)), lambda: 0.2)
-    assert turns.claim(1, ("clock",), 1)  # a quiet scene: at once, by its request
-    turns.done(1)
-    went = time.monotonic()
-    assert not turns.claim(1, ("clock",), 2)  # within the pace: left to the board thread
-    assert not turns.claim(1, ("clock", "log"), 3)
+    turns = BoardTurns(lambda *a: rendered.append((time.monotonic(), *a)), lambda: 0.5)
+    for seq in (1, 2):  # not busy yet (one change before the second): at once, by its request
+        assert turns.claim(1, ("clock",), seq)
+        went = time.monotonic()
+        turns.done(1)
+    assert not turns.claim(1, ("clock",), 3)  # busy, within the pace: left to the board thread
+    assert not turns.claim(1, ("clock", "log"), 4)
     assert turns.claim(2, ("clock",), 7)  # another scene has a pace of its own
     turns.done(2)
     _idle(turns)
-    assert [r[1:] for r in rendered] == [(1, ("clock", "log"), (2, 3))]
-    assert rendered[0][0] >= went + 0.2  # not before the pace: that is what saves renders
+    assert [r[1:] for r in rendered] == [(1, ("clock", "log"), (3, 4))]
+    assert rendered[0][0] >= went + 0.5  # not before the pace: that is what saves renders
 
 
 def test_no_pace_each_change_renders_its_board_when_none_is_under_way() -> None:
@@ -174,13 +175,13 @@ def test_changes_left_by_a_rendering_under_way_reach_the_board_in_one_push(
 def test_a_busy_scenes_next_change_reaches_the_board_from_the_board_thread(
     scene, storyteller, monkeypatch, settings, django_capture_on_commit_callbacks
 ) -> None:
-    settings.LIVE_BOARD_PACE = 1.0  # the three changes come well within it
+    settings.LIVE_BOARD_PACE = 1.0  # the four changes come well within it
     layer = _Layer()
     monkeypatch.setattr(live, "get_channel_layer", lambda: layer)
     Presence.objects.create(scene=scene, user=storyteller, channel_name="tablet.1")
     st = live.storytellers_group(scene.pk)
     seqs = []
-    for _ in range(3):
+    for _ in range(4):
         with django_capture_on_commit_callbacks(execute=True):
             services.scene_advance_clock(scene=scene, by=storyteller, seconds=60)
         scene.refresh_from_db()
@@ -190,7 +191,7 @@ def test_a_busy_scenes_next_change_reaches_the_board_from_the_board_thread(
     assert boards[0]["seq"] == seqs[0] and "seqs" not in boards[0]  # at once, in its request
     named = [s for b in boards for s in b.get("seqs", [b["seq"]])]
     assert named == seqs  # each change's seq named once, in order
-    assert len(boards) < len(seqs)  # the board thread took the last two together
+    assert len(boards) < len(seqs)  # the board thread took the last ones together
     fresh = fragments.board_regions(Scene.objects.get(pk=scene.pk), ("clock", "log"))
     assert boards[-1]["html"] == fresh
 
