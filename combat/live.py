@@ -206,8 +206,9 @@ def scene_changed(
 
     def board_turn() -> bool:
         # the board's turn in this process (combat.board_turns): a change without its seq
-        # is rendered on its own, as before
-        if seq is None:
+        # is rendered on its own, as before, and so is every change on a layer that cannot
+        # publish from the board thread (the in-memory one's queues belong to the event loop)
+        if seq is None or not hasattr(get_channel_layer(), "group_send_blocking"):
             return True
         turn["mine"] = BOARDS.claim(scene_id, None if regions is None else tuple(regions), seq)
         return turn["mine"]

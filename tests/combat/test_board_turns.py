@@ -197,6 +197,30 @@ def test_a_busy_scenes_next_change_reaches_the_board_from_the_board_thread(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_on_the_in_memory_layer_each_change_renders_its_board_in_its_request(
+    scene, storyteller, monkeypatch, settings, django_capture_on_commit_callbacks
+) -> None:
+    """The in-memory layer's queues belong to the event loop: only a request's thread (which
+    publishes through the loop) sends to it, never the board thread."""
+    settings.LIVE_BOARD_PACE = 1.0
+    sent: list[str] = []
+
+    class InMemory:
+        def __init__(self) -> None:
+            self.group_send = None  # _send uses async_to_sync(group_send): recorded below
+
+    monkeypatch.setattr(live, "get_channel_layer", InMemory)
+    monkeypatch.setattr(live, "async_to_sync", lambda f: lambda group, event: sent.append(group))
+    Presence.objects.create(scene=scene, user=storyteller, channel_name="tablet.1")
+    for _ in range(4):
+        with django_capture_on_commit_callbacks(execute=True):
+            services.scene_advance_clock(scene=scene, by=storyteller, seconds=60)
+        scene.refresh_from_db()
+    assert sent.count(live.storytellers_group(scene.pk)) == 4
+    assert not live.BOARDS.busy()
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_quiet_scenes_board_goes_within_its_change_naming_its_seq(
     scene, storyteller, monkeypatch, django_capture_on_commit_callbacks
 ) -> None:
