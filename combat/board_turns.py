@@ -138,12 +138,22 @@ class BoardTurns:
     def _run(self) -> None:
         while True:
             scene_id, changes = self._next()
-            close_old_connections()  # a thread of its own: its connection may have gone stale
             try:
+                close_old_connections()  # a thread of its own: its connection may have gone stale
                 regions = merged([r for r, _ in changes])
                 self._render(scene_id, regions, tuple(sorted(seq for _, seq in changes)))
             except Exception:  # committed already: the hubs catch the board up
                 log.exception("could not push the board of scene %s", scene_id)
             finally:
-                close_old_connections()
                 self.done(scene_id)
+                _close_connections()
+
+
+def _close_connections() -> None:
+    """Give the board thread's connection back (the pool's) whatever came of the rendering;
+    a close that fails is logged: the thread must go on, or every scene it holds or will be
+    handed waits for a rendering that never comes."""
+    try:
+        close_old_connections()
+    except Exception:
+        log.exception("could not close the board thread's connection")

@@ -90,6 +90,34 @@ def test_a_rendering_that_fails_frees_the_scene(caplog) -> None:
     assert turns.claim(1, None, 3)
 
 
+def test_a_connection_that_fails_to_close_frees_the_scene(monkeypatch, caplog) -> None:
+    """Closing the board thread's connection can fail too (a broken one, a pool that refuses
+    it back): the scene is freed all the same, and the board thread goes on, else every later
+    change of the scene would wait for a rendering that never comes."""
+    from combat import board_turns
+
+    rendered: list[Any] = []
+    closes = {"n": 0}
+
+    def close_old_connections() -> None:
+        closes["n"] += 1
+        if closes["n"] == 2:  # after the first rendering
+            raise RuntimeError("the connection could not be closed")
+
+    monkeypatch.setattr(board_turns, "close_old_connections", close_old_connections)
+    turns = BoardTurns(lambda *a: rendered.append(a), lambda: 0)
+    assert turns.claim(1, None, 1)
+    assert not turns.claim(1, None, 2)
+    turns.done(1)
+    _idle(turns)
+    assert "could not close the board thread's connection" in caplog.text
+    assert turns.claim(1, None, 3)  # the scene is free again
+    assert not turns.claim(1, None, 4)
+    turns.done(1)
+    _idle(turns)
+    assert rendered[-1] == (1, None, (4,))
+
+
 def test_in_a_busy_scene_the_changes_within_the_pace_go_together_after_it() -> None:
     rendered: list[Any] = []
     turns = BoardTurns(lambda *a: rendered.append((time.monotonic(), *a)), lambda: 0.5)
