@@ -73,6 +73,8 @@ class BoardTurns:
             waiting = self._waiting.get(scene_id)
             if waiting is not None:
                 waiting.append((regions, seq))
+                if self._due:  # a board thread that could not start is started now
+                    self._start()
                 return False
             now, pace = time.monotonic(), self._pace()
             earlier = self._changes.get(scene_id, ())
@@ -115,10 +117,13 @@ class BoardTurns:
 
     def _plan(self, scene_id: int, last: float) -> None:
         heapq.heappush(self._due, (last + self._pace(), scene_id))
+        self._start()
+        self._wake.notify()
+
+    def _start(self) -> None:
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name="board-turns", daemon=True)
             self._thread.start()
-        self._wake.notify()
 
     def _next(self) -> tuple[int, list[tuple[Regions, int]]]:
         with self._lock:

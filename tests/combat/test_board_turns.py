@@ -118,6 +118,33 @@ def test_a_connection_that_fails_to_close_frees_the_scene(monkeypatch, caplog) -
     assert rendered[-1] == (1, None, (4,))
 
 
+def test_a_board_thread_that_could_not_start_is_started_by_the_next_change(monkeypatch) -> None:
+    """A thread that cannot start (the process out of threads for a moment) fails the change
+    that planned it; the changes that wait are not left waiting for good: the next change of
+    the scene starts it."""
+    from combat import board_turns
+
+    starts = {"n": 0}
+
+    class Thread(threading.Thread):
+        def start(self) -> None:
+            starts["n"] += self.name == "board-turns"
+            if starts["n"] == 1 and self.name == "board-turns":
+                raise RuntimeError("can't start new thread")
+            super().start()
+
+    monkeypatch.setattr(board_turns.threading, "Thread", Thread)
+    rendered: list[Any] = []
+    turns = BoardTurns(lambda *a: rendered.append(a), lambda: 0)
+    assert turns.claim(1, None, 1)
+    assert not turns.claim(1, None, 2)
+    with pytest.raises(RuntimeError):
+        turns.done(1)
+    assert not turns.claim(1, None, 3)
+    _idle(turns)
+    assert rendered == [(1, None, (2, 3))]
+
+
 def test_in_a_busy_scene_the_changes_within_the_pace_go_together_after_it() -> None:
     rendered: list[Any] = []
     turns = BoardTurns(lambda *a: rendered.append((time.monotonic(), *a)), lambda: 0.5)
