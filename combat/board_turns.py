@@ -64,6 +64,7 @@ class BoardTurns:
         self._changes: dict[int, tuple[float, ...]] = {}  # each scene's latest changes' times
         self._due: list[tuple[float, int]] = []  # a heap: when each scene's board goes next
         self._thread: threading.Thread | None = None
+        self._working = False  # the board thread renders, or still holds its connection
 
     def claim(self, scene_id: int, regions: Regions, seq: int) -> bool:
         """True: the caller renders the scene's board for its change now, then calls
@@ -102,6 +103,7 @@ class BoardTurns:
                 self._plan(scene_id, now)
             else:
                 self._waiting.pop(scene_id, None)
+                self._wake.notify_all()
 
     def forget(self) -> None:
         """Forget when each scene's board last went, as a new process starts (tests: ids come
@@ -111,14 +113,27 @@ class BoardTurns:
             self._changes.clear()
 
     def busy(self) -> bool:
-        """Whether any scene's board is being rendered or waits to be (for tests)."""
+        """Whether any scene's board is being rendered or waits to be, or the board thread
+        still holds its connection."""
         with self._lock:
-            return bool(self._waiting)
+            return bool(self._waiting) or self._working
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until not :meth:`busy` (tests: a test database is dropped only when no
+        connection uses it); whether it came to that within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._waiting or self._working:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._wake.wait(left)
+            return True
 
     def _plan(self, scene_id: int, last: float) -> None:
         heapq.heappush(self._due, (last + self._pace(), scene_id))
         self._start()
-        self._wake.notify()
+        self._wake.notify_all()  # the board thread, and any wait_idle
 
     def _start(self) -> None:
         if self._thread is None or not self._thread.is_alive():
@@ -138,6 +153,7 @@ class BoardTurns:
                     continue
                 heapq.heappop(self._due)
                 changes, self._waiting[scene_id] = self._waiting[scene_id], []
+                self._working = True
                 return scene_id, changes
 
     def _run(self) -> None:
@@ -152,6 +168,9 @@ class BoardTurns:
             finally:
                 self.done(scene_id)
                 _close_connections()
+                with self._lock:
+                    self._working = False
+                    self._wake.notify_all()
 
 
 def _close_connections() -> None:

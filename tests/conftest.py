@@ -142,7 +142,7 @@ def _a_fresh_process_memo_per_test() -> None:
 
 
 @pytest.fixture(autouse=True)
-def _each_change_its_own_board(settings) -> None:
+def _each_change_its_own_board(settings) -> Iterator[None]:
     """Each change's board goes within its change, as in a quiet scene: the tests that look at
     a change's pushes read them as its commit sends them. A busy scene's pace (changes of the
     meantime rendered together by the board thread) is tested on its own
@@ -151,6 +151,10 @@ def _each_change_its_own_board(settings) -> None:
 
     settings.LIVE_BOARD_PACE = 0
     live.BOARDS.forget()
+    yield
+    # a change of the test's live server may have left its board to the board thread: it
+    # ends (its connection given back) before the test's database is flushed or dropped
+    assert live.BOARDS.wait_idle(10), "the board thread did not finish"
 
 
 @pytest.fixture(autouse=True)

@@ -21,10 +21,8 @@ WAIT = 5.0
 
 def _idle(turns: BoardTurns) -> None:
     """Wait until no scene's board is being rendered or waits to be."""
-    deadline = time.monotonic() + WAIT
-    while turns.busy():
-        assert time.monotonic() < deadline, "the board thread did not finish"
-        time.sleep(0.01)
+    assert turns.wait_idle(WAIT), "the board thread did not finish"
+    assert not turns.busy()
 
 
 def test_regions_merged_are_their_union_or_all() -> None:
