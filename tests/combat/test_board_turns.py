@@ -196,13 +196,20 @@ class _Layer:
         self.events.append((group, event))
 
 
+@pytest.fixture
+def layer(scene, storyteller, monkeypatch) -> _Layer:
+    """The layer every push of the test goes to, with the storyteller's tablet open on the
+    scene (its board is pushed)."""
+    recorded = _Layer()
+    monkeypatch.setattr(live, "get_channel_layer", lambda: recorded)
+    Presence.objects.create(scene=scene, user=storyteller, channel_name="tablet.1")
+    return recorded
+
+
 @pytest.mark.django_db(transaction=True)
 def test_changes_left_by_a_rendering_under_way_reach_the_board_in_one_push(
-    scene, storyteller, monkeypatch, django_capture_on_commit_callbacks
+    scene, storyteller, layer, django_capture_on_commit_callbacks
 ) -> None:
-    layer = _Layer()
-    monkeypatch.setattr(live, "get_channel_layer", lambda: layer)
-    Presence.objects.create(scene=scene, user=storyteller, channel_name="tablet.1")
     st = live.storytellers_group(scene.pk)
     assert live.BOARDS.claim(scene.pk, None, 0)  # a rendering of the board under way
     try:
@@ -226,12 +233,9 @@ def test_changes_left_by_a_rendering_under_way_reach_the_board_in_one_push(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_busy_scenes_next_change_reaches_the_board_from_the_board_thread(
-    scene, storyteller, monkeypatch, settings, django_capture_on_commit_callbacks
+    scene, storyteller, layer, settings, django_capture_on_commit_callbacks
 ) -> None:
     settings.LIVE_BOARD_PACE = 1.0  # the four changes come well within it
-    layer = _Layer()
-    monkeypatch.setattr(live, "get_channel_layer", lambda: layer)
-    Presence.objects.create(scene=scene, user=storyteller, channel_name="tablet.1")
     st = live.storytellers_group(scene.pk)
     seqs = []
     for _ in range(4):
@@ -275,11 +279,8 @@ def test_on_the_in_memory_layer_each_change_renders_its_board_in_its_request(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_quiet_scenes_board_goes_within_its_change_naming_its_seq(
-    scene, storyteller, monkeypatch, django_capture_on_commit_callbacks
+    scene, storyteller, layer, django_capture_on_commit_callbacks
 ) -> None:
-    layer = _Layer()
-    monkeypatch.setattr(live, "get_channel_layer", lambda: layer)
-    Presence.objects.create(scene=scene, user=storyteller, channel_name="tablet.1")
     with django_capture_on_commit_callbacks(execute=True):
         services.scene_advance_clock(scene=scene, by=storyteller, seconds=60)
     boards = [e for g, e in layer.events if g == live.storytellers_group(scene.pk)]

@@ -34,32 +34,44 @@ def test_an_error_of_the_connection_is_raised_wherever_it_comes(data, error) -> 
         reply(data)
 
 
-class Loading:
-    """A Redis that answers a connection's handshake, then ``LOADING`` to ``name``."""
+class FakeRedis:
+    """A Redis on a loopback port of its own that answers each whole command of its one
+    connection with :meth:`answer` (written as :meth:`answer` says)."""
 
-    def __init__(self, name: bytes) -> None:
-        self.name = name
+    def __init__(self) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
+    def answer(self, peer: socket.socket, name: bytes) -> None:
+        raise NotImplementedError
+
     def _serve(self) -> None:
         peer, _ = self.listener.accept()
+        peer.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with peer:
             buf = b""
             while chunk := peer.recv(65536):
                 buf += chunk
                 while (command := _command(buf)) is not None:
                     args, buf = command
-                    name = args[0].upper()
-                    peer.sendall(
-                        LOADING if name == self.name else HELLO if name == b"HELLO" else b"+OK\r\n"
-                    )
+                    self.answer(peer, args[0].upper())
 
     def close(self) -> None:
         self.listener.close()
         self.thread.join(5)
+
+
+class Loading(FakeRedis):
+    """A Redis that answers a connection's handshake, then ``LOADING`` to ``name``."""
+
+    def __init__(self, name: bytes) -> None:
+        self.name = name
+        super().__init__()
+
+    def answer(self, peer: socket.socket, name: bytes) -> None:
+        peer.sendall(LOADING if name == self.name else HELLO if name == b"HELLO" else b"+OK\r\n")
 
 
 def _command(buf: bytes) -> tuple[list[bytes], bytes] | None:
@@ -102,40 +114,25 @@ def test_a_script_answered_loading_raises_it() -> None:
 NOTICE = b">4\r\n$6\r\nMOVING\r\n:17\r\n:15\r\n$14\r\n10.0.0.2:12000\r\n"
 
 
-class Pushing:
+class Pushing(FakeRedis):
     """A RESP3 Redis that, to every command but the handshake, sends a push before its
     answer and one right behind it, each write cut in two (as a socket may deliver them)."""
 
     def __init__(self, answer: bytes) -> None:
-        self.answer = answer
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
+        self.reply = answer
+        super().__init__()
 
-    def _serve(self) -> None:
-        peer, _ = self.listener.accept()
-        peer.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        with peer:
-            buf = b""
-            while chunk := peer.recv(65536):
-                buf += chunk
-                while (command := _command(buf)) is not None:
-                    args, buf = command
-                    if args[0].upper() == b"HELLO":
-                        peer.sendall(HELLO)
-                        continue
-                    if args[0].upper() != b"BZMPOP" and args[0].upper() != b"EVALSHA":
-                        peer.sendall(b"+OK\r\n")
-                        continue
-                    data = NOTICE + self.answer + NOTICE
-                    for part in (data[:9], data[9:-7], data[-7:]):
-                        peer.sendall(part)
-                        time.sleep(0.01)  # the parts reach the client apart
-
-    def close(self) -> None:
-        self.listener.close()
-        self.thread.join(5)
+    def answer(self, peer: socket.socket, name: bytes) -> None:
+        if name == b"HELLO":
+            peer.sendall(HELLO)
+            return
+        if name != b"BZMPOP" and name != b"EVALSHA":
+            peer.sendall(b"+OK\r\n")
+            return
+        data = NOTICE + self.reply + NOTICE
+        for part in (data[:9], data[9:-7], data[-7:]):
+            peer.sendall(part)
+            time.sleep(0.01)  # the parts reach the client apart
 
 
 BATCH = b"*2\r\n$1\r\nk\r\n*1\r\n*2\r\n$2\r\nm1\r\n,1.5\r\n"  # BZMPOP's answer
