@@ -16,7 +16,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils.timezone import get_current_timezone
 
-from combat.challenges import finished, reads, sheets, start_form
+from combat.challenges import board_reads, finished, reads, sheets, start_form
 from combat.challenges.reads import cancel_choices
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.offers import Offers
@@ -598,20 +598,23 @@ def _player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
 
 
 def board_cards(scene: Scene) -> dict[str, Any]:
-    """The storyteller's board: every open challenge (and the last few finished) with the
-    moves of the sides the storyteller plays (NPCs, static opponents) and the calls (read
-    once for the renderings of one change: its push, the tablet's answer). Under ``cards``,
-    each card's data (:func:`board_card`), but challenges whose section is a function of
-    their row (:func:`settled_key`) one after the other come as one entry, ``{"run":
+    """The storyteller's board: the open challenges (and those waiting on a choice, W8), the
+    ``board_reads.SHOWN`` newest finished ones and how many finished ones are older
+    (``earlier``: the fold the tablet opens on demand, :func:`earlier_cards`), with the moves
+    of the sides the storyteller plays (NPCs, static opponents) and the calls (read once for
+    the renderings of one change: its push, the tablet's answer). Under ``cards``, each
+    card's data (:func:`board_card`), but challenges whose section is a function of their
+    row (:func:`settled_key`) one after the other come as one entry, ``{"run":
     [(settled_key, row), ...]}``: their sections are rendered once per process, and a run's
     whole (:mod:`combat.templatetags.board_runs`), not built or rendered on every change
-    (:func:`board_card_list` builds them all)."""
+    (:func:`board_card_list` builds them all). Bounded however long the night: the reads are
+    :func:`board_reads.board_rows`'s."""
     return cached(("challenge_board", scene.pk), lambda: _board_cards(scene))
 
 
-def _board_cards(scene: Scene) -> dict[str, Any]:
+def _card_entries(rows: list[Challenge]) -> list[dict[str, Any]]:
+    """The board's entries for ``rows``: a card's data, or a run of settled ones."""
     cards: list[dict[str, Any]] = []
-    rows = _challenges(scene, recent=None)  # the whole night stays reachable (void, history)
     # the defenders' health the calls on surprise read (C12), in one read
     health_now(
         ch.defender.character_id for ch in rows if _surprise_asked(ch) and ch.defender.character_id
@@ -624,6 +627,23 @@ def _board_cards(scene: Scene) -> dict[str, Any]:
             cards[-1]["run"].append((key, ch))
         else:  # such cards in a row: rendered as one (combat.templatetags.board_runs)
             cards.append({"run": [(key, ch)]})
+    return cards
+
+
+def earlier_cards(
+    scene: Scene, before: int | None = None, through: int | None = None
+) -> dict[str, Any]:
+    """A page of the board's fold of earlier challenges (:func:`board_reads.earlier`), as the
+    board's entries (:func:`_card_entries`), with how many are left and where the next page
+    starts."""
+    page = board_reads.earlier(scene, before, through)
+    return {"cards": _card_entries(page.rows), "more": page.more, "before": page.before}
+
+
+def _board_cards(scene: Scene) -> dict[str, Any]:
+    # the whole night stays reachable (void, history): the older ones behind the fold
+    held = board_reads.board_rows(scene)
+    cards = _card_entries(held.waiting + held.recent)
     from combat.selectors import active_participants  # it reads the regions of this module
 
     everyone = active_participants(scene)  # the one read every audience of a change shares
@@ -632,6 +652,8 @@ def _board_cards(scene: Scene) -> dict[str, Any]:
     last = start_form.last_started(scene)
     return {
         "cards": cards,
+        "earlier": held.earlier,
+        "earlier_version": held.version,
         "npc_starts": [
             start_form.start_choices(p, scene, everyone, last.get(p.pk, 0)) for p in npcs
         ]

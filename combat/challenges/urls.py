@@ -7,6 +7,7 @@ from combat.challenges import views
 urlpatterns: list[URLPattern | URLResolver] = [
     path("scenes/<int:pk>/challenges/", views.challenge_start, name="challenge_start"),
     path("scenes/<int:pk>/challenges/region/", views.challenge_region, name="challenge_region"),
+    path("scenes/<int:pk>/challenges/earlier/", views.challenge_earlier, name="challenge_earlier"),
     path("scenes/<int:pk>/challenges/<int:cid>/act/", views.challenge_act, name="challenge_act"),
     path("scenes/<int:pk>/challenges/<int:cid>/mob/", views.challenge_mob, name="challenge_mob"),
     path(

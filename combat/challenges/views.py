@@ -27,6 +27,7 @@ from combat.challenges import (
     negatives,
     reads,
     retests,
+    selectors,
     spending,
     starting,
     storyteller,
@@ -43,6 +44,7 @@ from combat.rules.terms import Side
 
 PROMPTS = "combat/challenges/prompts.html"
 BOARD = "combat/challenges/board.html"
+EARLIER = "combat/challenges/earlier.html"
 
 
 def _present(request: HttpRequest, scene: Scene) -> None:
@@ -175,6 +177,35 @@ def challenge_region(request: HttpRequest, pk: int) -> HttpResponse:
     """The actor's challenge region as it is now (a phone that missed a push)."""
     scene, tablet = _screen(request, pk)
     return _region(request, scene, tablet)
+
+
+@login_required
+@require_GET
+def challenge_earlier(request: HttpRequest, pk: int) -> HttpResponse:
+    """A page of the board's fold of earlier challenges (the tablet asks when the storyteller
+    opens it: :mod:`combat.challenges.board_reads`), each as the board shows a finished one
+    (its void form too). The storyteller's alone, asked as the board is: a player of the
+    scene gets the same 404 as a stranger, and nothing of it (not even how many). ``before``:
+    the page below that challenge; ``through``: every one down to that challenge (the pages
+    the tablet had open, asked again after a change moved them)."""
+    scene, tablet = access.screen_for(request, pk)
+    if not tablet:
+        raise Http404(access.NO_SCENE)
+    before, through = _pk_arg(request, "before"), _pk_arg(request, "through")
+    scene = render_cache.scene_now(scene)
+    with render_cache.rendering(scene):
+        page = selectors.earlier_cards(scene, before=before, through=through)
+        url = request.path
+        return render(request, EARLIER, {"scene": scene, "page": page, "url": url})
+
+
+def _pk_arg(request: HttpRequest, name: str) -> int | None:
+    value = request.GET.get(name, "")
+    if not value:
+        return None
+    if not value.isdigit():
+        raise Http404("No such page.")
+    return int(value)
 
 
 @challenge_post(forms.StartForm, lead="Nothing started.", user_form=True)

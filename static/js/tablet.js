@@ -6,6 +6,10 @@
 // - The storyteller's next control (in the fight: whom it waits on, the resolve form, the
 //   round's next step; in a challenge: an NPC's bid, throw or result) is brought into view
 //   inside the stage after every change (issue 19), unless the storyteller is typing elsewhere.
+// - The board's fold of earlier challenges (#cc-earlier) is filled when it opens, a page at a
+//   time: never pushed. A push or a reply draws the fold afresh (scene.js keeps it open); what it
+//   had loaded is put back when its version (the finished ones' count and steps) is the same,
+//   else asked for again down to the oldest one it held (a void from it shows as voided).
 (function () {
   "use strict";
 
@@ -66,6 +70,52 @@
     const box = el.getBoundingClientRect();
     if (box.top < 0 || box.bottom > window.innerHeight) el.scrollIntoView({ block: "nearest" });
   }
+
+  let held = null; // the last fold filled: { version, list }
+
+  function oldestIn(list) {
+    const folds = list.querySelectorAll("details.cc-done[id^='cc-done-']");
+    return folds.length ? folds[folds.length - 1].id.slice("cc-done-".length) : "";
+  }
+
+  function fill(fold) {
+    const list = fold.querySelector(".cc-earlier-list");
+    if (!list || list.dataset.filled) return;
+    const version = fold.dataset.version;
+    if (held && held.list !== list && held.version === version) {
+      list.replaceChildren(...held.list.childNodes); // the same rows: what was loaded, as it was
+      list.dataset.filled = "1";
+      held = { version, list };
+      return;
+    }
+    const through = held && held.list !== list ? oldestIn(held.list) : "";
+    list.dataset.filled = "1";
+    fetch(fold.dataset.url + (through ? "?through=" + through : ""), {
+      credentials: "same-origin",
+      headers: { "HX-Request": "true" },
+    })
+      .then((reply) => (reply.ok ? reply.text() : Promise.reject(reply.status)))
+      .then((html) => {
+        if (!list.isConnected || fold.dataset.version !== version) return;
+        list.innerHTML = html;
+        if (window.htmx) window.htmx.process(list);
+        held = { version, list };
+      })
+      .catch(() => {
+        delete list.dataset.filled; // opened again, it asks again
+        if (list.isConnected) list.textContent = "Could not open the earlier challenges.";
+      });
+  }
+
+  // "toggle" does not bubble: caught on its way down. A fold scene.js opens again fires it too.
+  document.addEventListener(
+    "toggle",
+    (event) => {
+      const fold = event.target;
+      if (fold && fold.id === "cc-earlier" && fold.open) fill(fold);
+    },
+    true
+  );
 
   document.addEventListener("htmx:afterSettle", bringNext);
   document.addEventListener("htmx:wsAfterMessage", bringNext);

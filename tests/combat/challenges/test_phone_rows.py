@@ -11,11 +11,13 @@ storyteller's play the scene's history.
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from combat import fragments
 from combat import services as scenes
-from combat.challenges import finished, reads, selectors
+from combat.challenges import board_reads, finished, reads, selectors
 from combat.models import Challenge
+from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -76,10 +78,17 @@ def test_a_phone_change_reads_whole_none_of_the_history_it_does_not_show(classic
     assert read == {mine.pk, *history[-selectors.RECENT :]}
     assert f'id="challenge-{mine.pk}-attacker"' in html
     assert f'id="challenge-{mine.pk}-defender"' in html
-    # the board still keeps every one of the night
+    # the board keeps the newest (board_reads.SHOWN), every other one of the night behind its
+    # fold, which the storyteller opens (challenge_earlier)
     _forget_rows()
     board = fragments.board_regions(t.refresh().scene, ("challenges",))
-    assert all(f'id="challenge-{pk}' in board for pk in (mine.pk, *history))
+    shown = history[-board_reads.SHOWN :]
+    assert all(f'id="challenge-{pk}' in board for pk in shown)
+    assert f"Earlier challenges ({len(history) + 1 - len(shown)})" in board
+    url = reverse("challenge_earlier", args=[t.scene.pk])
+    fold = client_for(t.st).get(url, {"through": mine.pk}).content.decode()
+    earlier = (mine.pk, *history[: -board_reads.SHOWN])
+    assert all(f'id="challenge-{pk}' in fold for pk in earlier)
 
 
 def test_a_players_kept_cards_are_the_newest_they_have_not_left(classic):

@@ -42,9 +42,11 @@ def test_one_change_reads_each_sheet_and_the_challenges_once_for_every_audience(
     # Marcus's and Sophia's sheets, whoever shows them: their rows (the sheets' versions)
     # come with the scene's participants, which every audience reads (combat.selectors)
     assert _sheet_reads(captured) == 0
-    # the public part, the board, both private parts: the scene's list of challenges (pk and
-    # step, and the open one's every field) once; no finished one to read
-    assert _challenge_lists(captured) == 1
+    # the public part and both private parts: the scene's list of challenges (pk and step,
+    # and the open one's every field) once; the board its own bounded list (the open ones
+    # whole, the newest finished ones' pk and step: combat/challenges/board_reads.py) once;
+    # no finished one to read
+    assert _challenge_lists(captured) == 2
     assert "Marcus vs Sophia" in out.players and 'id="challenge-board"' in out.storytellers
     assert "Nothing to bid" in out.private[t.d_user.pk]  # the card's bids: Sophia's sheet
     assert "Tough" in out.private[t.d_user.pk] and "Strong" in out.private[t.a_user.pk]
@@ -162,6 +164,7 @@ def test_the_challenges_sides_are_the_participants_the_change_reads_anyway(class
     scenes.scene_remove(scene=t.refresh().scene, by=t.st, participant=t.d)
     with CaptureQueriesContext(connection) as captured:
         out = fragments.scene_change_fragments(t.scene.pk, private_user_ids=[t.a_user.pk])
-    assert _participant_reads(captured) == 2  # the scene's, then Sophia's (taken out)
+    # the scene's, then Sophia's (taken out), for the phones' list and the board's
+    assert _participant_reads(captured) == 3
     assert "Marcus vs Sophia" in out.private[t.a_user.pk]
     assert "Marcus vs Sophia" in out.storytellers

@@ -1,0 +1,219 @@
+"""What the storyteller's board reads of a scene's challenges, bounded however long the night.
+
+The board's pushed challenge region (and the tablet's page) holds the challenges still open
+(and those waiting on a loser's choice, W8; a mob's forming one is open), the ``SHOWN``
+newest finished ones, folded, and one fold "Earlier challenges (N)" for the rest of the
+night, whose content the tablet asks for when the storyteller opens it (:func:`earlier`, a
+page of ``PAGE`` at a time), never part of a push or of the page load.
+
+A change's read for the board (:func:`board_rows`) is one query whatever the night holds: the
+open rows whole, and the ``SHOWN`` newest finished ones' pks and steps with the count of
+finished ones and the sum of their steps (windows over the scene's rows: the database counts
+them, no row of the others is sent). The finished rows are taken from this
+process's memo of them (:data:`finished.rows`: a row at a step never changes, but for who
+left it, which the board does not show) and only those not held are read whole.
+
+``version`` (the count and the sum of the finished rows' steps) moves with anything the fold's
+content shows of its rows (a void moves the row's step; a challenge that finishes moves the
+count): the tablet keeps a fold it loaded through pushes that leave it as it was, and asks
+again when it moved (static/js/tablet.js). A rename of a side moves no step: the names in a
+loaded fold are as they were when it was opened, until the next finish, void or reopening.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS
+from django.db.models import BooleanField, Case, Count, ExpressionWrapper, F, Q, Sum, When, Window
+from django.db.models.functions import RowNumber
+
+from combat.challenges import finished, reads
+from combat.models import Challenge, ChallengeStatus, Participant, Scene
+from combat.regions import says_none
+from combat.render_cache import cached
+from config.prepared import copy_row
+
+#: The newest finished challenges the board itself keeps showing (folded), as many as a
+#: player's phone keeps of their own (``reads.KEPT``): a dispute about a result comes while its
+#: card is still on the players' phones, and the storyteller voids it from the board without
+#: opening the fold. Ten folds are about 15 KB a push; the rest is fetched on demand.
+SHOWN = 10
+
+#: The earlier challenges a page of the fold holds: a storyteller looking for one goes back a
+#: screenful or two at a time, not through a night's thousand folds.
+PAGE = 20
+
+#: The most a fold asked again for the pages it had loaded holds (:func:`earlier`).
+THROUGH = 10 * PAGE
+
+_OPEN = (ChallengeStatus.ANSWER, ChallengeStatus.LIVE)
+
+
+def still_open_q() -> Q:
+    """The rows :func:`reads.still_open` keeps with the open ones: open, or waiting on a
+    loser's choice (W8)."""
+    return Q(status__in=_OPEN) | Q(options__has_key="choose")
+
+
+@dataclass(frozen=True)
+class BoardRows:
+    """``waiting``: the open ones (and those waiting on a choice), oldest first; ``recent``:
+    the ``SHOWN`` newest finished ones, newest first; ``earlier``: how many finished ones are
+    older (the fold's count); ``version``: see the module."""
+
+    waiting: list[Challenge]
+    recent: list[Challenge]
+    earlier: int
+    version: str
+
+
+def board_rows(scene: Scene) -> BoardRows:
+    """The board's rows, read once for every rendering of a change (see the module)."""
+
+    def read() -> BoardRows:
+        if says_none(scene, reads.CHALLENGE_FLAG):  # the scene's row: it never had one
+            return BoardRows([], [], 0, "0-0")
+        waiting: list[Challenge] = []
+        newest: list[tuple[int, int]] = []
+        total = steps = 0
+        for item in _listed(scene.pk):
+            values = dict(zip(_names(), item, strict=True))
+            if values["done"]:
+                newest.append((values["id"], values["step"]))
+                total, steps = values["total"], values["steps"]
+            else:
+                waiting.append(_opened(values))
+        newest.sort(reverse=True)
+        recent = _finished_rows(scene.pk, newest)
+        _attach(scene, waiting + recent)
+        return BoardRows(waiting, recent, max(total - len(recent), 0), f"{total}-{steps or 0}")
+
+    return cached(("board_rows", scene.pk), read)
+
+
+def _whole_fields() -> list[Any]:
+    return [f for f in Challenge._meta.concrete_fields if f.attname not in ("id", "step")]
+
+
+def _listed(scene_id: int) -> list[tuple[Any, ...]]:
+    """The board's rows in one query: the still open ones whole (every field; NULL for the
+    others), the ``SHOWN`` newest finished ones' pk and step, and on those the count of the
+    scene's finished ones and the sum of their steps (windows: the database counts them, no
+    row of theirs is sent)."""
+    done = ExpressionWrapper(~still_open_q(), output_field=BooleanField())
+    whole = {
+        f"whole_{f.attname}": Case(
+            When(still_open_q(), then=F(f.attname)), default=None, output_field=f
+        )
+        for f in _whole_fields()
+    }
+    by_done = {"partition_by": [F("done")]}
+    rows = (
+        Challenge.objects.filter(scene=scene_id)
+        .annotate(done=done)
+        .annotate(
+            rank=Window(RowNumber(), order_by=F("pk").desc(), **by_done),
+            total=Window(Count("pk"), **by_done),
+            steps=Window(Sum("step"), **by_done),
+            **whole,
+        )
+        .filter(Q(done=False) | Q(rank__lte=SHOWN))
+        .order_by("pk")
+    )
+    return list(rows.values_list(*_names()))
+
+
+@functools.cache
+def _names() -> tuple[str, ...]:
+    whole = tuple(f"whole_{f.attname}" for f in _whole_fields())
+    return ("id", "step", "done", "total", "steps", *whole)
+
+
+def _opened(values: dict[str, Any]) -> Challenge:
+    """A still open challenge's row from its listing, as a whole read makes it."""
+    fields = [f.attname for f in Challenge._meta.concrete_fields]
+    named = {name.removeprefix("whole_"): value for name, value in values.items()}
+    return Challenge.from_db(DEFAULT_DB_ALIAS, fields, [named[name] for name in fields])
+
+
+@dataclass(frozen=True)
+class EarlierPage:
+    """A page of the fold: ``rows`` newest first, ``more`` how many older ones are left
+    after them and ``before`` the pk the next page starts below (None: no more)."""
+
+    rows: list[Challenge]
+    more: int
+    before: int | None
+
+
+def earlier(scene: Scene, before: int | None = None, through: int | None = None) -> EarlierPage:
+    """The finished challenges older than the board's ``SHOWN`` newest, newest first: a
+    ``PAGE`` of them below the pk ``before`` (None: the first page), or with ``through``
+    every one down to that pk (the pages a tablet had loaded, asked again after a change:
+    at most ``THROUGH`` of them). Bounded reads: a page's pks and steps with how many are
+    left (a window), then the rows not held (as the board's)."""
+    base = Challenge.objects.filter(scene=scene.pk).exclude(still_open_q())
+    if before is None:
+        cut = list(base.order_by("-pk").values_list("pk", flat=True)[SHOWN : SHOWN + 1])
+        if not cut:
+            return EarlierPage([], 0, None)
+        below = base.filter(pk__lte=cut[0])
+    else:
+        below = base.filter(pk__lt=before)
+    most = PAGE
+    if through is not None and before is None:
+        most = max(PAGE, min(THROUGH, below.filter(pk__gte=through).count()))
+    listed = list(
+        below.annotate(total=Window(Count("pk")))
+        .order_by("-pk")
+        .values_list("pk", "step", "total")[:most]
+    )
+    if not listed:
+        return EarlierPage([], 0, None)
+    rows = _finished_rows(scene.pk, [(pk, step) for pk, step, _ in listed])
+    _attach(scene, rows)
+    more = listed[0][2] - len(listed)
+    return EarlierPage(rows, more, listed[-1][0] if more > 0 else None)
+
+
+def _finished_rows(scene_id: int, listed: list[tuple[int, int]]) -> list[Challenge]:
+    """The rows of ``listed`` (pk, step), in that order: each from :data:`finished.rows` when
+    it holds that step, the others read whole in one query (and kept)."""
+    found: dict[int, Challenge] = {}
+    for pk, step in listed:
+        kept = finished.rows.find((pk, step))
+        if kept is not None:
+            found[pk] = copy_row(kept)
+    wanted = [pk for pk, _ in listed if pk not in found]
+    if wanted:
+        for row in Challenge.objects.filter(scene=scene_id, pk__in=wanted):
+            if not row.is_open:
+                kept = copy_row(row)
+                kept.token = reads.step_token(kept)  # type: ignore[attr-defined]
+                finished.rows.keep((row.pk, row.step), kept)
+            found[row.pk] = row
+    return [found[pk] for pk, _ in listed if pk in found]
+
+
+def _attach(scene: Scene, rows: list[Challenge]) -> None:
+    """The scene and the sides of ``rows`` set on them (as :func:`reads.scene_rows` does): the
+    scene's present participants as a change's renderings read them, the others (taken out of
+    the scene since) in one query; and the token a form of a card posts."""
+    from combat.selectors import active_participants  # it reads the features' regions
+
+    sides = {p.pk: p for p in active_participants(scene)}
+    wanted = {pk for row in rows for pk in (row.attacker_id, row.defender_id) if pk is not None}
+    missing = wanted - set(sides)
+    if missing:
+        gone = Participant.objects.filter(pk__in=missing)
+        sides |= {p.pk: p for p in gone.select_related("character", "character__player")}
+    for row in rows:
+        related = row._state.fields_cache
+        related["scene"] = scene
+        related["attacker"] = sides[row.attacker_id]
+        related["defender"] = sides.get(row.defender_id) if row.defender_id is not None else None
+        if "token" not in row.__dict__:
+            row.token = reads.step_token(row)  # type: ignore[attr-defined]

@@ -1,0 +1,182 @@
+"""The storyteller's board does not grow with the night (combat/challenges/board_reads.py):
+its pushed challenge region holds the open challenges and the ``SHOWN`` newest finished ones,
+folded, and one fold "Earlier challenges (N)" whose content the tablet asks for when the
+storyteller opens it (``challenge_earlier``: the storyteller's alone, a page at a time, each
+one with its void form). A void from there goes through the step; the board converges."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from combat import fragments, live
+from combat.challenges import board_reads, reads
+from combat.models import Challenge, Participant
+from combat.templatetags import finished_cards
+from tests.conftest import client_for
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+SHOWN, PAGE = board_reads.SHOWN, board_reads.PAGE
+
+
+def _history(t, count: int) -> list[int]:
+    """``count`` finished challenges of two NPCs, copies of the scene's newest finished one
+    (as bench/tap_cost.py's ``--history``), oldest first; their pks."""
+    model = Challenge.objects.filter(scene=t.scene, status="over").order_by("-pk").first()
+    npcs = [
+        Participant.objects.get_or_create(scene=t.scene, name=f"Old {n}", npc=True)[0]
+        for n in (1, 2)
+    ]
+    rows = []
+    for _ in range(count):
+        row = Challenge.objects.get(pk=model.pk)
+        row.pk = None
+        row.attacker, row.defender = npcs
+        rows.append(row)
+    Challenge.objects.bulk_create(rows)
+    live._people_changed(t.scene.pk)  # the NPCs' joining (as the bench's)
+    made = Challenge.objects.filter(scene=t.scene, attacker=npcs[0]).order_by("-pk")
+    return list(made.values_list("pk", flat=True)[:count])[::-1]
+
+
+def _challenge_board(html: str) -> str:
+    return re.search(r'<div id="challenge-board".*?\n</div>', html, re.S).group(0)
+
+
+def _region(t) -> str:
+    """The board's challenge region as a change pushes it."""
+    return _challenge_board(fragments.board_regions(t.refresh().scene, ("challenges",)))
+
+
+def _fresh_page_region(t) -> str:
+    """The board's challenge region as the tablet's page loads it, nothing kept."""
+    finished_cards.clear()
+    reads.forget_engines()
+    return _challenge_board(fragments.storyteller_state(t.refresh().scene))
+
+
+def _done(html: str) -> list[int]:
+    return [int(pk) for pk in re.findall(r'id="cc-done-(\d+)"', html)]
+
+
+def _earlier(t, user, **query) -> tuple[int, str]:
+    url = reverse("challenge_earlier", args=[t.scene.pk])
+    reply = client_for(user).get(url, query)
+    return reply.status_code, reply.content.decode()
+
+
+def test_the_region_holds_the_newest_finished_and_folds_the_rest_with_their_count(classic):
+    t = classic
+    t.finished()
+    old = _history(t, SHOWN)  # SHOWN + 1 finished: the first one played is the earlier one
+    live = t.start(category="physical", bid="Strong")
+    region = _region(t)
+    shown = _done(region)
+    assert shown == old[::-1]  # the newest first, SHOWN of them
+    assert f'id="cc-done-{old[0] - 1}"' not in region
+    assert "Earlier challenges (1)" in region
+    assert f"cc-{live.pk}" in region or f"challenge-{live.pk}" in region  # the open one
+    assert region.index("Earlier challenges") > region.index(f'id="cc-done-{old[0]}"')
+
+
+def test_the_region_and_its_reads_stay_the_same_however_long_the_night(classic):
+    t = classic
+    t.finished()
+    _history(t, SHOWN + 1)
+    t.render()
+    with CaptureQueriesContext(connection) as few:
+        small = _region(t)
+    _history(t, 150)
+    t.render()
+    with CaptureQueriesContext(connection) as many:
+        large = _region(t)
+    assert len(many.captured_queries) == len(few.captured_queries)
+    assert "Earlier challenges (2)" in small and "Earlier challenges (152)" in large
+    # the same markup but for the numbers (the count, the version, the newest ones' pks)
+    assert re.sub(r"\d+", "N", large) == re.sub(r"\d+", "N", small)
+    assert len(_done(large)) == SHOWN
+
+
+def test_the_pushed_region_equals_a_fresh_render_of_the_page(classic):
+    t = classic
+    t.finished()
+    _history(t, SHOWN + 4)
+    t.start(category="physical", bid="Strong")
+    pushed = _region(t)
+    assert pushed == _fresh_page_region(t)
+    assert "Earlier challenges (5)" in pushed
+
+
+def test_the_fold_gives_the_storyteller_the_earlier_ones_with_their_void_form(classic):
+    t = classic
+    first = t.finished()
+    old = _history(t, SHOWN + PAGE + 3)  # 1 + PAGE + 3 earlier ones, SHOWN on the board
+    earlier = [first.pk, *old[: PAGE + 3]][::-1]  # newest first
+    status, html = _earlier(t, t.st)
+    assert status == 200
+    assert _done(html) == earlier[:PAGE]
+    assert html.count('class="row cc-void-form"') == PAGE
+    assert "Older challenges (4)" in html
+    before = re.search(r"\?before=(\d+)", html).group(1)
+    assert int(before) == earlier[PAGE - 1]
+    status, second = _earlier(t, t.st, before=before)
+    assert status == 200 and _done(second) == earlier[PAGE:]
+    assert "Older challenges" not in second
+    assert "Marcus vs Sophia" in second  # the first challenge of the night, still reachable
+    # the pages a tablet had open, asked again at once
+    status, again = _earlier(t, t.st, through=earlier[-1])
+    assert status == 200 and _done(again) == earlier
+
+
+def test_a_player_or_a_stranger_gets_nothing_of_the_fold(classic):
+    t = classic
+    t.finished()
+    _history(t, SHOWN + 7)
+    for user in (t.a_user, t.d_user, UserFactory()):
+        status, html = _earlier(t, user)
+        assert status == 404
+        assert "Earlier" not in html and "cc-done" not in html and "(8)" not in html
+    phone = t.phone(t.a_user)
+    assert "Earlier challenges" not in phone and "challenges/earlier" not in phone
+
+
+def test_a_void_from_the_fold_goes_through_the_step_and_the_board_converges(classic):
+    t = classic
+    first = t.finished()
+    _history(t, SHOWN)
+    status, html = _earlier(t, t.st)
+    (form,) = re.findall(
+        rf'id="cc-done-{first.pk}".*?(<form[^>]*cc-void-form.*?</form>)', html, re.S
+    )
+    action = re.search(r'action="([^"]+)"', form).group(1)
+    fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form))
+    assert fields["action"] == "void"
+    reply = client_for(t.st).post(
+        action, {**fields, "text": "wrong target"}, HTTP_HX_REQUEST="true"
+    )
+    assert reply.status_code == 200
+    assert Challenge.objects.get(pk=first.pk).status == "void"
+    answer = reply.content.decode()
+    assert "Earlier challenges (1)" in answer  # the board's bounded region, its fold as it was
+    assert f'id="cc-done-{first.pk}"' not in answer
+    status, html = _earlier(t, t.st)
+    assert status == 200 and re.search(rf'id="cc-done-{first.pk}".*?voided', html, re.S)
+    fold = re.search(rf'id="cc-done-{first.pk}".*?</details>', html, re.S).group(0)
+    assert "cc-void-form" not in fold  # voided: nothing left to void
+    assert _region(t) == _fresh_page_region(t)
+
+
+def test_no_fold_while_every_finished_one_is_shown(classic):
+    t = classic
+    t.finished()
+    _history(t, SHOWN - 1)
+    region = _region(t)
+    assert len(_done(region)) == SHOWN and "Earlier challenges" not in region
+    status, html = _earlier(t, t.st)
+    assert status == 200 and _done(html) == []
