@@ -6,12 +6,13 @@ newest finished ones, folded, and one fold "Earlier challenges (N)" for the rest
 night, whose content the tablet asks for when the storyteller opens it (:func:`earlier`, a
 page of ``PAGE`` at a time), never part of a push or of the page load.
 
-A change's read for the board (:func:`board_rows`) is one query whatever the night holds: the
-open rows whole, and the ``SHOWN`` newest finished ones' pks and steps with the count of
-finished ones and the sum of their steps (windows over the scene's rows: the database counts
-them, no row of the others is sent). The finished rows are taken from this
-process's memo of them (:data:`finished.rows`: a row at a step never changes, but for who
-left it, which the board does not show) and only those not held are read whole.
+A change's read for the board (:func:`board_rows`) is two queries whatever the night holds:
+the list of the open ones and the ``SHOWN`` newest finished ones (pk, step, status) with the
+count of finished ones and the sum of their steps (windows over the scene's rows, narrow: the
+database counts them, no row of the others is sent), then the open rows whole by pk. The
+finished rows are taken from this process's memo of them (:data:`finished.rows`: a row at a
+step never changes, but for who left it, which the board does not show) and only those not
+held are read whole.
 
 ``version`` (the count and the sum of the finished rows' steps) moves with anything the fold's
 content shows of its rows (a void moves the row's step; a challenge that finishes moves the
@@ -22,19 +23,25 @@ loaded fold are as they were when it was opened, until the next finish, void or 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS
-from django.db.models import BooleanField, Case, Count, ExpressionWrapper, F, Q, Sum, When, Window
-from django.db.models.functions import RowNumber
+from django.db.models import (
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Window,
+)
+from django.db.models.functions import Coalesce
 
 from combat.challenges import finished, reads
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.regions import says_none
 from combat.render_cache import cached
-from config.prepared import copy_row
+from config.prepared import Prepared, PreparedValues, copy_row
 
 #: The newest finished challenges the board itself keeps showing (folded), as many as a
 #: player's phone keeps of their own (``reads.KEPT``): a dispute about a result comes while its
@@ -76,16 +83,22 @@ def board_rows(scene: Scene) -> BoardRows:
     def read() -> BoardRows:
         if says_none(scene, reads.CHALLENGE_FLAG):  # the scene's row: it never had one
             return BoardRows([], [], 0, "0-0")
-        waiting: list[Challenge] = []
+        still: list[tuple[int, int]] = []  # open, or over and waiting on a choice (W8)
+        opened: list[int] = []
         newest: list[tuple[int, int]] = []
         total = steps = 0
-        for item in _listed(scene.pk):
-            values = dict(zip(_names(), item, strict=True))
-            if values["done"]:
-                newest.append((values["id"], values["step"]))
-                total, steps = values["total"], values["steps"]
+        for pk, step, status, done, count, summed in _board_list.run(scene.pk):
+            if done:
+                newest.append((pk, step))
+                total, steps = count, summed
             else:
-                waiting.append(_opened(values))
+                still.append((pk, step))
+                if status in _OPEN:
+                    opened.append(pk)
+        found = {row.pk: row for row in _open_rows.run(scene.pk, opened)} if opened else {}
+        held = [item for item in still if item[0] not in found]
+        found |= {row.pk: row for row in _finished_rows(scene.pk, held)}
+        waiting = [found[pk] for pk, _ in still if pk in found]  # none deleted since
         newest.sort(reverse=True)
         recent = _finished_rows(scene.pk, newest)
         _attach(scene, waiting + recent)
@@ -94,49 +107,34 @@ def board_rows(scene: Scene) -> BoardRows:
     return cached(("board_rows", scene.pk), read)
 
 
-def _whole_fields() -> list[Any]:
-    return [f for f in Challenge._meta.concrete_fields if f.attname not in ("id", "step")]
-
-
-def _listed(scene_id: int) -> list[tuple[Any, ...]]:
-    """The board's rows in one query: the still open ones whole (every field; NULL for the
-    others), the ``SHOWN`` newest finished ones' pk and step, and on those the count of the
-    scene's finished ones and the sum of their steps (windows: the database counts them, no
-    row of theirs is sent)."""
+def _listed(scene_id: int) -> QuerySet[Challenge]:
+    """The board's list (its SQL built once per process: config.prepared): the pk, step and
+    status of the still open ones (and those waiting on a choice, W8) and of the ``SHOWN``
+    newest finished ones (those from the ``SHOWN``-th newest on), and on each the count of the
+    scene's finished ones and the sum of their steps (scalar subqueries: the database counts
+    them, no row of the others is sent)."""
     done = ExpressionWrapper(~still_open_q(), output_field=BooleanField())
-    whole = {
-        f"whole_{f.attname}": Case(
-            When(still_open_q(), then=F(f.attname)), default=None, output_field=f
-        )
-        for f in _whole_fields()
-    }
-    by_done = {"partition_by": [F("done")]}
+    finished_ones = Challenge.objects.filter(scene=scene_id).exclude(still_open_q())
+    cut = finished_ones.order_by("-pk").values("pk")[SHOWN - 1 : SHOWN]
+    counted = finished_ones.order_by().values("scene")
     rows = (
         Challenge.objects.filter(scene=scene_id)
-        .annotate(done=done)
+        .filter(still_open_q() | Q(pk__gte=Coalesce(Subquery(cut), 0)))
         .annotate(
-            rank=Window(RowNumber(), order_by=F("pk").desc(), **by_done),
-            total=Window(Count("pk"), **by_done),
-            steps=Window(Sum("step"), **by_done),
-            **whole,
+            done=done,
+            total=Subquery(counted.annotate(n=Count("pk")).values("n")),
+            steps=Subquery(counted.annotate(n=Sum("step")).values("n")),
         )
-        .filter(Q(done=False) | Q(rank__lte=SHOWN))
         .order_by("pk")
     )
-    return list(rows.values_list(*_names()))
+    return rows.values_list("id", "step", "status", "done", "total", "steps")
 
 
-@functools.cache
-def _names() -> tuple[str, ...]:
-    whole = tuple(f"whole_{f.attname}" for f in _whole_fields())
-    return ("id", "step", "done", "total", "steps", *whole)
+def _whole(scene_id: int, ids: list[int]) -> QuerySet[Challenge]:
+    return Challenge.objects.filter(scene=scene_id, pk__in=ids)
 
 
-def _opened(values: dict[str, Any]) -> Challenge:
-    """A still open challenge's row from its listing, as a whole read makes it."""
-    fields = [f.attname for f in Challenge._meta.concrete_fields]
-    named = {name.removeprefix("whole_"): value for name, value in values.items()}
-    return Challenge.from_db(DEFAULT_DB_ALIAS, fields, [named[name] for name in fields])
+_board_list, _open_rows = PreparedValues(_listed), Prepared(_whole, model=Challenge)
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,8 @@ def test_one_change_reads_each_sheet_and_the_challenges_once_for_every_audience(
     # come with the scene's participants, which every audience reads (combat.selectors)
     assert _sheet_reads(captured) == 0
     # the public part and both private parts: the scene's list of challenges (pk and step,
-    # and the open one's every field) once; the board its own bounded list (the open ones
-    # whole, the newest finished ones' pk and step: combat/challenges/board_reads.py) once;
+    # and the open one's every field) once; the board its open row by pk once (its own
+    # bounded list counts the finished ones with a GROUP BY: combat/challenges/board_reads.py);
     # no finished one to read
     assert _challenge_lists(captured) == 2
     assert "Marcus vs Sophia" in out.players and 'id="challenge-board"' in out.storytellers
