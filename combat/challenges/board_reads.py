@@ -27,15 +27,17 @@ from dataclasses import dataclass
 
 from django.db.models import (
     BooleanField,
+    CharField,
     Count,
     ExpressionWrapper,
     Q,
     QuerySet,
     Subquery,
     Sum,
+    Value,
     Window,
 )
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Cast, Coalesce, Concat
 
 from combat.challenges import finished, reads
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
@@ -86,11 +88,11 @@ def board_rows(scene: Scene) -> BoardRows:
         still: list[tuple[int, int]] = []  # open, or over and waiting on a choice (W8)
         opened: list[int] = []
         newest: list[tuple[int, int]] = []
-        total = steps = 0
-        for pk, step, status, done, count, summed in _board_list.run(scene.pk):
+        version = "0-0"
+        for pk, step, status, done, counted in _board_list.run(scene.pk):
             if done:
                 newest.append((pk, step))
-                total, steps = count, summed
+                version = counted
             else:
                 still.append((pk, step))
                 if status in _OPEN:
@@ -102,7 +104,8 @@ def board_rows(scene: Scene) -> BoardRows:
         newest.sort(reverse=True)
         recent = _finished_rows(scene.pk, newest)
         _attach(scene, waiting + recent)
-        return BoardRows(waiting, recent, max(total - len(recent), 0), f"{total}-{steps or 0}")
+        total = int(version.split("-")[0])
+        return BoardRows(waiting, recent, max(total - len(recent), 0), version)
 
     return cached(("board_rows", scene.pk), read)
 
@@ -111,23 +114,24 @@ def _listed(scene_id: int) -> QuerySet[Challenge]:
     """The board's list (its SQL built once per process: config.prepared): the pk, step and
     status of the still open ones (and those waiting on a choice, W8) and of the ``SHOWN``
     newest finished ones (those from the ``SHOWN``-th newest on), and on each the count of the
-    scene's finished ones and the sum of their steps (scalar subqueries: the database counts
-    them, no row of the others is sent)."""
+    scene's finished ones and the sum of their steps (a scalar subquery, "count-sum": the
+    database counts them, no row of the others is sent)."""
     done = ExpressionWrapper(~still_open_q(), output_field=BooleanField())
     finished_ones = Challenge.objects.filter(scene=scene_id).exclude(still_open_q())
     cut = finished_ones.order_by("-pk").values("pk")[SHOWN - 1 : SHOWN]
+    # the count and the sum of the steps in one scan: "count-sum" (the fold's version)
     counted = finished_ones.order_by().values("scene")
+    text = {"output_field": CharField()}
+    version = Concat(
+        Cast(Count("pk"), **text), Value("-"), Cast(Coalesce(Sum("step"), 0), **text), **text
+    )
     rows = (
         Challenge.objects.filter(scene=scene_id)
         .filter(still_open_q() | Q(pk__gte=Coalesce(Subquery(cut), 0)))
-        .annotate(
-            done=done,
-            total=Subquery(counted.annotate(n=Count("pk")).values("n")),
-            steps=Subquery(counted.annotate(n=Sum("step")).values("n")),
-        )
+        .annotate(done=done, version=Subquery(counted.annotate(v=version).values("v")))
         .order_by("pk")
     )
-    return rows.values_list("id", "step", "status", "done", "total", "steps")
+    return rows.values_list("id", "step", "status", "done", "version")
 
 
 def _whole(scene_id: int, ids: list[int]) -> QuerySet[Challenge]:

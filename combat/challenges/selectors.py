@@ -37,16 +37,12 @@ RETEST_WORDS = {
 }
 
 
-def _challenges(scene: Scene, recent: int | None = RECENT) -> list[Challenge]:
-    """The open challenges, then the ``recent`` last finished ones (None: every one, the
-    board's). With a number: the players' public part's, from the rows a phone may show
-    (:func:`reads.phone_rows`), the last finished ones no hidden NPC took part in: a hidden
-    NPC's challenge, never shown to players, must not push a line they saw out of the list
-    either (a gap they could count)."""
-    if recent is None:
-        rows = reads.scene_rows(scene)
-        waiting = reads.still_open(rows)
-        return waiting + _newest(rows, waiting, None, lambda c: True)
+def _challenges(scene: Scene, recent: int = RECENT) -> list[Challenge]:
+    """The open challenges, then the ``recent`` last finished ones: the players' public
+    part's, from the rows a phone may show (:func:`reads.phone_rows`), the last finished ones
+    no hidden NPC took part in: a hidden NPC's challenge, never shown to players, must not
+    push a line they saw out of the list either (a gap they could count). (The storyteller's
+    board reads its own: :mod:`combat.challenges.board_reads`.)"""
     rows = reads.phone_rows(scene)
     waiting = reads.still_open(rows)
     return waiting + _newest(rows, waiting, recent, lambda c: not reads.has_hidden(c))

@@ -1,9 +1,10 @@
 """``{% board_card %}…{% endboard_card %}``: the board's challenges whose section is a
 function of their row rendered once per process, not built and rendered on every change.
 
-The storyteller's board holds every challenge of the night, and each change of the scene
-(every tap of a shared scene's sixteen pairs) built every card's data and went through the
-loop's body for each, though one of them changed: finished cards were kept
+The storyteller's board holds the open challenges and the newest finished ones (the rest of
+the night behind its fold, fetched on demand: :mod:`combat.challenges.board_reads`), and each
+change of the scene (every tap of a shared scene's sixteen pairs) built every card's data and
+went through the loop's body for each, though one of them changed: finished cards were kept
 (:mod:`combat.templatetags.finished_cards`), but finding each again cost about as much as the
 rest of the board. A challenge on which the storyteller has no call beyond its row (finished,
 or live between two players' characters: :func:`combat.challenges.selectors.settled_key`)

@@ -46,7 +46,14 @@ def _history(t, count: int) -> list[int]:
 
 
 def _challenge_board(html: str) -> str:
-    return re.search(r'<div id="challenge-board".*?\n</div>', html, re.S).group(0)
+    """The ``#challenge-board`` element of ``html``, whole (its divs counted)."""
+    start = html.index('<div id="challenge-board"')
+    depth = 0
+    for tag in re.finditer(r"<(/?)div\b", html[start:]):
+        depth += -1 if tag.group(1) else 1
+        if depth == 0:
+            return html[start : start + html.index(">", start + tag.start()) - start + 1]
+    raise AssertionError("no end to #challenge-board")
 
 
 def _region(t) -> str:
@@ -180,3 +187,19 @@ def test_no_fold_while_every_finished_one_is_shown(classic):
     assert len(_done(region)) == SHOWN and "Earlier challenges" not in region
     status, html = _earlier(t, t.st)
     assert status == 200 and _done(html) == []
+
+
+def test_one_waiting_on_a_choice_stays_on_the_board_however_old(classic):
+    """W8: a loser's choice waits with the open ones, never behind the fold."""
+    t = classic
+    first = t.finished()
+    _history(t, SHOWN + 2)
+    row = Challenge.objects.get(pk=first.pk)
+    Challenge.objects.filter(pk=first.pk).update(
+        options={**row.options, "choose": ["defender"]}, step=row.step + 1
+    )
+    region = _region(t)
+    assert f'id="challenge-{first.pk}"' in region and f'id="cc-done-{first.pk}"' not in region
+    assert len(_done(region)) == SHOWN and "Earlier challenges (2)" in region
+    status, html = _earlier(t, t.st)
+    assert status == 200 and f"challenge-{first.pk}" not in html and len(_done(html)) == 2
