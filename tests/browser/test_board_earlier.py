@@ -31,25 +31,27 @@ def test_the_storyteller_opens_the_fold_and_voids_an_old_challenge(browser, live
         board = tablet.locator("#challenge-board")
         expect(board.locator("details.cc-done")).to_have_count(SHOWN)
         fold = tablet.locator("#cc-earlier")
-        expect(fold.locator("summary")).to_have_text("Earlier challenges (1)")
+        expect(fold.locator("> summary")).to_have_text("Earlier challenges (1)")
         expect(fold.locator(f"#cc-done-{first.pk}")).to_have_count(0)  # not in the page
-        fold.locator("summary").click()
+        fold.locator("> summary").click()
         old = fold.locator(f"#cc-done-{first.pk}")
         expect(old).to_have_count(1, timeout=PUSH)  # asked for on opening
-        old.locator("summary").click()
+        old.locator("> summary").click()
         void = old.locator("form.cc-void-form")
         void.get_by_label("Why void").fill("wrong target")
         void.get_by_role("button", name="Void").click()  # asks once (issue 19)
         void.get_by_role("button", name="Tap again: void and reverse its sheet entries").click()
         # the board's answer draws the region afresh: the fold stays open and asks again
-        expect(fold.locator(f"#cc-done-{first.pk} summary")).to_contain_text("voided", timeout=PUSH)
+        expect(fold.locator(f"#cc-done-{first.pk} > summary")).to_contain_text(
+            "voided", timeout=PUSH
+        )
         assert off_loop(lambda: type(first).objects.get(pk=first.pk).status) == "void"
         # a change elsewhere (the players finish another): pushed, the count moves by itself
         off_loop(t.finished)
-        expect(fold.locator("summary").first).to_have_text("Earlier challenges (2)", timeout=PUSH)
+        expect(fold.locator("> summary")).to_have_text("Earlier challenges (2)", timeout=PUSH)
         expect(fold).to_have_attribute("open", "")
         expect(fold.locator("details.cc-done")).to_have_count(2, timeout=PUSH)
-        expect(fold.locator(f"#cc-done-{first.pk} summary")).to_contain_text("voided")
+        expect(fold.locator(f"#cc-done-{first.pk} > summary")).to_contain_text("voided")
         expect(board.locator("details.cc-done")).to_have_count(SHOWN + 2)
     finally:
         tablet.context.close()
