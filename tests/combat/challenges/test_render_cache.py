@@ -42,9 +42,10 @@ def test_one_change_reads_each_sheet_and_the_challenges_once_for_every_audience(
     # Marcus's and Sophia's sheets, whoever shows them: their rows (the sheets' versions)
     # come with the scene's participants, which every audience reads (combat.selectors)
     assert _sheet_reads(captured) == 0
-    # the public part, the board, both private parts: the scene's list of challenges (pk and
-    # step, and the open one's every field) once; no finished one to read
-    assert _challenge_lists(captured) == 1
+    # the public part and both private parts: the phones' list of challenges (pk and step,
+    # and the open one's every field: reads.phone_rows) once; the board its whole list once;
+    # no finished one to read
+    assert _challenge_lists(captured) == 2
     assert "Marcus vs Sophia" in out.players and 'id="challenge-board"' in out.storytellers
     assert "Nothing to bid" in out.private[t.d_user.pk]  # the card's bids: Sophia's sheet
     assert "Tough" in out.private[t.d_user.pk] and "Strong" in out.private[t.a_user.pk]
