@@ -414,11 +414,12 @@ def phone_last_started(scene: Scene) -> dict[int, int]:
     start form costs no query of its own."""
 
     def read() -> dict[int, int]:
-        phone_rows(scene)
-        listing = known(("challenge_list", scene.pk)) or known(("challenge_phone_list", scene.pk))
+        listing = known(("challenge_list", scene.pk))
+        if listing is None:
+            listing = _phone_listing(scene)  # phone_rows's, in a change's renderings
         played = _played(scene)
         out: dict[int, int] = {}
-        for item in listing or ():
+        for item in listing:
             if item[4] in played:
                 out[item[4]] = max(out.get(item[4], 0), item[0])
         return out
