@@ -214,11 +214,16 @@ def by_hand_pending(ch: Challenge, engine: Engine | None) -> dict[str, str] | No
 BLOOD_LASTS = 300  # C5: game seconds blood traits last after the conflict's last challenge
 
 
-def _blood_keepers(scene_id: int, but: int) -> QuerySet[Challenge]:
-    """The options of the scene's finished challenges that kept blood (but ``but``), newest
-    first: :func:`blood_kept_of` takes each participant's from the newest that names it."""
+def _blood_keepers(scene_id: int, but: int, wanted: list[int]) -> QuerySet[Challenge]:
+    """The options of the scene's finished challenges that kept blood (but ``but``) with one
+    of ``wanted`` on a side, newest first: :func:`blood_kept_of` takes each participant's
+    from the newest that names it, and only a side's are named (``outcome._keep_blood``). By
+    the sides' indexes (migration 0007): the participants' own challenges, not the scene's."""
     found = Challenge.objects.filter(
-        scene_id=scene_id, status=ChallengeStatus.OVER, options__has_key="blood_traits"
+        Q(attacker_id__in=wanted) | Q(defender_id__in=wanted),
+        scene_id=scene_id,
+        status=ChallengeStatus.OVER,
+        options__has_key="blood_traits",
     )
     return found.exclude(pk=but).order_by("-pk").values_list("options")
 
@@ -231,8 +236,8 @@ def blood_kept_of(challenge: Challenge, participants: list[Participant | None]) 
     """C5: blood traits each participant (by id) bought earlier in this conflict that still
     last: those it held in its latest finished challenge of the scene, when that ended less
     than five game minutes ago (each challenge they last through moves the end on). One query,
-    over the finished challenges that kept blood only (not every challenge of the night); its
-    SQL built once (the participants looked for among them here)."""
+    over the participants' finished challenges that kept blood only (not every challenge of
+    the night); its SQL built once."""
     wanted = [
         p.pk for p in participants if p is not None and p.character_id is not None
     ]  # a quick NPC keeps no blood
@@ -240,7 +245,7 @@ def blood_kept_of(challenge: Challenge, participants: list[Participant | None]) 
         return {}
     scene = challenge.scene
     out: dict[int, int] = {}
-    for (options,) in _BLOOD_KEEPERS.run(scene.pk, challenge.pk or 0):
+    for (options,) in _BLOOD_KEEPERS.run(scene.pk, challenge.pk or 0, wanted):
         for pk in wanted:
             held = options.get("blood_traits", {}).get(str(pk))
             if held is not None and pk not in out:
@@ -525,7 +530,7 @@ def _phone_listed(
     """:func:`_listed`, of the challenges :func:`_phone_arms` picks (``parts``: the present
     players' participants, ``users`` their players, in the same order)."""
     sql, _count = _phone_arms(connection.vendor, len(parts or ()))
-    values = [scene_id, scene_id]
+    values = [scene_id, scene_id, scene_id, scene_id]
     for part, user in zip(parts or (), users or (), strict=True):
         values += [part, user, part, user, part]
     column = (
@@ -560,7 +565,7 @@ def _phone_arms(vendor: str, parts: int) -> tuple[str, int]:
     - each participant's newest as attacker, whatever it is (its start form's key:
       :func:`phone_last_started`).
 
-    Parameters: the scene's id twice, then for each participant its id and its player's,
+    Parameters: the scene's id four times, then for each participant its id and its player's,
     twice, and its id."""
     q = connection.ops.quote_name
     table = q(Challenge._meta.db_table)
@@ -580,9 +585,12 @@ def _phone_arms(vendor: str, parts: int) -> tuple[str, int]:
             f" AND NOT EXISTS (SELECT 1 FROM json_each({table}.{q('options')}, '$.left') j"
             " WHERE j.value = %s)"
         )
+    # the scene's hidden NPCs read once (a hashed subquery), not looked up for each row: the
+    # arm stays a walk of ``(scene, id)`` backwards whatever the planner thinks of the table
+    hiding = f"SELECT {q('id')} FROM {people} WHERE {q('scene_id')} = %s AND {q('hidden')}"
     seen = (
-        f" AND NOT EXISTS (SELECT 1 FROM {people} p WHERE p.{q('hidden')}"
-        f" AND p.{q('id')} IN ({table}.{q('attacker_id')}, {table}.{q('defender_id')}))"
+        f" AND {q('attacker_id')} NOT IN ({hiding})"
+        f" AND ({q('defender_id')} IS NULL OR {q('defender_id')} NOT IN ({hiding}))"
     )
     arms = [
         f"SELECT {q('id')} FROM {table} WHERE {q('scene_id')} = %s AND {waiting}",
@@ -597,7 +605,7 @@ def _phone_arms(vendor: str, parts: int) -> tuple[str, int]:
             where = f"{q(side)} = %s"
             arms.append(newest.format(where=where, extra=kept, limit=KEPT, name=f"{side[0]}{n}"))
         arms.append(started.format(n=n))
-    return " UNION ALL ".join(arms), 2 + 5 * parts
+    return " UNION ALL ".join(arms), 4 + 5 * parts
 
 
 @functools.cache
