@@ -12,9 +12,11 @@ import functools
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import DEFAULT_DB_ALIAS
+from django.db import DEFAULT_DB_ALIAS, connection
 from django.db.models import BooleanField, Case, ExpressionWrapper, F, OuterRef, Q, QuerySet, When
+from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KeyTransform
+from django.db.models.sql import Query
 
 from combat.challenges import finished, sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
@@ -212,11 +214,16 @@ def by_hand_pending(ch: Challenge, engine: Engine | None) -> dict[str, str] | No
 BLOOD_LASTS = 300  # C5: game seconds blood traits last after the conflict's last challenge
 
 
-def _blood_keepers(scene_id: int, but: int) -> QuerySet[Challenge]:
-    """The options of the scene's finished challenges that kept blood (but ``but``), newest
-    first: :func:`blood_kept_of` takes each participant's from the newest that names it."""
+def _blood_keepers(scene_id: int, but: int, wanted: list[int]) -> QuerySet[Challenge]:
+    """The options of the scene's finished challenges that kept blood (but ``but``) with one
+    of ``wanted`` on a side, newest first: :func:`blood_kept_of` takes each participant's
+    from the newest that names it, and only a side's are named (``outcome._keep_blood``). By
+    the sides' indexes (migration 0007): the participants' own challenges, not the scene's."""
     found = Challenge.objects.filter(
-        scene_id=scene_id, status=ChallengeStatus.OVER, options__has_key="blood_traits"
+        Q(attacker_id__in=wanted) | Q(defender_id__in=wanted),
+        scene_id=scene_id,
+        status=ChallengeStatus.OVER,
+        options__has_key="blood_traits",
     )
     return found.exclude(pk=but).order_by("-pk").values_list("options")
 
@@ -229,8 +236,8 @@ def blood_kept_of(challenge: Challenge, participants: list[Participant | None]) 
     """C5: blood traits each participant (by id) bought earlier in this conflict that still
     last: those it held in its latest finished challenge of the scene, when that ended less
     than five game minutes ago (each challenge they last through moves the end on). One query,
-    over the finished challenges that kept blood only (not every challenge of the night); its
-    SQL built once (the participants looked for among them here)."""
+    over the participants' finished challenges that kept blood only (not every challenge of
+    the night); its SQL built once."""
     wanted = [
         p.pk for p in participants if p is not None and p.character_id is not None
     ]  # a quick NPC keeps no blood
@@ -238,7 +245,7 @@ def blood_kept_of(challenge: Challenge, participants: list[Participant | None]) 
         return {}
     scene = challenge.scene
     out: dict[int, int] = {}
-    for (options,) in _BLOOD_KEEPERS.run(scene.pk, challenge.pk or 0):
+    for (options,) in _BLOOD_KEEPERS.run(scene.pk, challenge.pk or 0, wanted):
         for pk in wanted:
             held = options.get("blood_traits", {}).get(str(pk))
             if held is not None and pk not in out:
@@ -338,25 +345,56 @@ def phone_rows(scene: Scene) -> list[Challenge]:
     however many others finish (the rows of a mob's challenge too: its members are in its
     options). A subset of :func:`scene_rows` (the same row objects in one change's
     renderings) that holds every row the phones' selectors choose from it, read whole only
-    for those: what a change costs does not grow with the challenges the scene ever had."""
+    for those; listed from :func:`_phone_listing` (not every challenge of the scene) unless
+    this change listed them all already (the board's): what a change costs does not grow with
+    the challenges the scene ever had."""
 
     def read() -> list[Challenge]:
-        listing = _listing(scene)
+        listing = known(("challenge_list", scene.pk))
+        if listing is None:
+            listing = _phone_listing(scene)
         return _rows_of(scene, listing, _phone_pks(scene, listing, RECENT, KEPT))
 
     return cached(("challenges_phone", scene.pk), read)
 
 
-def _phone_pks(scene: Scene, listing: list[tuple[Any, ...]], recent: int, kept: int) -> set[int]:
-    """Which of the listed challenges :func:`phone_rows` holds (see it), from the listing
-    alone (:func:`_listed`) and the scene's present participants' players."""
+def _phone_listing(scene: Scene) -> list[tuple[Any, ...]]:
+    """The scene's challenges a phone may show, listed as :func:`_listed` lists them but only
+    a bounded superset of what :func:`_phone_pks` picks (:func:`_phone_listed`): the rows
+    still waiting, the ``RECENT`` newest no hidden NPC took part in, and for each present
+    player's participant and side the ``KEPT`` newest its player has not left. Every row
+    :func:`_phone_pks` would pick from the whole listing is among them, and it picks the same
+    from these (the newest of a kind are the newest of a superset)."""
+
+    def read() -> list[tuple[Any, ...]]:
+        if says_none(scene, CHALLENGE_FLAG):
+            return []
+        parts, users = [], []
+        for pk, player in _played(scene).items():
+            parts.append(pk)
+            users.append(player)
+        if not parts:
+            return _phone_list.run(scene.pk)
+        return _phone_list.run(scene.pk, parts, users)
+
+    return cached(("challenge_phone_list", scene.pk), read)
+
+
+def _played(scene: Scene) -> dict[int, int]:
+    """The scene's present participants a player plays, by id: their players' ids."""
     from combat.selectors import active_participants  # it reads the features' regions
 
-    played = {
+    return {
         p.pk: p.character.player_id
         for p in active_participants(scene)
         if not (p.npc or p.character_id is None)
     }
+
+
+def _phone_pks(scene: Scene, listing: list[tuple[Any, ...]], recent: int, kept: int) -> set[int]:
+    """Which of the listed challenges :func:`phone_rows` holds (see it), from the listing
+    alone (:func:`_listed`) and the scene's present participants' players."""
+    played = _played(scene)
     out: set[int] = set()
     counted: dict[int, int] = {}
     for pk, _step, status, left, attacker, defender, always, hidden, *_ in reversed(listing):
@@ -372,6 +410,26 @@ def _phone_pks(scene: Scene, listing: list[tuple[Any, ...]], recent: int, kept: 
                 counted[player] = counted.get(player, 0) + 1
                 out.add(pk)
     return out
+
+
+def phone_last_started(scene: Scene) -> dict[int, int]:
+    """Each present player's participant's latest challenge as attacker (what
+    :func:`combat.challenges.start_form.last_started` says of them), from the listing
+    :func:`phone_rows` read (:func:`_phone_listing` holds each one's newest): a player's
+    start form costs no query of its own."""
+
+    def read() -> dict[int, int]:
+        listing = known(("challenge_list", scene.pk))
+        if listing is None:
+            listing = _phone_listing(scene)  # phone_rows's, in a change's renderings
+        played = _played(scene)
+        out: dict[int, int] = {}
+        for item in listing:
+            if item[4] in played:
+                out[item[4]] = max(out.get(item[4], 0), item[0])
+        return out
+
+    return cached(("phone_last_started", scene.pk), read)
 
 
 def listed_attackers(scene: Scene) -> dict[int, int] | None:
@@ -437,6 +495,11 @@ def _listed(scene_id: int) -> QuerySet[Challenge]:
     one's every other field (:func:`_whole_fields`; NULL for the others): an open row is
     never kept (:data:`finished.rows`), so a change reads it anyway, and with the list it
     costs no query of its own."""
+    return _listing_of(Challenge.objects.filter(scene=scene_id))
+
+
+def _listing_of(rows: QuerySet[Challenge]) -> QuerySet[Challenge]:
+    """``rows`` listed as :func:`_listed` says, by pk."""
     is_open = Q(status__in=_OPEN)
     whole = {
         f"whole_{f.attname}": Case(When(is_open, then=F(f.attname)), default=None, output_field=f)
@@ -445,8 +508,7 @@ def _listed(scene_id: int) -> QuerySet[Challenge]:
     always = Q(options__has_key="choose") | Q(options__has_key="mob")
     always |= Q(options__has_key="mob_dropped")
     hidden = Q(attacker__hidden=True) | Q(defender__hidden=True)
-    rows = Challenge.objects.filter(scene=scene_id).order_by("pk")
-    rows = rows.annotate(
+    rows = rows.order_by("pk").annotate(
         left=KeyTransform("left", "options"),
         side_a=F("attacker_id"),
         side_d=F("defender_id"),
@@ -462,8 +524,105 @@ def _whole(scene_id: int, ids: list[int]) -> QuerySet[Challenge]:
     return Challenge.objects.filter(scene=scene_id, pk__in=ids)
 
 
+def _phone_listed(
+    scene_id: int, parts: list[int] | None = None, users: list[int] | None = None
+) -> QuerySet[Challenge]:
+    """:func:`_listed`, of the challenges :func:`_phone_arms` picks (``parts``: the present
+    players' participants, ``users`` their players, in the same order)."""
+    sql, _count = _phone_arms(connection.vendor, len(parts or ()))
+    values = [scene_id, scene_id, scene_id, scene_id]
+    for part, user in zip(parts or (), users or (), strict=True):
+        values += [part, user, part, user, part]
+    column = (
+        f"{connection.ops.quote_name(Challenge._meta.db_table)}.{connection.ops.quote_name('id')}"
+    )
+    if connection.vendor == "postgresql":
+        # the ids first, once (an InitPlan), then each row by its key: an ``IN`` gave the
+        # planner the choice to walk the scene's rows and look each up (a fresh table's
+        # statistics say the scene has one)
+        picked = f"{column} = ANY(ARRAY({sql}))"
+    else:
+        picked = f"{column} IN ({sql})"
+    # no scene's condition: the ids are the scene's, each read by its key
+    return _listing_of(
+        Challenge.objects.filter(RawSQL(picked, values, output_field=BooleanField()))
+    )
+
+
+@functools.cache
+def _phone_arms(vendor: str, parts: int) -> tuple[str, int]:
+    """The ids :func:`_phone_listing` lists, as one statement of ``2 + 2 * parts`` arms, and
+    its number of parameters. Each arm reads an index and stops at its limit, however long
+    the scene's history (migration 0007):
+
+    - the rows still waiting (open, a loser's choice, W8; a mob's, C16): the scene's partial
+      index ``combat_ch_scene_waiting`` (the arm says its condition word for word, so both
+      databases use it);
+    - the ``RECENT`` newest of the others no hidden NPC took part in (``(scene, id)``,
+      backwards);
+    - for each participant, as attacker and as defender, the ``KEPT`` newest of the others
+      its player has not left (``options["left"]``; ``(attacker, id)``, ``(defender, id)``);
+    - each participant's newest as attacker, whatever it is (its start form's key:
+      :func:`phone_last_started`).
+
+    Parameters: the scene's id four times, then for each participant its id and its player's,
+    twice, and its id."""
+    q = connection.ops.quote_name
+    table = q(Challenge._meta.db_table)
+    people = q(Participant._meta.db_table)
+    waiting = _waiting_condition(vendor)
+    newest = (
+        f"SELECT * FROM (SELECT {q('id')} FROM {table} WHERE {{where}}"
+        f" AND NOT {waiting}{{extra}} ORDER BY {q('id')} DESC LIMIT {{limit}}) {{name}}"
+    )
+    if vendor == "postgresql":
+        kept = (
+            f" AND NOT COALESCE({table}.{q('options')} -> 'left'"
+            " @> jsonb_build_array(CAST(%s AS bigint)), FALSE)"
+        )
+    else:
+        kept = (
+            f" AND NOT EXISTS (SELECT 1 FROM json_each({table}.{q('options')}, '$.left') j"
+            " WHERE j.value = %s)"
+        )
+    # the scene's hidden NPCs read once (a hashed subquery), not looked up for each row: the
+    # arm stays a walk of ``(scene, id)`` backwards whatever the planner thinks of the table
+    hiding = f"SELECT {q('id')} FROM {people} WHERE {q('scene_id')} = %s AND {q('hidden')}"
+    seen = (
+        f" AND {q('attacker_id')} NOT IN ({hiding})"
+        f" AND ({q('defender_id')} IS NULL OR {q('defender_id')} NOT IN ({hiding}))"
+    )
+    arms = [
+        f"SELECT {q('id')} FROM {table} WHERE {q('scene_id')} = %s AND {waiting}",
+        newest.format(where=f"{q('scene_id')} = %s", extra=seen, limit=RECENT, name="recent"),
+    ]
+    started = (
+        f"SELECT * FROM (SELECT {q('id')} FROM {table} WHERE {q('attacker_id')} = %s"
+        f" ORDER BY {q('id')} DESC LIMIT 1) s{{n}}"
+    )
+    for n in range(parts):
+        for side in ("attacker_id", "defender_id"):
+            where = f"{q(side)} = %s"
+            arms.append(newest.format(where=where, extra=kept, limit=KEPT, name=f"{side[0]}{n}"))
+        arms.append(started.format(n=n))
+    return " UNION ALL ".join(arms), 4 + 5 * parts
+
+
+@functools.cache
+def _waiting_condition(vendor: str) -> str:
+    """The condition of the index ``combat_ch_scene_waiting`` as the database was given it
+    (its literals written in): a partial index serves a query whose WHERE says it."""
+    index = next(i for i in Challenge._meta.indexes if i.name == "combat_ch_scene_waiting")
+    query = Query(Challenge, alias_cols=False)
+    where = query.build_where(index.condition)
+    sql, params = where.as_sql(query.get_compiler(connection=connection), connection)
+    editor = connection.schema_editor()
+    return "(" + sql % tuple(editor.quote_value(p) for p in params) + ")"
+
+
 # Their SQL is built once per process (config.prepared).
 _list, _rows = PreparedValues(_listed), Prepared(_whole, model=Challenge)
+_phone_list = PreparedValues(_phone_listed)
 
 
 def _read(scene_id: int, listed: list[tuple[Any, ...]]) -> list[Challenge]:

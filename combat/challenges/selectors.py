@@ -584,7 +584,7 @@ def _player_cards(scene: Scene, user: AbstractBaseUser) -> dict[str, Any]:
                     cards.append(step_in_card(ch, member))
     # A phone's start form takes its targets from the public part (#scene-targets), so a
     # newcomer needs no re-render of every phone's private part.
-    last = start_form.last_started(scene) if own else {}
+    last = reads.phone_last_started(scene) if own else {}
     starts = (
         [start_form.start_choices(p, scene, [], last.get(p.pk, 0)) for p in own]
         if _starts_offered(scene)

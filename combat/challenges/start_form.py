@@ -4,13 +4,14 @@ challenge, so it changes when a challenge starts and never with the scene's seq)
 
 from __future__ import annotations
 
-from django.db.models import Max
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from combat.challenges import reads, sheets
 from combat.models import Challenge, Participant, Scene
 from combat.regions import says_none
 from combat.render_cache import cached
 from combat.rules import night
+from config.prepared import PreparedValues
 
 
 def last_started(scene: Scene) -> dict[int, int]:
@@ -24,10 +25,21 @@ def last_started(scene: Scene) -> dict[int, int]:
         held = reads.listed_attackers(scene)  # from the listing, when this change has it
         if held is not None:
             return held
-        rows = Challenge.objects.filter(scene=scene).values("attacker").annotate(last=Max("pk"))
-        return {row["attacker"]: row["last"] for row in rows}
+        return dict(_LAST_STARTED.run(scene.pk))
 
     return cached(("last_started", scene.pk), read)
+
+
+def _last_started(scene_id: int) -> QuerySet[Participant]:
+    """Each participant of the scene that started a challenge, with its latest: one look-up
+    of the index ``(attacker, id)`` each (migration 0007), not a walk of the scene's
+    challenges (a night's history)."""
+    latest = Challenge.objects.filter(attacker=OuterRef("pk")).order_by("-pk").values("pk")[:1]
+    rows = Participant.objects.filter(scene=scene_id).annotate(last=Subquery(latest))
+    return rows.filter(last__isnull=False).order_by().values_list("pk", "last")
+
+
+_LAST_STARTED = PreparedValues(_last_started)  # its SQL compiled once (config.prepared)
 
 
 def start_choices(

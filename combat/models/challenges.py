@@ -60,6 +60,23 @@ class Challenge(models.Model):
 
     class Meta:
         ordering = ["pk"]
+        # What a change's phone parts read is bounded by what phones show, not by the scene's
+        # history (issue 21, combat.challenges.reads.phone_listing): the newest of a scene
+        # (the public part's last few), of a participant's sides (a player's kept cards), and
+        # the few rows still waiting (open, a W8 choice, a mob's, C16) without a scan.
+        indexes = [
+            models.Index(fields=["scene", "id"], name="combat_ch_scene_newest"),
+            models.Index(fields=["attacker", "id"], name="combat_ch_attacker_newest"),
+            models.Index(fields=["defender", "id"], name="combat_ch_defender_newest"),
+            models.Index(
+                fields=["scene"],
+                condition=models.Q(status__in=["answer", "live"])
+                | models.Q(options__has_key="choose")
+                | models.Q(options__has_key="mob")
+                | models.Q(options__has_key="mob_dropped"),
+                name="combat_ch_scene_waiting",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"challenge {self.pk}"

@@ -147,3 +147,83 @@ def test_a_hidden_npcs_finished_challenge_pushes_no_public_line_out(classic):
     assert [line["ch"].pk for line in selectors.public_lines(t.refresh().scene)] == before
     shown = fragments.players_state(t.scene).split('id="challenge-public"')[1]
     assert shown.split("</ul>")[0].count("<li>") == selectors.RECENT
+
+
+def _picked(scene, listing) -> set[int]:
+    return reads._phone_pks(scene, listing, selectors.RECENT, selectors.KEPT)
+
+
+def _whole_listing(scene) -> list[tuple]:
+    """Every challenge of the scene listed (the board's list), as the phones' picks were made
+    from before they were bounded."""
+    return reads._list.run(scene.pk)
+
+
+def test_a_players_own_card_500_challenges_back_stays_on_its_phone(classic):
+    """Issue 21: a player's own finished card stays until the player leaves it, however many
+    others finish: 500 challenges of two NPCs since, its phone still shows it (and its start
+    form's key still names the player's latest challenge); left, it goes."""
+    t = classic
+    mine = _finish(t)
+    ghoul, thrall = _npcs(t)
+    history = _copies(mine, 500, attacker=ghoul, defender=thrall)
+    _forget_rows()
+    scene = t.refresh().scene
+    cards = selectors.player_cards(scene, t.a_user)
+    assert [c["ch"].pk for c in cards["cards"]] == [mine.pk]
+    assert cards["starts"][0]["key"] == f"start-{scene.pk}-{t.a.pk}-{mine.pk}"
+    assert f'id="challenge-{mine.pk}-defender"' in t.phone(t.d_user)
+    public = [line["ch"].pk for line in selectors.public_lines(scene)]
+    assert public == history[::-1][: selectors.RECENT]
+    # what the phones' parts read whole: their own card and the public part's, no more
+    read = {pk for pk, _step in finished.rows.held()}
+    assert read <= {mine.pk, *history[-selectors.RECENT :]}
+    _leave(mine, t.a_user)
+    _forget_rows()
+    assert selectors.player_cards(t.refresh().scene, t.a_user)["cards"] == []
+    assert f'id="challenge-{mine.pk}-defender"' in t.phone(t.d_user)  # Sophia's player's stays
+
+
+def _leave(ch: Challenge, user) -> None:
+    from combat.challenges.leaving import challenge_leave
+
+    challenge_leave(scene=ch.scene, challenge=ch, by=user)
+
+
+def test_the_phones_picks_from_the_bounded_list_are_those_from_the_whole_list(classic):
+    """Every kind a phone keeps, at a long history: the picks from the rows the phones list
+    (reads._phone_listing: bounded by what phones show) equal the picks from every challenge
+    of the scene, and the list stays of the order open + RECENT + participants x KEPT."""
+    t = classic
+    first = _finish(t)
+    ghoul, thrall = _npcs(t)
+    lurker = scenes.scene_add_npc(
+        scene=t.refresh().scene, by=t.st, name="Lurker", pools={"physical": 6}, hidden=True
+    )
+    own = _copies(first, 3 * selectors.KEPT)  # the pair's, the oldest of the night
+    for pk in own[-4:]:  # Marcus's player left the four newest of them
+        ch = Challenge.objects.get(pk=pk)
+        ch.options = {**ch.options, "left": [t.a_user.pk]}
+        ch.save(update_fields=["options"])
+    choice = _copies(first, 1)[0]
+    Challenge.objects.filter(pk=choice).update(options={**first.options, "choose": ["defender"]})
+    _copies(first, 300, attacker=ghoul, defender=thrall)
+    hidden = _copies(first, 2 * selectors.RECENT, attacker=lurker, defender=t.a)
+    open_one = t.start(category="physical", bid="Strong")
+    _copies(first, selectors.RECENT + 1, attacker=lurker, defender=thrall)  # all hidden, newest
+    from combat import render_cache
+
+    with render_cache.RenderCache().active():
+        scene = t.refresh().scene
+        listing = reads._phone_listing(scene)
+        whole = _whole_listing(scene)
+        picked = _picked(scene, listing)
+        assert picked == _picked(scene, whole)
+        assert {choice, open_one.pk, *hidden[-selectors.KEPT :]} <= picked
+        assert len(listing) <= 2 + selectors.RECENT + 2 * (2 * selectors.KEPT + 1)
+        assert len(whole) > 300
+        # each present participant's latest as attacker, as the whole list says
+        latest = {}
+        for pk, _step, _status, _left, attacker, *_ in whole:
+            latest[attacker] = max(latest.get(attacker, 0), pk)
+        assert reads.phone_last_started(scene) == {p: latest[p] for p in (t.a.pk,)}
