@@ -6,10 +6,11 @@ newest finished ones, folded, and one fold "Earlier challenges (N)" for the rest
 night, whose content the tablet asks for when the storyteller opens it (:func:`earlier`, a
 page of ``PAGE`` at a time), never part of a push or of the page load.
 
-A change's read for the board (:func:`board_rows`) is two queries whatever the night holds:
+A change's read for the board (:func:`board_rows`) is one query whatever the night holds:
 the list of the open ones and the ``SHOWN`` newest finished ones (pk, step, status) with the
-count of finished ones and the sum of their steps (windows over the scene's rows, narrow: the
-database counts them, no row of the others is sent), then the open rows whole by pk. The
+count of finished ones and the sum of their steps (narrow: the database counts them, no row of
+the others is sent). The open rows come whole from the phones' list, which the board's
+renderings read anyway (:func:`_open_ones`; else by pk, one more query). The
 finished rows are taken from this process's memo of them (:data:`finished.rows`: a row at a
 step never changes, but for who left it, which the board does not show) and only those not
 held are read whole.
@@ -42,7 +43,7 @@ from django.db.models.functions import Cast, Coalesce, Concat
 from combat.challenges import finished, reads
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.regions import says_none
-from combat.render_cache import cached
+from combat.render_cache import cached, known
 from config.prepared import Prepared, PreparedValues, copy_row
 
 #: The newest finished challenges the board itself keeps showing (folded), as many as a
@@ -97,7 +98,7 @@ def board_rows(scene: Scene) -> BoardRows:
                 still.append((pk, step))
                 if status in _OPEN:
                     opened.append(pk)
-        found = {row.pk: row for row in _open_rows.run(scene.pk, opened)} if opened else {}
+        found = _open_ones(scene, [item for item in still if item[0] in opened])
         held = [item for item in still if item[0] not in found]
         found |= {row.pk: row for row in _finished_rows(scene.pk, held)}
         waiting = [found[pk] for pk, _ in still if pk in found]  # none deleted since
@@ -108,6 +109,20 @@ def board_rows(scene: Scene) -> BoardRows:
         return BoardRows(waiting, recent, max(total - len(recent), 0), version)
 
     return cached(("board_rows", scene.pk), read)
+
+
+def _open_ones(scene: Scene, listed: list[tuple[int, int]]) -> dict[int, Challenge]:
+    """The open rows of ``listed`` (pk, step) by pk: those the phones' list of this rendering
+    read already (:func:`reads.phone_rows` holds every open one, whole, at the same commit)
+    taken from it, the others read whole by pk in one query."""
+    if not listed:
+        return {}
+    read = known(("challenge_rows", scene.pk)) or {}
+    found = {pk: read[pk] for pk, step in listed if pk in read and read[pk].step == step}
+    wanted = [pk for pk, _ in listed if pk not in found]
+    if wanted:
+        found |= {row.pk: row for row in _open_rows.run(scene.pk, wanted)}
+    return found
 
 
 def _listed(scene_id: int) -> QuerySet[Challenge]:

@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from combat import fragments, live
+from combat import fragments, live, render_cache
 from combat.challenges import board_reads, reads
 from combat.models import Challenge, Participant
 from combat.templatetags import finished_cards
@@ -203,3 +203,29 @@ def test_one_waiting_on_a_choice_stays_on_the_board_however_old(classic):
     assert len(_done(region)) == SHOWN and "Earlier challenges (2)" in region
     status, html = _earlier(t, t.st)
     assert status == 200 and f"challenge-{first.pk}" not in html and len(_done(html)) == 2
+
+
+def _by_pk(captured: CaptureQueriesContext) -> int:
+    return sum(
+        'FROM "combat_challenge"' in q["sql"] and '"combat_challenge"."id" IN (' in q["sql"]
+        for q in captured.captured_queries
+    )
+
+
+def test_the_board_takes_its_open_rows_from_the_phones_list(classic):
+    """The board's open rows come from the phones' list when this rendering read it (as every
+    board rendering does: board_reads._open_ones), not read again by pk; read alone, the
+    board's rows read them by pk, the same rows."""
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    users = [t.a_user.pk, t.d_user.pk]
+    together = fragments.scene_change_fragments(t.refresh().scene.pk, private_user_ids=users)
+    with CaptureQueriesContext(connection) as captured:
+        alone = fragments.board_regions(t.refresh().scene, ("challenges",))
+    assert _by_pk(captured) == 0
+    assert alone in together.storytellers and f"cc-done-{ch.pk}" not in alone
+    with render_cache.RenderCache().active(), CaptureQueriesContext(connection) as captured:
+        rows = board_reads.board_rows(t.refresh().scene)
+    assert _by_pk(captured) == 1  # the open one, whole
+    ch.refresh_from_db()
+    assert [(r.pk, r.step, r.status) for r in rows.waiting] == [(ch.pk, ch.step, ch.status)]
