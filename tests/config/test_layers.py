@@ -26,17 +26,21 @@ def layer(**config) -> RedisChannelLayer:
 
 
 def _packed(monkeypatch) -> list[bytes]:
-    """The name of every command any asynchronous connection sends from now on (but a new
-    connection's handshake), a hub's reads included."""
+    """The name of every command any asynchronous connection of this test's event loop sends
+    from now on (but a new connection's handshake), a hub's reads included. The patch is the
+    class's, so a server another test left running in its own thread (a hub checking the layer)
+    would be counted too: only this loop's are."""
     from redis.asyncio.connection import AbstractConnection
 
     sent: list[bytes] = []
     original = AbstractConnection.send_packed_command
+    loop = asyncio.get_running_loop()
 
     async def counted(self, command, *args, **kwargs):
         packed = command if isinstance(command, bytes) else b"".join(command)
         name = packed.split(b"\r\n")[2]
-        if name not in {b"HELLO", b"CLIENT", b"AUTH", b"SELECT"}:
+        ours = asyncio.get_running_loop() is loop
+        if ours and name not in {b"HELLO", b"CLIENT", b"AUTH", b"SELECT"}:
             sent.append(name)
         return await original(self, command, *args, **kwargs)
 
@@ -44,7 +48,8 @@ def _packed(monkeypatch) -> list[bytes]:
     exchange = layers.exchange  # a hub's read: its command written on the stream directly
 
     async def exchanged(connection, command):
-        sent.append(command.split(b"\r\n")[2])
+        if asyncio.get_running_loop() is loop:
+            sent.append(command.split(b"\r\n")[2])
         return await exchange(connection, command)
 
     monkeypatch.setattr(layers, "exchange", exchanged)
