@@ -17,6 +17,7 @@ from combat import fragments, live, render_cache
 from combat.challenges import board_reads, reads
 from combat.models import Challenge, Participant
 from combat.templatetags import finished_cards
+from tests.combat.challenges.conftest import make_table
 from tests.conftest import client_for
 from tests.factories import UserFactory
 
@@ -151,6 +152,28 @@ def test_a_player_or_a_stranger_gets_nothing_of_the_fold(classic):
         assert "Earlier" not in html and "cc-done" not in html and "(8)" not in html
     phone = t.phone(t.a_user)
     assert "Earlier challenges" not in phone and "challenges/earlier" not in phone
+
+
+@pytest.mark.parametrize("query", [{"before": "\u00b2"}, {"through": "\u00b3"}, {"before": "x1"}])
+def test_a_forged_page_of_the_fold_is_a_404_not_a_500(classic, query):
+    """``before`` and ``through`` are a challenge's pk: anything else (a superscript digit,
+    which ``str.isdigit`` accepts and ``int`` refuses) is no page."""
+    t = classic
+    t.finished()
+    _history(t, SHOWN + 3)
+    url = reverse("challenge_earlier", args=[t.scene.pk])
+    tablet = client_for(t.st)
+    tablet.raise_request_exception = False
+    assert tablet.get(url, query).status_code == 404
+
+
+def test_another_chronicles_storyteller_gets_nothing_of_the_fold(classic):
+    t = classic
+    t.finished()
+    _history(t, SHOWN + 3)
+    other = make_table("met_werewolf")
+    status, html = _earlier(t, other.st)
+    assert status == 404 and "cc-done" not in html and "(4)" not in html
 
 
 def test_a_void_from_the_fold_goes_through_the_step_and_the_board_converges(classic):
