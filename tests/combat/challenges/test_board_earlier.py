@@ -256,3 +256,55 @@ def test_the_board_takes_its_open_rows_from_the_phones_list(classic):
     assert _by_pk(captured) == 1  # the open one, whole
     ch.refresh_from_db()
     assert [(r.pk, r.step, r.status) for r in rows.waiting] == [(ch.pk, ch.step, ch.status)]
+
+
+def _fold_pages(t, **query) -> list[int]:
+    """Every challenge the fold gives, following its "Older challenges" button page by page."""
+    out: list[int] = []
+    while True:
+        status, html = _earlier(t, t.st, **query)
+        assert status == 200
+        out += _done(html)
+        more = re.search(r"\?before=(\d+)", html)
+        if more is None:
+            return out
+        query = {"before": more.group(1)}
+
+
+@pytest.mark.parametrize("count", [SHOWN, SHOWN + 1, 30, SHOWN + PAGE, SHOWN + PAGE + 1])
+def test_the_board_and_its_fold_hold_every_finished_one_once_at_the_boundaries(classic, count):
+    t = classic
+    first = t.finished()
+    every = [first.pk, *_history(t, count - 1)][::-1]  # newest first
+    region = _region(t)
+    shown = _done(region)
+    assert shown == every[:SHOWN]
+    folded = len(every) - SHOWN
+    assert (f"Earlier challenges ({folded})" in region) == (folded > 0)
+    assert "Earlier challenges" in region or folded == 0
+    assert _fold_pages(t) == every[SHOWN:]
+    if folded:
+        assert _fold_pages(t, through=every[-1]) == every[SHOWN:]
+
+
+def test_a_fold_asked_again_through_more_than_it_keeps_pages_the_rest(classic):
+    """``through`` an older one than ``THROUGH`` earlier ones back: the first ``THROUGH``, then
+    the rest a page at a time, none twice, none left out."""
+    t = classic
+    first = t.finished()
+    every = [first.pk, *_history(t, SHOWN + board_reads.THROUGH + PAGE + 4)][::-1]
+    status, html = _earlier(t, t.st, through=every[-1])
+    assert status == 200 and len(_done(html)) == board_reads.THROUGH
+    assert _fold_pages(t, through=every[-1]) == every[SHOWN:]
+
+
+def test_a_finished_card_in_the_fold_is_the_markup_the_board_showed_for_it(classic):
+    t = classic
+    first = t.finished()
+    _history(t, SHOWN - 1)
+    card = re.compile(rf'<details class="fold cc-done" id="cc-done-{first.pk}">.*?</details>', re.S)
+    on_board = card.search(_region(t)).group(0)
+    _history(t, 3)
+    assert first.pk not in _done(_region(t))
+    status, html = _earlier(t, t.st)
+    assert status == 200 and card.search(html).group(0) == on_board
