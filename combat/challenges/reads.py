@@ -369,15 +369,27 @@ def _phone_listing(scene: Scene) -> list[tuple[Any, ...]]:
     def read() -> list[tuple[Any, ...]]:
         if says_none(scene, CHALLENGE_FLAG):
             return []
-        parts, users = [], []
-        for pk, player in _played(scene).items():
-            parts.append(pk)
-            users.append(player)
-        if not parts:
+        played = list(_played(scene).items())
+        if not played:
             return _phone_list.run(scene.pk)
-        return _phone_list.run(scene.pk, parts, users)
+        if len(played) <= PARTS:
+            return _phone_list.run(scene.pk, [p for p, _ in played], [u for _, u in played])
+        # a crowded scene: a statement for each ``PARTS`` of them (SQLite refuses a compound
+        # SELECT of more than 500 terms), their rows merged by pk (the rows still waiting and
+        # the ``RECENT`` newest come with each: the same rows)
+        found: dict[int, tuple[Any, ...]] = {}
+        for start in range(0, len(played), PARTS):
+            chunk = played[start : start + PARTS]
+            for item in _phone_list.run(scene.pk, [p for p, _ in chunk], [u for _, u in chunk]):
+                found[item[0]] = item
+        return [found[pk] for pk in sorted(found)]
 
     return cached(("challenge_phone_list", scene.pk), read)
+
+
+#: The present players' participants one statement of the phones' list holds (3 arms each:
+#: under SQLite's 500 terms of a compound SELECT, and a shape ``config.prepared`` prepares).
+PARTS = 64
 
 
 def _played(scene: Scene) -> dict[int, int]:

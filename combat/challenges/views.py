@@ -203,7 +203,7 @@ def _pk_arg(request: HttpRequest, name: str) -> int | None:
     value = request.GET.get(name, "")
     if not value:
         return None
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()):  # "²" is a digit to isdigit, not to int
         raise Http404("No such page.")
     return int(value)
 

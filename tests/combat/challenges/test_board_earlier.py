@@ -17,6 +17,7 @@ from combat import fragments, live, render_cache
 from combat.challenges import board_reads, reads
 from combat.models import Challenge, Participant
 from combat.templatetags import finished_cards
+from tests.combat.challenges.conftest import make_table
 from tests.conftest import client_for
 from tests.factories import UserFactory
 
@@ -153,6 +154,28 @@ def test_a_player_or_a_stranger_gets_nothing_of_the_fold(classic):
     assert "Earlier challenges" not in phone and "challenges/earlier" not in phone
 
 
+@pytest.mark.parametrize("query", [{"before": "\u00b2"}, {"through": "\u00b3"}, {"before": "x1"}])
+def test_a_forged_page_of_the_fold_is_a_404_not_a_500(classic, query):
+    """``before`` and ``through`` are a challenge's pk: anything else (a superscript digit,
+    which ``str.isdigit`` accepts and ``int`` refuses) is no page."""
+    t = classic
+    t.finished()
+    _history(t, SHOWN + 3)
+    url = reverse("challenge_earlier", args=[t.scene.pk])
+    tablet = client_for(t.st)
+    tablet.raise_request_exception = False
+    assert tablet.get(url, query).status_code == 404
+
+
+def test_another_chronicles_storyteller_gets_nothing_of_the_fold(classic):
+    t = classic
+    t.finished()
+    _history(t, SHOWN + 3)
+    other = make_table("met_werewolf")
+    status, html = _earlier(t, other.st)
+    assert status == 404 and "cc-done" not in html and "(4)" not in html
+
+
 def test_a_void_from_the_fold_goes_through_the_step_and_the_board_converges(classic):
     t = classic
     first = t.finished()
@@ -206,8 +229,12 @@ def test_one_waiting_on_a_choice_stays_on_the_board_however_old(classic):
 
 
 def _by_pk(captured: CaptureQueriesContext) -> int:
+    """Reads of challenges' whole rows by their ids: not the phones' list, which picks its ids
+    by a subquery (``IN (SELECT ...)`` on SQLite, ``= ANY(ARRAY(...))`` on PostgreSQL)."""
     return sum(
-        'FROM "combat_challenge"' in q["sql"] and '"combat_challenge"."id" IN (' in q["sql"]
+        'FROM "combat_challenge"' in q["sql"]
+        and '"combat_challenge"."id" IN (' in q["sql"]
+        and 'AS "always"' not in q["sql"]
         for q in captured.captured_queries
     )
 
@@ -229,3 +256,55 @@ def test_the_board_takes_its_open_rows_from_the_phones_list(classic):
     assert _by_pk(captured) == 1  # the open one, whole
     ch.refresh_from_db()
     assert [(r.pk, r.step, r.status) for r in rows.waiting] == [(ch.pk, ch.step, ch.status)]
+
+
+def _fold_pages(t, **query) -> list[int]:
+    """Every challenge the fold gives, following its "Older challenges" button page by page."""
+    out: list[int] = []
+    while True:
+        status, html = _earlier(t, t.st, **query)
+        assert status == 200
+        out += _done(html)
+        more = re.search(r"\?before=(\d+)", html)
+        if more is None:
+            return out
+        query = {"before": more.group(1)}
+
+
+@pytest.mark.parametrize("count", [SHOWN, SHOWN + 1, 30, SHOWN + PAGE, SHOWN + PAGE + 1])
+def test_the_board_and_its_fold_hold_every_finished_one_once_at_the_boundaries(classic, count):
+    t = classic
+    first = t.finished()
+    every = [first.pk, *_history(t, count - 1)][::-1]  # newest first
+    region = _region(t)
+    shown = _done(region)
+    assert shown == every[:SHOWN]
+    folded = len(every) - SHOWN
+    assert (f"Earlier challenges ({folded})" in region) == (folded > 0)
+    assert "Earlier challenges" in region or folded == 0
+    assert _fold_pages(t) == every[SHOWN:]
+    if folded:
+        assert _fold_pages(t, through=every[-1]) == every[SHOWN:]
+
+
+def test_a_fold_asked_again_through_more_than_it_keeps_pages_the_rest(classic):
+    """``through`` an older one than ``THROUGH`` earlier ones back: the first ``THROUGH``, then
+    the rest a page at a time, none twice, none left out."""
+    t = classic
+    first = t.finished()
+    every = [first.pk, *_history(t, SHOWN + board_reads.THROUGH + PAGE + 4)][::-1]
+    status, html = _earlier(t, t.st, through=every[-1])
+    assert status == 200 and len(_done(html)) == board_reads.THROUGH
+    assert _fold_pages(t, through=every[-1]) == every[SHOWN:]
+
+
+def test_a_finished_card_in_the_fold_is_the_markup_the_board_showed_for_it(classic):
+    t = classic
+    first = t.finished()
+    _history(t, SHOWN - 1)
+    card = re.compile(rf'<details class="fold cc-done" id="cc-done-{first.pk}">.*?</details>', re.S)
+    on_board = card.search(_region(t)).group(0)
+    _history(t, 3)
+    assert first.pk not in _done(_region(t))
+    status, html = _earlier(t, t.st)
+    assert status == 200 and card.search(html).group(0) == on_board

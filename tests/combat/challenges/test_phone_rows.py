@@ -227,3 +227,35 @@ def test_the_phones_picks_from_the_bounded_list_are_those_from_the_whole_list(cl
         for pk, _step, _status, _left, attacker, *_ in whole:
             latest[attacker] = max(latest.get(attacker, 0), pk)
         assert reads.phone_last_started(scene) == {p: latest[p] for p in (t.a.pk,)}
+
+
+def test_a_crowded_scenes_phones_list_holds_every_players_cards(classic):
+    """A convention's court scene: 200 players present (the fan-out bench's default scene).
+    The phones' bounded list is one arm a side for each present player's participant; SQLite
+    refuses a compound SELECT of more than 500 terms, so the list must not be one statement
+    of them all. Its picks still equal those from every challenge of the scene."""
+    from characters.models import Character
+    from combat.models import Participant
+    from tests.factories import UserFactory
+
+    t = classic
+    first = _finish(t)
+    scene = t.refresh().scene
+    users = [UserFactory() for _ in range(200)]
+    characters = Character.objects.bulk_create(
+        Character(chronicle=scene.chronicle, name=f"Courtier {n}", player=u, creature="vampire")
+        for n, u in enumerate(users)
+    )
+    crowd = Participant.objects.bulk_create(
+        Participant(scene=scene, character=c, name=c.name) for c in characters
+    )
+    _copies(first, 3, attacker=crowd[-1], defender=t.a)
+    from combat import live, render_cache
+
+    live._people_changed(scene.pk)
+    with render_cache.RenderCache().active():
+        scene = t.refresh().scene
+        listing = reads._phone_listing(scene)
+        assert _picked(scene, listing) == _picked(scene, _whole_listing(scene))
+        assert reads.phone_last_started(scene)[crowd[-1].pk] == max(i[0] for i in listing)
+    assert f'id="challenge-{first.pk}-attacker"' in t.phone(t.a_user)
