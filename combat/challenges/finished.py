@@ -82,9 +82,10 @@ class Memo(Generic[T]):
 cards: Memo[dict[str, Any]] = Memo(4096)
 
 #: The rows of challenges no longer open, by ``(pk, step)``, as the database gave them (no
-#: scene or participant attached): :func:`combat.challenges.reads.scene_rows` lists a scene's
-#: challenges by pk and step and reads whole only those not kept here. A row at a given step
-#: never changes but for ``options["left"]`` (see the module), which the list reads afresh.
+#: scene or participant attached): the phones' list (:func:`combat.challenges.reads.phone_rows`)
+#: and the board's (:mod:`combat.challenges.board_reads`) list a scene's challenges by pk and
+#: step and read whole only those not kept here. A row at a given step never changes but for
+#: ``options["left"]`` (see the module), which the list reads afresh.
 rows: Memo[Challenge] = Memo(4096)
 
 #: The rows of open challenges, by ``(pk, step)``, made from the listing that reads them

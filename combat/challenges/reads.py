@@ -21,7 +21,7 @@ from django.db.models.sql import Query
 from combat.challenges import finished, sheets
 from combat.models import Challenge, ChallengeStatus, Participant, Scene
 from combat.regions import says_none
-from combat.render_cache import cached, known
+from combat.render_cache import cached
 from combat.rules.challenge import Challenge as Engine
 from combat.rules.challenge import Phase
 from combat.rules.profiles import Family
@@ -324,12 +324,12 @@ def any_challenge() -> QuerySet[Challenge]:
 
 
 def scene_rows(scene: Scene) -> list[Challenge]:
-    """The scene's challenges, by pk (the oldest first), every one of the night (the
-    storyteller's board); all of them are read once for every audience of a change; none when
-    the scene's row says it never had one. Their sides are the participants a change's
-    renderings read anyway (:func:`combat.selectors.active_participants`, with their
-    characters and players); only those taken out of the scene since are read apart (one
-    query)."""
+    """Every challenge of the scene's night, by pk (the oldest first), as a change's renderings
+    would read them (their sides the participants those read anyway; only those taken out of
+    the scene since read apart). No change's rendering reads them all now: the phones read
+    :func:`phone_rows`, the board :mod:`combat.challenges.board_reads`, each bounded whatever
+    the night holds. Kept as the whole read those bounded ones are tested against (their picks
+    from it equal theirs), and for a rendering of one row as a change reads it."""
     # kept when there are none too: this seq's renderings share it
     return cached(("challenges", scene.pk), lambda: _rows_of(scene, _listing(scene), None))
 
@@ -345,14 +345,11 @@ def phone_rows(scene: Scene) -> list[Challenge]:
     however many others finish (the rows of a mob's challenge too: its members are in its
     options). A subset of :func:`scene_rows` (the same row objects in one change's
     renderings) that holds every row the phones' selectors choose from it, read whole only
-    for those; listed from :func:`_phone_listing` (not every challenge of the scene) unless
-    this change listed them all already (the board's): what a change costs does not grow with
-    the challenges the scene ever had."""
+    for those; listed from :func:`_phone_listing` (not every challenge of the scene): what a
+    change costs does not grow with the challenges the scene ever had."""
 
     def read() -> list[Challenge]:
-        listing = known(("challenge_list", scene.pk))
-        if listing is None:
-            listing = _phone_listing(scene)
+        listing = _phone_listing(scene)
         return _rows_of(scene, listing, _phone_pks(scene, listing, RECENT, KEPT))
 
     return cached(("challenges_phone", scene.pk), read)
@@ -431,9 +428,7 @@ def phone_last_started(scene: Scene) -> dict[int, int]:
     start form costs no query of its own."""
 
     def read() -> dict[int, int]:
-        listing = known(("challenge_list", scene.pk))
-        if listing is None:
-            listing = _phone_listing(scene)  # phone_rows's, in a change's renderings
+        listing = _phone_listing(scene)  # phone_rows's, in a change's renderings
         played = _played(scene)
         out: dict[int, int] = {}
         for item in listing:
@@ -442,18 +437,6 @@ def phone_last_started(scene: Scene) -> dict[int, int]:
         return out
 
     return cached(("phone_last_started", scene.pk), read)
-
-
-def listed_attackers(scene: Scene) -> dict[int, int] | None:
-    """Each attacker's newest challenge of the scene (participant id -> challenge id), from
-    the listing of its challenges when this change's renderings read it (else None)."""
-    listing = known(("challenge_list", scene.pk))
-    if listing is None:
-        return None
-    out: dict[int, int] = {}
-    for item in listing:
-        out[item[4]] = max(out.get(item[4], 0), item[0])
-    return out
 
 
 def _listing(scene: Scene) -> list[tuple[Any, ...]]:

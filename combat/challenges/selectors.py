@@ -133,7 +133,7 @@ def _newest(
     rows: list[Challenge], waiting: list[Challenge], most: int | None, wanted: Any
 ) -> list[Challenge]:
     """The ``most`` newest of ``rows`` (None: all) that are not ``waiting`` and are
-    ``wanted``, newest first. ``rows`` come by pk (:func:`reads.scene_rows`): read from the
+    ``wanted``, newest first. ``rows`` come by pk (:func:`reads.phone_rows`): read from the
     newest, a night's older rows are not looked at once enough are found, and ``waiting`` is
     matched by pk (a model's ``==`` per pair cost a night's rows times the open ones)."""
     held = {c.pk for c in waiting}

@@ -22,9 +22,6 @@ def last_started(scene: Scene) -> dict[int, int]:
     def read() -> dict[int, int]:
         if says_none(scene, reads.CHALLENGE_FLAG):  # the scene's row: it never had one
             return {}
-        held = reads.listed_attackers(scene)  # from the listing, when this change has it
-        if held is not None:
-            return held
         return dict(_LAST_STARTED.run(scene.pk))
 
     return cached(("last_started", scene.pk), read)
