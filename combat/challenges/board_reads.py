@@ -41,7 +41,7 @@ from django.db.models import (
 from django.db.models.functions import Cast, Coalesce, Concat
 
 from combat.challenges import finished, reads
-from combat.models import Challenge, ChallengeStatus, Participant, Scene
+from combat.models import Challenge, ChallengeStatus, Scene
 from combat.regions import says_none
 from combat.render_cache import cached, known
 from config.prepared import Prepared, PreparedValues, copy_row
@@ -216,17 +216,11 @@ def _finished_rows(scene_id: int, listed: list[tuple[int, int]]) -> list[Challen
 
 
 def _attach(scene: Scene, rows: list[Challenge]) -> None:
-    """The scene and the sides of ``rows`` set on them (as :func:`reads.scene_rows` does): the
-    scene's present participants as a change's renderings read them, the others (taken out of
-    the scene since) in one query; and the token a form of a card posts."""
-    from combat.selectors import active_participants  # it reads the features' regions
-
-    sides = {p.pk: p for p in active_participants(scene)}
-    wanted = {pk for row in rows for pk in (row.attacker_id, row.defender_id) if pk is not None}
-    missing = wanted - set(sides)
-    if missing:
-        gone = Participant.objects.filter(pk__in=missing)
-        sides |= {p.pk: p for p in gone.select_related("character", "character__player")}
+    """The scene and the sides of ``rows`` set on them (as :func:`reads.scene_rows` does: the
+    scene's present participants as a change's renderings read them, the others taken out of
+    the scene since in one query, :func:`reads.sides_of`); and the token a form of a card
+    posts."""
+    sides = reads.sides_of(scene, rows)
     for row in rows:
         related = row._state.fields_cache
         related["scene"] = scene

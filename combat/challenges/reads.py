@@ -457,7 +457,7 @@ def _rows_of(scene: Scene, listing: list[tuple[Any, ...]], pks: set[int] | None)
     wanted = [item for item in listing if (pks is None or item[0] in pks) and item[0] not in made]
     if wanted:
         rows = _read(scene.pk, wanted)
-        sides = _sides(scene, rows)
+        sides = sides_of(scene, rows)
         for row in rows:
             # as ``row.scene = scene`` etc. set them, without the descriptors' checks (the ids
             # are the row's own): the scene being rendered, not a copy of its row per challenge
@@ -684,7 +684,7 @@ def _left_now(row: Challenge, left: list[int] | None) -> Challenge:
     return row
 
 
-def _sides(scene: Scene, rows: list[Challenge]) -> dict[int, Participant]:
+def sides_of(scene: Scene, rows: list[Challenge]) -> dict[int, Participant]:
     """The participants on a side of ``rows``, by id: the scene's present ones as a change's
     renderings read them, the others (taken out since) in one query."""
     from combat.selectors import active_participants  # it reads the features' regions
