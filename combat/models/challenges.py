@@ -61,7 +61,7 @@ class Challenge(models.Model):
     class Meta:
         ordering = ["pk"]
         # What a change's phone parts read is bounded by what phones show, not by the scene's
-        # history (issue 21, combat.challenges.reads.phone_listing): the newest of a scene
+        # history (issue 21, combat.challenges.reads._phone_listing): the newest of a scene
         # (the public part's last few), of a participant's sides (a player's kept cards), and
         # the few rows still waiting (open, a W8 choice, a mob's, C16) without a scan.
         indexes = [
