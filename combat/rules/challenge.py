@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from enum import Enum
+from functools import cache
 from typing import Any
 
 from combat.rules.errors import RuleError
@@ -1164,7 +1165,22 @@ _RETEST_RULES = {
 }
 
 
+# What a state holds most of (counts, names, flags): given back as they are, by their exact
+# type first (a step's state is dumped under the scene's lock, every step).
+_SCALARS = frozenset({str, int, bool, float, type(None)})
+
+
+@cache
+def _names(kind: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(kind))
+
+
 def _plain(value: Any) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is tuple:
+        return [_plain(v) for v in value]
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Profile):
@@ -1174,14 +1190,14 @@ def _plain(value: Any) -> Any:
             "control_decay": value.control_decay,
         }
     if isinstance(value, (Contender, Retest)):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+        return {name: _plain(getattr(value, name)) for name in _names(kind)}
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     return value
 
 
 def _dump(challenge: Challenge) -> dict[str, Any]:
-    return {f.name: _plain(getattr(challenge, f.name)) for f in fields(challenge)}
+    return {name: _plain(getattr(challenge, name)) for name in _names(type(challenge))}
 
 
 def _tuples(value: Any) -> Any:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from enum import Enum
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from combat.rules.challenge import Challenge, Contender, Phase
 from combat.rules.errors import RuleError
 from combat.rules.odds import retest_with
+from combat.rules.profiles import Profile
 from combat.rules.terms import RetestKind, Side, Throw
 
 RULESETS = ["met_classic", "met_werewolf", "met_bns"]
@@ -71,6 +77,20 @@ def _apply(state: Challenge, step: tuple) -> Challenge:
     return state.finish()
 
 
+def _dumped(value: Any) -> Any:
+    """A state as plain JSON, the slow obvious way: what ``to_dict``'s fast one must equal."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Profile):
+        keys = ("slug", "abilities_add", "control_decay")
+        return {key: getattr(value, key) for key in keys}
+    if dataclasses.is_dataclass(value):
+        return {f.name: _dumped(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (tuple, list)):
+        return [_dumped(v) for v in value]
+    return value
+
+
 def _limit(state: Challenge) -> int:
     return 2 if state.profile.retests_per_person else 1
 
@@ -98,7 +118,10 @@ def test_every_step_is_applied_or_refused_without_change(start: Challenge, plan:
             assert contender.tempered("willpower") - spent.get("willpower", 0) >= 0
             for ability, rating in contender.abilities:
                 assert rating - spent.get(ability, 0) >= 0
-        assert Challenge.from_dict(state.to_dict()) == state
+        data = state.to_dict()
+        assert data == _dumped(state)
+        assert json.loads(json.dumps(data)) == data  # lists, not tuples: as it is stored
+        assert Challenge.from_dict(data) == state
 
 
 @settings(max_examples=300, deadline=None)
