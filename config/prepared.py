@@ -49,7 +49,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from types import SimpleNamespace
 from typing import Any, Generic, TypeVar
 
@@ -166,7 +166,49 @@ def _preparing_class(logged: bool) -> type:
             return done
 
     PreparingCursor.logged = logged  # whether its statements are left for the query log
+    kept = _kept_query_class()
+    if kept is not None:
+        PreparingCursor._query_cls = kept
     return PreparingCursor
+
+
+# How many statements' conversions :func:`_kept_query_class` keeps (this module's texts are
+# built once per process and shape: a bounded set, a few dozen in a night's play).
+KEPT_CONVERSIONS = 512
+
+
+@cache
+def _kept_query_class() -> type | None:
+    """psycopg's query (its ``%s`` turned into ``$1``…) with every text's conversion kept:
+    psycopg keeps only those of texts up to 4 kB with at most 50 parameters, and splits any
+    other anew on every run (a step's write, with the challenge's every column, and the
+    pushes' joined reads are such texts: a regular expression over 1.5 to 6 kB, each time).
+    ``None`` (psycopg's own, unchanged) should psycopg's internals not be as expected."""
+    try:
+        from psycopg._queries import PostgresQuery, _query2pg_nocache
+        from psycopg.sql import Composable
+    except ImportError:  # pragma: no cover - another psycopg: its own conversion
+        return None
+    if not all(hasattr(PostgresQuery, name) for name in ("convert", "dump", "_ensure_bytes")):
+        return None  # pragma: no cover
+    converted = lru_cache(maxsize=KEPT_CONVERSIONS)(_query2pg_nocache)
+
+    class KeptQuery(PostgresQuery):  # type: ignore[misc,valid-type]
+        __slots__ = ()
+
+        def convert(self, query: Any, vars: Any) -> None:
+            if vars is None or not isinstance(query, (str, bytes, Composable)):
+                super().convert(query, vars)  # no parameters, or a template: psycopg's
+                return
+            query = self._ensure_bytes(query)
+            # a conversion is shared as psycopg shares its cached ones (never changed)
+            self.query, self._want_formats, self._order, self._parts = converted(
+                query, self._tx.encoding
+            )
+            self.dump(vars)
+
+    KeptQuery.conversions = converted  # type: ignore[attr-defined]  # its cache, for tests
+    return KeptQuery
 
 
 @dataclass(frozen=True)

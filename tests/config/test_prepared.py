@@ -732,6 +732,28 @@ def test_a_connections_statements_take_its_one_cursor_again(settings, character)
     assert query.run([character.pk])[0].pk == character.pk
 
 
+def test_a_long_statement_is_converted_once_and_answers_with_its_values(settings, db) -> None:
+    """On PostgreSQL a statement of this module's with more than psycopg keeps (over 4 kB,
+    or over 50 parameters: a step's write, the pushes' joined reads) has its ``%s`` turned
+    into ``$n`` once per process, not on every run; each run still answers its own values."""
+    if connection.vendor != "postgresql" or not settings.DATABASE_PREPARE:
+        pytest.skip("server-side prepared statements are PostgreSQL's")
+    kept = prepared._kept_query_class()
+    assert kept is not None
+    count = 60  # over psycopg's 50 parameters
+    text = "SELECT " + ", ".join(f"%s::int + {n}" for n in range(count))
+    text += " /* " + "x" * 4096 + " */"  # and over its 4 kB
+    answers, misses = [], []
+    for base in (1, 1000):
+        before = kept.conversions.cache_info().misses
+        with prepared.statement_cursor(connection) as cursor:
+            cursor.execute(text, [base + n for n in range(count)])
+            answers.append(cursor.fetchone())
+        misses.append(kept.conversions.cache_info().misses - before)
+    assert answers == [tuple(b + 2 * n for n in range(count)) for b in (1, 1000)]
+    assert misses == [1, 0]  # converted the first time only
+
+
 def _scene_read(scene_id: int):
     return Scene.objects.select_related("chronicle").filter(pk=scene_id).order_by()
 
