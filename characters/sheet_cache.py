@@ -103,8 +103,20 @@ def _rows(ids: list[int]) -> list[Character]:
     return _prepared_rows.run(ids)
 
 
+_SHARED = frozenset({str, int, bool, float, type(None)})
+
+
 def _copied(value: Any) -> Any:
-    """Dicts and lists copied all the way down; what they hold (numbers, text, rows) shared."""
+    """Dicts and lists copied all the way down; what they hold (numbers, text, rows) shared.
+    (A reader's copy is made under the scene's lock: the plain values, most of a sheet, are
+    told apart by their exact type first.)"""
+    kind = type(value)
+    if kind in _SHARED:
+        return value
+    if kind is dict:
+        return {k: v if type(v) in _SHARED else _copied(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _SHARED else _copied(v) for v in value]
     if isinstance(value, dict):
         return {k: _copied(v) for k, v in value.items()}
     if isinstance(value, list):
