@@ -19,7 +19,8 @@ layer either way, so a push is rendered and handed to the layer but crosses no n
   change is rendered for a scene of 2P players; a "challenge" is then P of them.
 - ``--history N``: after the warm-up, N finished challenges of two NPCs are added to the
   challenge's scene (copies of its newest): the history a shared scene builds up, on no
-  phone of the pair's. What a tap costs should not grow with it.
+  phone of the pair's (then analyzed, as autovacuum would have the table of a night that
+  grew over hours). What a tap costs should not grow with it.
 - ``--tablet``: the storyteller's tablet is open on both scenes (a presence row), so every
   change renders the board too; without it no board is open and none is rendered.
 - **Round** (wod_dice): the storyteller starts a fight of two players, sets both
@@ -393,6 +394,10 @@ def round_driver(table: dict[str, Any], counter, meter: Meter):
 def add_history(scene_id: int, count: int) -> None:
     """``count`` finished challenges of two NPCs of the scene's, copies of its newest one: a
     scene's history as a shared scene has it (other pairs' challenges, none on these phones)."""
+    from django.db import connection
+
+    from combat import live
+    from combat.challenges import board_reads
     from combat.models import Challenge, Participant
 
     if count < 1:
@@ -408,9 +413,11 @@ def add_history(scene_id: int, count: int) -> None:
         row.attacker, row.defender = npcs
         rows.append(row)
     Challenge.objects.bulk_create(rows)
-    from combat import live
-
+    board_reads.recount(scene_id)  # written outside the steps, which count finished ones
     live._people_changed(scene_id)  # the NPCs' joining is no measured tap's
+    if connection.vendor == "postgresql":  # as autovacuum would have after a night's growth
+        with connection.cursor() as cursor:  # (over hours, never in one bulk insert)
+            cursor.execute("ANALYZE combat_challenge")
 
 
 def backends_cpu() -> dict[int, float] | None:

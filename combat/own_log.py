@@ -36,17 +36,26 @@ class OwnLine:
     text: str
 
 
-# Readers per statement: four parameters each, well under SQLite's oldest limit (999) and its
-# compound SELECT's (500 arms).
+# Readers per statement: four parameters each on SQLite, well under its oldest limit (999)
+# and its compound SELECT's (500 arms); five on PostgreSQL (its limit: 65,535).
 READERS_AT_ONCE = 200
 
 
 @cache
 def _statement(vendor: str, readers: int) -> str:
-    """One arm per reader, each the newest lines naming one of the reader's characters: with
-    the index on ``(scene, seq, id)`` an arm walks the scene's log back from its newest line
-    and stops at the ``limit``-th of the reader's, however long the log (a ranked read of
-    every line the readers have cost ~10 ms at 2,000 lines).
+    """One arm per reader, each the newest lines naming one of the reader's characters, found
+    from the characters' side: the index on the lines' characters ``(character, line)``
+    (migration 0009) walks each character's lines back from its newest, so the lines of
+    others (a shared scene's other pairs, an NPC's history) are never read, however many
+    (walking the scene's log back from its newest line read every line of others newer than
+    the reader's ``limit``-th: 24 ms at 5,000 of them).
+
+    A scene's lines are written only by ``combat.services.record_change``, under the scene's
+    lock, so their ids go up with their ``seq``: a character's newest by id are its newest
+    by ``(seq, id)``. On PostgreSQL each of the reader's characters gives its ``limit``
+    newest in the scene (``LATERAL``), and the arm the ``limit`` newest of those, a line
+    naming two of them once; SQLite has no ``LATERAL``: the ``limit`` newest lines naming
+    any of them (a character's lines of every scene read, a laptop's night).
 
     The text depends on the number of readers alone (every id a parameter), so PostgreSQL
     prepares it once per connection and number (:func:`config.prepared.statement_cursor`):
@@ -55,16 +64,37 @@ def _statement(vendor: str, readers: int) -> str:
     line = q(SceneLogEntry._meta.db_table)
     named = q(SceneLogEntry.characters.through._meta.db_table)
     character = q(Character._meta.db_table)
-    arm = (
-        # the reader's id is cast so the column has a type (an unknown parameter has none)
-        "SELECT * FROM (SELECT CAST(%s AS bigint) AS reader, l.id AS id, l.seq AS seq,"
-        " l.game_time AS game_time, l.text AS text"
-        f" FROM {line} l WHERE l.scene_id = %s AND EXISTS (SELECT 1 FROM {named} t"
-        f" INNER JOIN {character} c ON c.id = t.character_id"
-        " WHERE t.scenelogentry_id = l.id AND c.player_id = %s)"
-        " ORDER BY l.seq DESC, l.id DESC LIMIT %s) arm{n}"
-    )
+    # the reader's id is cast so the column has a type (an unknown parameter has none)
+    if vendor == "postgresql":
+        # the scene of each of a character's lines is looked up by the line's key (a scalar
+        # subquery): a join lets the planner walk the scene's log instead (a merge join)
+        arm = (
+            "SELECT * FROM (SELECT DISTINCT CAST(%s AS bigint) AS reader, l.id AS id,"
+            " l.seq AS seq, l.game_time AS game_time, l.text AS text"
+            f" FROM {character} c CROSS JOIN LATERAL (SELECT t.scenelogentry_id AS id"
+            f" FROM {named} t WHERE t.character_id = c.id"
+            f" AND (SELECT m.scene_id FROM {line} m WHERE m.id = t.scenelogentry_id) = %s"
+            f" ORDER BY t.scenelogentry_id DESC LIMIT %s) x INNER JOIN {line} l ON l.id = x.id"
+            " WHERE c.player_id = %s ORDER BY l.seq DESC, l.id DESC LIMIT %s) arm{n}"
+        )
+    else:
+        arm = (
+            "SELECT * FROM (SELECT CAST(%s AS bigint) AS reader, l.id AS id, l.seq AS seq,"
+            f" l.game_time AS game_time, l.text AS text FROM {line} l WHERE l.id IN"
+            f" (SELECT DISTINCT t.scenelogentry_id FROM {named} t"
+            f" INNER JOIN {character} c ON c.id = t.character_id"
+            f" INNER JOIN {line} m ON m.id = t.scenelogentry_id"
+            " WHERE m.scene_id = %s AND c.player_id = %s"
+            " ORDER BY t.scenelogentry_id DESC LIMIT %s)) arm{n}"
+        )
     return " UNION ALL ".join(arm.format(n=n) for n in range(readers))
+
+
+def _params(vendor: str, reader: int, scene_id: int, limit: int) -> tuple[int, ...]:
+    """An arm's parameters, in the order of :func:`_statement`'s text."""
+    if vendor == "postgresql":
+        return (reader, scene_id, limit, reader, limit)
+    return (reader, scene_id, reader, limit)
 
 
 def read(scene_id: int, user_ids: Iterable[int], limit: int) -> dict[int, list[OwnLine]]:
@@ -76,7 +106,8 @@ def read(scene_id: int, user_ids: Iterable[int], limit: int) -> dict[int, list[O
     scene_id, limit = int(scene_id), int(limit)
     for at in range(0, len(ids), READERS_AT_ONCE):
         readers = ids[at : at + READERS_AT_ONCE]
-        params = [p for r in readers for p in (r, scene_id, r, limit)]
+        vendor = connection.vendor
+        params = [p for r in readers for p in _params(vendor, r, scene_id, limit)]
         with statement_cursor(connection) as cursor:
             cursor.execute(_statement(connection.vendor, len(readers)), params)
             for reader, pk, seq, game_time, text in cursor.fetchall():

@@ -203,7 +203,10 @@ def record_change(
     concerned = tuple(sorted({u for u in private_user_ids if u is not None}))
     # on PostgreSQL the players' own seq is written in the scene's UPDATE (config.prepared)
     own = (_OWN_SEQ, (scene.seq, scene.pk, list(concerned))) if concerned else None
-    fields = ("seq", "players_seq", "game_time", "situation", "ruleset", "closed_at")
+    fields = (
+        *("seq", "players_seq", "game_time", "situation", "ruleset", "closed_at"),
+        *("challenges_done", "challenges_done_seq"),  # a challenge's save counts (recording)
+    )
     # the log's lines (and the characters they name) inserted in the scene's UPDATE's
     # statement on PostgreSQL: the writes of a step are one round trip under the lock
     logged = None

@@ -7,38 +7,39 @@ night, whose content the tablet asks for when the storyteller opens it (:func:`e
 page of ``PAGE`` at a time), never part of a push or of the page load.
 
 A change's read for the board (:func:`board_rows`) is one query whatever the night holds:
-the list of the open ones and the ``SHOWN`` newest finished ones (pk, step, status) with the
-count of finished ones and the sum of their steps (narrow: the database counts them, no row of
-the others is sent). The open rows come whole from the phones' list, which the board's
-renderings read anyway (:func:`_open_ones`; else by pk, one more query). The
-finished rows are taken from this process's memo of them (:data:`finished.rows`: a row at a
-step never changes, but for who left it, which the board does not show) and only those not
-held are read whole.
+the list of the open ones and the ``SHOWN`` newest finished ones (pk, step, status), both
+walked by index. How many are finished is the scene row's (``Scene.challenges_done``, kept
+by the step that saves a challenge: combat.challenges.recording), not counted from the
+night's rows. The open rows come whole from the phones' list, which the board's renderings
+read anyway (:func:`_open_ones`; else by pk, one more query). The finished rows are taken
+from this process's memo of them (:data:`finished.rows`: a row at a step never changes, but
+for who left it, which the board does not show) and only those not held are read whole.
 
-``version`` (the count and the sum of the finished rows' steps) moves with anything the fold's
-content shows of its rows (a void moves the row's step; a challenge that finishes moves the
-count): the tablet keeps a fold it loaded through pushes that leave it as it was, and asks
-again when it moved (static/js/tablet.js). A rename of a side moves no step: the names in a
-loaded fold are as they were when it was opened, until the next finish, void or reopening.
+``version`` moves with anything the fold's content shows of its rows: the count of finished
+ones (one finishes), the ``seq`` of the last change to a finished one (a void:
+``Scene.challenges_done_seq``), and the names the sides are shown by (the present
+participants' pk, name and hidden: a rename, a reveal). The tablet keeps a fold it loaded
+through pushes that leave it as it was, and asks again when it moved (static/js/tablet.js).
+A side taken out of the scene and renamed after it left is not in it: no screen of the scene
+shows that participant any more, but a loaded fold keeps its old name until the next move.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from hashlib import sha256
 
 from django.db.models import (
     BooleanField,
-    CharField,
     Count,
     ExpressionWrapper,
+    F,
     Q,
     QuerySet,
     Subquery,
-    Sum,
-    Value,
     Window,
 )
-from django.db.models.functions import Cast, Coalesce, Concat
+from django.db.models.functions import Coalesce
 
 from combat.challenges import finished, reads
 from combat.models import Challenge, ChallengeStatus, Scene
@@ -89,11 +90,9 @@ def board_rows(scene: Scene) -> BoardRows:
         still: list[tuple[int, int]] = []  # open, or over and waiting on a choice (W8)
         opened: list[int] = []
         newest: list[tuple[int, int]] = []
-        version = "0-0"
-        for pk, step, status, done, counted in _board_list.run(scene.pk):
+        for pk, step, status, done in _board_list.run(scene.pk):
             if done:
                 newest.append((pk, step))
-                version = counted
             else:
                 still.append((pk, step))
                 if status in _OPEN:
@@ -105,10 +104,31 @@ def board_rows(scene: Scene) -> BoardRows:
         newest.sort(reverse=True)
         recent = _finished_rows(scene.pk, newest)
         _attach(scene, waiting + recent)
-        total = int(version.split("-")[0])
-        return BoardRows(waiting, recent, max(total - len(recent), 0), version)
+        total = scene.challenges_done
+        return BoardRows(waiting, recent, max(total - len(recent), 0), _version(scene))
 
     return cached(("board_rows", scene.pk), read)
+
+
+def _version(scene: Scene) -> str:
+    """The fold's version (see the module): the scene row's count and ``seq`` of its
+    finished challenges, and a digest of how the present participants are named (read for
+    the change's renderings already, :func:`reads.sides_of`)."""
+    from combat.selectors import active_participants  # it reads the features' regions
+
+    if not scene.challenges_done:
+        return "0-0"
+    named = sorted((p.pk, p.name, p.hidden) for p in active_participants(scene))
+    digest = sha256(repr(named).encode()).hexdigest()[:8]
+    return f"{scene.challenges_done}-{scene.challenges_done_seq}-{digest}"
+
+
+def recount(scene_id: int) -> None:
+    """Count the scene's finished challenges afresh from its rows into the scene's row: for
+    rows written outside the steps, which keep the count themselves (a bulk import, a test's
+    or the bench's history). A scan of the night's rows: never on a tap."""
+    done = Challenge.objects.filter(scene=scene_id).exclude(still_open_q()).count()
+    Scene.objects.filter(pk=scene_id).update(challenges_done=done, challenges_done_seq=F("seq"))
 
 
 def _open_ones(scene: Scene, listed: list[tuple[int, int]]) -> dict[int, Challenge]:
@@ -128,25 +148,18 @@ def _open_ones(scene: Scene, listed: list[tuple[int, int]]) -> dict[int, Challen
 def _listed(scene_id: int) -> QuerySet[Challenge]:
     """The board's list (its SQL built once per process: config.prepared): the pk, step and
     status of the still open ones (and those waiting on a choice, W8) and of the ``SHOWN``
-    newest finished ones (those from the ``SHOWN``-th newest on), and on each the count of the
-    scene's finished ones and the sum of their steps (a scalar subquery, "count-sum": the
-    database counts them, no row of the others is sent)."""
+    newest finished ones (those from the ``SHOWN``-th newest on, walked back by the index on
+    ``(scene, id)``), and whether each is finished."""
     done = ExpressionWrapper(~still_open_q(), output_field=BooleanField())
     finished_ones = Challenge.objects.filter(scene=scene_id).exclude(still_open_q())
     cut = finished_ones.order_by("-pk").values("pk")[SHOWN - 1 : SHOWN]
-    # the count and the sum of the steps in one scan: "count-sum" (the fold's version)
-    counted = finished_ones.order_by().values("scene")
-    text = {"output_field": CharField()}
-    version = Concat(
-        Cast(Count("pk"), **text), Value("-"), Cast(Coalesce(Sum("step"), 0), **text), **text
-    )
     rows = (
         Challenge.objects.filter(scene=scene_id)
         .filter(still_open_q() | Q(pk__gte=Coalesce(Subquery(cut), 0)))
-        .annotate(done=done, version=Subquery(counted.annotate(v=version).values("v")))
+        .annotate(done=done)
         .order_by("pk")
     )
-    return rows.values_list("id", "step", "status", "done", "version")
+    return rows.values_list("id", "step", "status", "done")
 
 
 def _whole(scene_id: int, ids: list[int]) -> QuerySet[Challenge]:

@@ -63,6 +63,7 @@ def save(
     if outcome:
         del challenge._outcome_lines
     data = {"challenge": challenge.pk}
+    _count_done(scene, challenge)
     record_change(
         scene,
         by=by,
@@ -82,6 +83,21 @@ def save(
         ],
         rows=[challenge],  # saved with the scene: one statement on PostgreSQL
     )
+
+
+def _count_done(scene: Scene, challenge: Challenge) -> None:
+    """The board's count of the scene's finished challenges and its fold's version
+    (``Scene.challenges_done``, ``challenges_done_seq``; combat.challenges.board_reads),
+    written with the scene by this change: a challenge that finishes now counts once, and
+    any change to a finished one (a void) moves the version to this change's ``seq``. A
+    finished challenge never opens again, and every write that moves a challenge's step
+    comes here."""
+    if not challenge.is_done:
+        return
+    if not challenge.done_when_read:
+        scene.challenges_done += 1
+        challenge.done_when_read = True  # saved again in this request: counted already
+    scene.challenges_done_seq = scene.seq + 1  # record_change's bump: this change's
 
 
 def tell(

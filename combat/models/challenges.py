@@ -9,6 +9,8 @@ a tap that arrives after the challenge moved on is refused.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -89,6 +91,22 @@ class Challenge(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status in {ChallengeStatus.ANSWER, ChallengeStatus.LIVE}
+
+    @property
+    def is_done(self) -> bool:
+        """Finished as the board counts it: over or void, no loser's choice waiting (W8)."""
+        return not self.is_open and "choose" not in self.options
+
+    #: Whether the row was finished when it was read (a new row was not): a step that saves
+    #: it finished counts it in ``Scene.challenges_done`` once (recording.save).
+    done_when_read = False
+
+    @classmethod
+    def from_db(cls, db: str | None, field_names: Any, values: Any) -> Challenge:
+        row = super().from_db(db, field_names, values)
+        if "status" in row.__dict__ and "options" in row.__dict__:  # neither deferred
+            row.done_when_read = row.is_done
+        return row
 
 
 class ChallengeLock(models.Model):

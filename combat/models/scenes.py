@@ -42,6 +42,18 @@ class Scene(models.Model):
         help_text="Bumped by every change the players see (the phones' sequence: a step"
         " only a hidden NPC takes leaves it, so no phone can count such steps).",
     )
+    # The board's fold of finished challenges reads these, not the night's rows (issue 21,
+    # combat.challenges.board_reads): kept by the step that saves a challenge
+    # (combat.challenges.recording.save), under the scene's lock.
+    challenges_done = models.PositiveIntegerField(
+        default=0,
+        help_text="How many of its challenges are finished: over or void, no loser's choice"
+        " waiting (W8).",
+    )
+    challenges_done_seq = models.PositiveBigIntegerField(
+        default=0,
+        help_text="The seq of the last change to a finished challenge (one finishing, a void).",
+    )
     opened_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 

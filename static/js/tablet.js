@@ -7,9 +7,11 @@
 //   round's next step; in a challenge: an NPC's bid, throw or result) is brought into view
 //   inside the stage after every change (issue 19), unless the storyteller is typing elsewhere.
 // - The board's fold of earlier challenges (#cc-earlier) is filled when it opens, a page at a
-//   time: never pushed. A push or a reply draws the fold afresh (scene.js keeps it open); what it
-//   had loaded is put back when its version (the finished ones' count and steps) is the same,
-//   else asked for again down to the oldest one it held (a void from it shows as voided).
+//   time: never pushed. A push or a reply draws the fold afresh (scene.js keeps it open) and
+//   what it had loaded is put back at once; when its version (combat/challenges/board_reads.py:
+//   a finish, a void, a rename) moved, it is asked for again down to the oldest one it held (a
+//   void from it shows as voided), at most once every REFRESH ms: a fold left open in a busy
+//   scene, where challenges finish every second, asks once for a burst of them, not per finish.
 (function () {
   "use strict";
 
@@ -71,7 +73,10 @@
     if (box.top < 0 || box.bottom > window.innerHeight) el.scrollIntoView({ block: "nearest" });
   }
 
+  const REFRESH = 3000; // ms
   let held = null; // the last fold filled: { version, list }
+  let asked = -Infinity; // when the fold was last asked for (performance.now())
+  let waiting = null; // the timer of the next ask
 
   function oldestIn(list) {
     const folds = list.querySelectorAll("details.cc-done[id^='cc-done-']");
@@ -81,29 +86,50 @@
   function fill(fold) {
     const list = fold.querySelector(".cc-earlier-list");
     if (!list || list.dataset.filled) return;
-    const version = fold.dataset.version;
-    if (held && held.list !== list && held.version === version) {
-      list.replaceChildren(...held.list.childNodes); // the same rows: what was loaded, as it was
-      list.dataset.filled = "1";
-      held = { version, list };
+    list.dataset.filled = "1";
+    if (held && held.list !== list) {
+      list.replaceChildren(...held.list.childNodes); // what was loaded, as it was
+      held = { version: held.version, list };
+      if (held.version !== fold.dataset.version) askSoon();
       return;
     }
-    const through = held && held.list !== list ? oldestIn(held.list) : "";
-    list.dataset.filled = "1";
+    ask(fold, list, "");
+  }
+
+  // Ask again for what the open fold holds once REFRESH ms have passed since the last ask (at
+  // once if they have): the fold then on the page, with the version it has then.
+  function askSoon() {
+    if (waiting) return;
+    const wait = Math.max(0, asked + REFRESH - performance.now());
+    waiting = setTimeout(() => {
+      waiting = null;
+      const fold = document.getElementById("cc-earlier");
+      const list = fold && fold.open ? fold.querySelector(".cc-earlier-list") : null;
+      if (!list || !held || held.list !== list || held.version === fold.dataset.version) return;
+      ask(fold, list, oldestIn(list));
+    }, wait);
+  }
+
+  function ask(fold, list, through) {
+    const version = fold.dataset.version;
+    asked = performance.now();
     fetch(fold.dataset.url + (through ? "?through=" + through : ""), {
       credentials: "same-origin",
       headers: { "HX-Request": "true" },
     })
       .then((reply) => (reply.ok ? reply.text() : Promise.reject(reply.status)))
       .then((html) => {
-        if (!list.isConnected || fold.dataset.version !== version) return;
+        // drawn afresh since: the new fold put back what was held and asks again itself
+        if (!list.isConnected) return;
         list.innerHTML = html;
         if (window.htmx) window.htmx.process(list);
         held = { version, list };
       })
       .catch(() => {
+        if (!list.isConnected) return;
         delete list.dataset.filled; // opened again, it asks again
-        if (list.isConnected) list.textContent = "Could not open the earlier challenges.";
+        if (held && held.list === list) held = null;
+        list.textContent = "Could not open the earlier challenges.";
       });
   }
 

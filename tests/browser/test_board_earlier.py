@@ -9,10 +9,11 @@ from __future__ import annotations
 import pytest
 
 from combat.challenges.board_reads import SHOWN
+from combat.models import Challenge
 from tests.browser.test_challenges import TABLET
 from tests.browser.test_challenges import _open as open_page
 from tests.browser.threads import off_loop
-from tests.combat.challenges.conftest import make_table
+from tests.combat.challenges.conftest import WRITES, make_table
 from tests.combat.challenges.test_board_earlier import _history
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -53,5 +54,45 @@ def test_the_storyteller_opens_the_fold_and_voids_an_old_challenge(browser, live
         expect(fold.locator("details.cc-done")).to_have_count(2, timeout=PUSH)
         expect(fold.locator(f"#cc-done-{first.pk} > summary")).to_contain_text("voided")
         expect(board.locator("details.cc-done")).to_have_count(SHOWN + 2)
+    finally:
+        tablet.context.close()
+
+
+def test_a_fold_left_open_asks_once_for_a_burst_of_changes(browser, live_url):
+    """Voids (or finishes) one after another in a busy scene move the fold's version with
+    each push: the open fold puts back what it held at once and asks again at most once every
+    few seconds (static/js/tablet.js), not once per change, and ends as the database is."""
+    from playwright.sync_api import expect
+
+    t = off_loop(make_table, "met_classic")
+    off_loop(t.finished)
+    burst = 8  # voids, each a push that moves the fold's version
+    old = off_loop(_history, t, SHOWN + burst - 1)[: burst - 1]  # the fold: these and the first
+    tablet = open_page(browser, live_url, t.st.username, f"{live_url}/scenes/{t.scene.pk}/", TABLET)
+    asked: list[str] = []
+    tablet.on("request", lambda r: asked.append(r.url) if "/challenges/earlier/" in r.url else None)
+    try:
+        expect(tablet.locator("[data-state=live]")).to_have_count(1, timeout=PUSH)
+        fold = tablet.locator("#cc-earlier")
+        expect(fold.locator("> summary")).to_have_text(f"Earlier challenges ({burst})")
+        fold.locator("> summary").click()
+        expect(fold.locator("details.cc-done")).to_have_count(burst, timeout=PUSH)
+        assert len(asked) == 1
+        first = off_loop(lambda: Challenge.objects.filter(scene=t.scene).order_by("pk")[0].pk)
+
+        def burst_of_voids() -> None:  # one after another, as fast as the steps go
+            for pk in [first, *old]:
+                ch = Challenge.objects.select_related("scene").get(pk=pk)
+                void = WRITES["challenge_st"]
+                void(scene=ch.scene, challenge=ch, by=t.st, action="void", text="x")
+
+        off_loop(burst_of_voids)
+        expect(fold.locator("details.cc-done > summary", has_text="voided")).to_have_count(
+            burst, timeout=PUSH
+        )
+        expect(fold).to_have_attribute("open", "")
+        # one ask when it opened; then, for the burst's pushes, one at once and one every
+        # few seconds (the burst lasts a few): not one for each (the fold's tablet.js of before)
+        assert len(asked) - 1 <= 3, asked
     finally:
         tablet.context.close()

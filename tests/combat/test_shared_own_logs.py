@@ -136,3 +136,31 @@ def test_the_read_is_one_text_per_number_of_readers_prepared_on_postgresql(table
             cursor.execute("SELECT statement FROM pg_prepared_statements")
             prepared = [s for (s,) in cursor.fetchall() if "AS reader" in s]
         assert len(set(prepared)) == 2, prepared  # one reader, two readers
+
+
+def test_lines_of_another_scene_and_of_others_leave_a_player_s_own_as_their_own_read(table):
+    """The read walks each of the player's characters' lines (combat.own_log): lines of the
+    same character in another scene, newer or older, and a crowd of others' lines in this
+    one, leave exactly ``log_for_player``'s lines, however many."""
+    scene = table.scene
+    a, d = table.a.character, table.d.character
+    other = make_table("met_classic").scene
+    second = CharacterFactory(chronicle=scene.chronicle, name="Twin", player=table.a_user)
+    for n in range(selectors.PHONE_LOG_LENGTH):  # more than the phone shows: the limit bites
+        _line(scene, f"mine {n}", a)
+        _line(other, f"elsewhere {n}", a)
+    _line(scene, "both of mine, late", a, second)
+    for n in range(3 * selectors.PHONE_LOG_LENGTH):
+        _line(scene, f"theirs {n}", d)
+        _line(other, f"elsewhere, later {n}", a, second)
+    _line(scene, "the twin's alone", second)
+    shared = _own_logs(scene.pk, [table.a_user, table.d_user])
+    for user in (table.a_user, table.d_user):
+        alone = selectors.log_for_player(
+            scene, user, limit=selectors.PHONE_LOG_LENGTH, public=False
+        )
+        assert shared[user.pk] == [e.text for e in alone]
+    mine = shared[table.a_user.pk]
+    assert len(mine) == selectors.PHONE_LOG_LENGTH
+    assert mine[-2:] == ["both of mine, late", "the twin's alone"]
+    assert not any(t.startswith(("elsewhere", "theirs")) for t in mine)

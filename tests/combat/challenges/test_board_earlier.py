@@ -41,6 +41,7 @@ def _history(t, count: int) -> list[int]:
         row.attacker, row.defender = npcs
         rows.append(row)
     Challenge.objects.bulk_create(rows)
+    board_reads.recount(t.scene.pk)  # written outside the steps, which count
     live._people_changed(t.scene.pk)  # the NPCs' joining (as the bench's)
     made = Challenge.objects.filter(scene=t.scene, attacker=npcs[0]).order_by("-pk")
     return list(made.values_list("pk", flat=True)[:count])[::-1]
@@ -221,6 +222,7 @@ def test_one_waiting_on_a_choice_stays_on_the_board_however_old(classic):
     Challenge.objects.filter(pk=first.pk).update(
         options={**row.options, "choose": ["defender"]}, step=row.step + 1
     )
+    board_reads.recount(t.scene.pk)  # written outside the steps, which count
     region = _region(t)
     assert f'id="challenge-{first.pk}"' in region and f'id="cc-done-{first.pk}"' not in region
     assert len(_done(region)) == SHOWN and "Earlier challenges (2)" in region

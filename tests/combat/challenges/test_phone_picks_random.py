@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from combat import render_cache
 from combat import services as scenes
-from combat.challenges import reads, selectors, start_form
+from combat.challenges import board_reads, reads, selectors, start_form
 from combat.models import Challenge, ChallengeStatus, Participant
 from tests.factories import CharacterFactory
 
@@ -86,6 +86,7 @@ def _history(t, rng: random.Random, model: Challenge, cast: list[Participant], n
         row.options = options
         rows.append(row)
     Challenge.objects.bulk_create(rows)
+    board_reads.recount(t.scene.pk)  # written outside the steps, which count
 
 
 def _old_blood(challenge: Challenge, participants: list[Participant]) -> dict[int, int]:

@@ -41,6 +41,7 @@ def _copies(of: Challenge, count: int, attacker=None, defender=None) -> list[int
         row.defender = defender or row.defender
         rows.append(row)
     Challenge.objects.bulk_create(rows)
+    board_reads.recount(of.scene_id)  # written outside the steps, which count
     return list(
         Challenge.objects.filter(scene=of.scene_id).order_by("-pk").values_list("pk", flat=True)
     )[:count][::-1]
