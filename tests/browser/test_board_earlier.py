@@ -6,6 +6,9 @@ keeps what it shows (combat/challenges/board_reads.py, static/js/tablet.js)."""
 
 from __future__ import annotations
 
+import math
+import time
+
 import pytest
 
 from combat.challenges.board_reads import SHOWN
@@ -86,13 +89,16 @@ def test_a_fold_left_open_asks_once_for_a_burst_of_changes(browser, live_url):
                 void = WRITES["challenge_st"]
                 void(scene=ch.scene, challenge=ch, by=t.st, action="void", text="x")
 
+        began = time.monotonic()
         off_loop(burst_of_voids)
+        lasted = time.monotonic() - began
         expect(fold.locator("details.cc-done > summary", has_text="voided")).to_have_count(
             burst, timeout=PUSH
         )
         expect(fold).to_have_attribute("open", "")
         # one ask when it opened; then, for the burst's pushes, one at once and one every
-        # few seconds (the burst lasts a few): not one for each (the fold's tablet.js of before)
-        assert len(asked) - 1 <= 3, asked
+        # REFRESH (3 s, tablet.js) while they last, and the last one's: not one for each (the
+        # fold's tablet.js of before), however slow this machine made the burst
+        assert len(asked) - 1 <= 2 + math.ceil(lasted / 3), (lasted, asked)
     finally:
         tablet.context.close()
