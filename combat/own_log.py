@@ -16,11 +16,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import Any
 
 from django.db import connection
 from django.utils.html import escape
 
 from characters.models import Character
+from combat import board_log
 from combat.gametime import format_game_time
 from combat.models import SceneLogEntry
 from config.prepared import statement_cursor
@@ -42,7 +44,7 @@ READERS_AT_ONCE = 200
 
 
 @cache
-def _statement(vendor: str, readers: int) -> str:
+def _statement(vendor: str, readers: int, board: bool = False) -> str:
     """One arm per reader, each the newest lines naming one of the reader's characters: with
     the index on ``(scene, seq, id)`` an arm walks the scene's log back from its newest line
     and stops at the ``limit``-th of the reader's, however long the log (a ranked read of
@@ -50,40 +52,88 @@ def _statement(vendor: str, readers: int) -> str:
 
     The text depends on the number of readers alone (every id a parameter), so PostgreSQL
     prepares it once per connection and number (:func:`config.prepared.statement_cursor`):
-    parsing and planning a text of its own on every push was its costliest statement."""
+    parsing and planning a text of its own on every push was its costliest statement.
+
+    ``board``: an arm of the scene's newest lines before them, every line whoever it names,
+    with the columns the storyteller's log panel shows (:data:`combat.board_log.COLUMNS`;
+    the readers' arms read them too: one list of columns)."""
     q = connection.ops.quote_name
     line = q(SceneLogEntry._meta.db_table)
     named = q(SceneLogEntry.characters.through._meta.db_table)
     character = q(Character._meta.db_table)
+    more = ", l.kind AS kind, l.public AS public, l.created_at AS created_at" if board else ""
     arm = (
         # the reader's id is cast so the column has a type (an unknown parameter has none)
         "SELECT * FROM (SELECT CAST(%s AS bigint) AS reader, l.id AS id, l.seq AS seq,"
-        " l.game_time AS game_time, l.text AS text"
+        f" l.game_time AS game_time, l.text AS text{more}"
         f" FROM {line} l WHERE l.scene_id = %s AND EXISTS (SELECT 1 FROM {named} t"
         f" INNER JOIN {character} c ON c.id = t.character_id"
         " WHERE t.scenelogentry_id = l.id AND c.player_id = %s)"
         " ORDER BY l.seq DESC, l.id DESC LIMIT %s) arm{n}"
     )
-    return " UNION ALL ".join(arm.format(n=n) for n in range(readers))
+    arms = [arm.format(n=n) for n in range(readers)]
+    if board:
+        arms.insert(
+            0,
+            "SELECT * FROM (SELECT CAST(%s AS bigint) AS reader, l.id AS id, l.seq AS seq,"
+            f" l.game_time AS game_time, l.text AS text{more}"
+            f" FROM {line} l WHERE l.scene_id = %s ORDER BY l.seq DESC, l.id DESC LIMIT %s)"
+            " board",
+        )
+    return " UNION ALL ".join(arms)
 
 
 def read(scene_id: int, user_ids: Iterable[int], limit: int) -> dict[int, list[OwnLine]]:
     """Each player's own log (``user_ids``), oldest line first, in one query (one per
     ``READERS_AT_ONCE`` players). A line naming two of a player's characters is one line
     (``EXISTS``)."""
+    return read_with_board(scene_id, user_ids, limit, 0)[0]
+
+
+def read_with_board(
+    scene_id: int, user_ids: Iterable[int], limit: int, board: int
+) -> tuple[dict[int, list[OwnLine]], list[board_log.Line]]:
+    """:func:`read`, and in its first statement the storyteller's log panel's ``board``
+    newest lines of the scene, oldest first, as :func:`combat.board_log.read` reads them
+    (``board`` 0: none): a change that renders players' own parts and the board's log reads
+    both in one round trip."""
     ids = sorted({int(u) for u in user_ids})
     logs: dict[int, list[OwnLine]] = {pk: [] for pk in ids}
-    scene_id, limit = int(scene_id), int(limit)
-    for at in range(0, len(ids), READERS_AT_ONCE):
+    newest: list[board_log.Line] = []
+    scene_id, limit, board = int(scene_id), int(limit), int(board)
+    for at in range(0, max(len(ids), 1), READERS_AT_ONCE):
         readers = ids[at : at + READERS_AT_ONCE]
-        params = [p for r in readers for p in (r, scene_id, r, limit)]
+        with_board = bool(board) and at == 0
+        params = [0, scene_id, board] if with_board else []
+        params += [p for r in readers for p in (r, scene_id, r, limit)]
+        if not params:
+            break
         with statement_cursor(connection) as cursor:
-            cursor.execute(_statement(connection.vendor, len(readers)), params)
-            for reader, pk, seq, game_time, text in cursor.fetchall():
-                logs[reader].append(OwnLine(pk, seq, game_time, text))
+            cursor.execute(_statement(connection.vendor, len(readers), with_board), params)
+            for reader, pk, seq, game_time, text, *shown in cursor.fetchall():
+                if reader:
+                    logs[reader].append(OwnLine(pk, seq, game_time, text))
+                else:
+                    newest.append(board_log.Line(pk, seq, game_time, *_converted(shown, text)))
     for lines in logs.values():
         lines.sort(key=lambda e: (e.seq, e.pk))  # an arm reads newest first
-    return logs
+    newest.sort(key=lambda e: (e.seq, e.pk))
+    return logs, newest
+
+
+def _converted(shown: list[Any], text: str) -> tuple[Any, ...]:
+    """A board line's ``kind``, ``public``, ``text`` and ``created_at`` as the ORM gives them
+    (SQLite's booleans and times come as numbers and text)."""
+    kind, public, created_at = shown
+    return kind, _value("public", public), text, _value("created_at", created_at)
+
+
+def _value(name: str, value: Any) -> Any:
+    field = SceneLogEntry._meta.get_field(name)
+    column = field.get_col(SceneLogEntry._meta.db_table)
+    for convert in connection.ops.get_db_converters(column) + field.get_db_converters(connection):
+        value = convert(value, column, connection)
+    return value
 
 
 EMPTY = '<li class="muted">Nothing yet.</li>'
