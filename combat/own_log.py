@@ -13,9 +13,9 @@ the phone shows are read (no model, no ``data``, no ``created_at``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from typing import Any
 
 from django.db import connection
@@ -125,15 +125,31 @@ def _converted(shown: list[Any], text: str) -> tuple[Any, ...]:
     """A board line's ``kind``, ``public``, ``text`` and ``created_at`` as the ORM gives them
     (SQLite's booleans and times come as numbers and text)."""
     kind, public, created_at = shown
-    return kind, _value("public", public), text, _value("created_at", created_at)
+    for column, convert in _converters(connection.vendor):
+        if column == "public":
+            public = convert(public)
+        else:
+            created_at = convert(created_at)
+    return kind, public, text, created_at
 
 
-def _value(name: str, value: Any) -> Any:
-    field = SceneLogEntry._meta.get_field(name)
-    column = field.get_col(SceneLogEntry._meta.db_table)
-    for convert in connection.ops.get_db_converters(column) + field.get_db_converters(connection):
-        value = convert(value, column, connection)
-    return value
+@cache
+def _converters(vendor: str) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    """The database's converters of a board line's ``public`` and ``created_at`` (the ORM's),
+    found once per vendor: none on PostgreSQL."""
+    out = []
+    for name in ("public", "created_at"):
+        field = SceneLogEntry._meta.get_field(name)
+        column = field.get_col(SceneLogEntry._meta.db_table)
+        for convert in connection.ops.get_db_converters(column) + field.get_db_converters(
+            connection
+        ):
+            out.append((name, partial(_apply, convert, column)))
+    return tuple(out)
+
+
+def _apply(convert: Callable[..., Any], column: Any, value: Any) -> Any:
+    return convert(value, column, connection)
 
 
 EMPTY = '<li class="muted">Nothing yet.</li>'
