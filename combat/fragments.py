@@ -252,6 +252,9 @@ def scene_change_parts(
     if len(ids) > 1:
         with cache.active():  # whose own parts follow: a feature may read theirs at once
             render_cache.cached(("private_users", scene.pk), lambda: tuple(sorted(set(ids))))
+    if ids and board is not False and (board or scene.watched) and _logs(regions):
+        with cache.active():  # the board's log is read with the players' own (selectors.own_logs)
+            render_cache.cached(("board_log", scene.pk), lambda: True)
     for user in _players(cache, scene, ids):
         with cache.active():
             if not whole and render_cache.known(("html", "private", user.pk)) is not None:
@@ -270,6 +273,11 @@ def scene_change_parts(
         with cache.active():
             html = board_regions(scene, regions)
         yield "storytellers", None, html
+
+
+def _logs(regions: Collection[str] | None) -> bool:
+    """Whether a change of these board regions renders the board's log."""
+    return regions is None or "log" in regions
 
 
 def _players(cache: render_cache.RenderCache, scene: Scene, ids: list[int]) -> list[Any]:

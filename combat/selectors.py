@@ -28,6 +28,7 @@ from combat.logtext import one_line
 from combat.models import Participant, Presence, Scene, SceneLogEntry
 from combat.own_log import OwnLine
 from combat.own_log import read as own_log_rows
+from combat.own_log import read_with_board as own_log_with_board
 from combat.render_cache import cached, known, offer_sheet_rows, sheets_now
 from combat.steps import token
 from config.prepared import Prepared, PreparedValues, copy_row, read_with, statement_cursor
@@ -455,7 +456,15 @@ def own_logs(scene: Scene, user_ids: Iterable[int]) -> dict[int, list[OwnLine]]:
     ``PHONE_LOG_LENGTH`` lines that concern one of their characters, oldest first), for several
     players in one query (:func:`combat.own_log.read`): a line reaches a player by a character
     of theirs it names, so a hidden NPC's line or another player's reaches nobody else; a line
-    naming two of a player's characters comes once."""
+    naming two of a player's characters comes once.
+
+    When the change's board shows its log too (``("board_log", scene.pk)``, set by
+    :func:`combat.fragments.scene_change_parts`), the board's lines come in the same query,
+    kept for :func:`log_state`."""
+    if known(("board_log", scene.pk)) and known(("log", scene.pk)) is None:
+        logs, lines = own_log_with_board(scene.pk, user_ids, PHONE_LOG_LENGTH, BOARD_LOG_LENGTH)
+        cached(("log", scene.pk), lambda: lines)
+        return logs
     return own_log_rows(scene.pk, user_ids, PHONE_LOG_LENGTH)
 
 

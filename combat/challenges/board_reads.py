@@ -73,12 +73,14 @@ def still_open_q() -> Q:
 class BoardRows:
     """``waiting``: the open ones (and those waiting on a choice), oldest first; ``recent``:
     the ``SHOWN`` newest finished ones, newest first; ``earlier``: how many finished ones are
-    older (the fold's count); ``version``: see the module."""
+    older (the fold's count); ``version``: see the module; ``newest``: the scene's newest
+    challenge's pk (0: none), which the list holds (open, or among the newest finished)."""
 
     waiting: list[Challenge]
     recent: list[Challenge]
     earlier: int
     version: str
+    newest: int = 0
 
 
 def board_rows(scene: Scene) -> BoardRows:
@@ -105,7 +107,9 @@ def board_rows(scene: Scene) -> BoardRows:
         recent = _finished_rows(scene.pk, newest)
         _attach(scene, waiting + recent)
         total = scene.challenges_done
-        return BoardRows(waiting, recent, max(total - len(recent), 0), _version(scene))
+        listed = [pk for pk, _ in still] + [pk for pk, _ in newest]
+        newest_pk = max(listed, default=0)
+        return BoardRows(waiting, recent, max(total - len(recent), 0), _version(scene), newest_pk)
 
     return cached(("board_rows", scene.pk), read)
 

@@ -645,7 +645,10 @@ def _board_cards(scene: Scene) -> dict[str, Any]:
     everyone = active_participants(scene)  # the one read every audience of a change shares
     npcs = [p for p in everyone if p.npc or p.character_id is None]
     pcs = [p for p in everyone if not (p.npc or p.character_id is None)]
-    last = start_form.last_started(scene)
+    starts = scene.is_open and scene.ruleset != "wod_dice" and bool(npcs)
+    # Only the NPCs' start forms name their latest challenge; the test form's key names the
+    # scene's newest, which the board's list holds: no query of its own without an NPC.
+    last = start_form.last_started(scene) if starts else {}
     return {
         "cards": cards,
         "earlier": held.earlier,
@@ -653,12 +656,12 @@ def _board_cards(scene: Scene) -> dict[str, Any]:
         "npc_starts": [
             start_form.start_choices(p, scene, everyone, last.get(p.pk, 0)) for p in npcs
         ]
-        if scene.is_open and scene.ruleset != "wod_dice"
+        if starts
         else [],
         "pcs": pcs,
         # The storyteller's test form: its key (and kept form's id) changes when any challenge
         # of the scene starts, never with the scene's seq.
-        "test_key": f"start-{scene.pk}-test-{max(last.values(), default=0)}",
+        "test_key": f"start-{scene.pk}-test-{held.newest}",
         "modes": modes_of(scene),
         # W0: target counts and races (W13), a required bid (W14) are met_werewolf's
         "werewolf_tests": scene.ruleset != "wod_dice" and has_werewolf_tests(scene.ruleset),

@@ -684,9 +684,11 @@ def test_it_gives_every_fragment_root_an_id_and_the_seq(scene, player):
 
 
 def _with_participants(scene, storyteller, chronicle, count):
-    """The scene with ``count`` participants: players' characters (half connected) and NPCs."""
+    """The scene with ``count`` participants: players' characters (half connected) and NPCs,
+    an NPC whatever the count (the board reads their latest challenges for their start
+    forms: combat.challenges.selectors.board_cards)."""
     for i in range(count - 1):  # Janet is in already
-        if i % 3 == 2:
+        if i % 3 == 1:
             services.scene_add_npc(
                 scene=scene, by=storyteller, name=f"NPC {count}-{i}", hidden=bool(i % 2)
             )

@@ -164,3 +164,38 @@ def test_lines_of_another_scene_and_of_others_leave_a_player_s_own_as_their_own_
     assert len(mine) == selectors.PHONE_LOG_LENGTH
     assert mine[-2:] == ["both of mine, late", "the twin's alone"]
     assert not any(t.startswith(("elsewhere", "theirs")) for t in mine)
+
+
+def test_the_boards_log_comes_with_the_players_own_and_equals_its_own_read(table) -> None:
+    """A change that renders the players' own parts and the board's log reads both in one
+    query; the board's lines are those of its own read (every line, hidden NPCs' and private
+    ones too, the newest ``BOARD_LOG_LENGTH``), and the log panel pushed is a fresh one."""
+    scene = table.scene
+    lurker = Participant.objects.create(scene=scene, name="Lurker", npc=True, hidden=True)
+    for n in range(selectors.BOARD_LOG_LENGTH + 2):
+        _line(scene, f"line {n}", public=n % 3 == 0)
+    _line(scene, "Lurker <waits> & watches", public=False)
+    _line(scene, "Marcus & Sophia", table.a.character, table.d.character, public=True)
+    assert lurker.pk
+    users = [table.a_user.pk, table.d_user.pk]
+    with CaptureQueriesContext(connection) as captured:
+        parts = list(
+            fragments.scene_change_parts(
+                scene.pk, private_user_ids=users, own_parts=False, board=True, regions=["log"]
+            )
+        )
+    logs = [q["sql"] for q in captured if 'FROM "combat_scenelogentry"' in q["sql"]]
+    assert len(logs) == 1, logs
+    (board,) = [html for audience, _, html in parts if audience == "storytellers"]
+    assert "Lurker &lt;waits&gt; &amp; watches" in board and "line 2" in board
+    fresh = Scene.objects.get(pk=scene.pk)
+    assert board == fragments.board_regions(fresh, ["log"])
+    shown = selectors.log_for_storyteller(fresh, selectors.BOARD_LOG_LENGTH)
+    cache = render_cache.RenderCache()
+    with cache.active():
+        render_cache.cached(("board_log", scene.pk), lambda: True)
+        selectors.own_logs(fresh, users)
+        lines = render_cache.known(("log", scene.pk))
+    assert [(e.pk, e.kind, e.public, e.created_at) for e in lines] == [
+        (e.pk, e.kind, e.public, e.created_at) for e in shown
+    ]

@@ -54,10 +54,10 @@ def test_a_finished_row_and_card_are_served_without_reading_the_row_again(classi
     listed = [q["sql"] for q in captured.captured_queries if 'FROM "combat_challenge"' in q["sql"]]
     # the scene's row (whose flag asks whether it had a challenge), then the phones' list
     # (bounded: reads.phone_rows), the board's bounded one (its open rows whole, its newest
-    # finished ones' pks and steps with their count: combat/challenges/board_reads.py) and the
-    # board's start forms' latest challenge of each participant (start_form.last_started, one
-    # index look-up each)
-    assert len([q for q in listed if not q.startswith('SELECT "combat_scene"')]) == 3
+    # finished ones' pks and steps with their count: combat/challenges/board_reads.py); no NPC
+    # start form, so no participant's latest challenge (the test form's key is the list's
+    # newest: test_board_start_keys.py)
+    assert len([q for q in listed if not q.startswith('SELECT "combat_scene"')]) == 2
     assert finished.rows.stats["hits"] > kept["hits"]
     assert again == first
     assert f"challenge-{ch.pk}-attacker" in again.private[t.a_user.pk]
