@@ -70,6 +70,12 @@ NOT_SHEETS: dict[tuple[str, str, str], str] = {
         "update",
     ): "scenes",
     ("combat/rounds/planning.py", "plan", "update"): "a dict",
+    ("combat/challenges/board_reads.py", "Scene.objects.filter(pk=scene_id)", "update"): (
+        "a scene's count of finished challenges (recount)"
+    ),
+    ("combat/migrations/0009_log_characters_newest.py", "migrations", "RunSQL"): (
+        "an index on the log lines' characters"
+    ),
 }
 
 
