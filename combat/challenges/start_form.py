@@ -93,6 +93,15 @@ def _offer_key(participant: Participant, scene: Scene) -> Hashable | None:
     return (participant.pk, participant.npc, sheet, scene.ruleset)
 
 
+def offered_kept(participant: Participant, scene: Scene) -> bool:
+    """Whether what the participant's form offers is kept at its sheet's key (its sheet is
+    not read for it)."""
+    key = _offer_key(participant, scene)
+    with _lock:
+        found = _kept.get(participant.pk)
+    return key is not None and found is not None and found[0] == key
+
+
 def _offered(participant: Participant, scene: Scene) -> dict[str, Any]:
     """:func:`_offer`, kept under :func:`_offer_key` (one entry per participant: its newest)."""
     key = _offer_key(participant, scene)

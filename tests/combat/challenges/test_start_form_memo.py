@@ -13,7 +13,7 @@ from characters.models import Character
 from characters.services import game_night_open, ledger_damage, ledger_spend
 from combat import fragments
 from combat import services as scenes
-from combat.challenges import start_form
+from combat.challenges import sheets, start_form
 from combat.models import Scene
 from combat.templatetags import start_forms
 from tests.factories import PowerFactory
@@ -147,3 +147,31 @@ def test_a_pages_form_carries_its_own_token_and_a_push_none(classic):
     assert [len(_tokens(f)) for f in forms] == [1, 1, 1]
     assert len(set.union(*(_tokens(f) for f in forms))) == 3
     assert _phone_form(t, t.a_user) == pushed  # no page's token reaches a push
+
+
+def test_a_change_whose_forms_are_kept_copies_no_sheet_for_them(classic, monkeypatch):
+    """Two players' prompts rendered for one change: their sheets are read in one batch for
+    their start forms, unless what the forms offer is kept at their sheets' keys."""
+    t = classic
+    users = [t.a_user.pk, t.d_user.pk]
+
+    def pieces() -> list[str]:
+        parts = fragments.scene_change_parts(
+            t.scene.pk, private_user_ids=users, players=False, board=False, own_parts=False
+        )
+        return [html for _, _, html in parts]
+
+    first = pieces()
+    read = []
+    real = sheets.sheets_now
+
+    def sheets_now(ids):
+        ids = list(ids)
+        read.extend(ids)
+        return real(ids)
+
+    monkeypatch.setattr(sheets, "sheets_now", sheets_now)
+    assert pieces() == first
+    assert read == []
+    assert _fresh(pieces) == first
+    assert read[:2] == [t.a.character_id, t.d.character_id]  # read afresh: in one batch
