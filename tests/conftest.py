@@ -104,10 +104,10 @@ def _a_cache_per_test(settings) -> None:
 
 def forget_kept_renderings() -> None:
     """Forget what this process keeps of past renderings (finished cards and rows, open rows,
-    engines, people rows, the board's runs and kept parts, start forms, sheets' html): the
-    next rendering is made fresh, as a new process makes it."""
+    engines, people rows, the board's runs and kept parts, start forms and what they offer,
+    sheets' html): the next rendering is made fresh, as a new process makes it."""
     from characters import sheet_html
-    from combat.challenges import finished, reads
+    from combat.challenges import finished, reads, start_form
     from combat.templatetags import (
         board_kept,
         board_runs,
@@ -130,6 +130,7 @@ def forget_kept_renderings() -> None:
     card_parts.clear()
     scenes.clear()
     start_forms.clear()
+    start_form.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -536,7 +536,8 @@ def _own(scene: Scene, user: AbstractBaseUser) -> list[Participant]:
     renderings share (:func:`combat.selectors.active_participants`). When a change renders
     several players' own parts (``("private_users", scene.pk)``, set by
     :func:`combat.fragments.scene_change_parts`) the sheets of all of them (the start forms')
-    are read in one batch: each part read its own before."""
+    are read in one batch: each part read its own before; those whose forms' offers are
+    kept at their sheets' keys are not (:func:`start_form.offered_kept`)."""
     from combat.selectors import active_participants  # it reads the regions of this module
 
     everyone = active_participants(scene)
@@ -545,7 +546,11 @@ def _own(scene: Scene, user: AbstractBaseUser) -> list[Participant]:
         players = set(together)
         cached(
             ("challenge_players_sheets", scene.pk, tuple(together)),
-            lambda: sheets.load_many(p for p in everyone if _played(p) in players),
+            lambda: sheets.load_many(
+                p
+                for p in everyone
+                if _played(p) in players and not start_form.offered_kept(p, scene)
+            ),
         )
     by_player = cached(("challenge_played_by", scene.pk), lambda: _by_player(everyone))
     return list(by_player.get(user.pk, ()))

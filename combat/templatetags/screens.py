@@ -32,7 +32,9 @@ def now_key(c: dict[str, Any]) -> str:
         if member is not None and c.get("drop_out"):
             return f"mob-{ch.pk}-{member.pk}:{at}"
         return ""
-    moves = c.get("moves") or {}
+    moves = c.get("moves")
+    if not moves:  # a finished card, a side waiting on the other: a phone's most (issue 21)
+        return ""
     waiting = any(moves.get(m) for m in _WAITING_MOVES)
     if moves.get("throw") and not c.get("my_throw"):
         waiting = True

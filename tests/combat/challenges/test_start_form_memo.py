@@ -5,30 +5,36 @@ people it may target render anew; a page's form carries its request's token, a p
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import pytest
 
 from characters.models import Character
-from characters.services import ledger_spend
+from characters.services import game_night_open, ledger_damage, ledger_spend
 from combat import fragments
 from combat import services as scenes
+from combat.challenges import sheets, start_form
 from combat.models import Scene
 from combat.templatetags import start_forms
+from tests.factories import PowerFactory
 
 pytestmark = pytest.mark.django_db
 
 
 def _forms(html: str) -> list[str]:
-    return re.findall(r'<details class="cc-start".*?</form>\s*</details>', html, flags=re.S)
+    forms = r'<details class="cc-start".*?</form>\s*</details>|<p class="cc-start .*?</p>'
+    return re.findall(forms, html, flags=re.S)
 
 
 def _phone_form(t, user) -> str:
-    (form,) = _forms(fragments.private_state(Scene.objects.get(pk=t.scene.pk), user))
+    # the scene's row as a change's renderings read it (with its chronicle)
+    (form,) = _forms(fragments.private_state(fragments.load(t.scene.pk), user))
     return form
 
 
 def _fresh(render):
     start_forms.clear()
+    start_form.clear()
     return render()
 
 
@@ -55,6 +61,49 @@ def test_a_trait_spent_shows_in_the_form_at_once(classic):
     spent = _phone_form(t, t.a_user)
     assert "Strong (1)" in spent and "Strong (2)" not in spent
     assert spent == _fresh(lambda: _phone_form(t, t.a_user)) != kept
+
+
+def test_what_a_form_offers_is_read_once_while_the_sheet_stays(classic, monkeypatch):
+    t = classic
+    first = _phone_form(t, t.a_user)
+    offers = []
+    real = start_form._offer
+    monkeypatch.setattr(start_form, "_offer", lambda p, s: offers.append(p.pk) or real(p, s))
+    assert _phone_form(t, t.a_user) == first  # another change's rendering: the sheet as it was
+    assert offers == []
+    character = Character.objects.get(pk=t.a.character_id)
+    ledger_spend(character=character, kind="willpower_spent", by=t.st, reason="test")
+    assert _phone_form(t, t.a_user) == _fresh(lambda: _phone_form(t, t.a_user))
+    assert offers == [t.a.pk, t.a.pk]  # its sheet's new version: offered anew (and afresh)
+
+
+def test_each_write_of_the_sheet_shows_in_the_form_at_once(werewolf):
+    """What a form offers is kept under the sheet's version: a trait lost (W7's regain), a
+    row of the sheet (a power), a new night, a full track (C7: no form) each show at once, as
+    a fresh rendering shows them."""
+    t = werewolf
+    character = Character.objects.get(pk=t.a.character_id)
+    lose = partial(ledger_spend, character=character, kind="trait_lost", by=t.st, reason="test")
+    (category, name), *_ = [(c, n) for c, traits in t.now(t.a)["traits"].items() for n in traits]
+    writes = [
+        lambda: lose(subject=name, category=category),
+        lambda: PowerFactory(character=character, name="Celerity"),
+        lambda: game_night_open(chronicle=t.scene.chronicle, by=t.st),
+        lambda: ledger_damage(
+            character=character, by=t.st, damage_type="aggravated", amount=99, empty_boxes=left()
+        ),
+    ]
+
+    def left() -> int:
+        now = t.now(t.a)
+        return now["health"]["boxes"] - now["damage"]
+
+    shown = [_phone_form(t, t.a_user)]
+    for write in writes:
+        write()
+        shown.append(_phone_form(t, t.a_user))
+        assert shown[-1] != shown[-2]
+        assert shown[-1] == _fresh(lambda: _phone_form(t, t.a_user))
 
 
 def test_a_challenge_started_gives_the_form_its_new_key(classic):
@@ -98,3 +147,31 @@ def test_a_pages_form_carries_its_own_token_and_a_push_none(classic):
     assert [len(_tokens(f)) for f in forms] == [1, 1, 1]
     assert len(set.union(*(_tokens(f) for f in forms))) == 3
     assert _phone_form(t, t.a_user) == pushed  # no page's token reaches a push
+
+
+def test_a_change_whose_forms_are_kept_copies_no_sheet_for_them(classic, monkeypatch):
+    """Two players' prompts rendered for one change: their sheets are read in one batch for
+    their start forms, unless what the forms offer is kept at their sheets' keys."""
+    t = classic
+    users = [t.a_user.pk, t.d_user.pk]
+
+    def pieces() -> list[str]:
+        parts = fragments.scene_change_parts(
+            t.scene.pk, private_user_ids=users, players=False, board=False, own_parts=False
+        )
+        return [html for _, _, html in parts]
+
+    first = pieces()
+    read = []
+    real = sheets.sheets_now
+
+    def sheets_now(ids):
+        ids = list(ids)
+        read.extend(ids)
+        return real(ids)
+
+    monkeypatch.setattr(sheets, "sheets_now", sheets_now)
+    assert pieces() == first
+    assert read == []
+    assert _fresh(pieces) == first
+    assert read[:2] == [t.a.character_id, t.d.character_id]  # read afresh: in one batch
