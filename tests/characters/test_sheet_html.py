@@ -9,7 +9,7 @@ from django.template import Context, Template
 from characters import services, sheet_cache, sheet_html
 from characters.models import Character, Chronicle, LedgerKind
 from characters.selectors import sheet
-from tests.factories import AbilityFactory, CharacterFactory, PowerFactory, lose_a_trait
+from tests.factories import AbilityFactory, CharacterFactory, lose_a_trait
 
 pytestmark = pytest.mark.django_db
 
@@ -56,68 +56,6 @@ def test_a_ledger_write_shows(character) -> None:  # the sheet version, in the r
     after = body(character)
     assert after != before and after == included(character)
     assert "1 lost" in after
-
-
-def _costs(character: Character, storyteller) -> list:
-    """One of each kind of ledger write a night makes, each changing one part of the sheet."""
-    spend, lost = services.ledger_spend, []
-    return [
-        lambda: lose_a_trait(character),
-        lambda: lose_a_trait(character, "Quick", "physical"),
-        lambda: spend(character=character, kind=LedgerKind.WILLPOWER_SPENT, by=None),
-        lambda: spend(character=character, kind=LedgerKind.BLOOD_SPENT, by=None, amount=2),
-        lambda: spend(character=character, kind=LedgerKind.ABILITY_SPENT, by=None, subject="Dodge"),
-        lambda: services.ledger_damage(
-            character=character, by=None, damage_type="lethal", amount=2, empty_boxes=7
-        ),
-        lambda: services.ledger_regain(character=character, category="social", by=None),
-        lambda: lost.append(lose_a_trait(character, "Quick", "physical")),
-        lambda: services.ledger_reverse(entry=lost[0], by=storyteller, reason="typo"),
-        lambda: services.game_night_refresh(chronicle=character.chronicle, by=storyteller),
-    ]
-
-
-def test_each_cost_shows_as_the_include_renders_it(character, storyteller) -> None:
-    """A sheet whose ledger alone changed is rendered by its parts, those that show the same
-    values as before kept: after every kind of cost, it is what the include renders afresh."""
-    AbilityFactory(character=character, name="Dodge", rating=2)
-    services.game_night_open(chronicle=character.chronicle, by=storyteller)
-    shown = [body(character)]
-    for cost in _costs(character, storyteller):
-        cost()
-        shown.append(body(character))
-        assert shown[-1] == included(character) == sheet_html.render(values(character))
-        assert shown[-1] != shown[-2]
-    assert "2 lost" not in shown[-1] and "Dodge <b>1</b>" in shown[-1]
-
-
-def test_a_cost_renders_only_the_parts_it_changes(character, monkeypatch) -> None:
-    body(character)
-    lose_a_trait(character)
-    body(character)  # its first cost: every part
-    rendered = []
-    real = sheet_html.render_to_string
-    monkeypatch.setattr(
-        sheet_html, "render_to_string", lambda name, c: rendered.append(name) or real(name, c)
-    )
-    lose_a_trait(character, "Quick", "physical")
-    assert body(character) == included(character)
-    assert rendered == [f"{sheet_html.TEMPLATE}#category"]  # the physical traits alone
-    rendered.clear()
-    services.ledger_spend(character=character, kind=LedgerKind.WILLPOWER_SPENT, by=None)
-    assert body(character) == included(character)
-    assert rendered == [f"{sheet_html.TEMPLATE}#pools"]
-
-
-def test_a_row_written_shows_after_a_cost(character) -> None:  # the version's rows part
-    body(character)
-    lose_a_trait(character)
-    body(character)
-    PowerFactory(character=character, name="Celerity")  # a row of the sheet: a new version
-    after = body(character)
-    assert after == included(character) and "Celerity" in after
-    lose_a_trait(character, "Quick", "physical")
-    assert body(character) == included(character)
 
 
 def test_a_row_written_without_a_bump_shows(character) -> None:  # the row's other fields
