@@ -85,7 +85,12 @@
 
   function fill(fold) {
     const list = fold.querySelector(".cc-earlier-list");
-    if (!list || list.dataset.filled) return;
+    if (!list) return;
+    if (list.dataset.filled) {
+      // opened again: a version that moved while it was closed (its ask skipped) asks now
+      if (held && held.list === list && held.version !== fold.dataset.version) askSoon();
+      return;
+    }
     list.dataset.filled = "1";
     if (held && held.list !== list) {
       list.replaceChildren(...held.list.childNodes); // what was loaded, as it was

@@ -102,3 +102,36 @@ def test_a_fold_left_open_asks_once_for_a_burst_of_changes(browser, live_url):
         assert len(asked) - 1 <= 2 + math.ceil(lasted / 3), (lasted, asked)
     finally:
         tablet.context.close()
+
+
+def test_a_fold_closed_before_its_refresh_asks_when_opened_again(browser, live_url):
+    """A push that moved the fold's version while it was open puts back what it held and
+    asks again a moment later (static/js/tablet.js); closed before then, that ask is skipped:
+    opened again, the fold asks then, and does not show what it held (a voided one as not)."""
+    from playwright.sync_api import expect
+
+    t = off_loop(make_table, "met_classic")
+    first = off_loop(t.finished)
+    off_loop(_history, t, SHOWN)  # the first one is now the only earlier one
+    tablet = open_page(browser, live_url, t.st.username, f"{live_url}/scenes/{t.scene.pk}/", TABLET)
+    try:
+        expect(tablet.locator("[data-state=live]")).to_have_count(1, timeout=PUSH)
+        fold = tablet.locator("#cc-earlier")
+        summary = fold.locator("> summary")
+        summary.click()
+        expect(fold.locator(f"#cc-done-{first.pk}")).to_have_count(1, timeout=PUSH)
+        version = fold.get_attribute("data-version")
+        ch = off_loop(lambda: Challenge.objects.select_related("scene").get(pk=first.pk))
+        off_loop(
+            WRITES["challenge_st"], scene=ch.scene, challenge=ch, by=t.st, action="void", text="x"
+        )
+        expect(fold).not_to_have_attribute("data-version", version, timeout=PUSH)  # pushed
+        summary.click()  # closed before its refresh (3 s after the first ask)
+        expect(fold).not_to_have_attribute("open", "")
+        tablet.wait_for_timeout(3_500)  # the refresh's time came while it was closed
+        summary.click()
+        expect(fold.locator(f"#cc-done-{first.pk} > summary")).to_contain_text(
+            "voided", timeout=PUSH
+        )
+    finally:
+        tablet.context.close()
