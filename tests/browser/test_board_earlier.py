@@ -23,7 +23,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 PUSH = 8_000  # ms: how long the tablet waits for a push or a reply before the test fails
 
 
-def test_the_storyteller_opens_the_fold_and_voids_an_old_challenge(browser, live_url):
+def _one_earlier(browser, live_url):
+    """A table whose first challenge is the fold's only earlier one, and the storyteller's
+    tablet open on it, live."""
     from playwright.sync_api import expect
 
     t = off_loop(make_table, "met_classic")
@@ -32,6 +34,17 @@ def test_the_storyteller_opens_the_fold_and_voids_an_old_challenge(browser, live
     tablet = open_page(browser, live_url, t.st.username, f"{live_url}/scenes/{t.scene.pk}/", TABLET)
     try:
         expect(tablet.locator("[data-state=live]")).to_have_count(1, timeout=PUSH)
+    except BaseException:
+        tablet.context.close()
+        raise
+    return t, first, tablet
+
+
+def test_the_storyteller_opens_the_fold_and_voids_an_old_challenge(browser, live_url):
+    from playwright.sync_api import expect
+
+    t, first, tablet = _one_earlier(browser, live_url)
+    try:
         board = tablet.locator("#challenge-board")
         expect(board.locator("details.cc-done")).to_have_count(SHOWN)
         fold = tablet.locator("#cc-earlier")
@@ -110,12 +123,8 @@ def test_a_fold_closed_before_its_refresh_asks_when_opened_again(browser, live_u
     opened again, the fold asks then, and does not show what it held (a voided one as not)."""
     from playwright.sync_api import expect
 
-    t = off_loop(make_table, "met_classic")
-    first = off_loop(t.finished)
-    off_loop(_history, t, SHOWN)  # the first one is now the only earlier one
-    tablet = open_page(browser, live_url, t.st.username, f"{live_url}/scenes/{t.scene.pk}/", TABLET)
+    t, first, tablet = _one_earlier(browser, live_url)
     try:
-        expect(tablet.locator("[data-state=live]")).to_have_count(1, timeout=PUSH)
         fold = tablet.locator("#cc-earlier")
         summary = fold.locator("> summary")
         summary.click()
