@@ -223,10 +223,15 @@ def _open_night_query(chronicle_id: int) -> QuerySet[GameNight]:
     found = GameNight.objects.select_for_update().filter(
         chronicle_id=chronicle_id, closed_at__isnull=True
     )
-    return (found if found.ordered else found.order_by("pk"))[:1]  # as ``first()`` reads
+    # One open night a chronicle (one_open_game_night): no order, so no join to the
+    # chronicle (its name orders nights), whose row the lock would hold too.
+    return found.order_by()[:1]
 
 
-_OPEN_NIGHT: Prepared[GameNight] = Prepared(_open_night_query, model=GameNight)
+# A cost holds the open night shared: costs of a chronicle's scenes (every pair of a
+# convention's) do not wait for one another, and closing the night (an UPDATE of its row,
+# game_night_open) waits for those in flight, as they wait for it, then find no open night.
+_OPEN_NIGHT: Prepared[GameNight] = Prepared(_open_night_query, model=GameNight, share=True)
 
 
 def _open_night(chronicle: Chronicle) -> GameNight:

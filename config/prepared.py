@@ -362,11 +362,21 @@ def _filled(plan: _Plan, flat: list[int]) -> list[Any]:
 class Prepared(_Shapes, Generic[M]):
     """``build(*values, **options)``, a queryset of model rows, compiled once per process and
     shape: :meth:`run` gives the rows it would read for these values (ints or lists of ints;
-    options: the shape's key, hashable). ``model``: the rows' model, checked."""
+    options: the shape's key, hashable). ``model``: the rows' model, checked. ``share``: a read
+    built with ``select_for_update()`` takes the shared row lock (PostgreSQL's ``FOR SHARE``,
+    which Django does not spell): many transactions hold the row at once, and one that
+    updates it waits for them all, as they wait for it."""
 
-    def __init__(self, build: Callable[..., QuerySet[M]], *, model: type[M] | None = None):
+    def __init__(
+        self,
+        build: Callable[..., QuerySet[M]],
+        *,
+        model: type[M] | None = None,
+        share: bool = False,
+    ):
         super().__init__(build)
         self.model = model
+        self.share = share
 
     def run(self, *values: Value, **options: Any) -> list[M]:
         """The rows the built queryset would read for ``values``."""
@@ -403,6 +413,10 @@ class Prepared(_Shapes, Generic[M]):
         alias = queryset.db or DEFAULT_DB_ALIAS
         compiler = queryset.query.get_compiler(using=alias)
         plan = _compiled(compiler, alias, queryset.model, "query")
+        if self.share and compiler.connection.features.has_select_for_update:
+            if not plan.sql.endswith(" FOR UPDATE"):
+                raise ValueError("a shared lock is the plain FOR UPDATE's (no OF, NOWAIT...)")
+            plan = replace(plan, sql=plan.sql.removesuffix("UPDATE") + "SHARE")
         if compiler.has_extra_select:
             raise ValueError("a prepared read selects no extra columns")
         select, klass_info = compiler.select, compiler.klass_info

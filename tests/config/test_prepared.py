@@ -14,6 +14,7 @@ from django.db.models import Case, Exists, F, OuterRef, Q, Subquery, When
 from django.db.transaction import TransactionManagementError
 from django.http import Http404
 from django.test import RequestFactory
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from characters.models import Character, GameNight, Trait
@@ -297,6 +298,22 @@ def test_a_locked_read_outside_a_transaction_is_refused(scene):
         assert reads.first(scene.pk).pk == scene.pk
     with pytest.raises(TransactionManagementError):
         reads.first(scene.pk)
+
+
+@pytest.mark.skipif(
+    not connection.features.has_select_for_update, reason="SQLite locks the whole file"
+)
+@pytest.mark.django_db(transaction=True)
+def test_a_shared_read_takes_the_shared_lock_and_refuses_what_it_cannot_spell(scene):
+    shared = Prepared(lambda pk: Scene.objects.filter(pk=pk).select_for_update(), share=True)
+    with CaptureQueriesContext(connection) as seen, transaction.atomic():
+        assert shared.first(scene.pk).pk == scene.pk
+    assert any(q["sql"].endswith(" FOR SHARE") for q in seen.captured_queries)
+    of = Prepared(
+        lambda pk: Scene.objects.filter(pk=pk).select_for_update(of=("self",)), share=True
+    )
+    with pytest.raises(ValueError, match="shared lock"), transaction.atomic():
+        of.first(scene.pk)
 
 
 def test_the_scene_read_answers_each_user_with_the_same_flags_for_themselves(
