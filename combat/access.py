@@ -104,14 +104,15 @@ def screen_for(request: HttpRequest, pk: int, *, lock: bool = False) -> tuple[Sc
     return screen_of(request, scene, from_phone=from_phone, lock=lock)
 
 
-def screen_read(request: HttpRequest) -> dict[str, Any] | None:
-    """The options of a read that asks what :func:`screen_for` asks (:func:`screen_asked`)
-    for ``request``'s user: its ``user_pk`` and the shape's options; None: nobody logged in."""
+def screen_read(request: HttpRequest) -> tuple[int, dict[str, Any]] | None:
+    """What a read that asks what :func:`screen_for` asks (:func:`screen_asked`) takes for
+    ``request``'s user: its id (a value: one plan serves every user) and the shape's options;
+    None: nobody logged in."""
     user = request.user
     if not user.is_authenticated:
         return None
     from_phone = request.POST.get("from") == "phone"
-    return {"user_pk": user.pk, "flags": _flags(user), "from_phone": from_phone}
+    return user.pk, {"flags": _flags(user), "from_phone": from_phone}
 
 
 def screen_of(

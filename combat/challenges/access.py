@@ -66,10 +66,11 @@ def locked_with_scene(request: HttpRequest, scene_id: int, pk: int) -> Challenge
     when there is no such challenge, or a write committed between the statement's snapshot
     and its lock (the challenge's sides, read unlocked, might be older than the lock: a
     read after the scene's lock reads them as they are). The caller then reads as before."""
-    options = access.screen_read(request)
-    if options is None:
+    asked = access.screen_read(request)
+    if asked is None:
         return None
-    ch = _WITH_SCENE.first(int(scene_id), int(pk), **options)
+    user_pk, options = asked
+    ch = _WITH_SCENE.first(int(scene_id), int(pk), user_pk, **options)
     if ch is None or ch.seen_seq != ch.scene.seq:  # type: ignore[attr-defined]
         return None
     scene = ch.scene

@@ -14,6 +14,7 @@ from django.db.models import F
 from django.urls import reverse
 
 from combat import services as scenes
+from combat.challenges.access import _WITH_SCENE
 from combat.models import Participant, Scene
 from tests.combat.challenges.conftest import make_table, token_for
 from tests.combat.tap_queries import HX
@@ -114,3 +115,16 @@ def test_a_hidden_npcs_challenge_takes_the_reads_of_no_challenge():
         sentences.append(r.content)
         shapes.append([" ".join(q.split())[:60] for q in seen])
     assert shapes[0] == shapes[1] and sentences[0] == sentences[1]
+
+
+def test_every_players_post_is_read_with_one_plan():
+    """The lock's statement takes the user's id as a value, not as its shape: one plan built
+    in a process serves every player (built per user, each player's first tap paid for it)."""
+    t = make_table("met_classic")
+    ch = t.start(category="physical", bid="Strong")
+    _WITH_SCENE._plans.clear()
+    act = reverse("challenge_act", args=[t.scene.pk, ch.pk])
+    bid = {"action": "answer", "side": "defender", "answer": "bid", "bid": "Tough"}
+    for user, key in ((t.a_user, "key-attacker"), (t.d_user, "key-defender")):
+        client_for(user).post(act, {**bid, "token": token_for(ch), "key": key}, **HX)
+    assert len(_WITH_SCENE._plans) == 1
