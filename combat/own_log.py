@@ -77,8 +77,9 @@ def _statement(vendor: str, readers: int, board: bool = False) -> str:
         # subquery): a join lets the planner walk the scene's log instead (a merge join). The
         # subquery answers the comparison itself, a boolean: the planner guesses half the
         # lines pass it and walks the index back from the newest, stopping at the ``limit``-th
-        # (``(SELECT scene_id ...) = %s`` it guessed 0.5% pass: every line of the character,
-        # of the whole night, was read and sorted, 0.45-1.5 ms an arm at 270 lines)
+        # (``(SELECT scene_id ...) = %s`` it guessed 0.5% pass, fewer than ``limit`` of a
+        # night's few hundred lines: every line of the character was read and sorted, 0.45-1.5
+        # ms an arm at 270 lines; it walked back only past a few thousand)
         arm = (
             "SELECT * FROM (SELECT DISTINCT CAST(%s AS bigint) AS reader, l.id AS id,"
             f" l.seq AS seq, l.game_time AS game_time, l.text AS text{more}"
