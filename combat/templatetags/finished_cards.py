@@ -72,16 +72,29 @@ def card_key(context: template.Context, label: str = "") -> Hashable | None:
     opened = _open_parts(c, ch, label) if ch.is_open else ()
     if opened is None:
         return None
+    return _card_key(c, label, _around(context, label), opened)
+
+
+def _around(context: template.Context, label: str) -> tuple[Any, ...]:
+    """What a card's key reads of the context around it, the same for every card of a run."""
     scene = context.get("scene")
     return (
-        label,
-        _row(ch),
-        c.get("viewer"),
-        tuple(sorted((c.get("names") or {}).items())),
         *(repr(context.get(name)) for name in ("side", "url", "target", "st_url")),
         getattr(scene, "pk", None),
         bool(label and context.get("csrf_token")),  # with _CSRF_MARK in the token's place
         bool(context.get("from_phone")),  # a form's hidden fields say where it came from
+    )
+
+
+def _card_key(
+    c: dict[str, Any], label: str, around: tuple[Any, ...], opened: tuple[Any, ...]
+) -> tuple[Any, ...]:
+    return (
+        label,
+        _row(c["ch"]),
+        c.get("viewer"),
+        tuple(sorted((c.get("names") or {}).items())),
+        *around,
         *opened,
     )
 
@@ -214,17 +227,43 @@ run_stats = _runs.stats
 
 
 class _Each:
-    """The body rendered for each card of a run (``c`` each in turn), joined."""
+    """The body rendered for each card of a run (``c`` each in turn), joined. A body that is
+    the card's "prompt" item alone (``item``: ``{% finished_card "prompt" %}``) takes a kept
+    item's html as it is (``render_kept`` would give it back unchanged: kept as rendered, or
+    with :data:`_CSRF_MARK`, the token a run is rendered with): a run made again for one more
+    finished card renders that card alone, not the body of each kept one."""
 
-    def __init__(self, nodelist: template.NodeList, run: FinishedRun) -> None:
-        self.nodelist, self.run = nodelist, run
+    def __init__(
+        self, nodelist: template.NodeList, run: FinishedRun, item: FinishedCardNode | None
+    ) -> None:
+        self.nodelist, self.run, self.item = nodelist, run, item
 
     def render(self, context: template.Context) -> str:
+        token = context.get("csrf_token")
+        around = _around(context, "prompt") if self.item is not None else None
+        if token and token != _CSRF_MARK:  # rendered every time (render_kept): no shortcut
+            around = None
         out = []
         for c in self.run:
             with context.push(c=c):
-                out.append(self.nodelist.render(context))
+                if around is not None and self.item is not None and _keyed_closed(c):
+                    key = _card_key(c, "prompt", around, ())
+                    out.append(_memo.get(key, lambda: self.item.nodelist.render(context)))
+                else:
+                    out.append(self.nodelist.render(context))
         return "".join(out)
+
+
+def _keyed_closed(c: Any) -> bool:
+    """Whether :func:`card_key` keys this card as :func:`_card_key` does with nothing open
+    (the same tests, in its order): a card no one can act on any more."""
+    ch = c.get("ch") if isinstance(c, dict) else None
+    if ch is None or c.get("moves") or ch.is_open or ch.deadline is not None:
+        return False
+    options = ch.options or {}
+    if options.get("choose") or options.get("mob") or options.get("mob_dropped"):
+        return False
+    return c.get("viewer") in ("attacker", "defender", "st", "public")
 
 
 class FinishedRunNode(template.Node):
@@ -236,13 +275,16 @@ class FinishedRunNode(template.Node):
 
     def __init__(self, nodelist: template.NodeList) -> None:
         self.nodelist = nodelist
+        # the body is the card's "prompt" item alone: a run takes its kept items (_Each)
+        alone = len(nodelist) == 1 and isinstance(nodelist[0], FinishedCardNode)
+        self.item = nodelist[0] if alone and nodelist[0].label == "prompt" else None
 
     def render(self, context: template.Context) -> str:
         run = context.get("c")
         if not isinstance(run, FinishedRun):
             return self.nodelist.render(context)
         return render_kept(
-            _runs, run_key(context, run), _Each(self.nodelist, run), context, forms=True
+            _runs, run_key(context, run), _Each(self.nodelist, run, self.item), context, forms=True
         )
 
 

@@ -46,3 +46,20 @@ def misses(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(base.Variable, "_resolve_lookup", counted)
     return found
+
+
+@pytest.fixture(autouse=True)
+def side_moves_checked(monkeypatch) -> list[dict]:
+    """Every side's moves block written in Python (combat/templatetags/card_moves.py) in
+    these tests is compared with what its template body renders: the same bytes, or the
+    test fails. The cards it was compared on, in order."""
+    from combat.templatetags import card_moves
+
+    seen: list[dict] = []
+
+    def check(written: str, body: str, card: dict) -> None:
+        assert written == body, (card.get("viewer"), dict(card.get("moves") or {}))
+        seen.append(card)
+
+    monkeypatch.setattr(card_moves, "check", check)
+    return seen

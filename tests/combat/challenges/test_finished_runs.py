@@ -145,3 +145,29 @@ def test_a_runs_key_holds_each_of_its_cards_item_keys(classic):
         assert other_items != items and key not in seen
         seen.add(key)
     assert keys(FinishedRun(list(run)))[0] == base  # the same cards: the same key
+
+
+def test_a_run_made_again_for_one_more_card_takes_the_kept_items_html(classic, monkeypatch):
+    """One more finished card makes each phone's run anew: the cards already kept are taken
+    as their items were kept, only the new card's item is rendered (not the run's body once
+    a card), and the run is what the cards rendered one by one show."""
+    t = classic
+    kept = [t.finished(loser).pk for loser in ("defender", "attacker")]
+    rendered: list[int] = []
+    real = finished_cards.FinishedCardNode.render
+
+    def counted(self, context):
+        if self.label == "prompt":
+            rendered.append(context["c"]["ch"].pk)
+        return real(self, context)
+
+    monkeypatch.setattr(finished_cards.FinishedCardNode, "render", counted)
+    before = dict(finished_cards.run_stats)
+    t.finished("defender")  # every step pushed to both phones (Table.do)
+    assert finished_cards.run_stats["misses"] >= before["misses"] + 2  # both phones' runs
+    assert not set(kept) & set(rendered)  # the kept cards' items taken as kept
+    monkeypatch.setattr(finished_cards.FinishedCardNode, "render", real)
+    pushed = _prompts(t, t.a_user, csrf_token=MARK)
+    assert pushed.count("you are the attacker") == 3
+    assert pushed == _one_by_one(t, t.a_user, csrf_token=MARK)
+    assert _prompts(t, t.a_user) == _one_by_one(t, t.a_user)  # a page without a token
