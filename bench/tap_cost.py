@@ -414,6 +414,8 @@ def add_history(scene_id: int, count: int) -> None:
         rows.append(row)
     Challenge.objects.bulk_create(rows)
     board_reads.recount(scene_id)  # written outside the steps, which count finished ones
+    # the attacker's latest started, as the starts write it (its start form's key)
+    Participant.objects.filter(pk=npcs[0].pk).update(last_started=rows[-1].pk)
     live._people_changed(scene_id)  # the NPCs' joining is no measured tap's
     if connection.vendor == "postgresql":  # as autovacuum would have after a night's growth
         with connection.cursor() as cursor:  # (over hours, never in one bulk insert)

@@ -903,6 +903,57 @@ def insert_rows(objs: Sequence[Model]) -> None:
     _run_insert(objs, alias, connection, text, chosen, returns, [])
 
 
+def insert_noting(obj: Model, noted: Model, field: str) -> None:
+    """:func:`insert_rows` of ``obj`` (a new row) and ``noted``'s ``field`` (a row there,
+    locked by the step or under its lock) set to the new row's id, on PostgreSQL in one
+    statement (a data-modifying ``WITH``: the INSERT, then the UPDATE of that one column from
+    its id), elsewhere one after the other. ``noted`` gets the value too; no signal is sent,
+    and a model of :func:`keep_signals` is refused."""
+    model, other = type(obj), type(noted)
+    _refuse_unsignalled(model)
+    _refuse_unsignalled(other)
+    alias = router.db_for_write(model)
+    connection = connections[alias]
+    column = other._meta.get_field(field).column
+    q = connection.ops.quote_name
+    update = (
+        f"UPDATE {q(other._meta.db_table)} SET {q(column)} = %s"
+        f" WHERE {q(other._meta.pk.column)} = %s"
+    )
+    if (
+        connection.vendor != "postgresql"
+        or obj.pk is not None
+        or router.db_for_write(other) != alias
+        or model._meta.pk.column != "id"
+    ):
+        insert_rows([obj])
+        with statement_cursor(connection) as cursor:
+            cursor.execute(update, [obj.pk, noted.pk])
+            count = cursor.rowcount
+    else:
+        key = (model, alias, "noting", other, column)
+        known = _INSERTS.get(key)
+        if known is None:
+            text, chosen, _ = _insert_text([obj], alias, connection)
+            pk = q(other._meta.pk.column)
+            text = (
+                f"WITH e AS ({text}), n AS (UPDATE {q(other._meta.db_table)}"
+                f" SET {q(column)} = e.id FROM e WHERE {q(other._meta.db_table)}.{pk} = %s"
+                " RETURNING 1) SELECT e.id, (SELECT count(*) FROM n) FROM e"
+            )
+            known = _INSERTS[key] = (text, chosen, True)
+        text, chosen, _ = known
+        values = [f.get_db_prep_save(f.pre_save(obj, True), connection) for f in chosen]
+        with statement_cursor(connection) as cursor:
+            cursor.execute(text, [*values, noted.pk])
+            found = cursor.fetchone()
+        obj.pk, count = found[0], found[1]
+        obj._state.adding, obj._state.db = False, alias
+    if count != 1:
+        raise _missing(noted)
+    setattr(noted, field, obj.pk)
+
+
 def insert_linked_rows(
     objs: Sequence[Model], through: type[Model], own: str, other: str, ids: Sequence[int]
 ) -> None:

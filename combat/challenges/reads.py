@@ -384,7 +384,7 @@ def _phone_listing(scene: Scene) -> list[tuple[Any, ...]]:
     return cached(("challenge_phone_list", scene.pk), read)
 
 
-#: The present players' participants one statement of the phones' list holds (3 arms each:
+#: The present players' participants one statement of the phones' list holds (2 arms each:
 #: under SQLite's 500 terms of a compound SELECT, and a shape ``config.prepared`` prepares).
 PARTS = 64
 
@@ -423,20 +423,17 @@ def _phone_pks(scene: Scene, listing: list[tuple[Any, ...]], recent: int, kept: 
 
 def phone_last_started(scene: Scene) -> dict[int, int]:
     """Each present player's participant's latest challenge as attacker (what
-    :func:`combat.challenges.start_form.last_started` says of them), from the listing
-    :func:`phone_rows` read (:func:`_phone_listing` holds each one's newest): a player's
-    start form costs no query of its own."""
+    :func:`combat.challenges.start_form.last_started` says of them), from their rows
+    (``Participant.last_started``) as a change's renderings read them: a player's start form
+    costs no query of its own."""
+    from combat.selectors import active_participants  # it reads the features' regions
 
-    def read() -> dict[int, int]:
-        listing = _phone_listing(scene)  # phone_rows's, in a change's renderings
-        played = _played(scene)
-        out: dict[int, int] = {}
-        for item in listing:
-            if item[4] in played:
-                out[item[4]] = max(out.get(item[4], 0), item[0])
-        return out
-
-    return cached(("phone_last_started", scene.pk), read)
+    played = _played(scene)
+    return {
+        p.pk: p.last_started
+        for p in active_participants(scene)
+        if p.pk in played and p.last_started
+    }
 
 
 def _listing(scene: Scene) -> list[tuple[Any, ...]]:
@@ -526,8 +523,9 @@ def _phone_listed(
     players' participants, ``users`` their players, in the same order)."""
     sql, _count = _phone_arms(connection.vendor, len(parts or ()))
     values = [scene_id, scene_id, scene_id, scene_id]
+    twice = connection.vendor == "postgresql"  # each side's arm names it twice there
     for part, user in zip(parts or (), users or (), strict=True):
-        values += [part, user, part, user, part]
+        values += [part, part, user, part, part, user] if twice else [part, user, part, user]
     column = (
         f"{connection.ops.quote_name(Challenge._meta.db_table)}.{connection.ops.quote_name('id')}"
     )
@@ -556,19 +554,20 @@ def _phone_arms(vendor: str, parts: int) -> tuple[str, int]:
     - the ``RECENT`` newest of the others no hidden NPC took part in (``(scene, id)``,
       backwards);
     - for each participant, as attacker and as defender, the ``KEPT`` newest of the others
-      its player has not left (``options["left"]``; ``(attacker, id)``, ``(defender, id)``);
-    - each participant's newest as attacker, whatever it is (its start form's key:
-      :func:`phone_last_started`).
+      its player has not left (``options["left"]``; ``(attacker, id)``, ``(defender, id)``).
 
-    Parameters: the scene's id four times, then for each participant its id and its player's,
-    twice, and its id."""
+    (Each participant's newest as attacker, its start form's key, is its row's own:
+    ``Participant.last_started``, :func:`phone_last_started`.)
+
+    Parameters: the scene's id four times, then for each participant its id (twice on
+    PostgreSQL) and its player's, twice."""
     q = connection.ops.quote_name
     table = q(Challenge._meta.db_table)
     people = q(Participant._meta.db_table)
     waiting = _waiting_condition(vendor)
     newest = (
         f"SELECT * FROM (SELECT {q('id')} FROM {table} WHERE {{where}}"
-        f" AND NOT {waiting}{{extra}} ORDER BY {q('id')} DESC LIMIT {{limit}}) {{name}}"
+        f" AND NOT {waiting}{{extra}} ORDER BY {{order}}{q('id')} DESC LIMIT {{limit}}) {{name}}"
     )
     if vendor == "postgresql":
         kept = (
@@ -589,18 +588,25 @@ def _phone_arms(vendor: str, parts: int) -> tuple[str, int]:
     )
     arms = [
         f"SELECT {q('id')} FROM {table} WHERE {q('scene_id')} = %s AND {waiting}",
-        newest.format(where=f"{q('scene_id')} = %s", extra=seen, limit=RECENT, name="recent"),
+        newest.format(
+            where=f"{q('scene_id')} = %s", order="", extra=seen, limit=RECENT, name="recent"
+        ),
     ]
-    started = (
-        f"SELECT * FROM (SELECT {q('id')} FROM {table} WHERE {q('attacker_id')} = %s"
-        f" ORDER BY {q('id')} DESC LIMIT 1) s{{n}}"
-    )
     for n in range(parts):
         for side in ("attacker_id", "defender_id"):
-            where = f"{q(side)} = %s"
-            arms.append(newest.format(where=where, extra=kept, limit=KEPT, name=f"{side[0]}{n}"))
-        arms.append(started.format(n=n))
-    return " UNION ALL ".join(arms), 4 + 5 * parts
+            where, order = f"{q(side)} = %s", ""
+            if vendor == "postgresql":
+                # The statement is prepared: PostgreSQL's generic plan, which knows no
+                # participant, takes a side as ``1/n_distinct`` of the table and walked the
+                # primary key backwards for it; for a side with no such row (a history of
+                # others', bench/tap_cost.py --history) it read every row, 4.5 ms a call.
+                # Its range in ``(side, id)``, ordered by both (an equality would let the
+                # planner drop the side from the order), is a walk of that index alone.
+                where = f"({q(side)}, {q('id')}) BETWEEN (%s, 0) AND (%s, {2**63 - 1})"
+                order = f"{q(side)} DESC, "
+            name = f"{side[0]}{n}"
+            arms.append(newest.format(where=where, order=order, extra=kept, limit=KEPT, name=name))
+    return " UNION ALL ".join(arms), 4 + (6 if vendor == "postgresql" else 4) * parts
 
 
 @functools.cache

@@ -17,39 +17,21 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
-from django.db.models import OuterRef, QuerySet, Subquery
-
-from combat.challenges import reads, sheets
-from combat.models import Challenge, Participant, Scene
-from combat.regions import says_none
-from combat.render_cache import cached
+from combat.challenges import sheets
+from combat.models import Participant, Scene
 from combat.rules import night
-from config.prepared import PreparedValues
 
 
 def last_started(scene: Scene) -> dict[int, int]:
-    """Each attacker's latest challenge in the scene, in one query: a start form's idempotency
-    key names it, so the key changes when a challenge starts and never with the scene's
-    ``seq`` (a form rendered before a clock tap stays good)."""
+    """Each present participant's latest challenge as attacker (those that started one): a
+    start form's idempotency key names it, so the key changes when a challenge starts and
+    never with the scene's ``seq`` (a form rendered before a clock tap stays good). Kept on
+    the participant's row (``Participant.last_started``, written by the start), so it comes
+    with the participants a change's renderings read anyway: no query of its own, however
+    long the scene's history."""
+    from combat.selectors import active_participants  # it reads the regions of this package
 
-    def read() -> dict[int, int]:
-        if says_none(scene, reads.CHALLENGE_FLAG):  # the scene's row: it never had one
-            return {}
-        return dict(_LAST_STARTED.run(scene.pk))
-
-    return cached(("last_started", scene.pk), read)
-
-
-def _last_started(scene_id: int) -> QuerySet[Participant]:
-    """Each participant of the scene that started a challenge, with its latest: one look-up
-    of the index ``(attacker, id)`` each (migration 0007), not a walk of the scene's
-    challenges (a night's history)."""
-    latest = Challenge.objects.filter(attacker=OuterRef("pk")).order_by("-pk").values("pk")[:1]
-    rows = Participant.objects.filter(scene=scene_id).annotate(last=Subquery(latest))
-    return rows.filter(last__isnull=False).order_by().values_list("pk", "last")
-
-
-_LAST_STARTED = PreparedValues(_last_started)  # its SQL compiled once (config.prepared)
+    return {p.pk: p.last_started for p in active_participants(scene) if p.last_started}
 
 
 def start_choices(

@@ -28,7 +28,7 @@ from combat.rules.challenge import MOB_MOST, Phase, check_kind
 from combat.rules.terms import Category
 from combat.services import STALE as SCENE_STALE
 from combat.services import SceneError, is_storyteller_of_scene, lock_open_scene
-from config.prepared import PreparedValues, insert_rows
+from config.prepared import PreparedValues, insert_noting
 
 
 def _lock_scene(scene: Scene) -> tuple[Scene, Scene]:
@@ -242,7 +242,10 @@ def challenge_start(
             options=options,
             created_by=by,
         )
-        insert_rows([challenge])  # its INSERT's text built once (config.prepared), no signal
+        # the attacker's latest started challenge (its start form's key) written with the
+        # INSERT, one statement on PostgreSQL (config.prepared); under the scene's lock, as
+        # every write of a participant's row
+        insert_noting(challenge, attacker, "last_started")
         if celerity and attacker.character_id is not None:
             # C15: blood for announced Celerity actions is spent now, used or not.
             ledger_write(

@@ -90,6 +90,11 @@ class Participant(models.Model):
         help_text="The scene's seq at the last change to its player's own part (the hubs"
         " compare it with what each phone was sent; never shown to a phone).",
     )
+    last_started = models.PositiveBigIntegerField(
+        default=0,
+        help_text="The id of the latest challenge it started as attacker, 0 before its first"
+        " (its start form's key; written by the start, combat.challenges.starting).",
+    )
 
     class Meta:
         ordering = ["npc", "name", "pk"]

@@ -76,6 +76,9 @@ NOT_SHEETS: dict[tuple[str, str, str], str] = {
     ("combat/migrations/0009_log_characters_newest.py", "migrations", "RunSQL"): (
         "an index on the log lines' characters"
     ),
+    ("combat/migrations/0010_participant_last_started.py", "Participant.objects", "update"): (
+        "participants' latest challenge started (Participant.last_started)"
+    ),
 }
 
 

@@ -583,6 +583,32 @@ def test_rows_and_their_links_are_inserted_in_one_statement_on_postgresql(scene,
     assert [e.pk for e in entries] == sorted(e.pk for e in entries)
 
 
+def test_a_row_inserted_noting_its_id_on_another_in_one_statement_on_postgresql(scene):
+    """``insert_noting``: the new row is inserted as ``insert_rows`` inserts it and the other
+    row's column (that one column: the row's others stay as they are in the database) holds
+    its id, in one statement on PostgreSQL; a row to note that is not there refuses it."""
+    from django.test.utils import CaptureQueriesContext
+
+    from combat.models import Challenge
+
+    a = Participant.objects.filter(scene=scene).first()
+    stale = Participant.objects.get(pk=a.pk)
+    Participant.objects.filter(pk=a.pk).update(name="Renamed", own_seq=7)
+    for _ in range(2):
+        challenge = Challenge(scene=scene, attacker=a, mode="static", options={})
+        with CaptureQueriesContext(connection) as captured:
+            prepared.insert_noting(challenge, stale, "last_started")
+        assert len(captured) == (1 if connection.vendor == "postgresql" else 2)
+        assert challenge.pk and not challenge._state.adding
+        assert Challenge.objects.get(pk=challenge.pk).attacker_id == a.pk
+        assert stale.last_started == challenge.pk
+        stored = Participant.objects.get(pk=a.pk)
+        assert (stored.last_started, stored.name, stored.own_seq) == (challenge.pk, "Renamed", 7)
+    gone = Participant(pk=10**9, scene=scene, name="Gone")
+    with pytest.raises(RuntimeError, match="not there"), transaction.atomic():
+        prepared.insert_noting(Challenge(scene=scene, attacker=a, options={}), gone, "last_started")
+
+
 def test_save_row_inserts_new_rows_and_their_links_in_its_statement_on_postgresql(
     scene, character, player
 ):

@@ -17,6 +17,7 @@ from combat import fragments
 from combat import services as scenes
 from combat.challenges import board_reads, finished, reads, selectors
 from combat.models import Challenge
+from tests.combat.challenges.conftest import note_started
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -42,6 +43,7 @@ def _copies(of: Challenge, count: int, attacker=None, defender=None) -> list[int
         rows.append(row)
     Challenge.objects.bulk_create(rows)
     board_reads.recount(of.scene_id)  # written outside the steps, which count
+    note_started(of.scene_id)  # as the starts would have (Participant.last_started)
     return list(
         Challenge.objects.filter(scene=of.scene_id).order_by("-pk").values_list("pk", flat=True)
     )[:count][::-1]
