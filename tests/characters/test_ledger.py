@@ -310,3 +310,55 @@ def test_closing_the_night_waits_for_a_cost_in_flight() -> None:
     entry = LedgerEntry.objects.get(character=janet)
     assert entry.game_night.number == 1
     assert entry.game_night.closed_at > entry.created_at
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refresh_and_the_nights_closing_at_once_both_finish(monkeypatch) -> None:
+    """A refresh holds the open night (shared), then locks the chronicle's characters; the
+    next night's opening locks the chronicle, then closes the night (waiting for the refresh).
+    The refresh's lock of the characters must not wait for the chronicle's row: the two
+    would wait for each other (a deadlock, one of them refused)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL")
+    (janet,) = _night_with("Janet")
+    chronicle = janet.chronicle
+    real = services._open_night
+    night_held, go = threading.Event(), threading.Event()
+
+    def paused(c):
+        night = real(c)
+        if threading.current_thread().name == "refresh":
+            night_held.set()
+            go.wait(10)
+        return night
+
+    monkeypatch.setattr(services, "_open_night", paused)
+    errors: list[BaseException] = []
+
+    def run(work) -> None:
+        try:
+            work()
+        except BaseException as error:  # reported by the test
+            errors.append(error)
+        finally:
+            connection.close()
+
+    refresh = threading.Thread(
+        target=run,
+        args=(lambda: services.game_night_refresh(chronicle=chronicle, by=None),),
+        name="refresh",
+    )
+    refresh.start()
+    assert night_held.wait(10)
+    opening = threading.Thread(
+        target=run,
+        args=(lambda: services.game_night_open(chronicle=chronicle, by=None, expected_number=1),),
+    )
+    opening.start()
+    opening.join(1.5)  # it holds the chronicle's row and waits for the refresh's hold
+    go.set()
+    refresh.join(20)
+    opening.join(20)
+    assert errors == []
+    assert GameNight.objects.get(chronicle=chronicle, closed_at__isnull=True).number == 2
+    assert LedgerEntry.objects.filter(character=janet, kind="refresh").count() == 1
