@@ -249,8 +249,10 @@ def game_night_refresh(*, chronicle: Chronicle, by: AbstractBaseUser | None) -> 
     """
     with transaction.atomic():
         night = _open_night(chronicle)
+        # the characters' rows alone: their order joins the chronicle's, whose row
+        # game_night_open holds while it waits for this refresh's hold of the night
         ids = list(
-            Character.objects.select_for_update()
+            Character.objects.select_for_update(of=("self",))
             .filter(chronicle=chronicle)
             .values_list("pk", flat=True)
         )
