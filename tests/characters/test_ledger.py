@@ -355,7 +355,12 @@ def test_a_refresh_and_the_nights_closing_at_once_both_finish(monkeypatch) -> No
         args=(lambda: services.game_night_open(chronicle=chronicle, by=None, expected_number=1),),
     )
     opening.start()
-    opening.join(1.5)  # it holds the chronicle's row and waits for the refresh's hold
+    for _ in range(100):  # until it holds the chronicle's row and waits for the refresh's hold
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
+            if cursor.fetchone()[0]:
+                break
+        opening.join(0.1)
     go.set()
     refresh.join(20)
     opening.join(20)
