@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 
 import pytest
 from django.db import connection, transaction
 
 from characters import services
-from characters.models import GameNight, LedgerEntry, Trait
+from characters.models import Character, GameNight, LedgerEntry, Trait
 from characters.selectors import current_values
 from tests.factories import AbilityFactory, CharacterFactory
 
@@ -367,3 +368,52 @@ def test_a_refresh_and_the_nights_closing_at_once_both_finish(monkeypatch) -> No
     assert errors == []
     assert GameNight.objects.get(chronicle=chronicle, closed_at__isnull=True).number == 2
     assert LedgerEntry.objects.filter(character=janet, kind="refresh").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_players_sheets_counter_names_one_state_of_them() -> None:
+    """A player's sheets in a scene are counted by their newest entry (``sheet_seq``, the
+    phone's ``data-sheet-seq``: a push no newer than the one shown is the same sheets): two
+    costs of two of a player's characters at once must not leave the counter where it was
+    when the one committed last (its entry older than the other's) had not."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL")
+    from combat.selectors import sheet_seq
+    from tests.factories import UserFactory
+
+    one, two = _night_with("One", "Two")
+    player = UserFactory()
+    Character.objects.filter(pk__in=[one.pk, two.pk]).update(player=player)
+    one.refresh_from_db()
+    two.refresh_from_db()
+    ids = [one.pk, two.pk]
+    scene = SimpleNamespace(pk=0, chronicle_id=one.chronicle_id)
+    hold, held, done = threading.Event(), threading.Event(), threading.Event()
+    first = _cost_held_open(one, hold, held)
+    first.start()
+    seen: dict[str, int] = {}
+    try:
+        assert held.wait(10)
+
+        def other() -> None:
+            try:
+                services.ledger_spend(
+                    character=two, kind="trait_lost", subject="Quick", category="physical",
+                    by=None,
+                )  # fmt: skip
+                done.set()
+            finally:
+                connection.close()
+
+        second = threading.Thread(target=other)
+        second.start()
+        if done.wait(2):  # it committed while the first cost was in flight
+            seen[sheet_seq(scene, ids)] = LedgerEntry.objects.filter(character__in=ids).count()
+    finally:
+        hold.set()
+        first.join()
+    second.join()
+    now = sheet_seq(scene, ids)
+    count = LedgerEntry.objects.filter(character__in=ids).count()
+    assert count == 2
+    assert seen.get(now, count) == count, (seen, now)
