@@ -14,8 +14,9 @@ from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
-from django.db.models import Max, OuterRef, QuerySet, Subquery
+from django.db import IntegrityError, connections, router, transaction
+from django.db.models import BooleanField, Max, OuterRef, QuerySet, Subquery
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from characters import sheet_cache
@@ -219,10 +220,26 @@ def game_night_open(
         return night
 
 
-def _open_night_query(chronicle_id: int) -> QuerySet[GameNight]:
+# The first key of the advisory lock a player's ledger writes take (the second: the player).
+_PLAYER_LEDGER_LOCK = 0x4C45
+
+
+def _open_night_query(chronicle_id: int, *player: int) -> QuerySet[GameNight]:
     found = GameNight.objects.select_for_update().filter(
         chronicle_id=chronicle_id, closed_at__isnull=True
     )
+    if player:
+        # A player's sheets are counted by their newest entry (combat.selectors.sheet_seq,
+        # the phones' data-sheet-seq), so a player's entries must commit in the order of their
+        # ids: a write of one of their characters waits here (the player's advisory lock,
+        # held to the commit) for one of another in flight. Only theirs wait: the night is
+        # held shared. In this statement: no query of its own.
+        lock = RawSQL(
+            "pg_advisory_xact_lock(%s, %s) IS NOT NULL",
+            (_PLAYER_LEDGER_LOCK, player[0]),
+            output_field=BooleanField(),
+        )
+        found = found.filter(lock)
     # One open night a chronicle (one_open_game_night): no order, so no join to the
     # chronicle (its name orders nights), whose row the lock would hold too.
     return found.order_by()[:1]
@@ -234,8 +251,16 @@ def _open_night_query(chronicle_id: int) -> QuerySet[GameNight]:
 _OPEN_NIGHT: Prepared[GameNight] = Prepared(_open_night_query, model=GameNight, share=True)
 
 
-def _open_night(chronicle: Chronicle) -> GameNight:
-    night = _OPEN_NIGHT.first(chronicle.pk)
+def _open_night(chronicle: Chronicle, character: Character | None = None) -> GameNight:
+    """The chronicle's open night, held shared; ``character``: the one whose ledger is
+    written (its player's writes one at a time on PostgreSQL, :func:`_open_night_query`;
+    SQLite runs one write at a time)."""
+    player = character.player_id if character is not None else None
+    vendor = connections[router.db_for_write(LedgerEntry)].vendor
+    if player is not None and vendor == "postgresql":
+        night = _OPEN_NIGHT.first(chronicle.pk, player)
+    else:
+        night = _OPEN_NIGHT.first(chronicle.pk)
     if night is None:
         raise LedgerError(NO_OPEN_NIGHT.format(chronicle=chronicle))
     return night
@@ -249,8 +274,10 @@ def game_night_refresh(*, chronicle: Chronicle, by: AbstractBaseUser | None) -> 
     """
     with transaction.atomic():
         night = _open_night(chronicle)
+        # the characters' rows alone: their order joins the chronicle's, whose row
+        # game_night_open holds while it waits for this refresh's hold of the night
         ids = list(
-            Character.objects.select_for_update()
+            Character.objects.select_for_update(of=("self",))
             .filter(chronicle=chronicle)
             .values_list("pk", flat=True)
         )
@@ -326,7 +353,7 @@ def _spend(
     source: str,
 ) -> LedgerEntry:
     """The rules part of a cost: what the character has now pays for it, in the open night."""
-    night = _open_night(locked.chronicle)
+    night = _open_night(locked.chronicle, locked)
     now = _current_values(locked)
     subject, category = _as_on_the_sheet(now, kind, subject.strip(), category.strip())
     _check_affordable(locked, now, kind, subject, category, amount)
@@ -414,7 +441,7 @@ def _regain(
     source: str,
 ) -> LedgerEntry:
     """The rules part of a regain (W7)."""
-    night = _open_night(locked.chronicle)
+    night = _open_night(locked.chronicle, locked)
     label = Category(category).label.lower()
     done = LedgerEntry.objects.filter(
         game_night=night,
@@ -555,7 +582,7 @@ def _reverse(
     if regain is not None:
         label = Category(regain.category).label.lower()
         raise LedgerError(PAID_FOR_REGAIN.format(category=label), "W7")
-    night = _open_night(locked.character.chronicle)
+    night = _open_night(locked.character.chronicle, locked.character)
     if not entry_counts(locked):
         raise LedgerError(NO_LONGER_COUNTS.format(why=_why_not_counting(locked, night)))
     reversal = _write_reversal(locked, night, by, reason)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 
 import pytest
 from django.db import connection, transaction
 
 from characters import services
-from characters.models import GameNight, LedgerEntry, Trait
+from characters.models import Character, GameNight, LedgerEntry, Trait
 from characters.selectors import current_values
 from tests.factories import AbilityFactory, CharacterFactory
 
@@ -310,3 +311,109 @@ def test_closing_the_night_waits_for_a_cost_in_flight() -> None:
     entry = LedgerEntry.objects.get(character=janet)
     assert entry.game_night.number == 1
     assert entry.game_night.closed_at > entry.created_at
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refresh_and_the_nights_closing_at_once_both_finish(monkeypatch) -> None:
+    """A refresh holds the open night (shared), then locks the chronicle's characters; the
+    next night's opening locks the chronicle, then closes the night (waiting for the refresh).
+    The refresh's lock of the characters must not wait for the chronicle's row: the two
+    would wait for each other (a deadlock, one of them refused)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL")
+    (janet,) = _night_with("Janet")
+    chronicle = janet.chronicle
+    real = services._open_night
+    night_held, go = threading.Event(), threading.Event()
+
+    def paused(c):
+        night = real(c)
+        if threading.current_thread().name == "refresh":
+            night_held.set()
+            go.wait(10)
+        return night
+
+    monkeypatch.setattr(services, "_open_night", paused)
+    errors: list[BaseException] = []
+
+    def run(work) -> None:
+        try:
+            work()
+        except BaseException as error:  # reported by the test
+            errors.append(error)
+        finally:
+            connection.close()
+
+    refresh = threading.Thread(
+        target=run,
+        args=(lambda: services.game_night_refresh(chronicle=chronicle, by=None),),
+        name="refresh",
+    )
+    refresh.start()
+    assert night_held.wait(10)
+    opening = threading.Thread(
+        target=run,
+        args=(lambda: services.game_night_open(chronicle=chronicle, by=None, expected_number=1),),
+    )
+    opening.start()
+    for _ in range(100):  # until it holds the chronicle's row and waits for the refresh's hold
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
+            if cursor.fetchone()[0]:
+                break
+        opening.join(0.1)
+    go.set()
+    refresh.join(20)
+    opening.join(20)
+    assert errors == []
+    assert GameNight.objects.get(chronicle=chronicle, closed_at__isnull=True).number == 2
+    assert LedgerEntry.objects.filter(character=janet, kind="refresh").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_players_sheets_counter_names_one_state_of_them() -> None:
+    """A player's sheets in a scene are counted by their newest entry (``sheet_seq``, the
+    phone's ``data-sheet-seq``: a push no newer than the one shown is the same sheets): two
+    costs of two of a player's characters at once must not leave the counter where it was
+    when the one committed last (its entry older than the other's) had not."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL")
+    from combat.selectors import sheet_seq
+    from tests.factories import UserFactory
+
+    one, two = _night_with("One", "Two")
+    player = UserFactory()
+    Character.objects.filter(pk__in=[one.pk, two.pk]).update(player=player)
+    one.refresh_from_db()
+    two.refresh_from_db()
+    ids = [one.pk, two.pk]
+    scene = SimpleNamespace(pk=0, chronicle_id=one.chronicle_id)
+    hold, held, done = threading.Event(), threading.Event(), threading.Event()
+    first = _cost_held_open(one, hold, held)
+    first.start()
+    seen: dict[str, int] = {}
+    try:
+        assert held.wait(10)
+
+        def other() -> None:
+            try:
+                services.ledger_spend(
+                    character=two, kind="trait_lost", subject="Quick", category="physical",
+                    by=None,
+                )  # fmt: skip
+                done.set()
+            finally:
+                connection.close()
+
+        second = threading.Thread(target=other)
+        second.start()
+        if done.wait(2):  # it committed while the first cost was in flight
+            seen[sheet_seq(scene, ids)] = LedgerEntry.objects.filter(character__in=ids).count()
+    finally:
+        hold.set()
+        first.join()
+    second.join()
+    now = sheet_seq(scene, ids)
+    count = LedgerEntry.objects.filter(character__in=ids).count()
+    assert count == 2
+    assert seen.get(now, count) == count, (seen, now)
