@@ -169,6 +169,12 @@ LIVE_TURN_WAIT = envint("LIVE_TURN_WAIT", 10)
 # A busy scene's board is rendered at most once this often (seconds) per process; the changes
 # of the meantime go together (combat.board_turns). 0: each change's board on its own.
 LIVE_BOARD_PACE = envint("LIVE_BOARD_PACE_MS", 100) / 1000
+# How long a server thread running Python keeps the GIL once another thread asks for it
+# (CPython's default: 5 ms). A tap's step makes a few database round trips under its scene's
+# row lock, each giving the GIL up and waiting to get it back from a thread rendering pushes:
+# at 5 ms a wait, a busy shared scene's lock was held for tens of milliseconds a tap
+# (``manage.py serve`` sets it; tests and commands keep CPython's default).
+LIVE_SWITCH_INTERVAL = envint("LIVE_SWITCH_INTERVAL_US", 1000) / 1_000_000
 
 # Sheets each process keeps read (characters/sheet_cache.py) and rendered for phones
 # (characters/sheet_html.py), keyed on their versions.

@@ -251,5 +251,8 @@ def test_serve_runs_the_scene_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
     ran: dict[str, Any] = {}
     monkeypatch.setattr(serve.uvicorn, "run", lambda app, **kwargs: ran.update(kwargs))
     monkeypatch.setattr(HEAP, "start", lambda: None)  # the test process keeps its collector
+    intervals: list[float] = []
+    monkeypatch.setattr(serve.sys, "setswitchinterval", intervals.append)  # the test's own stays
     call_command("serve", "--no-demo-logins", "--host", "127.0.0.1")
     assert ran["ws"] is SceneWebSocketProtocol
+    assert intervals == [0.001]  # a thread waiting to go on under a scene's lock waits 1 ms

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import io
 import logging
+import sys
 from importlib import import_module
 from typing import Any
 
 import segno
 import uvicorn
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -57,6 +59,7 @@ class Command(BaseCommand):
         # as the process, and the collector stops walking it (combat.hub.Heap).
         import_module("config.asgi")
         HEAP.start()
+        sys.setswitchinterval(settings.LIVE_SWITCH_INTERVAL)  # the step's lock, not the GIL
         uvicorn.run(
             "config.asgi:application",
             host=host,
