@@ -233,6 +233,22 @@ def _cost_held_open(character, hold: threading.Event, held: threading.Event) -> 
     return threading.Thread(target=run)
 
 
+def _cost_thread(character, done: threading.Event) -> threading.Thread:
+    """A thread that records a cost of ``character``'s Quick, then sets ``done``."""
+
+    def run() -> None:
+        try:
+            services.ledger_spend(
+                character=character, kind="trait_lost", subject="Quick", category="physical",
+                by=None,
+            )  # fmt: skip
+            done.set()
+        finally:
+            connection.close()
+
+    return threading.Thread(target=run)
+
+
 def _night_with(*names: str) -> list:
     from tests.factories import ChronicleFactory, GameNightFactory, TraitFactory
 
@@ -259,18 +275,7 @@ def test_costs_of_a_chronicles_characters_do_not_wait_for_one_another() -> None:
     first.start()
     try:
         assert held.wait(10)
-
-        def other() -> None:
-            try:
-                services.ledger_spend(
-                    character=bob, kind="trait_lost", subject="Quick", category="physical",
-                    by=None,
-                )  # fmt: skip
-                done.set()
-            finally:
-                connection.close()
-
-        second = threading.Thread(target=other)
+        second = _cost_thread(bob, done)
         second.start()
         assert done.wait(5), "Bob's cost waited for Janet's to commit"
     finally:
@@ -394,18 +399,7 @@ def test_a_players_sheets_counter_names_one_state_of_them() -> None:
     seen: dict[str, int] = {}
     try:
         assert held.wait(10)
-
-        def other() -> None:
-            try:
-                services.ledger_spend(
-                    character=two, kind="trait_lost", subject="Quick", category="physical",
-                    by=None,
-                )  # fmt: skip
-                done.set()
-            finally:
-                connection.close()
-
-        second = threading.Thread(target=other)
+        second = _cost_thread(two, done)
         second.start()
         if done.wait(2):  # it committed while the first cost was in flight
             seen[sheet_seq(scene, ids)] = LedgerEntry.objects.filter(character__in=ids).count()
