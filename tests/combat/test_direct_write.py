@@ -256,3 +256,12 @@ def test_serve_runs_the_scene_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
     call_command("serve", "--no-demo-logins", "--host", "127.0.0.1")
     assert ran["ws"] is SceneWebSocketProtocol
     assert intervals == [0.001]  # a thread waiting to go on under a scene's lock waits 1 ms
+
+
+@pytest.mark.django_db
+def test_serve_refuses_a_switch_interval_below_a_microsecond(settings) -> None:
+    from django.core.management import CommandError, call_command
+
+    settings.LIVE_SWITCH_INTERVAL = 0
+    with pytest.raises(CommandError, match="LIVE_SWITCH_INTERVAL_US"):
+        call_command("serve", "--no-demo-logins", "--host", "127.0.0.1")

@@ -40,6 +40,10 @@ class Command(BaseCommand):
         problem = database_problem()
         if problem:
             raise CommandError(problem)
+        if settings.LIVE_SWITCH_INTERVAL <= 0:
+            raise CommandError(
+                "LIVE_SWITCH_INTERVAL_US must be a whole number of microseconds, 1 or more"
+            )
         self.stdout.write(self.style.SUCCESS("Storyteller is up. Open one of these:"))
         self.stdout.write(f"  on this machine:  http://localhost:{port}/")
         lan = lan_addresses() if host in {"0.0.0.0", "::"} else []

@@ -85,8 +85,8 @@ def test_a_mobs_first_attacker_dropping_out_keeps_its_latest(classic):
     """C16: the member who throws for the mob after its first attacker dropped out becomes
     the challenge's attacker; the one who started it still started it last. Its form's key
     does not go back to the one it started this challenge with (claimed: a start from it
-    would be answered as a replay), as main's read of the challenges (by ``attacker``) made
-    it go: the one place where the column and that read differ."""
+    would be answered as a replay), as the earlier read of the challenges (by ``attacker``)
+    made it go: the one place where the column and that read differ."""
     from tests.combat.challenges.test_mob import _brute
 
     t = classic
