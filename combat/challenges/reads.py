@@ -426,14 +426,10 @@ def phone_last_started(scene: Scene) -> dict[int, int]:
     :func:`combat.challenges.start_form.last_started` says of them), from their rows
     (``Participant.last_started``) as a change's renderings read them: a player's start form
     costs no query of its own."""
-    from combat.selectors import active_participants  # it reads the features' regions
+    from combat.challenges.start_form import last_started  # it reads this module's sheets
 
     played = _played(scene)
-    return {
-        p.pk: p.last_started
-        for p in active_participants(scene)
-        if p.pk in played and p.last_started
-    }
+    return {pk: last for pk, last in last_started(scene).items() if pk in played}
 
 
 def _listing(scene: Scene) -> list[tuple[Any, ...]]:
