@@ -338,50 +338,64 @@ RECENT = 3  # finished challenges the public part (and the board's short list) k
 KEPT = 10  # a player's own finished challenges its phone keeps until the player leaves them
 
 
-def phone_rows(scene: Scene) -> list[Challenge]:
+#: Whose own finished challenges a phone list holds (:func:`phone_rows`): None, every present
+#: player's; a set of user ids, only theirs (the empty set: none, the open ones and the
+#: ``RECENT`` newest alone, as the players' public part and who the open ones wait on read).
+Players = frozenset[int] | None
+
+
+def phone_rows(scene: Scene, players: Players = None) -> list[Challenge]:
     """The challenges a phone may show (the players' public part, a player's own part, who
     the open ones wait on): the open ones and those waiting on a choice, the ``RECENT`` newest
-    of the others, and each player's ``KEPT`` newest they took part in and have not left,
-    however many others finish (the rows of a mob's challenge too: its members are in its
-    options). A subset of :func:`scene_rows` (the same row objects in one change's
-    renderings) that holds every row the phones' selectors choose from it, read whole only
-    for those; listed from :func:`_phone_listing` (not every challenge of the scene): what a
-    change costs does not grow with the challenges the scene ever had."""
+    of the others, and each of ``players``' (None: every present player's) ``KEPT`` newest
+    they took part in and have not left, however many others finish (the rows of a mob's
+    challenge too: its members are in its options). A subset of :func:`scene_rows` (the same
+    row objects in one change's renderings) that holds every row the phones' selectors choose
+    from it, read whole only for those; listed from :func:`_phone_listing` (not every
+    challenge of the scene): what a change costs does not grow with the challenges the scene
+    ever had, nor with the players of a shared scene whose parts it does not render."""
 
     def read() -> list[Challenge]:
-        listing = _phone_listing(scene)
-        return _rows_of(scene, listing, _phone_pks(scene, listing, RECENT, KEPT))
+        listing = _phone_listing(scene, players)
+        return _rows_of(scene, listing, _phone_pks(scene, listing, RECENT, KEPT, players))
 
-    return cached(("challenges_phone", scene.pk), read)
+    return cached(("challenges_phone", scene.pk, players), read)
 
 
-def _phone_listing(scene: Scene) -> list[tuple[Any, ...]]:
+def _phone_listing(scene: Scene, players: Players = None) -> list[tuple[Any, ...]]:
     """The scene's challenges a phone may show, listed as :func:`_listed` lists them but only
     a bounded superset of what :func:`_phone_pks` picks (:func:`_phone_listed`): the rows
     still waiting, the ``RECENT`` newest no hidden NPC took part in, and for each present
-    player's participant and side the ``KEPT`` newest its player has not left. Every row
-    :func:`_phone_pks` would pick from the whole listing is among them, and it picks the same
-    from these (the newest of a kind are the newest of a superset)."""
+    participant of ``players`` (None: every player) and side the ``KEPT`` newest its player
+    has not left. Every row :func:`_phone_pks` would pick from the whole listing is among
+    them, and it picks the same from these (the newest of a kind are the newest of a
+    superset): a listing made for more players in the same change serves too (a change
+    renders the own parts before the public part, which takes theirs)."""
+    made: dict[Players, list[tuple[Any, ...]]] = cached(("challenge_phone_lists", scene.pk), dict)
+    for listed_for, listing in made.items():
+        if listed_for is None or (players is not None and players <= listed_for):
+            return listing
+    made[players] = _phone_listed_for(scene, players)
+    return made[players]
 
-    def read() -> list[tuple[Any, ...]]:
-        if says_none(scene, CHALLENGE_FLAG):
-            return []
-        played = list(_played(scene).items())
-        if not played:
-            return _phone_list.run(scene.pk)
-        if len(played) <= PARTS:
-            return _phone_list.run(scene.pk, [p for p, _ in played], [u for _, u in played])
-        # a crowded scene: a statement for each ``PARTS`` of them (SQLite refuses a compound
-        # SELECT of more than 500 terms), their rows merged by pk (the rows still waiting and
-        # the ``RECENT`` newest come with each: the same rows)
-        found: dict[int, tuple[Any, ...]] = {}
-        for start in range(0, len(played), PARTS):
-            chunk = played[start : start + PARTS]
-            for item in _phone_list.run(scene.pk, [p for p, _ in chunk], [u for _, u in chunk]):
-                found[item[0]] = item
-        return [found[pk] for pk in sorted(found)]
 
-    return cached(("challenge_phone_list", scene.pk), read)
+def _phone_listed_for(scene: Scene, players: Players) -> list[tuple[Any, ...]]:
+    if says_none(scene, CHALLENGE_FLAG):
+        return []
+    played = list(_played(scene, players).items())
+    if not played:
+        return _phone_list.run(scene.pk)
+    if len(played) <= PARTS:
+        return _phone_list.run(scene.pk, [p for p, _ in played], [u for _, u in played])
+    # a crowded scene: a statement for each ``PARTS`` of them (SQLite refuses a compound
+    # SELECT of more than 500 terms), their rows merged by pk (the rows still waiting and
+    # the ``RECENT`` newest come with each: the same rows)
+    found: dict[int, tuple[Any, ...]] = {}
+    for start in range(0, len(played), PARTS):
+        chunk = played[start : start + PARTS]
+        for item in _phone_list.run(scene.pk, [p for p, _ in chunk], [u for _, u in chunk]):
+            found[item[0]] = item
+    return [found[pk] for pk in sorted(found)]
 
 
 #: The present players' participants one statement of the phones' list holds (2 arms each:
@@ -389,21 +403,26 @@ def _phone_listing(scene: Scene) -> list[tuple[Any, ...]]:
 PARTS = 64
 
 
-def _played(scene: Scene) -> dict[int, int]:
-    """The scene's present participants a player plays, by id: their players' ids."""
+def _played(scene: Scene, players: Players = None) -> dict[int, int]:
+    """The scene's present participants a player plays (of ``players``; None: any), by id:
+    their players' ids."""
     from combat.selectors import active_participants  # it reads the features' regions
 
     return {
         p.pk: p.character.player_id
         for p in active_participants(scene)
         if not (p.npc or p.character_id is None)
+        and (players is None or p.character.player_id in players)
     }
 
 
-def _phone_pks(scene: Scene, listing: list[tuple[Any, ...]], recent: int, kept: int) -> set[int]:
+def _phone_pks(
+    scene: Scene, listing: list[tuple[Any, ...]], recent: int, kept: int, players: Players = None
+) -> set[int]:
     """Which of the listed challenges :func:`phone_rows` holds (see it), from the listing
-    alone (:func:`_listed`) and the scene's present participants' players."""
-    played = _played(scene)
+    alone (:func:`_listed`) and the scene's present participants' players (of ``players``;
+    None: every one)."""
+    played = _played(scene, players)
     out: set[int] = set()
     counted: dict[int, int] = {}
     for pk, _step, status, left, attacker, defender, always, hidden, *_ in reversed(listing):

@@ -26,6 +26,7 @@ from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
 
 RECENT = reads.RECENT  # finished challenges the public part keeps showing
+NO_PLAYERS: reads.Players = frozenset()  # the phones' list without any player's own rows
 KEPT = reads.KEPT  # a player's own finished challenges its phone keeps until they leave them
 
 RETEST_WORDS = {
@@ -43,7 +44,7 @@ def _challenges(scene: Scene, recent: int = RECENT) -> list[Challenge]:
     no hidden NPC took part in: a hidden NPC's challenge, never shown to players, must not
     push a line they saw out of the list either (a gap they could count). (The storyteller's
     board reads its own: :mod:`combat.challenges.board_reads`.)"""
-    rows = reads.phone_rows(scene)
+    rows = reads.phone_rows(scene, NO_PLAYERS)
     waiting = reads.still_open(rows)
     return waiting + _newest(rows, waiting, recent, lambda c: not reads.has_hidden(c))
 
@@ -55,7 +56,7 @@ def _own_challenges(scene: Scene, user: AbstractBaseUser, own: list[int]) -> lis
     many others finish in the scene (at most ``KEPT``, newest first). Picked from the scene's
     index of them (:func:`_phone_index`, made once for every player of a change): a shared
     scene's player no longer looks through every challenge of the scene."""
-    index = _phone_index(scene)
+    index = _phone_index(scene, _players_rendered(scene, user))
     at = set(index.open_by_player.get(user.pk, ())) | set(index.step_in)
     for pk in own:
         at.update(index.open_by_member.get(pk, ()))
@@ -89,12 +90,23 @@ class PhoneIndex:
     done_by: dict[int, dict[int, Challenge]]
 
 
-def _phone_index(scene: Scene) -> PhoneIndex:
-    """The index of the rows a phone may show (:func:`reads.phone_rows`), made once for every
-    own part a change renders."""
+def _players_rendered(scene: Scene, user: AbstractBaseUser) -> frozenset[int]:
+    """The players whose own parts this rendering makes: those of the change
+    (``("private_users", scene.pk)``, set by :func:`combat.fragments.scene_change_parts`) when
+    ``user`` is one of them, else ``user`` alone. A shared scene's change renders the parts of
+    the players it concerns, not of everyone present: the phones' list is read for them."""
+    together = known(("private_users", scene.pk))
+    if together and user.pk in together:
+        return frozenset(together)
+    return frozenset((user.pk,))
+
+
+def _phone_index(scene: Scene, players: reads.Players = None) -> PhoneIndex:
+    """The index of the rows a phone of ``players`` (None: any present player) may show
+    (:func:`reads.phone_rows`), made once for every own part a change renders."""
 
     def make() -> PhoneIndex:
-        rows = reads.phone_rows(scene)
+        rows = reads.phone_rows(scene, players)
         waiting = reads.still_open(rows)
         held = {c.pk for c in waiting}
         by_player: dict[int, list[int]] = {}
@@ -118,7 +130,7 @@ def _phone_index(scene: Scene) -> PhoneIndex:
                 done_by.setdefault(pk, {})[position] = c
         return PhoneIndex(waiting, by_player, by_member, step_in, done_by)
 
-    return cached(("challenge_phone_index", scene.pk), make)
+    return cached(("challenge_phone_index", scene.pk, players), make)
 
 
 def _mob_of(ch: Challenge) -> set[int]:

@@ -109,6 +109,11 @@ def _old_blood(challenge: Challenge, participants: list[Participant]) -> dict[in
     return out
 
 
+def _player_sets(t) -> list[frozenset[int]]:
+    a, d = t.a_user.pk, t.d_user.pk
+    return [frozenset(), frozenset({a}), frozenset({d}), frozenset({a, d})]
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_the_bounded_picks_equal_the_whole_listings_on_a_random_history(classic, seed, monkeypatch):
     t = classic
@@ -129,6 +134,15 @@ def test_the_bounded_picks_equal_the_whole_listings_on_a_random_history(classic,
             whole = reads._list.run(scene.pk)
             args = (selectors.RECENT, selectors.KEPT)
             assert reads._phone_pks(scene, listing, *args) == reads._phone_pks(scene, whole, *args)
+        for players in _player_sets(t):  # a change's players' own list (a shared scene's)
+            with render_cache.RenderCache().active():
+                scene = t.refresh().scene
+                listing = reads._phone_listing(scene, players)
+                picked = reads._phone_pks(scene, listing, *args, players)
+                assert picked == reads._phone_pks(scene, whole, *args, players)
+                assert picked <= reads._phone_pks(scene, whole, *args)
+        with render_cache.RenderCache().active():
+            scene = t.refresh().scene
             played = reads._played(scene)
             latest: dict[int, int] = {}
             for pk, _step, _status, _left, attacker, *_ in whole:
