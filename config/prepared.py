@@ -445,13 +445,41 @@ class PreparedValues(_Shapes):
     model instance made. A tuple holds the fields ``values_list`` names, in that order, then
     the annotations in the order they were made (:attr:`names` says). The database's
     converters are applied as the ORM applies them, but to no NULL (every converter Django
-    has gives NULL back as ``None``): a column a row leaves NULL costs nothing."""
+    has gives NULL back as ``None``): a column a row leaves NULL costs nothing.
+
+    ``raw_from``: the columns from this position on come as the database gave them (a JSON
+    field's text), converted only when :meth:`finish` is asked for a row: a caller that
+    compares such a row with one it kept and finds them equal converts nothing. Every shape
+    of ``build`` must then give the same columns."""
+
+    def __init__(self, build: Callable[..., Any], *, raw_from: int | None = None) -> None:
+        super().__init__(build)
+        self.raw_from = raw_from
+        self._tails: dict[str, tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...]] = {}
+
+    def finish(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        """A row of :meth:`run` with its columns from ``raw_from`` on converted as well (on the
+        default database's vendor, whose rows :meth:`run` gave)."""
+        connection = connections[DEFAULT_DB_ALIAS]
+        tail = self._tails.get(connection.vendor, ())
+        if not tail:
+            return row
+        out = list(row)
+        for position, converters, expression in tail:
+            value = out[position]
+            if value is not None:
+                for converter in converters:
+                    value = converter(value, expression, connection)
+                out[position] = value
+        return tuple(out)
 
     def run(self, *values: Value, **options: Any) -> list[tuple[Any, ...]]:
         found = self.plan(values, options)
         if found is None:
             if _has_empty(values):
                 return []
+            if self.raw_from is not None:  # the ORM's rows come converted whole
+                raise ValueError("a read with raw columns needs a plan (lists of MAX_ITEMS)")
             return [tuple(row) for row in self.build(*values, **options)]  # no plan of its own
         plan, connection, flat = found
         with statement_cursor(connection) as cursor:
@@ -483,13 +511,20 @@ class PreparedValues(_Shapes):
         )
 
     def converted(self, plan: _Plan, rows: list[Any], connection: Any) -> list[tuple[Any, ...]]:
-        """``rows`` of ``plan`` as :meth:`run` gives them: its converters applied."""
-        if not plan.converters:
+        """``rows`` of ``plan`` as :meth:`run` gives them: its converters applied (before
+        ``raw_from``)."""
+        head = plan.converters
+        if self.raw_from is not None:
+            head = tuple(c for c in plan.converters if c[0] < self.raw_from)
+            if plan.vendor not in self._tails:
+                tail = tuple(c for c in plan.converters if c[0] >= self.raw_from)
+                self._tails[plan.vendor] = tail
+        if not head:
             return [tuple(row) for row in rows]
         out = []
         for row in rows:
             row = list(row)
-            for position, converters, expression in plan.converters:
+            for position, converters, expression in head:
                 value = row[position]
                 if value is not None:
                     for converter in converters:

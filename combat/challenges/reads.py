@@ -384,16 +384,16 @@ def _phone_listed_for(scene: Scene, players: Players) -> list[tuple[Any, ...]]:
         return []
     played = list(_played(scene, players).items())
     if not played:
-        return _phone_list.run(scene.pk)
+        return _lists.run(scene.pk, phones=True)
     if len(played) <= PARTS:
-        return _phone_list.run(scene.pk, [p for p, _ in played], [u for _, u in played])
+        return _lists.run(scene.pk, [p for p, _ in played], [u for _, u in played], phones=True)
     # a crowded scene: a statement for each ``PARTS`` of them (SQLite refuses a compound
     # SELECT of more than 500 terms), their rows merged by pk (the rows still waiting and
     # the ``RECENT`` newest come with each: the same rows)
     found: dict[int, tuple[Any, ...]] = {}
     for start in range(0, len(played), PARTS):
         chunk = played[start : start + PARTS]
-        for item in _phone_list.run(scene.pk, [p for p, _ in chunk], [u for _, u in chunk]):
+        for item in _lists.run(scene.pk, [p for p, _ in chunk], [u for _, u in chunk], phones=True):
             found[item[0]] = item
     return [found[pk] for pk in sorted(found)]
 
@@ -455,7 +455,7 @@ def _listing(scene: Scene) -> list[tuple[Any, ...]]:
     """The scene's challenges listed (:func:`_listed`), once for a change's renderings."""
 
     def read() -> list[tuple[Any, ...]]:
-        return [] if says_none(scene, CHALLENGE_FLAG) else _list.run(scene.pk)
+        return [] if says_none(scene, CHALLENGE_FLAG) else _lists.run(scene.pk, phones=False)
 
     return cached(("challenge_list", scene.pk), read)
 
@@ -523,8 +523,12 @@ def _listing_of(rows: QuerySet[Challenge]) -> QuerySet[Challenge]:
         hidden=ExpressionWrapper(hidden, output_field=BooleanField()),
         **whole,
     )
-    names = ("id", "step", "status", "left", "side_a", "side_d", "always", "hidden")
-    return rows.values_list(*names, *whole)
+    return rows.values_list(*LISTED, *whole)
+
+
+#: A listing's leading columns (:func:`_listed`), converted as read; an open row's other
+#: fields follow as the database gave them (:data:`_lists`).
+LISTED = ("id", "step", "status", "left", "side_a", "side_d", "always", "hidden")
 
 
 def _whole(scene_id: int, ids: list[int]) -> QuerySet[Challenge]:
@@ -636,9 +640,17 @@ def _waiting_condition(vendor: str) -> str:
     return "(" + sql % tuple(editor.quote_value(p) for p in params) + ")"
 
 
+def _either_listed(
+    scene_id: int, parts: list[int] | None = None, users: list[int] | None = None, *, phones: bool
+) -> QuerySet[Challenge]:
+    """The phones' list (:func:`_phone_listed`) or every challenge of the scene
+    (:func:`_listed`): one prepared read, so an open row's fields are converted one way."""
+    return _phone_listed(scene_id, parts, users) if phones else _listed(scene_id)
+
+
 # Their SQL is built once per process (config.prepared).
-_list, _rows = PreparedValues(_listed), Prepared(_whole, model=Challenge)
-_phone_list = PreparedValues(_phone_listed)
+_lists = PreparedValues(_either_listed, raw_from=len(LISTED))
+_rows = Prepared(_whole, model=Challenge)
 
 
 def _read(scene_id: int, listed: list[tuple[Any, ...]]) -> list[Challenge]:
@@ -653,9 +665,10 @@ def _read(scene_id: int, listed: list[tuple[Any, ...]]) -> list[Challenge]:
     for item in listed:
         pk, step, status, left = item[:4]
         if status in _OPEN:
+            # compared as listed (its fields as the database gave them), made only when new
             kept_open = finished.open_rows.find((pk, step))
             if kept_open is None or kept_open[0] != item:  # a write that moved no step
-                kept_open = (item, _kept_open(item))
+                kept_open = (item, _kept_open(_lists.finish(item)))
                 finished.open_rows.keep((pk, step), kept_open)
             found[pk] = copy_row(kept_open[1])
             continue
@@ -683,7 +696,8 @@ def _kept_open(item: tuple[Any, ...]) -> Challenge:
 
 
 def _opened(item: tuple[Any, ...]) -> Challenge:
-    """An open challenge's row from its listing (:func:`_listed`), as a whole read makes it."""
+    """An open challenge's row from its listing (:func:`_listed`, every column converted:
+    ``_lists.finish``), as a whole read makes it."""
     names, whole = _columns()
     values = dict(zip(names, item, strict=True))
     return Challenge.from_db(DEFAULT_DB_ALIAS, whole, [values[name] for name in whole])
@@ -693,7 +707,7 @@ def _opened(item: tuple[Any, ...]) -> Challenge:
 def _columns() -> tuple[tuple[str, ...], list[str]]:
     """The listing's column names, each whole field's under its own name (``whole_`` off),
     and the model's fields in their order (``from_db``'s)."""
-    names = tuple(n.removeprefix("whole_") for n in _list.names(0))
+    names = tuple(n.removeprefix("whole_") for n in _lists.names(0, phones=False))
     return names, [f.attname for f in Challenge._meta.concrete_fields]
 
 

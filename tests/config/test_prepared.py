@@ -695,6 +695,31 @@ def test_a_prepared_values_read_gives_the_tuples_values_list_gives(
         prepared.PreparedValues(characters).run(ids)
 
 
+def _options_of(ids: list[int]):
+    return (
+        Character.objects.filter(pk__in=ids)
+        .order_by("pk")
+        .annotate(house=F("chronicle__options"))
+        .values_list("id", "created_at", "house")
+    )
+
+
+def test_a_values_read_leaves_the_columns_from_raw_from_as_read_until_finished(character):
+    """``raw_from``: the columns from it on come as the database gave them (a JSON field's
+    text), the ones before converted; ``finish`` converts the rest, as the ORM would have."""
+    character.chronicle.options = {"house": ["rule"], "n": 1}
+    character.chronicle.save(update_fields=["options"])
+    whole = list(_options_of([character.pk]))
+    raw = prepared.PreparedValues(_options_of, raw_from=2)
+    (row,) = raw.run([character.pk])
+    assert row[:2] == whole[0][:2] and isinstance(row[1], datetime)
+    assert isinstance(row[2], str) and row[2] != whole[0][2]  # the JSON as text
+    assert raw.finish(row) == whole[0]
+    assert raw.run([]) == []
+    with pytest.raises(ValueError, match="needs a plan"):  # the ORM's rows are converted whole
+        raw.run(list(range(1, prepared.MAX_ITEMS + 2)))
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_statement_prepared_before_a_column_changed_type_runs_after(settings) -> None:
     """A migration that changes the type of a column a prepared statement returns (another

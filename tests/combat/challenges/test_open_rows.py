@@ -10,6 +10,7 @@ from combat import render_cache
 from combat.challenges import finished, reads
 from combat.challenges.reads import engine_of, step_token
 from combat.models import Challenge
+from tests.combat.challenges.test_phone_rows import _npcs
 
 pytestmark = pytest.mark.django_db
 
@@ -69,3 +70,23 @@ def test_a_row_that_changed_at_the_same_step_is_made_again(classic):
     (again,) = _rows(t)
     assert again.step == first.step and again.options["surprise"] is True
     assert not first.options.get("surprise")
+
+
+def test_a_shared_scenes_other_open_rows_are_compared_as_listed_not_converted(classic, monkeypatch):
+    """An open row kept at its step is compared with its listing as the database gave it (its
+    JSON as text): a change of a shared scene converts the fields of the row it moved alone."""
+    t = classic
+    ch = t.start(category="physical", bid="Strong")
+    ghoul, thrall = _npcs(t)
+    other = t.start(attacker=ghoul, defender=thrall, by=t.st, category="physical", bid="Physical")
+    _rows(t)
+    finished_rows = []
+    real = reads._lists.finish
+    monkeypatch.setattr(
+        reads._lists, "finish", lambda item: finished_rows.append(item[0]) or real(item)
+    )
+    t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    rows = {row.pk: row for row in _rows(t)}
+    assert finished_rows == [ch.pk]
+    assert rows[ch.pk].status == "live" and rows[other.pk].status == "answer"
+    assert rows[other.pk].options == Challenge.objects.get(pk=other.pk).options

@@ -159,7 +159,7 @@ def _picked(scene, listing) -> set[int]:
 def _whole_listing(scene) -> list[tuple]:
     """Every challenge of the scene listed (the board's list), as the phones' picks were made
     from before they were bounded."""
-    return reads._list.run(scene.pk)
+    return reads._lists.run(scene.pk, phones=False)
 
 
 def test_a_players_own_card_500_challenges_back_stays_on_its_phone(classic):
