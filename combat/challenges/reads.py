@@ -372,6 +372,8 @@ def _phone_listing(scene: Scene, players: Players = None) -> list[tuple[Any, ...
     superset): a listing made for more players in the same change serves too (a change
     renders the own parts before the public part, which takes theirs)."""
     made: dict[Players, list[tuple[Any, ...]]] = cached(("challenge_phone_lists", scene.pk), dict)
+    if players is not None and len(_played(scene)) <= FEW:
+        players = None  # a few players' list serves each rendering of the change (one statement)
     for listed_for, listing in made.items():
         if listed_for is None or (players is not None and players <= listed_for):
             return listing
@@ -397,6 +399,11 @@ def _phone_listed_for(scene: Scene, players: Players) -> list[tuple[Any, ...]]:
             found[item[0]] = item
     return [found[pk] for pk in sorted(found)]
 
+
+#: A scene of at most this many present players' participants lists them all for any of its
+#: phones (:func:`_phone_listing`): a sheet's push and the change's own parts, each for other
+#: players, share one statement; a shared scene of more lists for the players asked.
+FEW = 8
 
 #: The present players' participants one statement of the phones' list holds (2 arms each:
 #: under SQLite's 500 terms of a compound SELECT, and a shape ``config.prepared`` prepares).

@@ -34,7 +34,13 @@ def _read() -> set[int]:
     return {pk for pk, _step in finished.rows.held()}
 
 
-def test_a_pairs_change_reads_none_of_another_players_own_challenges(classic):
+@pytest.fixture
+def crowded(monkeypatch):
+    """The scenes here count as crowded (more present players than ``reads.FEW``)."""
+    monkeypatch.setattr(reads, "FEW", 2)
+
+
+def test_a_pairs_change_reads_none_of_another_players_own_challenges(classic, crowded):
     t = classic
     mine = _finish(t)
     user, third = _third(t)
@@ -60,13 +66,26 @@ def test_a_pairs_change_reads_none_of_another_players_own_challenges(classic):
     assert f'id="challenge-{mine.pk}-' not in html
 
 
-def test_one_statement_lists_a_change_for_its_players_and_the_public_part(classic):
+def test_one_statement_lists_a_change_for_its_players_and_the_public_part(
+    classic, crowded, monkeypatch
+):
     """The public part takes the list made for the change's players (a superset of its own):
     the own parts are rendered first."""
     t = classic
     mine = _finish(t)
     _third(t)
     scene = t.refresh().scene
+    calls = _listings(monkeypatch)
+    parts = fragments.scene_change_parts(
+        scene.pk, private_user_ids=[t.a_user.pk, t.d_user.pk], board=False
+    )
+    html = "".join(html for _audience, _user, html in parts)
+    assert calls == [frozenset({t.a_user.pk, t.d_user.pk})]
+    assert f'id="challenge-{mine.pk}-attacker"' in html
+
+
+def _listings(monkeypatch) -> list:
+    """The players each listing of the phones' list is read for, as they are read."""
     calls = []
     real = reads._phone_listed_for
 
@@ -74,20 +93,30 @@ def test_one_statement_lists_a_change_for_its_players_and_the_public_part(classi
         calls.append(players)
         return real(scene, players)
 
-    reads._phone_listed_for = listed
-    try:
-        parts = fragments.scene_change_parts(
-            scene.pk, private_user_ids=[t.a_user.pk, t.d_user.pk], board=False
-        )
-        html = "".join(html for _audience, _user, html in parts)
-    finally:
-        reads._phone_listed_for = real
-    assert calls == [frozenset({t.a_user.pk, t.d_user.pk})]
-    assert f'id="challenge-{mine.pk}-attacker"' in html
+    monkeypatch.setattr(reads, "_phone_listed_for", listed)
+    return calls
+
+
+def test_a_few_players_scene_lists_once_for_a_sheets_push_and_the_change(classic, monkeypatch):
+    """A scene of few players lists them all: the loser's sheet push (their whole part)
+    and the change's parts for both sides that follow in the same commit share the list."""
+    t = classic
+    _finish(t)
+    scene = t.refresh().scene
+    calls = _listings(monkeypatch)
+
+    @render_cache.one_request  # a step's pushes share their reads
+    def pushes() -> None:
+        fragments.private_state(fragments.load(scene.pk), t.d_user)  # the sheet's push
+        ids = [t.a_user.pk, t.d_user.pk]
+        list(fragments.scene_change_parts(scene.pk, private_user_ids=ids, board=False))
+
+    pushes()
+    assert calls == [None]
 
 
 @pytest.mark.parametrize("who", ["none", "attacker", "defender", "pair", "third"])
-def test_the_rows_for_some_players_hold_what_the_rows_for_all_give_them(classic, who):
+def test_the_rows_for_some_players_hold_what_the_rows_for_all_give_them(classic, who, crowded):
     """For a set of players, the rows hold the same open ones, the same public lines and, for
     each of them, the same own cards as the rows read for every present player."""
     t = classic
