@@ -224,10 +224,12 @@ def scene_change_parts(
     board: bool | None = True,
     own_parts: bool = True,
     board_turn: Callable[[], bool] | None = None,
+    actor: int | None = None,
 ) -> Iterator[tuple[str, int | None, str]]:
     """The same renderings one at a time, ``(audience, user id, html)``, so each can be sent as soon
     as it is rendered: the private parts first (the other side of a challenge waits for its
-    own), then the players' public part, which must come after them (it carries the players'
+    own; the ``actor``'s, who made the change and whose answer carries it, after the others'),
+    then the players' public part, which must come after them (it carries the players'
     ``seq``: a publish cut short before it leaves every phone behind, and caught up, see
     :mod:`combat.hub`), then the board's regions. ``players`` false: the storytellers' part
     alone (a change no player sees). ``board`` None: the board's part only when a storyteller's
@@ -255,7 +257,7 @@ def scene_change_parts(
     if ids and board is not False and (board or scene.watched) and _logs(regions):
         with cache.active():  # the board's log is read with the players' own (selectors.own_logs)
             render_cache.cached(("board_log", scene.pk), lambda: True)
-    for user in _players(cache, scene, ids):
+    for user in sorted(_players(cache, scene, ids), key=lambda u: u.pk == actor):
         with cache.active():
             if not whole and render_cache.known(("html", "private", user.pk)) is not None:
                 continue  # this commit's sheet push sent the whole part, as it is now

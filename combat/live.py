@@ -193,12 +193,15 @@ def scene_changed(
     regions: Collection[str] | None = None,
     players: bool = True,
     seq: int | None = None,
+    actor: int | None = None,
 ) -> None:
     """Render the scene once per audience and send each rendering once (call it on commit).
 
     ``regions`` names the board's regions that changed (``None``: all of them); ``players``
     false: a change no player sees, for the storytellers alone. ``seq``: the change's (its
     players' own parts are rendered at it or after: their events name it for the hubs).
+    ``actor``: the user who made the change, whose own part goes last (their answer carries
+    it; the other side waits for theirs).
     """
     faults.point("kill_after_commit")
     whole = _people_changed(scene_id)
@@ -221,6 +224,7 @@ def scene_changed(
         board=None,
         own_parts=whole,
         board_turn=board_turn,
+        actor=actor,
     )
     # Each part is sent as soon as it is rendered, the private parts before the public one
     # (see scene_change_parts): a process killed halfway leaves every audience it did not

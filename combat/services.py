@@ -222,6 +222,7 @@ def record_change(
             regions=None if regions is None else tuple(sorted(regions)),
             players=players,
             seq=scene.seq,
+            actor=getattr(by, "pk", None),
         )
     )
 

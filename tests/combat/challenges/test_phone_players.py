@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from combat import fragments, render_cache
+from combat import fragments, live, render_cache
 from combat import services as scenes
 from combat.challenges import reads, selectors
+from tests.combat.challenges.conftest import WRITES
 from tests.combat.challenges.test_phone_rows import _copies, _finish, _forget_rows, _npcs
 from tests.factories import CharacterFactory, UserFactory
 
@@ -154,3 +155,24 @@ def test_the_rows_for_some_players_hold_what_the_rows_for_all_give_them(classic,
             assert [(c["ch"].pk, c["viewer"]) for c in found] == cards[u.pk]
     if who == "none":
         assert len(some) == 1 + selectors.RECENT  # the open one and the public part's
+
+
+def test_a_changes_other_side_gets_its_part_before_the_actor(
+    classic, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The player who tapped gets their part in the answer: the other side's own part is
+    rendered and sent first, whoever's id is lower."""
+    t = classic
+    assert t.a_user.pk < t.d_user.pk  # sorted by id, the attacker's would come first
+    ch = t.start(category="physical", bid="Strong")
+    t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
+    sent = []
+    monkeypatch.setattr(live, "_send", lambda group, html, *a, **kw: sent.append(group))
+    with django_capture_on_commit_callbacks(execute=True):
+        WRITES["challenge_throw"](
+            scene=t.refresh().scene, challenge=t.ch(ch), by=t.a_user, side="attacker", throw="rock"
+        )
+    scene = t.scene.pk
+    own = [g for g in sent if g in (live.player_group(scene, u.pk) for u in (t.a_user, t.d_user))]
+    assert own == [live.player_group(scene, t.d_user.pk), live.player_group(scene, t.a_user.pk)]
+    assert sent.index(own[-1]) < sent.index(live.players_group(scene))  # then the public part
