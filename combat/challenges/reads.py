@@ -355,11 +355,22 @@ def phone_rows(scene: Scene, players: Players = None) -> list[Challenge]:
     challenge of the scene): what a change costs does not grow with the challenges the scene
     ever had, nor with the players of a shared scene whose parts it does not render."""
 
+    players = listed_for(scene, players)
+
     def read() -> list[Challenge]:
         listing = _phone_listing(scene, players)
         return _rows_of(scene, listing, _phone_pks(scene, listing, RECENT, KEPT, players))
 
     return cached(("challenges_phone", scene.pk, players), read)
+
+
+def listed_for(scene: Scene, players: Players) -> Players:
+    """Whose own rows :func:`phone_rows` reads for ``players``: theirs in a scene of more than
+    ``FEW`` present players, everyone's (None) in a smaller one: there one read serves every
+    rendering of a change (a sheet's push, the own parts, the public part)."""
+    if players is not None and len(_played(scene)) <= FEW:
+        return None
+    return players
 
 
 def _phone_listing(scene: Scene, players: Players = None) -> list[tuple[Any, ...]]:
@@ -372,10 +383,8 @@ def _phone_listing(scene: Scene, players: Players = None) -> list[tuple[Any, ...
     superset): a listing made for more players in the same change serves too (a change
     renders the own parts before the public part, which takes theirs)."""
     made: dict[Players, list[tuple[Any, ...]]] = cached(("challenge_phone_lists", scene.pk), dict)
-    if players is not None and len(_played(scene)) <= FEW:
-        players = None  # a few players' list serves each rendering of the change (one statement)
-    for listed_for, listing in made.items():
-        if listed_for is None or (players is not None and players <= listed_for):
+    for made_for, listing in made.items():
+        if made_for is None or (players is not None and players <= made_for):
             return listing
     made[players] = _phone_listed_for(scene, players)
     return made[players]
@@ -400,9 +409,9 @@ def _phone_listed_for(scene: Scene, players: Players) -> list[tuple[Any, ...]]:
     return [found[pk] for pk in sorted(found)]
 
 
-#: A scene of at most this many present players' participants lists them all for any of its
-#: phones (:func:`_phone_listing`): a sheet's push and the change's own parts, each for other
-#: players, share one statement; a shared scene of more lists for the players asked.
+#: A scene of at most this many present players' participants reads them all for any of its
+#: phones (:func:`listed_for`): a sheet's push and the change's own parts, each for other
+#: players, share one read; a shared scene of more reads for the players asked.
 FEW = 8
 
 #: The present players' participants one statement of the phones' list holds (2 arms each:

@@ -104,6 +104,7 @@ def _players_rendered(scene: Scene, user: AbstractBaseUser) -> frozenset[int]:
 def _phone_index(scene: Scene, players: reads.Players = None) -> PhoneIndex:
     """The index of the rows a phone of ``players`` (None: any present player) may show
     (:func:`reads.phone_rows`), made once for every own part a change renders."""
+    players = reads.listed_for(scene, players)
 
     def make() -> PhoneIndex:
         rows = reads.phone_rows(scene, players)
