@@ -84,8 +84,14 @@ def offered_kept(participant: Participant, scene: Scene) -> bool:
     return key is not None and found is not None and found[0] == key
 
 
+#: Where a kept offer (:func:`_offered`) names its key: a start form rendered for it is
+#: kept under that key (``combat.templatetags.start_forms``), not a spelling of each value.
+OFFER_KEY = "offer_key"
+
+
 def _offered(participant: Participant, scene: Scene) -> dict[str, Any]:
-    """:func:`_offer`, kept under :func:`_offer_key` (one entry per participant: its newest)."""
+    """:func:`_offer`, kept under :func:`_offer_key` (one entry per participant: its newest),
+    with that key (``OFFER_KEY``)."""
     key = _offer_key(participant, scene)
     if key is None:
         return _offer(participant, scene)
@@ -94,7 +100,7 @@ def _offered(participant: Participant, scene: Scene) -> dict[str, Any]:
         if found is not None and found[0] == key:
             _kept.move_to_end(participant.pk)
             return found[1]
-    offered = _offer(participant, scene)
+    offered = {**_offer(participant, scene), OFFER_KEY: key}
     with _lock:
         _kept[participant.pk] = (key, offered)
         _kept.move_to_end(participant.pk)

@@ -6,7 +6,8 @@ them all again although they change only when the sheet does (a trait spent, a w
 challenge starts (the form's key). ``{% kept_start %}…{% endkept_start %}`` (around
 ``_start.html``'s body) keys its rendering by everything the body reads, spelt out:
 the participant (id, name, NPC, sheet), each value of ``start_form.start_choices`` the form
-shows (bids, tempers, abilities, attributes, weapons, targets, health, Celerity, key), the
+shows (bids, tempers, abilities, attributes, weapons, targets, health, Celerity, key: those
+offered from the sheet as the key they are kept under, ``start_form.OFFER_KEY``), the
 include's arguments (url, target, phone, modes, how many forms) and whether a CSRF token is
 rendered. A new value of any of them renders anew, in any process; nothing is read from the
 database for the key (the choices are read already).
@@ -24,6 +25,7 @@ from django import template
 from django.utils.safestring import SafeString
 
 from combat.challenges.finished import Memo
+from combat.challenges.start_form import OFFER_KEY
 from combat.templatetags.finished_cards import kept_block
 
 register = template.Library()
@@ -43,10 +45,16 @@ def start_key(context: template.Context) -> Hashable | None:
     if not isinstance(s, dict) or "participant" not in s:
         return None
     p = s["participant"]
+    offered = s.get(OFFER_KEY)
+    if offered is None:  # offered afresh (start_form._offered): each value spelt
+        offered = (
+            *(repr(s.get(name)) for name in _OFFERED),
+            tuple((w.pk, w.name, w.bonus_traits) for w in s.get("weapons") or ()),
+        )
     return (
         (p.pk, p.name, p.npc, p.character_id),
         *(repr(s.get(name)) for name in _PLAIN),
-        tuple((w.pk, w.name, w.bonus_traits) for w in s.get("weapons") or ()),
+        offered,
         tuple((t.pk, t.name) for t in s.get("targets") or ()),
         tuple(context.get("modes") or ()),
         len(context.get("starts") or ()),
@@ -56,8 +64,11 @@ def start_key(context: template.Context) -> Hashable | None:
 
 
 # The values of start_form.start_choices the form shows that are plain data (str, int, bool
-# and lists or tuples of them): spelt by their repr.
-_PLAIN = ("incapacitated", "key", "bns", "celerity", "bids", "tempers", "abilities", "attributes")
+# and lists or tuples of them): spelt by their repr. Those offered from the sheet
+# (``_OFFERED``, with the weapons) are spelt only when no offer's key names them
+# (start_form.OFFER_KEY: the sheet's key, under which those values are kept as they are).
+_PLAIN = ("key", "bns")
+_OFFERED = ("incapacitated", "celerity", "bids", "tempers", "abilities", "attributes")
 
 
 kept_block(register, "kept_start", start_key, _memo)

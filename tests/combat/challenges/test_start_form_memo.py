@@ -175,3 +175,32 @@ def test_a_change_whose_forms_are_kept_copies_no_sheet_for_them(classic, monkeyp
     assert read == []
     assert _fresh(pieces) == first
     assert read[:2] == [t.a.character_id, t.d.character_id]  # read afresh: in one batch
+
+
+def test_a_kept_offers_form_is_keyed_by_the_offers_key_not_its_values(classic, monkeypatch):
+    """A form for an offer kept at its sheet's key is kept under that key: its bids, abilities
+    and the rest are not spelt out on every change (a fresh offer's are)."""
+    t = classic
+    first = _phone_form(t, t.a_user)
+    spelt = []
+    real = start_forms._OFFERED
+    monkeypatch.setattr(start_forms, "_OFFERED", _Spied(real, spelt))
+    assert _phone_form(t, t.a_user) == first
+    assert spelt == []  # the kept offer's key, not its values
+    start_form.clear()  # no offer kept: offered afresh, its form keyed by its values
+    monkeypatch.setattr(start_form, "_offer_key", lambda p, s: None)
+    assert _phone_form(t, t.a_user) == first
+    assert spelt
+
+
+class _Spied(tuple):
+    """The names of the values a form's key spells, noting each time they are spelt."""
+
+    def __new__(cls, names, seen):
+        made = super().__new__(cls, names)
+        made.seen = seen
+        return made
+
+    def __iter__(self):
+        self.seen.append(True)
+        return super().__iter__()
