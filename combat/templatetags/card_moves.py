@@ -19,9 +19,8 @@ from typing import Any
 
 from django import template
 from django.template.base import render_value_in_context
-from django.utils.html import conditional_escape
 
-from combat.templatetags.challenges import _hidden, move_key, throw_forms, trait_options
+from combat.templatetags.challenges import _hidden, escaped, move_key, throw_forms, trait_options
 from combat.templatetags.kept_urls import kept_url
 
 register = template.Library()
@@ -71,7 +70,7 @@ class SideMovesNode(template.Node):
 
 def _show(value: Any, context: template.Context) -> str:
     if type(value) is str:
-        return conditional_escape(value)
+        return escaped(value)
     return render_value_in_context(value, context)
 
 
@@ -184,7 +183,7 @@ def moves_html(context: template.Context, c: dict[str, Any], ch: Any, m: Any, si
         )
     out.append("\n  ")
     if ch.is_open and ch.status == "live" and _at(c, "phase") != "over":
-        odds = conditional_escape(kept_url("challenge_odds", ch.scene_id, ch.pk))
+        odds = escaped(kept_url("challenge_odds", ch.scene_id, ch.pk))
         s, pk = _show(side, context), _show(ch.pk, context)
         out.append(
             f'\n  <a class="small odds-link" hx-get="{odds}?side={s}" hx-target="#odds-{pk}-{s}"'

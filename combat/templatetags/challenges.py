@@ -4,12 +4,13 @@ selectors need not know about challenges and no query runs in a render."""
 
 from __future__ import annotations
 
+import html
 from functools import cache
 from typing import Any
 
 from django import template
 from django.template.defaulttags import CsrfTokenNode
-from django.utils.html import conditional_escape
+from django.utils.functional import Promise
 from django.utils.safestring import SafeString, mark_safe
 
 from combat import regions
@@ -17,6 +18,20 @@ from combat.offers import Offers
 from combat.replies import MARK, MARKED_INPUT
 
 register = template.Library()
+
+
+def escaped(value: Any) -> str:
+    """What Django's ``conditional_escape(value)`` writes, as text: an int as it is, a safe
+    string (one with ``__html__``) as it says, anything else through ``html.escape`` as
+    Django's ``escape`` does. Without its lazy-string wrapper: a card's forms escape some
+    fifty values and are rendered for every audience on every change (issue 21)."""
+    if type(value) is int:
+        return str(value)
+    if isinstance(value, Promise):
+        value = str(value)
+    if hasattr(value, "__html__"):
+        return value.__html__()
+    return html.escape(str(value))
 
 
 def _read(context: template.Context, name: str, scene: Any) -> Any:
@@ -110,9 +125,9 @@ def trait_options(pairs: list[tuple[str, Any]], selected: Any = None) -> SafeStr
 
 
 def _option(name: str, rating: Any, selected: bool) -> str:
-    n = conditional_escape(name)
+    n = escaped(name)
     mark = " selected" if selected else ""
-    return f'<option value="{n}"{mark}>{n} ({conditional_escape(rating)})</option>'
+    return f'<option value="{n}"{mark}>{n} ({escaped(rating)})</option>'
 
 
 @register.simple_tag(takes_context=True)
@@ -135,7 +150,7 @@ def _hidden(context: template.Context, key_parts: tuple[Any, ...], fields: dict[
     if context.get("from_phone"):
         out.append(_FROM_PHONE)
     out.extend(
-        f'<input type="hidden" name="{name}" value="{conditional_escape(value)}">'
+        f'<input type="hidden" name="{name}" value="{escaped(value)}">'
         for name, value in fields.items()
     )
     return "".join(out)
@@ -149,7 +164,7 @@ def throw_forms(
     action="throw" side=side token=token key=kp throw=t %}`` in its form: written out here, as
     the template's loop wrote them, for they are the bulk of an open card, and a side's open
     card is rendered on every step of its challenge (issue 21)."""
-    url, target, t_side = conditional_escape(url), conditional_escape(target), side
+    url, target, t_side = escaped(url), escaped(target), side
     out = []
     for t, label, classes in throw_buttons(chosen):
         hidden = _hidden(
@@ -160,7 +175,7 @@ def throw_forms(
         out.append(
             f'\n    <form method="post" action="{url}" hx-post="{url}" hx-target="{target}"'
             f' hx-swap="outerHTML">\n      {hidden}\n      <button type="submit"'
-            f' class="{conditional_escape(classes)}" name="throw" value="{conditional_escape(t)}">'
-            f"{conditional_escape(label)}</button>\n    </form>\n    "
+            f' class="{escaped(classes)}" name="throw" value="{escaped(t)}">'
+            f"{escaped(label)}</button>\n    </form>\n    "
         )
     return mark_safe("".join(out))
