@@ -421,15 +421,21 @@ PARTS = 64
 
 def _played(scene: Scene, players: Players = None) -> dict[int, int]:
     """The scene's present participants a player plays (of ``players``; None: any), by id:
-    their players' ids."""
+    their players' ids (read once for a change's renderings: a shared scene's phones' list
+    asks it several times)."""
     from combat.selectors import active_participants  # it reads the features' regions
 
-    return {
-        p.pk: p.character.player_id
-        for p in active_participants(scene)
-        if not (p.npc or p.character_id is None)
-        and (players is None or p.character.player_id in players)
-    }
+    def read() -> dict[int, int]:
+        return {
+            p.pk: p.character.player_id
+            for p in active_participants(scene)
+            if not (p.npc or p.character_id is None)
+        }
+
+    every = cached(("challenge_played", scene.pk), read)
+    if players is None:
+        return dict(every)
+    return {pk: user for pk, user in every.items() if user in players}
 
 
 def _phone_pks(
