@@ -462,16 +462,7 @@ class PreparedValues(_Shapes):
         default database's vendor, whose rows :meth:`run` gave)."""
         connection = connections[DEFAULT_DB_ALIAS]
         tail = self._tails.get(connection.vendor, ())
-        if not tail:
-            return row
-        out = list(row)
-        for position, converters, expression in tail:
-            value = out[position]
-            if value is not None:
-                for converter in converters:
-                    value = converter(value, expression, connection)
-                out[position] = value
-        return tuple(out)
+        return _converted_row(row, tail, connection) if tail else row
 
     def run(self, *values: Value, **options: Any) -> list[tuple[Any, ...]]:
         found = self.plan(values, options)
@@ -521,17 +512,23 @@ class PreparedValues(_Shapes):
                 self._tails[plan.vendor] = tail
         if not head:
             return [tuple(row) for row in rows]
-        out = []
-        for row in rows:
-            row = list(row)
-            for position, converters, expression in head:
-                value = row[position]
-                if value is not None:
-                    for converter in converters:
-                        value = converter(value, expression, connection)
-                    row[position] = value
-            out.append(tuple(row))
-        return out
+        return [_converted_row(row, head, connection) for row in rows]
+
+
+def _converted_row(
+    row: Sequence[Any],
+    converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...],
+    connection: Any,
+) -> tuple[Any, ...]:
+    """``row`` with each of ``converters``' columns converted, a NULL left as it is."""
+    out = list(row)
+    for position, found, expression in converters:
+        value = out[position]
+        if value is not None:
+            for converter in found:
+                value = converter(value, expression, connection)
+            out[position] = value
+    return tuple(out)
 
 
 def _order(compiler: Any) -> tuple[tuple[int, str], ...] | None:
