@@ -354,7 +354,6 @@ def phone_rows(scene: Scene, players: Players = None) -> list[Challenge]:
     from it, read whole only for those; listed from :func:`_phone_listing` (not every
     challenge of the scene): what a change costs does not grow with the challenges the scene
     ever had, nor with the players of a shared scene whose parts it does not render."""
-
     players = listed_for(scene, players)
 
     def read() -> list[Challenge]:
