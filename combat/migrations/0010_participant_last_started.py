@@ -8,10 +8,9 @@ from django.db.models import Max, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
 
-def fill(apps, schema_editor):
-    """Each participant's newest challenge as attacker, 0 for one that never attacked."""
-    Participant = apps.get_model("combat", "Participant")
-    Challenge = apps.get_model("combat", "Challenge")
+def started_last(Challenge):
+    """A participant's (``OuterRef("pk")``) newest challenge as attacker, 0 for one that never
+    attacked (tests that write challenges in bulk note it the same way)."""
     newest = (
         Challenge.objects.filter(attacker=OuterRef("pk"))
         .order_by()
@@ -19,7 +18,13 @@ def fill(apps, schema_editor):
         .annotate(last=Max("pk"))
         .values("last")
     )
-    Participant.objects.update(last_started=Coalesce(Subquery(newest), 0))
+    return Coalesce(Subquery(newest), 0)
+
+
+def fill(apps, schema_editor):
+    """Each participant's newest challenge as attacker, 0 for one that never attacked."""
+    Participant = apps.get_model("combat", "Participant")
+    Participant.objects.update(last_started=started_last(apps.get_model("combat", "Challenge")))
 
 
 class Migration(migrations.Migration):

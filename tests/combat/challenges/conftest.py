@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any
 
 import pytest
-from django.db.models import Max, OuterRef, Subquery
-from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 from characters.demo import CAST, _write_sheet
@@ -56,14 +55,9 @@ def note_started(scene_pk: int) -> None:
     """Each participant's ``last_started`` as the starts would have written it, after a
     test wrote challenges in bulk (not started by ``challenge_start``): its newest as
     attacker (migration 0010's fill)."""
-    newest = (
-        Challenge.objects.filter(attacker=OuterRef("pk"))
-        .order_by()
-        .values("attacker")
-        .annotate(last=Max("pk"))
-        .values("last")
-    )
-    Participant.objects.filter(scene_id=scene_pk).update(last_started=Coalesce(Subquery(newest), 0))
+    migration = import_module("combat.migrations.0010_participant_last_started")
+    last = migration.started_last(Challenge)
+    Participant.objects.filter(scene_id=scene_pk).update(last_started=last)
 
 
 @dataclass

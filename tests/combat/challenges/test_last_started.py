@@ -87,15 +87,11 @@ def test_a_mobs_first_attacker_dropping_out_keeps_its_latest(classic):
     does not go back to the one it started this challenge with (claimed: a start from it
     would be answered as a replay), as the earlier read of the challenges (by ``attacker``)
     made it go: the one place where the column and that read differ."""
-    from tests.combat.challenges.test_mob import _brute
+    from tests.combat.challenges.test_mob import brute_led_mob
 
     t = classic
-    brute_user, brute = _brute(t)
-    marcus, marcus_user = t.a, t.a_user
-    ch = t.start(attacker=brute, by=brute_user, category="physical", bid="Burly", mob=[marcus])
-    ch = t.do("mob_bid", ch, marcus_user, member=marcus, bid="Strong")
-    ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
-    ch = t.do("name_negative", ch, t.d_user, side="defender", trait="Lazy")
+    brute, ch = brute_led_mob(t)
+    marcus = t.a
     t.do("mob_drop", ch, t.st, member=brute)
     assert t.ch(ch).attacker_id == marcus.pk
     with render_cache.RenderCache().active():

@@ -70,14 +70,21 @@ def test_a_member_who_cannot_match_the_negatives_named_drops_out_from_its_phone(
     assert t.now(brute)["traits"]["physical"]["Burly"] == 1  # out: nothing at risk
 
 
-def test_the_storyteller_drops_out_an_absent_member_and_the_next_member_throws(classic):
-    t = classic
+def brute_led_mob(t):
+    """Brute starts a mob with Marcus; Marcus bids, Sophia answers and names Brute's Lazy
+    (Brute must drop out, C16). Gives Brute and the challenge."""
     brute_user, brute = _brute(t)
-    marcus, marcus_user = t.a, t.a_user
-    ch = t.start(attacker=brute, by=brute_user, category="physical", bid="Burly", mob=[marcus])
-    ch = t.do("mob_bid", ch, marcus_user, member=marcus, bid="Strong")
+    ch = t.start(attacker=brute, by=brute_user, category="physical", bid="Burly", mob=[t.a])
+    ch = t.do("mob_bid", ch, t.a_user, member=t.a, bid="Strong")
     ch = t.do("answer", ch, t.d_user, side="defender", answer="bid", bid="Tough")
     ch = t.do("name_negative", ch, t.d_user, side="defender", trait="Lazy")
+    return brute, ch
+
+
+def test_the_storyteller_drops_out_an_absent_member_and_the_next_member_throws(classic):
+    t = classic
+    brute, ch = brute_led_mob(t)
+    marcus, marcus_user = t.a, t.a_user
     with pytest.raises(ChallengeError, match="You do not play"):
         t.do("mob_drop", ch, marcus_user, member=brute)
     ch = t.do("mob_drop", ch, t.st, member=brute)
