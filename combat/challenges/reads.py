@@ -342,6 +342,7 @@ KEPT = 10  # a player's own finished challenges its phone keeps until the player
 #: player's; a set of user ids, only theirs (the empty set: none, the open ones and the
 #: ``RECENT`` newest alone, as the players' public part and who the open ones wait on read).
 Players = frozenset[int] | None
+NO_PLAYERS: Players = frozenset()  # the phones' list without any player's own rows
 
 
 def phone_rows(scene: Scene, players: Players = None) -> list[Challenge]:

@@ -26,7 +26,6 @@ from combat.rules.profiles import Family
 from combat.rules.terms import RetestKind, Side
 
 RECENT = reads.RECENT  # finished challenges the public part keeps showing
-NO_PLAYERS: reads.Players = frozenset()  # the phones' list without any player's own rows
 KEPT = reads.KEPT  # a player's own finished challenges its phone keeps until they leave them
 
 RETEST_WORDS = {
@@ -44,7 +43,7 @@ def _challenges(scene: Scene, recent: int = RECENT) -> list[Challenge]:
     no hidden NPC took part in: a hidden NPC's challenge, never shown to players, must not
     push a line they saw out of the list either (a gap they could count). (The storyteller's
     board reads its own: :mod:`combat.challenges.board_reads`.)"""
-    rows = reads.phone_rows(scene, NO_PLAYERS)
+    rows = reads.phone_rows(scene, reads.NO_PLAYERS)
     waiting = reads.still_open(rows)
     return waiting + _newest(rows, waiting, recent, lambda c: not reads.has_hidden(c))
 

@@ -26,7 +26,7 @@ def waiting_on(scene: Scene) -> dict[int, str]:
     side's retest or acceptance (C8), a loser's choice (W8). Never what a side threw or
     declared: only that it has not yet."""
     out: dict[int, str] = {}
-    for ch in reads.still_open(reads.phone_rows(scene, frozenset())):
+    for ch in reads.still_open(reads.phone_rows(scene, reads.NO_PLAYERS)):
         sides = {"attacker": ch.attacker, "defender": ch.defender}
 
         def wait(side: str, what: str, sides: dict = sides) -> None:
@@ -63,7 +63,7 @@ def waiting_on(scene: Scene) -> dict[int, str]:
 def fighting(scene: Scene) -> set[int]:
     """Everyone in an open challenge of the scene (both sides, the mob's members)."""
     ids: set[int] = set()
-    for ch in reads.still_open(reads.phone_rows(scene, frozenset())):
+    for ch in reads.still_open(reads.phone_rows(scene, reads.NO_PLAYERS)):
         ids |= {p for p in (ch.attacker_id, ch.defender_id) if p is not None}
         ids |= {int(pk) for pk in ch.options.get("mob", {})}
     return ids
