@@ -27,7 +27,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import partial
 from importlib import import_module
@@ -116,6 +117,9 @@ _own_seq: ContextVar[int | None] = ContextVar("own_seq", default=None)
 # Set while the board thread sends a board rendered for several changes at once: their seqs,
 # which its event names (``seqs``) for the hubs (combat.board_turns).
 _covers: ContextVar[tuple[int, ...]] = ContextVar("covers", default=())
+# Set inside one_commit: the scenes whose board's sheet regions a sheet push left to the
+# scene change of the same commit (see one_commit).
+_sheet_boards: ContextVar[set[int] | None] = ContextVar("sheet_boards", default=None)
 
 
 def _is_player_group(group: str) -> bool:
@@ -205,6 +209,11 @@ def scene_changed(
     """
     faults.point("kill_after_commit")
     whole = _people_changed(scene_id)
+    left = _sheet_boards.get()
+    if left is not None and scene_id in left:  # this commit's sheet push left them to us
+        left.discard(scene_id)
+        if regions is not None:
+            regions = tuple(sorted({*regions, *fragments.SHEET_REGIONS}))
     turn = {"mine": False}
 
     def board_turn() -> bool:
@@ -338,14 +347,45 @@ def presence_changed(scene_id: int) -> None:
         _send(storytellers_group(scene_id), html)
 
 
+@contextmanager
+def one_commit() -> Iterator[None]:
+    """Around a step's transaction: the board regions that show sheets, which a sheet push of
+    its commit would render, go with the scene change of the same commit instead (its board
+    part, one rendering and one message, which :mod:`combat.board_turns` may merge with other
+    changes' in a busy scene). A scene the commit changed no more than its sheets (a character
+    also present elsewhere) gets them on their own as the block ends."""
+    left: set[int] = set()
+    token = _sheet_boards.set(left)
+    try:
+        yield
+    finally:
+        _sheet_boards.reset(token)
+        for scene_id in sorted(left):
+            try:
+                scene = fragments.load(scene_id)
+                if scene is not None and scene.watched:
+                    _sheet_board(scene)
+            except Exception:  # the sheet is written: the hubs catch a board up on reconnect
+                log.exception("could not push the sheets of scene %s to its board", scene_id)
+
+
+def _sheet_board(scene: Scene) -> None:
+    """The board regions that show sheets, pushed on their own (no seq: not a scene change)."""
+    with render_cache.for_scene(scene).active():
+        html = fragments.board_regions(scene, fragments.SHEET_REGIONS)
+    _send(storytellers_group(scene.pk), html)
+
+
 def sheets_changed(*, character_ids: Iterable[int] = (), chronicle_ids: Iterable[int] = ()) -> None:
     """Sheets changed (call it on commit): every open scene they are in shows it.
 
     The private part of each player concerned (rendered once per player: it is theirs) and,
-    once per scene, the board regions that show sheets.
+    once per scene, the board regions that show sheets (inside :func:`one_commit`, with the
+    scene change of the same commit).
     """
     try:
         scenes = fragments.open_scenes_of(character_ids=character_ids, chronicle_ids=chronicle_ids)
+        left = _sheet_boards.get()
         for scene_id, players in sorted(scenes.items()):
             scene = fragments.load(scene_id)
             if scene is None:
@@ -353,10 +393,10 @@ def sheets_changed(*, character_ids: Iterable[int] = (), chronicle_ids: Iterable
             # one cache for the scene's renderings (shared with the scene change's pushes and
             # the answer at this seq inside render_cache.one_request), active while they render
             cache = render_cache.for_scene(scene)
-            if scene.watched:  # no board is rendered for nobody (its row says: load)
-                with cache.active():
-                    html = fragments.board_regions(scene, fragments.SHEET_REGIONS)
-                _send(storytellers_group(scene_id), html)
+            if scene.watched and left is not None:  # the scene change's to render
+                left.add(scene_id)
+            elif scene.watched:  # no board is rendered for nobody (its row says: load)
+                _sheet_board(scene)
             own = _own_seq.set(scene.seq)  # rendered now: every change up to it is shown
             try:
                 # the players as the scene's renderings read them (its participants)

@@ -25,7 +25,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from characters.idempotency import IdempotencyError
-from combat import access, board, fragments, render_cache, replies, selectors, steps
+from combat import access, board, fragments, live, render_cache, replies, selectors, steps
 from combat.forms import problems
 from combat.models import Scene
 from combat.steps import Refused, http_status
@@ -129,7 +129,7 @@ def scene_post(
             try:
                 # one transaction: the scene read here (and the row the view reads) is the
                 # step's lock (combat.steps.request_transaction); committed before the answer
-                with steps.request_transaction():
+                with live.one_commit(), steps.request_transaction():
                     found = screen(request, pk, kwargs) if screen is not None else None
                     scene, tablet = found or access.screen_for(request, pk, lock=True)
                     if not tablet and not phone:
