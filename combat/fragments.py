@@ -30,6 +30,7 @@ from combat import board, render_cache, replies, selectors
 from combat.models import Participant, Scene
 from combat.regions import flags as region_flags
 from combat.regions import read as read_regions
+from combat.regions import sheetless as regions_showing_no_sheet
 from config.prepared import Prepared, PreparedValues
 
 TABLET = "combat/scene_tablet.html"
@@ -46,7 +47,7 @@ REGION_TEMPLATES = {
 }
 REGIONS = tuple(REGION_TEMPLATES)
 # What a sheet change (a cost, a refresh) may change on a board: the people and the features'
-# boards, which show pools and health.
+# boards, which show pools and health (sheet_regions: those of a scene now).
 SHEET_REGIONS = ("people", "challenges", "combat", "chase")
 # What each region's template needs beyond the scene row and the clock (the features' boards
 # read theirs, combat.regions): a clock tap renders the clock and the log, nothing else.
@@ -113,6 +114,14 @@ def storyteller_state(scene: Scene) -> str:
     """Everything the storyteller's board shows live (the whole board: sent on connect)."""
     with render_cache.rendering(scene):
         return _partial(TABLET, "board", board.board_state(scene))
+
+
+def sheet_regions(scene: Scene) -> tuple[str, ...]:
+    """The board regions of ``scene`` a sheet's change may change now (``SHEET_REGIONS``, but a
+    feature's region with nothing running, whose flags the scene's row carries: :func:`load`,
+    :func:`combat.regions.sheetless`)."""
+    quiet = regions_showing_no_sheet(scene)
+    return tuple(r for r in SHEET_REGIONS if r not in quiet)
 
 
 def board_regions(scene: Scene, regions: Collection[str] | None = None) -> str:

@@ -119,7 +119,9 @@ _own_seq: ContextVar[int | None] = ContextVar("own_seq", default=None)
 _covers: ContextVar[tuple[int, ...]] = ContextVar("covers", default=())
 # Set inside one_commit: the scenes whose board's sheet regions a sheet push left to the
 # scene change of the same commit (see one_commit).
-_sheet_boards: ContextVar[set[int] | None] = ContextVar("sheet_boards", default=None)
+_sheet_boards: ContextVar[dict[int, tuple[str, ...]] | None] = ContextVar(
+    "sheet_boards", default=None
+)
 
 
 def _is_player_group(group: str) -> bool:
@@ -211,9 +213,9 @@ def scene_changed(
     whole = _people_changed(scene_id)
     left = _sheet_boards.get()
     if left is not None and scene_id in left:  # this commit's sheet push left them to us
-        left.discard(scene_id)
+        sheets = left.pop(scene_id)
         if regions is not None:
-            regions = tuple(sorted({*regions, *fragments.SHEET_REGIONS}))
+            regions = tuple(sorted({*regions, *sheets}))
     turn = {"mine": False}
 
     def board_turn() -> bool:
@@ -354,7 +356,7 @@ def one_commit() -> Iterator[None]:
     part, one rendering and one message, which :mod:`combat.board_turns` may merge with other
     changes' in a busy scene). A scene the commit changed no more than its sheets (a character
     also present elsewhere) gets them on their own as the block ends."""
-    left: set[int] = set()
+    left: dict[int, tuple[str, ...]] = {}
     token = _sheet_boards.set(left)
     try:
         yield
@@ -372,7 +374,7 @@ def one_commit() -> Iterator[None]:
 def _sheet_board(scene: Scene) -> None:
     """The board regions that show sheets, pushed on their own (no seq: not a scene change)."""
     with render_cache.for_scene(scene).active():
-        html = fragments.board_regions(scene, fragments.SHEET_REGIONS)
+        html = fragments.board_regions(scene, fragments.sheet_regions(scene))
     _send(storytellers_group(scene.pk), html)
 
 
@@ -394,7 +396,7 @@ def sheets_changed(*, character_ids: Iterable[int] = (), chronicle_ids: Iterable
             # the answer at this seq inside render_cache.one_request), active while they render
             cache = render_cache.for_scene(scene)
             if scene.watched and left is not None:  # the scene change's to render
-                left.add(scene_id)
+                left[scene_id] = fragments.sheet_regions(scene)
             elif scene.watched:  # no board is rendered for nobody (its row says: load)
                 _sheet_board(scene)
             own = _own_seq.set(scene.seq)  # rendered now: every change up to it is shown

@@ -54,5 +54,7 @@ def connect() -> None:
     regions.provide("round_prompts", private, lambda s, c: rounds.prompts(s, c.get("player")))
     regions.provide("chase_prompts", private, lambda s, c: chases.prompts_state(s, c.get("player")))
     regions.flag(challenge_reads.CHALLENGE_FLAG, challenge_reads.any_challenge)
-    regions.flag(rounds.FIGHT_FLAG, rounds.running_fights)
-    regions.flag(chases.CHASE_FLAG, chases.any_chase)
+    # without a running fight the region is its start form (names); a chase's region shows
+    # pools while one runs, and its last one's ending after
+    regions.flag(rounds.FIGHT_FLAG, rounds.running_fights, sheets_shown_in="combat")
+    regions.flag(chases.CHASE_FLAG, chases.any_chase, sheets_shown_in="chase")

@@ -93,13 +93,20 @@ NO_REFUSAL = {"error": "", "challenge_error": "", "round_error": "", "chase_erro
 # Flags read with the scene's row (combat.fragments.load): name -> the rows whose existence it
 # says, a queryset filtered by ``OuterRef("pk")`` (the scene).
 _FLAGS: dict[str, Callable[[], Any]] = {}
+# flag name -> the board region that shows sheets only while the flag's rows exist
+_SHEETS_SHOWN: dict[str, str] = {}
 
 
-def flag(name: str, rows: Callable[[], Any]) -> None:
+def flag(name: str, rows: Callable[[], Any], *, sheets_shown_in: str = "") -> None:
     """Have the scene's row, where :func:`combat.fragments.load` reads it, say whether ``rows``
     exist (an ``Exists`` in the same query), as ``scene.<name>``: a feature whose region has
-    nothing to show (no fight, no chase) then skips its read (:func:`says_none`)."""
+    nothing to show (no fight, no chase) then skips its read (:func:`says_none`).
+    ``sheets_shown_in``: the board region that shows anything of a sheet (a pool, health)
+    only while the rows exist; without them it shows names at most (a start form), so a
+    sheet's change does not render it (:func:`sheetless`)."""
     _FLAGS[name] = rows
+    if sheets_shown_in:
+        _SHEETS_SHOWN[name] = sheets_shown_in
 
 
 def flags() -> dict[str, Any]:
@@ -113,6 +120,12 @@ def says_none(scene: Scene, name: str) -> bool:
     """Whether the scene's row, read with its flags, says the flag's rows do not exist (a
     scene read without them says nothing: the feature reads)."""
     return getattr(scene, name, None) is False
+
+
+def sheetless(scene: Scene) -> set[str]:
+    """The board regions that show nothing of a sheet in ``scene`` now: those whose flag, on
+    the scene's row, says its rows do not exist (no fight running, no chase ever)."""
+    return {region for name, region in _SHEETS_SHOWN.items() if says_none(scene, name)}
 
 
 def read_one(name: str, scene: Scene, context: Mapping[str, Any]) -> Any:

@@ -132,8 +132,8 @@ def pushes(prepared: tuple[Contract, dict], monkeypatch, capture_on_commit) -> N
     pushed = dict(sent)
     logged = {"log"} if row.logged else set()
     regions = None if row.regions is None else {*row.regions, "clock", *logged}
-    if row.sheet:
-        regions = row.regions
+    if row.sheet:  # of those, the ones the scene shows sheets in now (no fight: not its region)
+        regions = [r for r in row.regions if r in fragments.sheet_regions(fragments.load(scene.pk))]
     if watched:
         assert pushed[live.storytellers_group(scene.pk)] == fragments.board_regions(scene, regions)
     else:  # a scene the tap opened: no tablet watches it yet, none is rendered for nobody

@@ -9,13 +9,15 @@ from django.urls import reverse
 
 from combat import fragments, live
 from combat import services as scenes
-from combat.models import Challenge, Presence, Scene
+from combat.models import Challenge, Presence
 from tests.combat.challenges.conftest import token_for
 from tests.combat.challenges.test_regions import ROOTS
 from tests.conftest import client_for
 
 HX = {"HTTP_HX_REQUEST": "true"}
 STEP = {"challenges", "clock", "log", "people"}  # a challenge step's own regions
+# where a sheet shows on a board with no fight and no chase (fragments.sheet_regions)
+SHEETS = {"people", "challenges"}
 
 
 @pytest.fixture
@@ -54,9 +56,10 @@ def test_a_cost_goes_to_the_board_with_its_step_once(classic, sent):
     boards = [html for group, html in sent if group == live.storytellers_group(t.scene.pk)]
     assert len(boards) == 1, "one board message for the commit"
     (board,) = boards
-    assert _regions(board) == STEP | set(fragments.SHEET_REGIONS)
-    scene = Scene.objects.get(pk=t.scene.pk)
-    assert board == fragments.board_regions(scene, STEP | set(fragments.SHEET_REGIONS))
+    scene = fragments.load(t.scene.pk)
+    assert set(fragments.sheet_regions(scene)) == SHEETS
+    assert _regions(board) == STEP | SHEETS
+    assert board == fragments.board_regions(scene, STEP | SHEETS)
     # the loser's phone gets its whole part, once: the sheet's push
     mine = [html for group, html in sent if group == live.player_group(t.scene.pk, t.d_user.pk)]
     assert len(mine) == 1 and 'id="scene-private"' in mine[0]
@@ -75,10 +78,8 @@ def test_a_scene_whose_sheets_alone_changed_gets_them_after_the_commit(classic, 
     groups = [group for group, _ in sent]
     theirs = [html for group, html in sent if group == live.storytellers_group(other.pk)]
     assert len(theirs) == 1
-    assert _regions(theirs[0]) == set(fragments.SHEET_REGIONS)
-    assert theirs[0] == fragments.board_regions(
-        Scene.objects.get(pk=other.pk), fragments.SHEET_REGIONS
-    )
+    assert _regions(theirs[0]) == SHEETS
+    assert theirs[0] == fragments.board_regions(fragments.load(other.pk), SHEETS)
     # after every push of the step's own scene
     last_own = max(i for i, g in enumerate(groups) if g.startswith(f"scene.{t.scene.pk}."))
     assert groups.index(live.storytellers_group(other.pk)) > last_own
