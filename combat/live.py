@@ -19,7 +19,8 @@ missed a push resyncs (a layer that is down is logged).
 Sheet changes (costs, refreshes, a new game night) do not bump any scene's ``seq``: they are
 not scene changes, and a storyteller's tap made on that ``seq`` must stay valid. They push the
 private part of the players concerned (carrying the scene's current ``seq``, so no gap shows,
-and the sheets' own counter ``data-sheet-seq``) and the board regions that show sheets.
+and the sheets' own counter ``data-sheet-seq``) and the board regions that show sheets: in a
+step's request (:func:`one_commit`) those go with the board part of its scene change.
 """
 
 from __future__ import annotations
@@ -367,7 +368,7 @@ def one_commit() -> Iterator[None]:
                 scene = fragments.load(scene_id)
                 if scene is not None and scene.watched:
                     _sheet_board(scene)
-            except Exception:  # the sheet is written: the hubs catch a board up on reconnect
+            except Exception:  # the sheet is written: the board shows it at its next push
                 log.exception("could not push the sheets of scene %s to its board", scene_id)
 
 
