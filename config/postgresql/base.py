@@ -69,10 +69,11 @@ def utc_loader() -> type | None:
 
         def __init__(self, oid: int, context: Any = None) -> None:
             super().__init__(oid, context)
-            self.load = fast(oid, context).load  # type: ignore[method-assign]
+            self._fast = fast(oid, context)
+            self.load = self._fast.load  # type: ignore[method-assign]
 
-        def load(self, data: Any) -> datetime.datetime:  # the instance's, set above
-            raise NotImplementedError
+        def load(self, data: Any) -> datetime.datetime:  # what the instance's bound one does
+            return self._fast.load(data)
 
     return UtcTimestamptzLoader
 

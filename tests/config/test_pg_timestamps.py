@@ -38,12 +38,12 @@ def postgresql():
 
 def _read(django_loader: bool) -> list[datetime.datetime]:
     sql = "SELECT " + ", ".join(f"timestamptz '{v}'" for v in LITERALS)
-    sql += " FROM generate_series(1, 3) UNION ALL SELECT " + ", ".join(["now()"] * len(LITERALS))
+    sql += " FROM generate_series(1, 3)"
     with connection.cursor() as cursor:
         if django_loader:
             register_tzloader(connection.timezone, cursor.cursor)
         cursor.execute(sql)
-        return [v for row in cursor.fetchall()[:3] for v in row]
+        return [v for row in cursor.fetchall() for v in row]
 
 
 def test_the_c_loader_reads_every_value_as_djangos_does(postgresql):
