@@ -2,7 +2,7 @@
 # `make venue` runs a real game night (no demo data, its own database under var/venue/).
 # The interpreter the venv is made from. A distribution's own python3 (Debian's, Ubuntu's) is
 # built with profile-guided and link-time optimization; a version manager's (pyenv's by default)
-# is not, and serves a tap with about 15% more CPU (bench/tap_server.py, alternated runs). So
+# is not: it served a tap with 5 to 25% more CPU here (bench/tap_cost.py, tap_server.py). So
 # /usr/bin/python3 is taken when it is 3.11 or newer with its venv module; else python3.
 # PYTHON=... overrides; an existing .venv keeps the interpreter it was made with (make clean).
 SYSTEM_PYTHON := $(shell /usr/bin/python3 -c 'import sys, ensurepip, venv; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1 && echo /usr/bin/python3)
