@@ -707,7 +707,8 @@ async def main(args) -> None:
     log(
         f"fan-out bench: N = {', '.join(map(str, ns))}; {args.rounds} rounds each after "
         f"{WARMUP} warm-up; {args.clients} phone processes; {os.cpu_count()} CPUs; "
-        f"permessage-deflate {'off' if args.no_compression else 'on (as browsers offer it)'}"
+        f"permessage-deflate {'off' if args.no_compression else 'on (as browsers offer it)'}; "
+        f"Python {interpreter()} (its build matters: README, Set up)"
     )
     load_warning()
     began = time.monotonic()
@@ -789,6 +790,7 @@ async def main(args) -> None:
         json.dumps(
             {
                 "load_average": [round(one, 2), round(five, 2)],
+                "python": interpreter(),
                 "fanout": public,
                 "challenges": challenges,
                 "idle": IDLE,
@@ -797,6 +799,11 @@ async def main(args) -> None:
         ),
         flush=True,
     )
+
+
+def interpreter() -> str:
+    """The servers' Python (the bench's own, ``PY``): its version and the binary behind the venv."""
+    return f"{sys.version.split()[0]} {os.path.realpath(PY)}"
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
