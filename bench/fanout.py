@@ -106,6 +106,25 @@ def log(line: str) -> None:
     print(line, flush=True)
 
 
+def machine_speed() -> float:
+    """CPU ms of a fixed pure-Python workload (the best of five) in the servers' interpreter:
+    how fast this machine runs Python now. Its speed drifts (by 1.5x within minutes, seen on
+    our shared two-core machine), so figures of two runs compare only beside this one."""
+
+    def workload() -> int:
+        total = 0
+        for i in range(300_000):
+            total += (i * 7) % 13
+        return total
+
+    best = math.inf
+    for _ in range(5):
+        started = time.process_time()
+        workload()
+        best = min(best, time.process_time() - started)
+    return round(best * 1000, 1)
+
+
 def load_warning() -> None:
     """Timings mean little on a busy machine: say how busy it was."""
     one, five, _ = os.getloadavg()
@@ -711,6 +730,8 @@ async def main(args) -> None:
         f"Python {interpreter()} (its build matters: README, Set up)"
     )
     load_warning()
+    speed = {"start": machine_speed()}
+    log(f"machine speed: a fixed Python loop takes {speed['start']} ms of CPU (lower: faster)")
     began = time.monotonic()
     rows: list[dict[str, Any]] = []
     challenges: list[dict[str, Any]] = []
@@ -784,6 +805,8 @@ async def main(args) -> None:
     goals = fanout_goals(rows) + challenge_table(challenges) + idle_table()
     goal_lines(goals)
     log(f"bench took {time.monotonic() - began:.0f} s")
+    speed["end"] = machine_speed()
+    log(f"machine speed: the same loop took {speed['start']} ms at the start, {speed['end']} now")
     public = [{k: v for k, v in row.items() if not k.startswith("_")} for row in rows]
     one, five, _ = os.getloadavg()
     print(
@@ -791,6 +814,7 @@ async def main(args) -> None:
             {
                 "load_average": [round(one, 2), round(five, 2)],
                 "python": interpreter(),
+                "machine_speed_ms": speed,
                 "fanout": public,
                 "challenges": challenges,
                 "idle": IDLE,
