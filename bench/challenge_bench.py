@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import machine
 from bench.challenge_play import Pair
 from bench.minihttp import Client
 from bench.procs import PY, ROOT, Pool, Server, free_port, settle
@@ -77,6 +78,7 @@ class Scenario:
     busy: int = 0  # 503 answers (the scene's queue too long): sent again, as the phone does
     exhausted: int = 0  # pairs that ran out of bids before the time was up
     tablet: bool = False  # the storyteller's tablet open on each scene: the board is pushed too
+    machine: machine.Usage | None = None  # the whole machine during the play (bench/machine.py)
 
     def row(self) -> dict[str, Any]:
         return {
@@ -94,10 +96,32 @@ class Scenario:
             "tap_p50_ms": pct(self.tap_ms, 50),
             "tap_p99_ms": pct(self.tap_ms, 99),
             "post_p50_ms": pct(self.post_ms, 50),
-            "cpu_ms_per_tap": round(1000 * self.cpu_s / self.taps, 1) if self.taps else None,
+            "cpu_ms_per_tap": self.per_tap(self.cpu_s),
+            **self.machine_row(),
             "errors": len(self.errors),
             "missing": self.missing,
             "busy": self.busy,
+        }
+
+    def per_tap(self, seconds: float | None) -> float | None:
+        return round(1000 * seconds / self.taps, 1) if self.taps and seconds is not None else None
+
+    def machine_row(self) -> dict[str, Any]:
+        """The machine's share: PostgreSQL's and Redis's CPU per tap (None where they do not
+        run on this machine), every core's busy time per tap (``all_in``: servers, database,
+        Redis and the bench's own phones), how busy the cores were, and so what they would
+        carry all busy at this cost (``ceiling``: the rate over the busy share)."""
+        m = self.machine
+        if m is None:
+            return {}
+        rate = self.resolved / self.seconds if self.seconds else 0.0
+        return {
+            "pg_ms_per_tap": self.per_tap(m.postgres_s if m.postgres_seen else None),
+            "redis_ms_per_tap": self.per_tap(m.redis_s if m.redis_seen else None),
+            "all_in_ms_per_tap": self.per_tap(m.busy_s),
+            "machine_busy_pct": m.busy_pct,
+            "cores": m.cores,
+            "ceiling_resolutions_per_s": round(100 * rate / m.busy_pct, 1) if m.busy_pct else None,
         }
 
 
@@ -236,10 +260,12 @@ async def scenario(
             return result
         await settle(servers)
         cpu = sum(s.cpu for s in servers)
+        before = machine.sample()
         began = time.monotonic()
         await asyncio.gather(*(t.run(pool, began + seconds) for t in tables))
         result.seconds = time.monotonic() - began
         result.cpu_s = sum(s.cpu for s in servers) - cpu
+        result.machine = machine.usage(before, machine.sample())
     finally:
         for table in tables:
             await table.a.client.close()
@@ -258,6 +284,17 @@ def report(result: Scenario) -> str:
         f"p99 {r['tap_p99_ms']}); post answered p50 {r['post_p50_ms']} ms; server CPU "
         f"{r['cpu_ms_per_tap']} ms a tap over {r['taps']} taps"
     )
+    if r.get("all_in_ms_per_tap") is not None:
+        shares = [
+            f"{name} {r[key]}"
+            for name, key in (("PostgreSQL", "pg_ms_per_tap"), ("Redis", "redis_ms_per_tap"))
+            if r[key] is not None
+        ]
+        line += (
+            f"; the whole machine {r['all_in_ms_per_tap']} ms a tap"
+            + (f" ({', '.join(shares)})" if shares else "")
+            + f", its {r['cores']} cores {r['machine_busy_pct']}% busy"
+        )
     if r["busy"]:
         line += f"; {r['busy']} answers 503 (busy), sent again with their keys"
     if r["errors"] or r["missing"]:

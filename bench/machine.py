@@ -1,0 +1,89 @@
+"""Where a play's CPU went on this machine: its cores' busy time, PostgreSQL's and Redis's.
+
+The challenge bench measures the servers' CPU per tap from their processes. A tap also costs
+PostgreSQL's backends and Redis, and on one machine the bench's own phones take their share:
+what a set-up could carry at most is bounded by the machine's whole busy time per tap, not the
+servers' alone. :func:`sample` reads, from ``/proc`` (Linux), the cores' busy and idle ticks and
+the CPU of every process named ``postgres`` or ``redis-server``; two samples give a
+:class:`Usage`. Elsewhere (no ``/proc/stat``) it reads nothing and the figures stay empty.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+TICKS = os.sysconf("SC_CLK_TCK")
+GROUPS = {"postgres": "postgres", "redis-server": "redis"}  # a process's name -> its group
+
+
+@dataclass(frozen=True)
+class Sample:
+    busy: int  # ticks of all cores so far: not idle, not waiting on the disk
+    total: int
+    groups: dict[tuple[str, int], float]  # (group, pid) -> CPU seconds so far
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Between two samples: the cores' busy seconds and their share, each group's seconds."""
+
+    cores: int
+    busy_s: float
+    busy_pct: float  # of all cores: 100 is every core busy all the time
+    postgres_s: float
+    redis_s: float
+    postgres_seen: bool
+    redis_seen: bool
+
+
+def sample() -> Sample | None:
+    """This machine's CPU so far, or None where ``/proc`` does not say."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    ticks = [int(x) for x in fields[:8]]  # user nice system idle iowait irq softirq steal
+    idle = ticks[3] + ticks[4]
+    groups: dict[tuple[str, int], float] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        name, rest = stat.split("(", 1)[1].rsplit(")", 1)
+        group = GROUPS.get(name)
+        if group is None:
+            continue
+        parts = rest.split()
+        groups[(group, int(entry.name))] = (int(parts[11]) + int(parts[12])) / TICKS
+    return Sample(busy=sum(ticks) - idle, total=sum(ticks), groups=groups)
+
+
+def usage(before: Sample | None, after: Sample | None) -> Usage | None:
+    """What the machine did between two samples (a process that ended meanwhile is not
+    counted; one that began is counted from its start)."""
+    if before is None or after is None or after.total <= before.total:
+        return None
+    cores = os.cpu_count() or 1
+    seconds = (after.total - before.total) / TICKS / cores  # wall seconds, from the cores' ticks
+    busy_s = (after.busy - before.busy) / TICKS
+
+    def spent(group: str) -> tuple[float, bool]:
+        keys = [k for k in after.groups if k[0] == group]
+        return sum(after.groups[k] - before.groups.get(k, 0.0) for k in keys), bool(keys)
+
+    pg, pg_seen = spent("postgres")
+    redis, redis_seen = spent("redis")
+    return Usage(
+        cores=cores,
+        busy_s=busy_s,
+        busy_pct=round(100 * busy_s / (seconds * cores), 1) if seconds else 0.0,
+        postgres_s=pg,
+        redis_s=redis,
+        postgres_seen=pg_seen,
+        redis_seen=redis_seen,
+    )
