@@ -14,7 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-TICKS = os.sysconf("SC_CLK_TCK")
+from bench.procs import TICKS, cpu_seconds
+
 GROUPS = {"postgres": "postgres", "redis-server": "redis"}  # a process's name -> its group
 
 
@@ -51,15 +52,11 @@ def sample() -> Sample | None:
         if not entry.name.isdigit():
             continue
         try:
-            stat = Path(entry.path, "stat").read_text()
+            group = GROUPS.get(Path(entry.path, "comm").read_text().strip())
         except OSError:
             continue
-        name, rest = stat.split("(", 1)[1].rsplit(")", 1)
-        group = GROUPS.get(name)
-        if group is None:
-            continue
-        parts = rest.split()
-        groups[(group, int(entry.name))] = (int(parts[11]) + int(parts[12])) / TICKS
+        if group is not None:
+            groups[(group, int(entry.name))] = cpu_seconds(int(entry.name))
     return Sample(busy=sum(ticks) - idle, total=sum(ticks), groups=groups)
 
 

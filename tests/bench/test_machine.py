@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,9 @@ def test_no_usage_without_two_samples_in_order():
 @pytest.mark.skipif(not Path("/proc/stat").exists(), reason="reads Linux's /proc")
 def test_a_sample_of_this_machine_counts_its_own_busy_time():
     before = machine.sample()
-    sum(i * i for i in range(300_000))  # some CPU between the samples
+    started = time.process_time()
+    while time.process_time() - started < 0.2:  # 20 clock ticks of this process's CPU at least
+        sum(i * i for i in range(10_000))
     used = machine.usage(before, machine.sample())
     assert used is not None and used.busy_s > 0 and 0 < used.busy_pct <= 100
 
