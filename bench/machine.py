@@ -22,7 +22,7 @@ GROUPS = {"postgres": "postgres", "redis-server": "redis"}  # a process's name -
 @dataclass(frozen=True)
 class Sample:
     busy: int  # ticks of all cores so far: not idle, not waiting on the disk
-    total: int
+    total: int  # ticks of all cores so far, less those the hypervisor gave another machine
     groups: dict[tuple[str, int], float]  # (group, pid) -> CPU seconds so far
 
 
@@ -42,11 +42,9 @@ class Usage:
 def sample() -> Sample | None:
     """This machine's CPU so far, or None where ``/proc`` does not say."""
     try:
-        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        busy, total = cores_ticks(Path("/proc/stat").read_text().splitlines()[0])
     except OSError:
         return None
-    ticks = [int(x) for x in fields[:8]]  # user nice system idle iowait irq softirq steal
-    idle = ticks[3] + ticks[4]
     groups: dict[tuple[str, int], float] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -57,7 +55,16 @@ def sample() -> Sample | None:
             continue
         if group is not None:
             groups[(group, int(entry.name))] = cpu_seconds(int(entry.name))
-    return Sample(busy=sum(ticks) - idle, total=sum(ticks), groups=groups)
+    return Sample(busy=busy, total=total, groups=groups)
+
+
+def cores_ticks(line: str) -> tuple[int, int]:
+    """``/proc/stat``'s ``cpu`` line as (busy, total) ticks. Stolen ticks (a virtual machine's
+    core running another guest) were neither this machine's work nor capacity it had: left
+    out of both; guests' ticks are in ``user`` already."""
+    user, nice, system, idle, iowait, irq, softirq, _steal = (int(x) for x in line.split()[1:9])
+    total = user + nice + system + idle + iowait + irq + softirq
+    return total - idle - iowait, total
 
 
 def usage(before: Sample | None, after: Sample | None) -> Usage | None:
@@ -66,7 +73,7 @@ def usage(before: Sample | None, after: Sample | None) -> Usage | None:
     if before is None or after is None or after.total <= before.total:
         return None
     cores = os.cpu_count() or 1
-    seconds = (after.total - before.total) / TICKS / cores  # wall seconds, from the cores' ticks
+    available_s = (after.total - before.total) / TICKS  # core-seconds the cores had
     busy_s = (after.busy - before.busy) / TICKS
 
     def spent(group: str) -> tuple[float, bool]:
@@ -78,7 +85,7 @@ def usage(before: Sample | None, after: Sample | None) -> Usage | None:
     return Usage(
         cores=cores,
         busy_s=busy_s,
-        busy_pct=round(100 * busy_s / (seconds * cores), 1) if seconds else 0.0,
+        busy_pct=round(100 * busy_s / available_s, 1),
         postgres_s=pg,
         redis_s=redis,
         postgres_seen=pg_seen,

@@ -67,3 +67,9 @@ def test_a_plays_row_gives_the_machines_cost_a_tap_and_its_ceiling(
 def test_a_play_without_the_machines_figures_says_nothing_of_them():
     row = Scenario(1, "shared", 1, "memory", resolved=1, taps=5, seconds=1.0).row()
     assert "all_in_ms_per_tap" not in row
+
+
+def test_stolen_ticks_are_neither_work_nor_capacity():
+    #       user nice system idle iowait irq softirq steal guest guest_nice
+    line = "cpu  300 0 100 500 100 0 0 1000 50 0"
+    assert machine.cores_ticks(line) == (400, 1000)
